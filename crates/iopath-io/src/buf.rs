@@ -1,0 +1,257 @@
+//! Aligned I/O buffers and the per-engine slot pool.
+//!
+//! Invariants:
+//! - An [`AlignedBuf`] is one heap allocation, zero-filled, aligned to its
+//!   `align` (a power of two), never moved or resized while it lives. Its
+//!   address can therefore be handed to the kernel (io_uring registration, AIO
+//!   iocbs) for as long as the owner keeps it.
+//! - A [`SlotPool`] splits one buffer into `slots` equal parts of
+//!   `slot_size` bytes (each part starts on the pool's alignment, because
+//!   `slot_size` is rounded up to it) and remembers which slots are in flight.
+//!   It hands out `&mut` access only to idle slots.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+/// A zero-filled heap buffer with a fixed alignment.
+#[derive(Debug)]
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively (like Box<[u8]>); the raw
+// pointer is never shared except through &self/&mut self borrows.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access only hands out &[u8], which is Sync.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocate `len` zeroed bytes aligned to `align` (rounded up to a power of
+    /// two, at least 1). `len == 0` allocates one alignment unit so the
+    /// pointer is always valid.
+    pub fn new(len: usize, align: usize) -> AlignedBuf {
+        let align = align.max(1).next_power_of_two();
+        let size = len.max(1).div_ceil(align) * align;
+        let layout = Layout::from_size_align(size, align).expect("buffer size overflows isize");
+        // SAFETY: layout has non-zero size (size >= align >= 1).
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let Some(ptr) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(layout)
+        };
+        AlignedBuf { ptr, len, layout }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn align(&self) -> usize {
+        self.layout.align()
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr points to an initialised (zeroed) allocation of at least
+        // len bytes that lives as long as self; &self forbids concurrent &mut.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in as_slice, and &mut self makes this the only borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated by alloc_zeroed with exactly this layout.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// `slots` buffers of `slot_size` bytes in one aligned allocation, with
+/// in-flight tracking.
+#[derive(Debug)]
+pub struct SlotPool {
+    buf: AlignedBuf,
+    slot_size: usize,
+    stride: usize,
+    busy: Vec<bool>,
+    busy_count: usize,
+}
+
+impl SlotPool {
+    pub fn new(slots: usize, slot_size: usize, align: usize) -> SlotPool {
+        let align = align.max(1).next_power_of_two();
+        let stride = slot_size.max(1).div_ceil(align) * align;
+        let slots = slots.max(1);
+        SlotPool {
+            buf: AlignedBuf::new(stride * slots, align),
+            slot_size,
+            stride,
+            busy: vec![false; slots],
+            busy_count: 0,
+        }
+    }
+
+    pub fn slots(&self) -> usize {
+        self.busy.len()
+    }
+
+    pub fn slot_size(&self) -> usize {
+        self.slot_size
+    }
+
+    pub fn align(&self) -> usize {
+        self.buf.align()
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.busy_count
+    }
+
+    pub fn is_busy(&self, slot: u32) -> bool {
+        self.busy.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// Mutable access to an idle slot.
+    pub fn get_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        let i = slot as usize;
+        if i >= self.busy.len() || self.busy[i] {
+            return None;
+        }
+        let start = i * self.stride;
+        Some(&mut self.buf.as_mut_slice()[start..start + self.slot_size])
+    }
+
+    /// Shared access to an idle slot.
+    pub fn get(&self, slot: u32) -> Option<&[u8]> {
+        let i = slot as usize;
+        if i >= self.busy.len() || self.busy[i] {
+            return None;
+        }
+        let start = i * self.stride;
+        Some(&self.buf.as_slice()[start..start + self.slot_size])
+    }
+
+    /// Check that `slot` may carry a request of `len` bytes and mark it in
+    /// flight. Returns the slot's address for the kernel.
+    pub fn acquire(&mut self, slot: u32, len: u32) -> Result<*mut u8, crate::EngineError> {
+        let i = slot as usize;
+        if i >= self.busy.len() {
+            return Err(crate::EngineError::Invalid(format!(
+                "slot {slot} does not exist (queue depth {})",
+                self.busy.len()
+            )));
+        }
+        if self.busy[i] {
+            return Err(crate::EngineError::Invalid(format!(
+                "slot {slot} is already in flight"
+            )));
+        }
+        if len as usize > self.slot_size || len == 0 {
+            return Err(crate::EngineError::Invalid(format!(
+                "request of {len} bytes does not fit a {}-byte buffer slot",
+                self.slot_size
+            )));
+        }
+        self.busy[i] = true;
+        self.busy_count += 1;
+        // SAFETY: i < slots, so i * stride is within the allocation of
+        // stride * slots bytes.
+        Ok(unsafe { self.buf.as_mut_ptr().add(i * self.stride) })
+    }
+
+    /// Mark `slot` idle again (its request completed).
+    pub fn release(&mut self, slot: u32) {
+        let i = slot as usize;
+        if i < self.busy.len() && self.busy[i] {
+            self.busy[i] = false;
+            self.busy_count -= 1;
+        }
+    }
+
+    /// Address and length of every slot, for buffer registration.
+    pub fn iovecs(&mut self) -> Vec<libc::iovec> {
+        let base = self.buf.as_mut_ptr();
+        (0..self.busy.len())
+            .map(|i| libc::iovec {
+                // SAFETY: i < slots keeps the offset inside the allocation.
+                iov_base: unsafe { base.add(i * self.stride) }.cast(),
+                iov_len: self.slot_size,
+            })
+            .collect()
+    }
+
+    /// Bytes held by the pool (all slots, with alignment padding).
+    pub fn bytes(&self) -> usize {
+        self.stride * self.busy.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_buf_is_aligned_and_zeroed() {
+        for align in [1usize, 512, 4096, 65536] {
+            let b = AlignedBuf::new(10_000, align);
+            assert_eq!(b.as_ptr() as usize % align, 0, "align {align}");
+            assert_eq!(b.len(), 10_000);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn non_power_of_two_alignment_rounds_up() {
+        let b = AlignedBuf::new(100, 3000);
+        assert_eq!(b.align(), 4096);
+        assert_eq!(b.as_ptr() as usize % 4096, 0);
+    }
+
+    #[test]
+    fn slots_are_aligned_disjoint_and_tracked() {
+        let mut p = SlotPool::new(4, 1000, 512);
+        assert_eq!(p.slots(), 4);
+        for s in 0..4u32 {
+            p.get_mut(s).unwrap().fill(s as u8 + 1);
+        }
+        for s in 0..4u32 {
+            assert!(p.get(s).unwrap().iter().all(|&x| x == s as u8 + 1));
+        }
+        let a = p.acquire(2, 1000).unwrap();
+        assert_eq!(a as usize % 512, 0);
+        assert!(p.is_busy(2));
+        assert!(p.get_mut(2).is_none(), "in-flight slot must not be lent");
+        assert!(p.acquire(2, 10).is_err(), "double submit must fail");
+        assert_eq!(p.in_flight(), 1);
+        p.release(2);
+        assert_eq!(p.in_flight(), 0);
+        assert!(p.get_mut(2).is_some());
+    }
+
+    #[test]
+    fn acquire_rejects_bad_requests() {
+        let mut p = SlotPool::new(2, 4096, 4096);
+        assert!(p.acquire(5, 4096).is_err());
+        assert!(p.acquire(0, 8192).is_err());
+        assert!(p.acquire(0, 0).is_err());
+        let iov = p.iovecs();
+        assert_eq!(iov.len(), 2);
+        assert_eq!(iov[1].iov_base as usize - iov[0].iov_base as usize, 4096);
+    }
+}

@@ -1,0 +1,161 @@
+//! `mmap`: `memcpy` between the engine's buffer and a shared mapping of the
+//! file, as DAXBench64 measures it. Reads fault pages in (with the kernel's
+//! fault-around and read-ahead); writes dirty pages that `msync` writes back.
+//!
+//! The mapping covers `span_bytes` of the file. A request past the end of
+//! the mapping transfers what lies inside it (a short read or write), as a
+//! file would at end of file. Sync policy: `end` msyncs (and fsyncs) the
+//! whole mapping at the end; `dsync` and `each` msync the written pages
+//! after every write. If another process truncates the file while it is
+//! mapped, the kernel raises SIGBUS: iopath only maps files it created or
+//! was told to use.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+
+use memmap2::{Mmap, MmapMut, MmapOptions};
+
+use crate::buf::SlotPool;
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+
+#[derive(Debug)]
+enum Map {
+    Ro(Mmap),
+    Rw(MmapMut),
+    Empty,
+}
+
+#[derive(Debug)]
+pub struct MmapEngine {
+    map: Map,
+    file: File,
+    path: PathBuf,
+    pool: SlotPool,
+    caps: Caps,
+    msync_each: bool,
+}
+
+impl MmapEngine {
+    pub fn open(spec: &OpenSpec) -> Result<MmapEngine, EngineError> {
+        let file = super::open_target(Method::Mmap, &spec.path, spec.write, false, false)?;
+        let len = usize::try_from(spec.span_bytes).map_err(|_| {
+            EngineError::Invalid(format!("span of {} bytes cannot be mapped", spec.span_bytes))
+        })?;
+        let map = if len == 0 {
+            Map::Empty
+        } else if spec.write {
+            // SAFETY: the mapping is shared with the file; iopath maps only its
+            // own test file or one the user named, and nobody else truncates it
+            // while the engine lives (a truncation would raise SIGBUS, not
+            // corrupt memory). The slice is only accessed through &self/&mut.
+            let m = unsafe { MmapOptions::new().len(len).map_mut(&file) };
+            Map::Rw(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
+        } else {
+            // SAFETY: as above, read-only mapping.
+            let m = unsafe { MmapOptions::new().len(len).map(&file) };
+            Map::Ro(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
+        };
+        let mut notes = Vec::new();
+        if spec.queue_depth > 1 {
+            notes.push(format!(
+                "mmap is synchronous: queue depth {} requested, ran at 1 (use --threads for parallel faults)",
+                spec.queue_depth
+            ));
+        }
+        Ok(MmapEngine {
+            map,
+            file,
+            path: spec.path.clone(),
+            pool: SlotPool::new(1, spec.block_size, 4096),
+            caps: Caps {
+                is_async: false,
+                queue_depth: 1,
+                offset_align: 1,
+                mem_align: 4096,
+                notes,
+            },
+            msync_each: matches!(spec.sync, SyncPolicy::Dsync | SyncPolicy::Each),
+        })
+    }
+
+    fn map_len(&self) -> usize {
+        match &self.map {
+            Map::Ro(m) => m.len(),
+            Map::Rw(m) => m.len(),
+            Map::Empty => 0,
+        }
+    }
+
+    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
+        let slot_size = self.pool.slot_size();
+        let map_len = self.map_len();
+        let Some(buf) = self.pool.get_mut(r.slot) else {
+            return Err(EngineError::Invalid(format!("slot {} does not exist", r.slot)));
+        };
+        if r.len == 0 || r.len as usize > slot_size {
+            return Err(EngineError::Invalid(format!(
+                "request of {} bytes does not fit a {slot_size}-byte buffer slot",
+                r.len
+            )));
+        }
+        let start = usize::try_from(r.offset).unwrap_or(usize::MAX).min(map_len);
+        let end = start.saturating_add(r.len as usize).min(map_len);
+        let n = end - start;
+        match (r.op, &mut self.map) {
+            (Op::Read, Map::Ro(m)) => buf[..n].copy_from_slice(&m[start..end]),
+            (Op::Read, Map::Rw(m)) => buf[..n].copy_from_slice(&m[start..end]),
+            (Op::Write, Map::Rw(m)) => {
+                m[start..end].copy_from_slice(&buf[..n]);
+                if self.msync_each && n > 0 {
+                    if let Err(e) = m.flush_range(start, n) {
+                        return Ok(Err(e.raw_os_error().unwrap_or(libc::EIO)));
+                    }
+                }
+            }
+            (Op::Write, Map::Ro(_)) => return Ok(Err(libc::EBADF)),
+            (_, Map::Empty) => {}
+        }
+        Ok(Ok(n as u32))
+    }
+}
+
+impl Engine for MmapEngine {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.pool.get_mut(slot)
+    }
+
+    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        for r in reqs {
+            let result = self.one(r)?;
+            done.push(Completion {
+                slot: r.slot,
+                result,
+            });
+        }
+        Ok(reqs.len())
+    }
+
+    fn reap(&mut self, _min: usize, _done: &mut Vec<Completion>) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
+        if how == SyncPolicy::End {
+            if let Map::Rw(m) = &self.map {
+                m.flush().map_err(|e| EngineError::os("msync", &self.path, e))?;
+            }
+            rustix::fs::fsync(self.file.as_fd())
+                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        0
+    }
+}

@@ -1,0 +1,422 @@
+//! io_uring: `uring` (O_DIRECT), `uring-buffered`, `uring-sqpoll`,
+//! `uring-iopoll`.
+//!
+//! Invariants:
+//! - The ring is sized for two entries per slot (a write and its linked
+//!   fsync under `--sync each`), so pushing never finds the SQ full while
+//!   at most `queue_depth` slots are in flight.
+//! - Buffers are registered (fixed) when RLIMIT_MEMLOCK allows it (the soft
+//!   limit is raised up to the hard one if needed); otherwise plain buffers
+//!   are used and [`Caps::notes`] says why.
+//! - Dropping the engine first waits for every request in flight, so the
+//!   kernel never writes into freed memory; if waiting fails, the buffers are
+//!   leaked rather than freed.
+//! - Submission is deferred to [`Engine::reap`] (one `io_uring_enter` both
+//!   submits and waits) except with SQPOLL, where `submit` wakes the kernel
+//!   thread only when it sleeps.
+//! - IOPOLL is proven by a real completion (see [`crate::probe`]): a device
+//!   without poll queues completes every request with EOPNOTSUPP.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use crate::buf::SlotPool;
+use crate::sys::{dio_alignment, ensure_memlock};
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+
+/// user_data bit marking the fsync linked behind a write.
+const FSYNC_TAG: u64 = 1 << 32;
+
+pub struct UringEngine {
+    ring: IoUring,
+    file: File,
+    path: PathBuf,
+    pool: SlotPool,
+    caps: Caps,
+    fixed_bufs: bool,
+    fixed_file: bool,
+    sqpoll: bool,
+    fsync_each: bool,
+    /// CQEs still expected per slot (2 for a write with a linked fsync).
+    pending: Vec<u8>,
+    /// Result of each slot's read/write, and of its linked fsync.
+    rw_res: Vec<i32>,
+    fsync_res: Vec<i32>,
+    method: Method,
+}
+
+impl UringEngine {
+    pub fn open(method: Method, spec: &OpenSpec) -> Result<UringEngine, EngineError> {
+        let direct = method != Method::UringBuffered;
+        let sqpoll = method == Method::UringSqpoll;
+        let iopoll = method == Method::UringIopoll;
+        let fsync_each = spec.sync == SyncPolicy::Each;
+        if iopoll && fsync_each {
+            return Err(EngineError::Unsupported {
+                method,
+                reason: "IOPOLL rings cannot run fsync; use --sync end or dsync".into(),
+            });
+        }
+        let qd = spec.queue_depth.clamp(1, 4096);
+        let entries = (qd * 2).next_power_of_two() as u32;
+
+        let mut builder = IoUring::builder();
+        if sqpoll {
+            builder.setup_sqpoll(1000);
+            if let Some(cpu) = spec.sqpoll_cpu {
+                builder.setup_sqpoll_cpu(cpu);
+            }
+        }
+        if iopoll {
+            builder.setup_iopoll();
+        }
+        let ring = match builder.build(entries) {
+            Ok(r) => r,
+            Err(e) => {
+                let hint = crate::sys::errno_hint("io_uring_setup", &e);
+                return Err(match e.raw_os_error() {
+                    Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EINVAL) => {
+                        EngineError::Unsupported {
+                            method,
+                            reason: format!(
+                                "io_uring_setup failed: {e}{}",
+                                hint.map(|h| format!(" ({h})")).unwrap_or_default()
+                            ),
+                        }
+                    }
+                    _ => EngineError::os("io_uring_setup", &spec.path, e),
+                });
+            }
+        };
+
+        let file = super::open_target(
+            method,
+            &spec.path,
+            spec.write,
+            direct,
+            spec.sync == SyncPolicy::Dsync,
+        )?;
+        let (offset_align, mem_align) = if direct {
+            let a = dio_alignment(&spec.path);
+            (a.offset, super::buffer_align(a.mem))
+        } else {
+            (1, 4096)
+        };
+        let mut pool = SlotPool::new(qd, spec.block_size, mem_align);
+        let mut notes = Vec::new();
+
+        // Registered buffers: pinned memory, counted against RLIMIT_MEMLOCK
+        // unless the process has CAP_IPC_LOCK. Try first; on ENOMEM/EPERM
+        // raise the soft limit if the hard one allows, try again, and fall
+        // back to plain buffers with the reason.
+        let fixed_bufs = if pool.slots() > u16::MAX as usize {
+            notes.push("more slots than registered buffers allow; using plain buffers".into());
+            false
+        } else {
+            let iovecs = pool.iovecs();
+            // SAFETY: every iovec points into `pool`'s allocation, which lives
+            // in this engine at a fixed address until the ring is dropped
+            // (Drop waits for in-flight requests, and the ring is declared,
+            // hence dropped, before the pool).
+            let register = || unsafe { ring.submitter().register_buffers(&iovecs) };
+            match register() {
+                Ok(()) => true,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EPERM)) => {
+                    match ensure_memlock(pool.bytes() as u64) {
+                        Err(why) => {
+                            notes.push(format!("registered buffers unavailable ({why}); using plain buffers"));
+                            false
+                        }
+                        Ok(_) => match register() {
+                            Ok(()) => {
+                                notes.push("raised the RLIMIT_MEMLOCK soft limit to register buffers".into());
+                                true
+                            }
+                            Err(e) => {
+                                notes.push(format!(
+                                    "registering {} of buffers failed ({e}: raise RLIMIT_MEMLOCK with ulimit -l, or lower --qd/--bs); using plain buffers",
+                                    pool.bytes()
+                                ));
+                                false
+                            }
+                        },
+                    }
+                }
+                Err(e) => {
+                    notes.push(format!("registering buffers failed ({e}); using plain buffers"));
+                    false
+                }
+            }
+        };
+        let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+        if !fixed_file {
+            notes.push("registering the file failed; using its plain descriptor".into());
+        }
+
+        Ok(UringEngine {
+            ring,
+            file,
+            path: spec.path.clone(),
+            pool,
+            caps: Caps {
+                is_async: true,
+                queue_depth: qd,
+                offset_align,
+                mem_align,
+                notes,
+            },
+            fixed_bufs,
+            fixed_file,
+            sqpoll,
+            fsync_each,
+            pending: vec![0; qd],
+            rw_res: vec![0; qd],
+            fsync_res: vec![0; qd],
+            method,
+        })
+    }
+
+    /// The method this engine was opened as.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    fn build_rw(&self, r: &IoReq, ptr: *mut u8) -> squeue::Entry {
+        let user_data = r.slot as u64;
+        macro_rules! rw {
+            ($fd:expr) => {
+                match (r.op, self.fixed_bufs) {
+                    (Op::Read, true) => opcode::ReadFixed::new($fd, ptr, r.len, r.slot as u16)
+                        .offset(r.offset)
+                        .build(),
+                    (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, r.len, r.slot as u16)
+                        .offset(r.offset)
+                        .build(),
+                    (Op::Read, false) => opcode::Read::new($fd, ptr, r.len).offset(r.offset).build(),
+                    (Op::Write, false) => opcode::Write::new($fd, ptr, r.len).offset(r.offset).build(),
+                }
+            };
+        }
+        let e = if self.fixed_file {
+            rw!(types::Fixed(0))
+        } else {
+            rw!(types::Fd(self.file.as_raw_fd()))
+        };
+        e.user_data(user_data)
+    }
+
+    fn build_fsync(&self, slot: u32) -> squeue::Entry {
+        let e = if self.fixed_file {
+            opcode::Fsync::new(types::Fixed(0)).build()
+        } else {
+            opcode::Fsync::new(types::Fd(self.file.as_raw_fd())).build()
+        };
+        e.user_data(FSYNC_TAG | slot as u64)
+    }
+
+    /// Move every available CQE into `done`. Returns how many completions
+    /// (slots finished) were produced.
+    fn drain(&mut self, done: &mut Vec<Completion>) -> usize {
+        let mut produced = 0;
+        let mut cq = self.ring.completion();
+        cq.sync();
+        for cqe in &mut cq {
+            let ud = cqe.user_data();
+            let slot = (ud & 0xffff_ffff) as u32;
+            let i = slot as usize;
+            if i >= self.pending.len() || self.pending[i] == 0 {
+                continue; // not ours (cannot happen); never underflow
+            }
+            if ud & FSYNC_TAG != 0 {
+                self.fsync_res[i] = cqe.result();
+            } else {
+                self.rw_res[i] = cqe.result();
+            }
+            self.pending[i] -= 1;
+            if self.pending[i] > 0 {
+                continue; // the write's linked fsync is still running
+            }
+            let (w, f) = (self.rw_res[i], self.fsync_res[i]);
+            let outcome = if w < 0 {
+                w
+            } else if f < 0 && f != -libc::ECANCELED {
+                f
+            } else {
+                w
+            };
+            self.pool.release(slot);
+            done.push(Completion {
+                slot,
+                result: if outcome < 0 { Err(-outcome) } else { Ok(outcome as u32) },
+            });
+            produced += 1;
+        }
+        produced
+    }
+
+    fn enter(&mut self, want: usize) -> Result<(), EngineError> {
+        loop {
+            match self.ring.submit_and_wait(want) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // CQ overflow backlog: the caller drains and comes back.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) => return Err(EngineError::os("io_uring_enter", &self.path, e)),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for UringEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UringEngine")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("caps", &self.caps)
+            .field("fixed_bufs", &self.fixed_bufs)
+            .field("fixed_file", &self.fixed_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine for UringEngine {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.pool.get_mut(slot)
+    }
+
+    fn submit(&mut self, reqs: &[IoReq], _done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        for r in reqs {
+            super::check_aligned(&self.path, r, self.caps.offset_align)?;
+            let ptr = self.pool.acquire(r.slot, r.len)?;
+            let rw = self.build_rw(r, ptr);
+            let linked_fsync = self.fsync_each && r.op == Op::Write;
+            let rw = if linked_fsync {
+                rw.flags(squeue::Flags::IO_LINK)
+            } else {
+                rw
+            };
+            let fsync = linked_fsync.then(|| self.build_fsync(r.slot));
+            let i = r.slot as usize;
+            self.pending[i] = if linked_fsync { 2 } else { 1 };
+            self.fsync_res[i] = 0;
+            let mut sq = self.ring.submission();
+            // SAFETY: the entry points at slot `r.slot` of `self.pool`, which
+            // stays allocated and is not lent out (it is marked in flight)
+            // until its completion is drained; registered buffer and file
+            // indices are valid for this ring.
+            let pushed = unsafe {
+                match &fsync {
+                    Some(f) => sq.push_multiple(&[rw, f.clone()]).is_ok(),
+                    None => sq.push(&rw).is_ok(),
+                }
+            };
+            drop(sq);
+            if !pushed {
+                // Cannot happen with the ring sized at 2 entries per slot; be
+                // safe anyway and hand the slot back.
+                self.pending[i] = 0;
+                self.pool.release(r.slot);
+                return Err(EngineError::Invalid("io_uring submission queue full".into()));
+            }
+        }
+        if self.sqpoll {
+            self.enter(0)?;
+        }
+        Ok(reqs.len())
+    }
+
+    fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut got = self.drain(done);
+        let target = min.min(self.pool.in_flight() + got);
+        while got < target {
+            self.enter(target - got)?;
+            got += self.drain(done);
+        }
+        // Submit anything still queued (min == 0 with no completions).
+        if target == 0 && self.ring.submission().len() > 0 {
+            self.enter(0)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
+        if how == SyncPolicy::End {
+            rustix::fs::fsync(&self.file)
+                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pool.in_flight()
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        let mut sink = Vec::new();
+        let mut tries = 0;
+        while self.pool.in_flight() > 0 && tries < 1000 {
+            let want = self.pool.in_flight();
+            if self.enter(want).is_err() {
+                tries += 100;
+            }
+            self.drain(&mut sink);
+            sink.clear();
+            tries += 1;
+        }
+        if self.pool.in_flight() > 0 {
+            // The kernel may still write into the buffers: leak them rather
+            // than free memory it owns.
+            let pool = std::mem::replace(&mut self.pool, SlotPool::new(1, 1, 1));
+            std::mem::forget(pool);
+        }
+    }
+}
+
+/// What io_uring offers on this kernel: feature flags and whether the opcodes
+/// iopath uses are supported. `Err` says why io_uring cannot be used.
+pub fn features() -> Result<Vec<String>, String> {
+    let ring = IoUring::new(8).map_err(|e| {
+        let hint = crate::sys::errno_hint("io_uring_setup", &e);
+        format!("{e}{}", hint.map(|h| format!(": {h}")).unwrap_or_default())
+    })?;
+    let p = ring.params();
+    let mut out = Vec::new();
+    let flags = [
+        ("single_mmap", p.is_feature_single_mmap()),
+        ("nodrop", p.is_feature_nodrop()),
+        ("submit_stable", p.is_feature_submit_stable()),
+        ("rw_cur_pos", p.is_feature_rw_cur_pos()),
+        ("fast_poll", p.is_feature_fast_poll()),
+        ("sqpoll_nonfixed", p.is_feature_sqpoll_nonfixed()),
+        ("ext_arg", p.is_feature_ext_arg()),
+        ("native_workers", p.is_feature_native_workers()),
+        ("resource_tagging", p.is_feature_resource_tagging()),
+        ("skip_cqe_on_success", p.is_feature_skip_cqe_on_success()),
+        ("linked_file", p.is_feature_linked_file()),
+    ];
+    out.extend(flags.iter().filter(|f| f.1).map(|f| f.0.to_string()));
+    let mut probe = io_uring::Probe::new();
+    if ring.submitter().register_probe(&mut probe).is_ok() {
+        for (name, code) in [
+            ("op:read_fixed", opcode::ReadFixed::CODE),
+            ("op:write_fixed", opcode::WriteFixed::CODE),
+            ("op:read", opcode::Read::CODE),
+            ("op:write", opcode::Write::CODE),
+            ("op:fsync", opcode::Fsync::CODE),
+        ] {
+            if probe.is_supported(code) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    Ok(out)
+}

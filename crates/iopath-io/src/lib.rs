@@ -1,0 +1,339 @@
+//! Access methods behind one safe [`Engine`] trait.
+//!
+//! Every way iopath moves bytes between memory and storage lives here: buffered
+//! and O_DIRECT `pread`/`pwrite`, `mmap`, io_uring (plain, buffered, SQPOLL,
+//! IOPOLL), Linux native AIO and `null`. All of iopath's `unsafe` code is in this
+//! crate, and every block carries a `// SAFETY:` comment.
+//!
+//! # Invariants of the [`Engine`] API
+//! - An engine owns its I/O buffers: one *slot* of `block_size` bytes per unit of
+//!   queue depth. Requests name a slot, never a pointer, so no caller can free or
+//!   touch memory the kernel is still reading or writing.
+//! - A slot is *in flight* from the [`Engine::submit`] that accepted it until the
+//!   [`Completion`] for it has been handed out. [`Engine::buf_mut`] returns `None`
+//!   for an in-flight slot; submitting an in-flight slot is an error.
+//! - Dropping an engine with requests in flight waits for them (or cancels the
+//!   ring) before its buffers are freed.
+//! - `submit` returns how many requests it accepted. Synchronous engines
+//!   complete them before returning (their completions are pushed to `done`);
+//!   asynchronous engines queue them and report completions from `reap`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod buf;
+pub mod data;
+pub mod engines;
+pub mod probe;
+pub mod sys;
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use probe::{probe_method, MethodStatus};
+
+/// One access method: a way for a program to read and write a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    /// No I/O at all: measures iopath's own per-I/O cost.
+    Null,
+    /// `pread`/`pwrite` through the page cache.
+    Buffered,
+    /// `pread`/`pwrite` with `O_DIRECT` and aligned buffers.
+    Direct,
+    /// `memcpy` from/to a shared file mapping.
+    Mmap,
+    /// io_uring with `O_DIRECT`, registered buffers and a registered file.
+    Uring,
+    /// io_uring through the page cache (no `O_DIRECT`).
+    UringBuffered,
+    /// io_uring with `O_DIRECT` and a kernel submission-queue polling thread.
+    UringSqpoll,
+    /// io_uring with `O_DIRECT` and polled completions (`IORING_SETUP_IOPOLL`).
+    UringIopoll,
+    /// Linux native AIO (`io_submit`/`io_getevents`) with `O_DIRECT`.
+    Aio,
+}
+
+impl Method {
+    /// Every method, in the order tables list them.
+    pub const ALL: [Method; 9] = [
+        Method::Buffered,
+        Method::Direct,
+        Method::Mmap,
+        Method::Uring,
+        Method::UringBuffered,
+        Method::UringSqpoll,
+        Method::UringIopoll,
+        Method::Aio,
+        Method::Null,
+    ];
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Null => "null",
+            Method::Buffered => "buffered",
+            Method::Direct => "direct",
+            Method::Mmap => "mmap",
+            Method::Uring => "uring",
+            Method::UringBuffered => "uring-buffered",
+            Method::UringSqpoll => "uring-sqpoll",
+            Method::UringIopoll => "uring-iopoll",
+            Method::Aio => "aio",
+        }
+    }
+
+    /// Parse a method name as written by [`Method::name`].
+    pub fn from_name(s: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    /// True when requests bypass the page cache (`O_DIRECT`).
+    pub fn is_direct(self) -> bool {
+        matches!(
+            self,
+            Method::Direct | Method::Uring | Method::UringSqpoll | Method::UringIopoll | Method::Aio
+        )
+    }
+
+    /// True when the method keeps several requests in flight from one thread.
+    pub fn is_async(self) -> bool {
+        matches!(
+            self,
+            Method::Uring
+                | Method::UringBuffered
+                | Method::UringSqpoll
+                | Method::UringIopoll
+                | Method::Aio
+        )
+    }
+
+    /// True when the method touches no file at all.
+    pub fn is_null(self) -> bool {
+        self == Method::Null
+    }
+
+    /// One sentence: what the method does.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Method::Null => "no I/O: the harness alone, to measure iopath's own cost per I/O",
+            Method::Buffered => "pread/pwrite through the page cache (what most programs do)",
+            Method::Direct => "pread/pwrite with O_DIRECT: no page cache, aligned buffers, one request at a time",
+            Method::Mmap => "memcpy from/to a shared file mapping; page faults bring data in",
+            Method::Uring => "io_uring + O_DIRECT, N requests in flight, registered buffers and file",
+            Method::UringBuffered => "io_uring through the page cache, N requests in flight",
+            Method::UringSqpoll => "io_uring + O_DIRECT with a kernel thread polling the submission queue",
+            Method::UringIopoll => "io_uring + O_DIRECT with polled completions (needs device poll queues)",
+            Method::Aio => "Linux native AIO (io_submit/io_getevents) + O_DIRECT, N requests in flight",
+        }
+    }
+
+    /// One sentence: when a program should use it.
+    pub fn when_to_use(self) -> &'static str {
+        match self {
+            Method::Null => "compare against it to see how much of a result is the harness",
+            Method::Buffered => "data reused soon, small working sets, or code you cannot change",
+            Method::Direct => "large streaming I/O where the cache would only waste memory",
+            Method::Mmap => "read-mostly data that fits in memory, random access with pointers",
+            Method::Uring => "fast SSDs/NVMe: deep queues with little CPU per I/O",
+            Method::UringBuffered => "cached data with many outstanding requests, no alignment rules",
+            Method::UringSqpoll => "very high IOPS when a spare core can spin for submissions",
+            Method::UringIopoll => "lowest latency on NVMe with poll queues (nvme.poll_queues=N)",
+            Method::Aio => "kernels or programs without io_uring; direct I/O only",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Direction of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Read from the file into the slot.
+    Read,
+    /// Write the slot's contents to the file.
+    Write,
+}
+
+/// One request: read or write `len` bytes at `offset`, using buffer `slot`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoReq {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+    pub slot: u32,
+}
+
+/// The outcome of one request: bytes transferred, or the OS error number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: Result<u32, i32>,
+}
+
+/// When written data is made durable. Orthogonal to the method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncPolicy {
+    /// Never flush: writes may end in the page cache.
+    None,
+    /// `fsync` (mmap: `msync`) once at the end, inside the timed interval.
+    #[default]
+    End,
+    /// Open with `O_DSYNC`: every write is durable when it completes
+    /// (mmap: `msync` of the written range after each write).
+    Dsync,
+    /// `fsync` after every write, counted in that write's latency
+    /// (io_uring: a linked fsync request).
+    Each,
+}
+
+impl SyncPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncPolicy::None => "none",
+            SyncPolicy::End => "end",
+            SyncPolicy::Dsync => "dsync",
+            SyncPolicy::Each => "each",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<SyncPolicy> {
+        [SyncPolicy::None, SyncPolicy::End, SyncPolicy::Dsync, SyncPolicy::Each]
+            .into_iter()
+            .find(|p| p.name() == s)
+    }
+}
+
+/// How an engine is opened. One engine serves one worker thread.
+#[derive(Debug, Clone)]
+pub struct OpenSpec {
+    /// The target file (unused by `null`).
+    pub path: PathBuf,
+    /// Open for writing too (otherwise read-only).
+    pub write: bool,
+    /// Size of each buffer slot, and the largest request.
+    pub block_size: usize,
+    /// Requested queue depth; synchronous engines run at 1 (see [`Caps`]).
+    pub queue_depth: usize,
+    pub sync: SyncPolicy,
+    /// Bytes of the file the engine may touch (mmap maps this much).
+    pub span_bytes: u64,
+    /// CPU for the SQPOLL thread, if any.
+    pub sqpoll_cpu: Option<u32>,
+}
+
+/// What an opened engine actually does; may differ from what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caps {
+    /// Several requests can be in flight at once.
+    pub is_async: bool,
+    /// Effective queue depth (number of buffer slots).
+    pub queue_depth: usize,
+    /// Required alignment of offsets and lengths (1 when none).
+    pub offset_align: usize,
+    /// Alignment of the engine's buffers.
+    pub mem_align: usize,
+    /// Departures from the request, said plainly ("registered buffers
+    /// unavailable: ...; using plain buffers"). Empty when none.
+    pub notes: Vec<String>,
+}
+
+/// Errors of the engine layer. Each says what failed, where, and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The method cannot work here; the run skips it with this reason.
+    #[error("{method} is not usable here: {reason}")]
+    Unsupported { method: Method, reason: String },
+    /// A system call failed.
+    #[error("{op} failed on {path}: {source}{hint}", hint = hint_suffix(.hint))]
+    Os {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+        hint: Option<String>,
+    },
+    /// A request broke the engine's alignment rule (O_DIRECT).
+    #[error("request at offset {offset} of {len} bytes is not aligned to {align} bytes, which O_DIRECT on {path} requires; use a block size and offsets that are multiples of {align}")]
+    Misaligned {
+        path: PathBuf,
+        offset: u64,
+        len: u32,
+        align: usize,
+    },
+    /// The caller broke the API contract (bad slot, oversized request).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+}
+
+fn hint_suffix(hint: &Option<String>) -> String {
+    match hint {
+        Some(h) => format!(" ({h})"),
+        None => String::new(),
+    }
+}
+
+impl EngineError {
+    pub(crate) fn os(op: &'static str, path: &Path, source: io::Error) -> Self {
+        let hint = sys::errno_hint(op, &source);
+        EngineError::Os {
+            op,
+            path: path.to_path_buf(),
+            source,
+            hint,
+        }
+    }
+}
+
+/// An access method, opened on one file for one worker thread.
+pub trait Engine: Send {
+    /// What this engine does, as opened.
+    fn caps(&self) -> &Caps;
+
+    /// The buffer of `slot` for filling before a write or checking after a
+    /// read; `None` while the slot is in flight or out of range.
+    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]>;
+
+    /// Start `reqs`. Returns how many were accepted (the rest: try again after
+    /// `reap`). Completions known at once are pushed to `done`.
+    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError>;
+
+    /// Wait until at least `min` more completions have been pushed to `done`
+    /// (fewer if fewer are in flight).
+    fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError>;
+
+    /// Make written data durable as `how` asks (`End`: fsync/msync now). Must be
+    /// called with nothing in flight.
+    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError>;
+
+    /// Requests in flight now.
+    fn in_flight(&self) -> usize;
+}
+
+/// Open `method` as `spec` asks.
+///
+/// Errors with [`EngineError::Unsupported`] when the method cannot work on this
+/// kernel, file system or device, with the reason.
+pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineError> {
+    if spec.block_size == 0 || spec.block_size > u32::MAX as usize {
+        return Err(EngineError::Invalid(format!(
+            "block size {} is out of range (1 byte to 4 GiB)",
+            spec.block_size
+        )));
+    }
+    match method {
+        Method::Null => Ok(Box::new(engines::null::NullEngine::new(spec))),
+        Method::Buffered => Ok(Box::new(engines::psync::PsyncEngine::open(spec, false)?)),
+        Method::Direct => Ok(Box::new(engines::psync::PsyncEngine::open(spec, true)?)),
+        Method::Mmap => Ok(Box::new(engines::mmap::MmapEngine::open(spec)?)),
+        Method::Uring | Method::UringBuffered | Method::UringSqpoll | Method::UringIopoll => {
+            Ok(Box::new(engines::uring::UringEngine::open(method, spec)?))
+        }
+        Method::Aio => Ok(Box::new(engines::aio::AioEngine::open(spec)?)),
+    }
+}

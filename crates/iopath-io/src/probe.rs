@@ -1,0 +1,104 @@
+//! Probe, don't assume: a method is usable on a file only after it has opened
+//! the file and completed a real read there. IOPOLL in particular is only
+//! proven by a completion: a device without poll queues accepts the ring and
+//! the request, then fails the completion with EOPNOTSUPP.
+
+use std::path::Path;
+
+use crate::{open, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+
+/// Whether a method works on a given file, and what to know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodStatus {
+    pub method: Method,
+    /// `None` when usable; otherwise why not and what to do.
+    pub unusable: Option<String>,
+    /// Things worth saying even when usable (fallbacks, tmpfs caveats).
+    pub notes: Vec<String>,
+}
+
+impl MethodStatus {
+    pub fn usable(&self) -> bool {
+        self.unusable.is_none()
+    }
+}
+
+/// Open `method` on `path` (an existing file of at least `len` bytes) and read
+/// `len` bytes at offset 0. `len` should be a multiple of the O_DIRECT
+/// alignment. Never writes.
+pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
+    let mut st = MethodStatus {
+        method,
+        unusable: None,
+        notes: Vec::new(),
+    };
+    let spec = OpenSpec {
+        path: path.to_path_buf(),
+        write: false,
+        block_size: len.max(1),
+        queue_depth: if method.is_async() { 2 } else { 1 },
+        sync: SyncPolicy::None,
+        span_bytes: len as u64,
+        sqpoll_cpu: None,
+    };
+    let mut eng = match open(method, &spec) {
+        Ok(e) => e,
+        Err(EngineError::Unsupported { reason, .. }) => {
+            st.unusable = Some(reason);
+            return st;
+        }
+        Err(e) => {
+            st.unusable = Some(e.to_string());
+            return st;
+        }
+    };
+    st.notes.extend(eng.caps().notes.iter().cloned());
+    let req = IoReq {
+        op: Op::Read,
+        offset: 0,
+        len: len as u32,
+        slot: 0,
+    };
+    let mut done = Vec::with_capacity(2);
+    let outcome = eng
+        .submit(&[req], &mut done)
+        .and_then(|_| if done.is_empty() { eng.reap(1, &mut done) } else { Ok(()) });
+    match (outcome, done.first()) {
+        (Err(e), _) => st.unusable = Some(e.to_string()),
+        (Ok(()), None) => st.unusable = Some("no completion arrived for a probe read".into()),
+        (Ok(()), Some(c)) => match c.result {
+            Ok(_) => {}
+            Err(errno) => st.unusable = Some(explain_completion_error(method, path, errno)),
+        },
+    }
+    if st.usable() && method.is_direct() {
+        if let Ok("tmpfs") = crate::sys::fs_type_of(path) {
+            st.notes.push(
+                "tmpfs accepts O_DIRECT but the file lives in memory: no device is measured".into(),
+            );
+        }
+    }
+    st
+}
+
+fn parent_dir(path: &Path) -> String {
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    abs.parent().unwrap_or(&abs).display().to_string()
+}
+
+fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
+    let e = std::io::Error::from_raw_os_error(errno);
+    match (method, errno) {
+        (Method::UringIopoll, libc::EOPNOTSUPP) => format!(
+            "polled completions fail with EOPNOTSUPP: the device under {} has no poll queues \
+             (virtio, SATA, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
+            parent_dir(path)
+        ),
+        (_, libc::EINVAL) if method.is_direct() => format!(
+            "a probe read with O_DIRECT failed with EINVAL on {}: the file system or device \
+             refuses this alignment or direct I/O altogether; use a buffered method",
+            path.display()
+        ),
+        _ => format!("a probe read failed on {}: {e}", path.display()),
+    }
+}

@@ -1,0 +1,185 @@
+//! Command-line syntax only (clap derive). Meaning and validation live in
+//! [`crate::plan`]; a parse error here exits with code 2, as clap does.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use iopath_io::{Method, SyncPolicy};
+
+use crate::plan::Pattern;
+use crate::units::{parse_duration, parse_size};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "iopath",
+    version,
+    about = "Run one workload through every I/O path on one file, and say which path to use.",
+    long_about = "Run one workload through every I/O path (buffered, O_DIRECT, mmap, io_uring, \
+                  libaio) on the same file, in one run, and compare bandwidth, IOPS and latency \
+                  percentiles.\n\nWith no subcommand, `iopath` runs the default comparison in the \
+                  current directory (same as `iopath run`).",
+    after_help = "Examples:\n  iopath                                  default comparison in .\n  \
+                  iopath run --dir /mnt/nvme --size 4G     on another file system\n  \
+                  iopath run --methods uring,direct --patterns randread --qd 32\n  \
+                  iopath probe                             what works here, and why not\n  \
+                  iopath methods                           what each method is"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a comparison (the default when no subcommand is given).
+    Run(RunArgs),
+    /// Show which methods work on a directory's file system, and why not.
+    Probe(ProbeArgs),
+    /// One line per method: what it is and when to use it.
+    Methods,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct RunArgs {
+    /// Directory for iopath's temporary test file [default: current directory].
+    #[arg(long, value_name = "DIR", conflicts_with = "file")]
+    pub dir: Option<PathBuf>,
+
+    /// Use this file (or block device). An existing one is only read unless
+    /// --allow-write; one that does not exist is created and removed.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+
+    /// Allow write patterns on an existing --file (its contents are destroyed).
+    #[arg(long)]
+    pub allow_write: bool,
+
+    /// Size of the test file [default: 1GiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Methods to compare, comma-separated [default: all but null].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_method)]
+    pub methods: Vec<Method>,
+
+    /// Access patterns, comma-separated [default: read,write,randread,randwrite].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_pattern)]
+    pub patterns: Vec<Pattern>,
+
+    /// Block size of each request [default: 1M sequential, 4k random].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub bs: Option<u64>,
+
+    /// Requests in flight per thread for async methods [default: 8 sequential, 32 random].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub qd: Option<u32>,
+
+    /// Worker threads per case, each with its own engine [default: 1].
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+
+    /// Time limit of each repetition [default: 1s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time: Option<Duration>,
+
+    /// Bytes to transfer per repetition, all threads together [default:
+    /// one pass over the file for sequential patterns].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub io_size: Option<u64>,
+
+    /// Measured repetitions of each case.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+
+    /// When writes are made durable: none, end (fsync then close, timed),
+    /// dsync (O_DSYNC), each (fsync after every write).
+    #[arg(long, value_name = "POLICY", default_value = "end", value_parser = parse_sync)]
+    pub sync: SyncPolicy,
+
+    /// Read percentage for randrw.
+    #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix: u8,
+
+    /// Seed of the random offsets and data.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Write the results as JSON to FILE (rewritten after every case), or `-`
+    /// for stdout (then nothing else is printed on stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// No progress display.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// Directory whose file system is probed [default: current directory].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Print the probe as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_method(s: &str) -> Result<Method, String> {
+    Method::from_name(s.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+        format!("unknown method '{s}'; valid methods: {}", names.join(", "))
+    })
+}
+
+fn parse_pattern(s: &str) -> Result<Pattern, String> {
+    Pattern::from_name(s.trim()).ok_or_else(|| {
+        format!(
+            "unknown pattern '{s}'; valid patterns: read (seqread), write (seqwrite), randread, randwrite, randrw"
+        )
+    })
+}
+
+fn parse_sync(s: &str) -> Result<SyncPolicy, String> {
+    SyncPolicy::from_name(s.trim())
+        .ok_or_else(|| format!("unknown sync policy '{s}'; valid: none, end, dsync, each"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn unknown_method_lists_valid_ones() {
+        let e = parse_method("fast").unwrap_err();
+        assert!(e.contains("uring-sqpoll") && e.contains("buffered"), "{e}");
+    }
+
+    #[test]
+    fn lists_and_aliases_parse() {
+        let cli = Cli::try_parse_from([
+            "iopath",
+            "run",
+            "--methods",
+            "uring,direct",
+            "--patterns",
+            "seqread,randwrite",
+            "--bs",
+            "64k",
+        ])
+        .unwrap();
+        let Some(Command::Run(r)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(r.methods, vec![Method::Uring, Method::Direct]);
+        assert_eq!(r.patterns, vec![Pattern::Read, Pattern::RandWrite]);
+        assert_eq!(r.bs, Some(65536));
+    }
+}

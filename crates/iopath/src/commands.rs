@@ -1,0 +1,180 @@
+//! `iopath probe` and `iopath methods`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{ContentArrangement, Table};
+use iopath_io::{probe_method, Method};
+use serde::Serialize;
+
+use crate::cli::ProbeArgs;
+use crate::plan::TargetSpec;
+use crate::progress::Progress;
+use crate::result::ProbeEntry;
+use crate::sysinfo::{self, System};
+use crate::units::fmt_bytes;
+
+/// What `iopath probe` found.
+#[derive(Debug, Serialize)]
+pub struct ProbeReport {
+    pub dir: PathBuf,
+    pub system: System,
+    pub dio_align_mem: usize,
+    pub dio_align_offset: usize,
+    pub dio_align_source: String,
+    pub memlock_soft: Option<u64>,
+    pub memlock_hard: Option<u64>,
+    pub io_uring_disabled: Option<u32>,
+    /// io_uring feature flags and opcodes, or why io_uring is unavailable.
+    pub io_uring: Result<Vec<String>, String>,
+    pub aio_max_nr: Option<u64>,
+    pub aio_nr: Option<u64>,
+    pub methods: Vec<ProbeEntry>,
+}
+
+pub fn probe(args: &ProbeArgs, stop: &AtomicBool) -> Result<()> {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let report = probe_dir(&dir, stop)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_probe(&report));
+    }
+    Ok(())
+}
+
+/// Probe every method on a small temporary file in `dir`.
+pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
+    let target = crate::target::prepare(
+        &TargetSpec::TempIn(dir.to_path_buf()),
+        Some(1 << 20),
+        false,
+        1,
+        stop,
+        &Progress::hidden(),
+    )?;
+    let align = iopath_io::sys::dio_alignment(target.path());
+    let len = align.offset.max(4096);
+    let methods = Method::ALL
+        .iter()
+        .map(|&m| {
+            let st = probe_method(m, target.path(), len);
+            ProbeEntry {
+                method: m.name().into(),
+                usable: st.usable(),
+                reason: st.unusable,
+                notes: st.notes,
+            }
+        })
+        .collect();
+    let (soft, hard) = iopath_io::sys::memlock_limit();
+    let read_u64 = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    };
+    Ok(ProbeReport {
+        dir: dir.to_path_buf(),
+        system: sysinfo::collect(target.path()),
+        dio_align_mem: align.mem,
+        dio_align_offset: align.offset,
+        dio_align_source: align.source.into(),
+        memlock_soft: soft,
+        memlock_hard: hard,
+        io_uring_disabled: iopath_io::sys::io_uring_disabled(),
+        io_uring: iopath_io::engines::uring::features(),
+        aio_max_nr: read_u64("/proc/sys/fs/aio-max-nr"),
+        aio_nr: read_u64("/proc/sys/fs/aio-nr"),
+        methods,
+    })
+}
+
+fn limit(v: Option<u64>) -> String {
+    v.map_or_else(|| "unlimited".into(), fmt_bytes)
+}
+
+pub fn render_probe(r: &ProbeReport) -> String {
+    let mut s = String::new();
+    let sys = &r.system;
+    let dev = sys.device.as_ref();
+    s.push_str(&format!(
+        "directory:  {} ({}{})\n",
+        r.dir.display(),
+        sys.fs_type.as_deref().unwrap_or("unknown file system"),
+        dev.map(|d| format!(
+            " on {}{}, scheduler {}, {} B logical blocks",
+            d.name,
+            d.model
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default(),
+            d.scheduler.as_deref().unwrap_or("?"),
+            d.logical_block_size.unwrap_or(0)
+        ))
+        .unwrap_or_else(|| ", no block device under it".into())
+    ));
+    s.push_str(&format!(
+        "kernel:     {}   cpus: {}   memory: {}\n",
+        sys.kernel.as_deref().unwrap_or("?"),
+        sys.cpus,
+        sys.memory_bytes.map_or("?".into(), fmt_bytes)
+    ));
+    s.push_str(&format!(
+        "O_DIRECT:   buffers aligned to {} B, offsets and lengths to {} B (from {})\n",
+        r.dio_align_mem, r.dio_align_offset, r.dio_align_source
+    ));
+    s.push_str(&format!(
+        "memlock:    soft {}, hard {} (registered io_uring buffers are locked memory)\n",
+        limit(r.memlock_soft),
+        limit(r.memlock_hard)
+    ));
+    match &r.io_uring {
+        Ok(f) => s.push_str(&format!(
+            "io_uring:   available (kernel.io_uring_disabled={}); {}\n",
+            r.io_uring_disabled
+                .map_or("absent".into(), |v| v.to_string()),
+            f.join(" ")
+        )),
+        Err(e) => s.push_str(&format!("io_uring:   unavailable: {e}\n")),
+    }
+    s.push_str(&format!(
+        "aio:        fs.aio-max-nr {}, in use {}\n",
+        r.aio_max_nr.map_or("?".into(), |v| v.to_string()),
+        r.aio_nr.map_or("?".into(), |v| v.to_string())
+    ));
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(120)
+        .set_header(vec!["method", "usable", "why not / notes"]);
+    for m in &r.methods {
+        let mut text = m.reason.clone().unwrap_or_default();
+        for n in &m.notes {
+            if !text.is_empty() {
+                text.push_str("; ");
+            }
+            text.push_str(n);
+        }
+        t.add_row(vec![
+            m.method.clone(),
+            if m.usable { "yes".into() } else { "NO".into() },
+            text,
+        ]);
+    }
+    s.push_str(&format!("{t}\n"));
+    s
+}
+
+pub fn methods() -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(120)
+        .set_header(vec!["method", "what it is", "use it when"]);
+    for m in Method::ALL {
+        t.add_row(vec![m.name(), m.summary(), m.when_to_use()]);
+    }
+    format!("{t}\nRun `iopath probe` to see which of them work here. Details: docs/methods.md\n")
+}

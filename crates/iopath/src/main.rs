@@ -1,0 +1,87 @@
+//! Thin entry point: parse, run, map errors to exit codes
+//! (0 ok, 1 failed run, 2 usage, 130 interrupted).
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Parser;
+use iopath::cli::{Cli, Command, RunArgs};
+use iopath::plan::{Plan, UsageError};
+use iopath::progress::Progress;
+use iopath::report::{json, table};
+use iopath::runner::Runner;
+use iopath::{commands, shell_quote, Interrupted};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+            eprintln!("warning: cannot handle signal {sig}: {e}");
+        }
+    }
+    let res = match cli.command {
+        None => run(&RunArgs::default(), &stop),
+        Some(Command::Run(a)) => run(&a, &stop),
+        Some(Command::Probe(a)) => commands::probe(&a, &stop).map(|()| ExitCode::SUCCESS),
+        Some(Command::Methods) => {
+            print!("{}", commands::methods());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            if e.is::<Interrupted>() {
+                eprintln!("iopath: interrupted; temporary files removed");
+                return ExitCode::from(130);
+            }
+            eprintln!("error: {e:#}");
+            if e.is::<UsageError>() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
+    let plan = Plan::from_args(args)?;
+    let command = std::env::args()
+        .map(|a| shell_quote(&a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let runner = Runner {
+        plan: &plan,
+        command,
+        stop,
+        progress: Progress::new(plan.quiet),
+    };
+    let json_file = plan.json.as_ref().filter(|p| p.as_os_str() != "-");
+    let json_stdout = plan.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let result = runner.run(&mut |r| match json_file {
+        Some(p) => json::write_file(p, r),
+        None => Ok(()),
+    })?;
+    let text = table::render(&result);
+    if json_stdout {
+        if !plan.quiet {
+            eprint!("{text}");
+        }
+        json::write_stdout(&result)?;
+    } else {
+        print!("{text}");
+    }
+    if result.interrupted {
+        eprintln!("iopath: interrupted; results so far were kept, temporary files removed");
+        return Ok(ExitCode::from(130));
+    }
+    if result.cases.iter().any(|c| c.error.is_some()) {
+        eprintln!("iopath: some cases failed (see the table)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

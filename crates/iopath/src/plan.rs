@@ -1,0 +1,292 @@
+//! From command-line arguments to a validated [`Plan`]: the target, and the
+//! list of cases (method x pattern x block size x queue depth x threads).
+//!
+//! Everything that can be decided without touching the file system is
+//! checked here, and a mistake is a [`UsageError`] (exit code 2).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iopath_io::{Method, SyncPolicy};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::RunArgs;
+use crate::units::fmt_bytes;
+
+/// Default size of the test file.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// Default time limit of one repetition.
+pub const DEFAULT_TIME: Duration = Duration::from_secs(1);
+
+/// A mistake in what the user asked for: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// An access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    RandRw,
+}
+
+impl Pattern {
+    pub const DEFAULT: [Pattern; 4] = [
+        Pattern::Read,
+        Pattern::Write,
+        Pattern::RandRead,
+        Pattern::RandWrite,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Read => "read",
+            Pattern::Write => "write",
+            Pattern::RandRead => "randread",
+            Pattern::RandWrite => "randwrite",
+            Pattern::RandRw => "randrw",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Pattern> {
+        Some(match s {
+            "read" | "seqread" => Pattern::Read,
+            "write" | "seqwrite" => Pattern::Write,
+            "randread" => Pattern::RandRead,
+            "randwrite" => Pattern::RandWrite,
+            "randrw" => Pattern::RandRw,
+            _ => return None,
+        })
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw
+        )
+    }
+
+    pub fn writes(self) -> bool {
+        matches!(self, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
+    }
+
+    pub fn default_block_size(self) -> u64 {
+        if self.is_random() {
+            4096
+        } else {
+            1 << 20
+        }
+    }
+
+    pub fn default_queue_depth(self) -> u32 {
+        if self.is_random() {
+            32
+        } else {
+            8
+        }
+    }
+}
+
+/// One measured configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Case {
+    pub method: Method,
+    pub pattern: Pattern,
+    pub block_size: u64,
+    pub queue_depth_requested: u32,
+    pub threads: u32,
+    pub sync: SyncPolicy,
+    pub rwmix_read_pct: u8,
+}
+
+/// What the run measures on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// A temporary file created in this directory, removed at the end.
+    TempIn(PathBuf),
+    /// A file the user named.
+    File { path: PathBuf, allow_write: bool },
+}
+
+/// A validated run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub target: TargetSpec,
+    /// Requested file size (`None`: the existing file's size, or the default).
+    pub size: Option<u64>,
+    pub cases: Vec<Case>,
+    pub time: Option<Duration>,
+    pub io_size: Option<u64>,
+    pub repeat: u32,
+    pub seed: u64,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl Plan {
+    pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
+        let methods: Vec<Method> = if a.methods.is_empty() {
+            Method::ALL.into_iter().filter(|m| !m.is_null()).collect()
+        } else {
+            dedup(&a.methods)
+        };
+        let patterns: Vec<Pattern> = if a.patterns.is_empty() {
+            Pattern::DEFAULT.to_vec()
+        } else {
+            dedup(&a.patterns)
+        };
+        if let Some(bs) = a.bs {
+            if bs == 0 || bs > (1 << 30) {
+                return Err(UsageError(format!(
+                    "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
+                )));
+            }
+        }
+        if a.size == Some(0) {
+            return Err(UsageError(
+                "--size 0: the test file needs at least one block".into(),
+            ));
+        }
+        if a.io_size == Some(0) {
+            return Err(UsageError("--io-size 0 would measure nothing".into()));
+        }
+        if a.time == Some(Duration::ZERO) {
+            return Err(UsageError("--time 0 would measure nothing".into()));
+        }
+        let target = match &a.file {
+            Some(p) => TargetSpec::File {
+                path: p.clone(),
+                allow_write: a.allow_write,
+            },
+            None => TargetSpec::TempIn(a.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+        };
+        if a.allow_write && a.file.is_none() {
+            return Err(UsageError(
+                "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
+            ));
+        }
+        let mut cases = Vec::new();
+        for &pattern in &patterns {
+            for &method in &methods {
+                let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
+                cases.push(Case {
+                    method,
+                    pattern,
+                    block_size: bs,
+                    queue_depth_requested: a.qd.unwrap_or_else(|| pattern.default_queue_depth()),
+                    threads: a.threads,
+                    sync: a.sync,
+                    rwmix_read_pct: a.rwmix,
+                });
+            }
+        }
+        if let Some(size) = a.size {
+            let max_bs = cases.iter().map(|c| c.block_size).max().unwrap_or(0);
+            let per_thread = size / u64::from(a.threads.max(1));
+            if per_thread < max_bs {
+                return Err(UsageError(format!(
+                    "--size {} gives each of {} thread(s) {}, less than one {} block; use a larger --size or a smaller --bs",
+                    fmt_bytes(size),
+                    a.threads,
+                    fmt_bytes(per_thread),
+                    fmt_bytes(max_bs)
+                )));
+            }
+        }
+        Ok(Plan {
+            target,
+            size: a.size,
+            cases,
+            time: a.time,
+            io_size: a.io_size,
+            repeat: a.repeat,
+            seed: a.seed,
+            json: a.json.clone(),
+            quiet: a.quiet,
+        })
+    }
+
+    /// The methods the plan uses, in order.
+    pub fn methods(&self) -> Vec<Method> {
+        dedup(&self.cases.iter().map(|c| c.method).collect::<Vec<_>>())
+    }
+
+    /// True when some case writes.
+    pub fn writes(&self) -> bool {
+        self.cases.iter().any(|c| c.pattern.writes())
+    }
+
+    /// True when some case touches a file (not only `null`).
+    pub fn needs_file(&self) -> bool {
+        self.cases.iter().any(|c| !c.method.is_null())
+    }
+}
+
+fn dedup<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for &x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<Plan, UsageError> {
+        let mut v = vec!["iopath", "run"];
+        v.extend_from_slice(args);
+        let Some(Command::Run(r)) = Cli::try_parse_from(v).unwrap().command else {
+            unreachable!()
+        };
+        Plan::from_args(&r)
+    }
+
+    #[test]
+    fn default_plan_compares_all_real_methods_on_four_patterns() {
+        let p = plan(&[]).unwrap();
+        assert_eq!(p.cases.len(), 4 * 8);
+        assert!(p.cases.iter().all(|c| !c.method.is_null()));
+        let rr = p
+            .cases
+            .iter()
+            .find(|c| c.pattern == Pattern::RandRead)
+            .unwrap();
+        assert_eq!((rr.block_size, rr.queue_depth_requested), (4096, 32));
+        let sr = p.cases.iter().find(|c| c.pattern == Pattern::Read).unwrap();
+        assert_eq!((sr.block_size, sr.queue_depth_requested), (1 << 20, 8));
+        assert_eq!(p.target, TargetSpec::TempIn(PathBuf::from(".")));
+    }
+
+    #[test]
+    fn duplicates_are_dropped_and_order_kept() {
+        let p = plan(&[
+            "--methods",
+            "direct,buffered,direct",
+            "--patterns",
+            "randread",
+        ])
+        .unwrap();
+        assert_eq!(p.methods(), vec![Method::Direct, Method::Buffered]);
+    }
+
+    #[test]
+    fn impossible_sizes_are_usage_errors() {
+        assert!(plan(&["--size", "0"]).is_err());
+        let e = plan(&["--size", "64k", "--bs", "1M"]).unwrap_err();
+        assert!(e.0.contains("less than one"), "{e}");
+        let e = plan(&["--size", "1M", "--threads", "4", "--bs", "512k"]).unwrap_err();
+        assert!(e.0.contains("4 thread"), "{e}");
+        assert!(plan(&["--time", "0s"]).is_err());
+        assert!(plan(&["--allow-write"]).is_err());
+    }
+}

@@ -1,0 +1,176 @@
+//! The terminal report: one table per pattern, methods as rows, each
+//! compared with the best method of that pattern, notes under the table.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::result::{CaseResult, RunResult};
+use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_ns};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Render the whole report as text.
+pub fn render(r: &RunResult) -> String {
+    let mut out = String::new();
+    if let Some(t) = &r.target {
+        let dev = r
+            .system
+            .device
+            .as_ref()
+            .map(|d| {
+                format!(
+                    ", device {}{}",
+                    d.name,
+                    d.model
+                        .as_ref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "target: {} ({}, {}{}{}), cache: {}, sync: per case\n",
+            t.path.display(),
+            fmt_bytes(t.size_bytes),
+            r.system.fs_type.as_deref().unwrap_or("unknown fs"),
+            dev,
+            if t.created {
+                ", removed after the run"
+            } else {
+                ""
+            },
+            r.config.cache
+        ));
+    }
+    let mut patterns: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        if !patterns.contains(&c.pattern.as_str()) {
+            patterns.push(&c.pattern);
+        }
+    }
+    for p in patterns {
+        let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
+        out.push('\n');
+        out.push_str(&render_pattern(p, &cases));
+    }
+    let skipped: Vec<String> = dedup_vec(
+        r.cases
+            .iter()
+            .filter_map(|c| c.skipped.as_ref().map(|why| format!("{}: {why}", c.method)))
+            .collect(),
+    );
+    if !skipped.is_empty() {
+        out.push_str("\nnot run:\n");
+        for s in skipped {
+            out.push_str(&format!("  - {s}\n"));
+        }
+    }
+    if r.interrupted {
+        out.push_str("\ninterrupted: results above are the cases finished before Ctrl-C/SIGTERM\n");
+    }
+    out
+}
+
+fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
+    let best_bw = cases
+        .iter()
+        .filter_map(|c| c.summary.as_ref())
+        .map(|s| s.bw_bytes_per_s)
+        .fold(0.0f64, f64::max);
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "method", "bs", "qd", "thr", "MiB/s", "IOPS", "p50", "p99", "p99.9", "vs best", "notes",
+        ]);
+    let mut footnotes = Vec::new();
+    for c in cases {
+        let mut notes = Vec::new();
+        if c.queue_depth < c.queue_depth_requested {
+            notes.push(format!(
+                "qd {}→{} (sync method)",
+                c.queue_depth_requested, c.queue_depth
+            ));
+        }
+        for n in &c.notes {
+            if !n.contains("is synchronous") {
+                footnotes.push(format!("{}: {n}", c.method));
+                notes.push("see below".to_string());
+            }
+        }
+        let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
+            (_, Some(_), _) => dash_row(c, "skipped (see the end)"),
+            (_, _, Some(err)) => {
+                footnotes.push(format!("{} failed: {err}", c.method));
+                dash_row(c, "FAILED")
+            }
+            (Some(s), _, _) => {
+                let rel = if best_bw > 0.0 {
+                    s.bw_bytes_per_s / best_bw
+                } else {
+                    0.0
+                };
+                vec![
+                    Cell::new(&c.method),
+                    Cell::new(fmt_bs(c.block_size)).set_alignment(CellAlignment::Right),
+                    Cell::new(c.queue_depth).set_alignment(CellAlignment::Right),
+                    Cell::new(c.threads).set_alignment(CellAlignment::Right),
+                    Cell::new(format!("{:.1}", s.bw_bytes_per_s / MIB))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(fmt_count(s.iops)).set_alignment(CellAlignment::Right),
+                    Cell::new(fmt_ns(s.lat_ns.p50)).set_alignment(CellAlignment::Right),
+                    Cell::new(fmt_ns(s.lat_ns.p99)).set_alignment(CellAlignment::Right),
+                    Cell::new(fmt_ns(s.lat_ns.p999)).set_alignment(CellAlignment::Right),
+                    Cell::new(if rel >= 0.9995 {
+                        "best".to_string()
+                    } else {
+                        format!("{rel:.2}x")
+                    })
+                    .set_alignment(CellAlignment::Right),
+                    Cell::new(dedup_join(&notes)),
+                ]
+            }
+            (None, None, None) => dash_row(c, "no data"),
+        };
+        t.add_row(row);
+    }
+    let title = match pattern {
+        "read" => "sequential read",
+        "write" => "sequential write",
+        "randread" => "random read",
+        "randwrite" => "random write",
+        "randrw" => "random read/write",
+        other => other,
+    };
+    let mut s = format!("{title} ({pattern})\n{t}\n");
+    for f in dedup_vec(footnotes) {
+        s.push_str(&format!("  - {f}\n"));
+    }
+    s
+}
+
+fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
+    let mut v = vec![
+        Cell::new(&c.method),
+        Cell::new(fmt_bs(c.block_size)).set_alignment(CellAlignment::Right),
+        Cell::new(c.queue_depth).set_alignment(CellAlignment::Right),
+        Cell::new(c.threads).set_alignment(CellAlignment::Right),
+    ];
+    v.extend((0..6).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
+    v.push(Cell::new(what));
+    v
+}
+
+fn dedup_vec(v: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+fn dedup_join(v: &[String]) -> String {
+    dedup_vec(v.to_vec()).join("; ")
+}

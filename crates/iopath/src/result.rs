@@ -1,0 +1,251 @@
+//! The result document: what a run measured, as written to JSON.
+//!
+//! Field names carry their units (`_ns`, `_bytes`, `_per_s`). The schema is
+//! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
+//! that would break a reader.
+
+use std::path::PathBuf;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::sysinfo::System;
+use crate::target::TargetInfo;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// One run: its configuration, the system, and every case.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// The command line, shell-quoted.
+    pub command: String,
+    /// True when Ctrl-C/SIGTERM stopped the run early.
+    pub interrupted: bool,
+    pub system: System,
+    pub target: Option<TargetInfo>,
+    pub config: RunConfig,
+    /// Every method the run used, probed on the target.
+    pub probe: Vec<ProbeEntry>,
+    pub cases: Vec<CaseResult>,
+}
+
+/// The effective settings of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunConfig {
+    pub time_limit_ns: Option<u64>,
+    pub io_size_bytes: Option<u64>,
+    pub repeat: u32,
+    pub seed: u64,
+    /// `cold`: dirty pages written back and the file's cached pages dropped
+    /// (posix_fadvise DONTNEED) before every repetition.
+    pub cache: String,
+    /// `random`: incompressible data from a seeded generator.
+    pub data: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProbeEntry {
+    pub method: String,
+    pub usable: bool,
+    pub reason: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// One case: a method on a pattern at one block size, depth and thread count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CaseResult {
+    pub method: String,
+    pub pattern: String,
+    pub block_size: u64,
+    /// Effective depth per thread (1 for synchronous methods).
+    pub queue_depth: u32,
+    pub queue_depth_requested: u32,
+    pub threads: u32,
+    pub sync: String,
+    /// Read share of randrw, in percent; null for other patterns.
+    pub rwmix_read_pct: Option<u8>,
+    /// Null, or why the case did not run.
+    pub skipped: Option<String>,
+    /// Null, or the error that stopped the case.
+    pub error: Option<String>,
+    /// Departures from what was asked (capped depth, fallbacks).
+    pub notes: Vec<String>,
+    pub repetitions: Vec<Repetition>,
+    /// Medians over the repetitions; null when none completed.
+    pub summary: Option<Measurement>,
+}
+
+/// One measured repetition (or, in `summary`, medians of repetitions).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Measurement {
+    pub io_bytes: u64,
+    pub ios: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// From the first worker's start to the last worker's close, including
+    /// the flush the sync policy asks for.
+    pub duration_ns: u64,
+    pub bw_bytes_per_s: f64,
+    pub iops: f64,
+    pub lat_ns: Latency,
+    /// True when Ctrl-C cut this repetition short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+pub type Repetition = Measurement;
+
+/// Latency of individual requests, submit to completion, in ns.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl Latency {
+    pub fn from_hist(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency {
+                min: 0,
+                mean: 0.0,
+                p50: 0,
+                p90: 0,
+                p99: 0,
+                p999: 0,
+                max: 0,
+            };
+        }
+        Latency {
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// Median of `v` (mean of the middle two for even lengths); 0 when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl Measurement {
+    /// Field-wise medians over repetitions.
+    pub fn median_of(reps: &[Measurement]) -> Option<Measurement> {
+        if reps.is_empty() {
+            return None;
+        }
+        let med = |f: &dyn Fn(&Measurement) -> f64| {
+            let mut v: Vec<f64> = reps.iter().map(f).collect();
+            median(&mut v)
+        };
+        let medu = |f: &dyn Fn(&Measurement) -> u64| med(&|m| f(m) as f64).round() as u64;
+        Some(Measurement {
+            io_bytes: medu(&|m| m.io_bytes),
+            ios: medu(&|m| m.ios),
+            read_ios: medu(&|m| m.read_ios),
+            write_ios: medu(&|m| m.write_ios),
+            duration_ns: medu(&|m| m.duration_ns),
+            bw_bytes_per_s: med(&|m| m.bw_bytes_per_s),
+            iops: med(&|m| m.iops),
+            lat_ns: Latency {
+                min: medu(&|m| m.lat_ns.min),
+                mean: med(&|m| m.lat_ns.mean),
+                p50: medu(&|m| m.lat_ns.p50),
+                p90: medu(&|m| m.lat_ns.p90),
+                p99: medu(&|m| m.lat_ns.p99),
+                p999: medu(&|m| m.lat_ns.p999),
+                max: medu(&|m| m.lat_ns.max),
+            },
+            interrupted: reps.iter().any(|m| m.interrupted),
+        })
+    }
+}
+
+/// Where the JSON goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonSink {
+    Stdout,
+    File(PathBuf),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn latency_from_histogram() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let l = Latency::from_hist(&h);
+        assert_eq!(l.min, 1000);
+        assert!((499_000..=501_000).contains(&l.p50), "{}", l.p50);
+        assert!((989_000..=991_000).contains(&l.p99), "{}", l.p99);
+        assert!(l.max >= 999_000);
+        assert!((l.mean - 500_500.0).abs() < 1_000.0);
+    }
+
+    #[test]
+    fn summary_is_fieldwise_median() {
+        let rep = |bw: f64, p99: u64| Measurement {
+            io_bytes: 10,
+            ios: 1,
+            read_ios: 1,
+            write_ios: 0,
+            duration_ns: 5,
+            bw_bytes_per_s: bw,
+            iops: bw / 2.0,
+            lat_ns: Latency {
+                min: 1,
+                mean: 1.0,
+                p50: 1,
+                p90: 1,
+                p99,
+                p999: 1,
+                max: 1,
+            },
+            interrupted: false,
+        };
+        let s = Measurement::median_of(&[rep(1.0, 30), rep(9.0, 10), rep(5.0, 20)]).unwrap();
+        assert_eq!(s.bw_bytes_per_s, 5.0);
+        assert_eq!(s.lat_ns.p99, 20);
+        assert!(Measurement::median_of(&[]).is_none());
+    }
+}

@@ -1,0 +1,437 @@
+//! Runs a [`Plan`]: prepare the target, probe every method on it, then run
+//! each case's repetitions and hand each finished case to the caller (which
+//! rewrites the JSON), so nothing measured is lost if a later case fails or
+//! the user presses Ctrl-C.
+//!
+//! Per repetition: write back and drop the target's cached pages (cold
+//! cache), open one engine per worker thread (outside the timed interval),
+//! start all workers together, and time from the first start to the last
+//! close.
+
+pub mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
+
+use crate::plan::{Case, Pattern, Plan, UsageError, DEFAULT_TIME};
+use crate::progress::Progress;
+use crate::result::{
+    CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION,
+};
+use crate::target::{self, Target};
+use crate::units::{fmt_bs, fmt_bytes};
+use crate::{sysinfo, Interrupted};
+
+use worker::WorkerJob;
+
+/// Everything a run needs besides the plan.
+#[derive(Debug)]
+pub struct Runner<'a> {
+    pub plan: &'a Plan,
+    pub command: String,
+    pub stop: &'a AtomicBool,
+    pub progress: Progress,
+}
+
+impl Runner<'_> {
+    /// Run the plan. `on_case` sees the result after every case (to rewrite
+    /// the JSON). Returns the result even when interrupted.
+    pub fn run(&self, on_case: &mut dyn FnMut(&RunResult) -> Result<()>) -> Result<RunResult> {
+        let plan = self.plan;
+        let started_at = sysinfo::now_rfc3339();
+        let target = if plan.needs_file() {
+            Some(target::prepare(
+                &plan.target,
+                plan.size,
+                plan.writes(),
+                plan.seed,
+                self.stop,
+                &self.progress,
+            )?)
+        } else {
+            None
+        };
+        let at = match (&target, &plan.target) {
+            (Some(t), _) => t.path().to_path_buf(),
+            (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
+            (None, crate::plan::TargetSpec::File { path, .. }) => path.clone(),
+        };
+        let system = sysinfo::collect(&at);
+        let probes = self.probe_all(target.as_ref());
+        if let Some(t) = &target {
+            check_alignment(plan, &probes, t)?;
+        }
+
+        let mut result = RunResult {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "iopath".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            started_at,
+            finished_at: None,
+            command: self.command.clone(),
+            interrupted: false,
+            system,
+            target: target.as_ref().map(|t| t.info.clone()),
+            config: RunConfig {
+                time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
+                io_size_bytes: plan.io_size,
+                repeat: plan.repeat,
+                seed: plan.seed,
+                cache: "cold".into(),
+                data: "random".into(),
+            },
+            probe: probes
+                .iter()
+                .map(|p| ProbeEntry {
+                    method: p.method.name().into(),
+                    usable: p.usable(),
+                    reason: p.unusable.clone(),
+                    notes: p.notes.clone(),
+                })
+                .collect(),
+            cases: Vec::new(),
+        };
+
+        let bar = self.progress.cases(plan.cases.len() as u64);
+        for case in &plan.cases {
+            if self.stop.load(Ordering::Relaxed) {
+                result.interrupted = true;
+                break;
+            }
+            bar.set_message(format!(
+                "{} {} {} qd{}",
+                case.method,
+                case.pattern.name(),
+                fmt_bs(case.block_size),
+                case.queue_depth_requested
+            ));
+            let status = probes.iter().find(|p| p.method == case.method);
+            let cr = self.run_case(case, target.as_ref(), status);
+            let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
+            if !(interrupted && cr.repetitions.is_empty()) {
+                result.cases.push(cr);
+            }
+            on_case(&result)?;
+            bar.inc(1);
+            if interrupted {
+                result.interrupted = true;
+                break;
+            }
+        }
+        bar.finish_and_clear();
+        result.finished_at = Some(sysinfo::now_rfc3339());
+        on_case(&result)?;
+        drop(target);
+        Ok(result)
+    }
+
+    fn probe_all(&self, target: Option<&Target>) -> Vec<MethodStatus> {
+        self.plan
+            .methods()
+            .into_iter()
+            .map(|m| match (m, target) {
+                (Method::Null, _) => MethodStatus {
+                    method: m,
+                    unusable: None,
+                    notes: Vec::new(),
+                },
+                (_, None) => MethodStatus {
+                    method: m,
+                    unusable: Some("no target file".into()),
+                    notes: Vec::new(),
+                },
+                (_, Some(t)) => {
+                    let align = iopath_io::sys::dio_alignment(t.path());
+                    let len = align.offset.max(4096) as u64;
+                    if t.size() < len {
+                        return MethodStatus {
+                            method: m,
+                            unusable: Some(format!(
+                                "the file is smaller than one {len}-byte probe read"
+                            )),
+                            notes: Vec::new(),
+                        };
+                    }
+                    probe_method(m, t.path(), len as usize)
+                }
+            })
+            .collect()
+    }
+
+    fn run_case(
+        &self,
+        case: &Case,
+        target: Option<&Target>,
+        status: Option<&MethodStatus>,
+    ) -> CaseResult {
+        let mut cr = CaseResult {
+            method: case.method.name().into(),
+            pattern: case.pattern.name().into(),
+            block_size: case.block_size,
+            queue_depth: case.queue_depth_requested,
+            queue_depth_requested: case.queue_depth_requested,
+            threads: case.threads,
+            sync: case.sync.name().into(),
+            rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
+            skipped: None,
+            error: None,
+            notes: Vec::new(),
+            repetitions: Vec::new(),
+            summary: None,
+        };
+        if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
+            cr.skipped = Some(reason);
+            return cr;
+        }
+        if let Some(s) = status {
+            cr.notes
+                .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
+        }
+        for _ in 0..self.plan.repeat {
+            if let Some(t) = target {
+                if let Err(e) = evict(t) {
+                    cr.notes.push(format!(
+                        "could not drop cached pages before the repetition: {e}"
+                    ));
+                }
+            }
+            match self.run_repetition(case, target) {
+                Ok((m, caps_notes, qd)) => {
+                    cr.queue_depth = qd;
+                    for n in caps_notes {
+                        if !cr.notes.contains(&n) {
+                            cr.notes.push(n);
+                        }
+                    }
+                    let stop = m.interrupted;
+                    cr.repetitions.push(m);
+                    if stop {
+                        break;
+                    }
+                }
+                Err(RepError::Skip(reason)) => {
+                    cr.skipped = Some(reason);
+                    break;
+                }
+                Err(RepError::Fail(e)) => {
+                    cr.error = Some(e);
+                    break;
+                }
+            }
+        }
+        cr.summary = Measurement::median_of(&cr.repetitions);
+        cr
+    }
+
+    fn run_repetition(
+        &self,
+        case: &Case,
+        target: Option<&Target>,
+    ) -> Result<(Measurement, Vec<String>, u32), RepError> {
+        let plan = self.plan;
+        let threads = case.threads.max(1) as u64;
+        let bs = case.block_size;
+        let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
+        let span = size / bs * bs;
+        let per_thread = span / threads / bs * bs;
+        let time = time_limit(plan);
+        let jobs: Vec<WorkerJob> = (0..threads)
+            .map(|i| {
+                let (start, len) = if case.pattern.is_random() {
+                    (0, span)
+                } else {
+                    (i * per_thread, per_thread)
+                };
+                let byte_budget = match plan.io_size {
+                    Some(total) => Some((total / threads).max(bs)),
+                    None if !case.pattern.is_random() => Some(per_thread),
+                    None => None,
+                };
+                WorkerJob {
+                    pattern: case.pattern,
+                    block_size: bs as u32,
+                    start,
+                    len,
+                    byte_budget,
+                    time_budget: time,
+                    sync: case.sync,
+                    rwmix_read_pct: case.rwmix_read_pct,
+                    seed: plan.seed,
+                    stream: i,
+                }
+            })
+            .collect();
+        let spec = OpenSpec {
+            path: target.map(|t| t.path().to_path_buf()).unwrap_or_default(),
+            write: case.pattern.writes(),
+            block_size: bs as usize,
+            queue_depth: case.queue_depth_requested as usize,
+            sync: case.sync,
+            span_bytes: span,
+            sqpoll_cpu: None,
+        };
+        let opened = Barrier::new(jobs.len());
+        let start = Barrier::new(jobs.len());
+        let open_failed = AtomicBool::new(false);
+        let caps_out: Mutex<Option<(Vec<String>, usize)>> = Mutex::new(None);
+        let outs: Vec<Result<worker::WorkerOut, RepError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|job| {
+                    let (spec, opened, start, open_failed, caps_out) =
+                        (&spec, &opened, &start, &open_failed, &caps_out);
+                    s.spawn(move || {
+                        let eng = iopath_io::open(case.method, spec);
+                        if eng.is_err() {
+                            open_failed.store(true, Ordering::SeqCst);
+                        }
+                        opened.wait();
+                        let eng = match eng {
+                            Ok(e) => e,
+                            Err(EngineError::Unsupported { reason, .. }) => {
+                                return Err(RepError::Skip(reason))
+                            }
+                            Err(e) => return Err(RepError::Fail(e.to_string())),
+                        };
+                        if open_failed.load(Ordering::SeqCst) {
+                            return Err(RepError::Fail(
+                                "another worker could not open the engine".into(),
+                            ));
+                        }
+                        if let Ok(mut c) = caps_out.lock() {
+                            c.get_or_insert_with(|| {
+                                (eng.caps().notes.clone(), eng.caps().queue_depth)
+                            });
+                        }
+                        worker::run(eng, job, start, self.stop).map_err(RepError::Fail)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(RepError::Fail("a worker thread panicked".into())))
+                })
+                .collect()
+        });
+        // Prefer the first real failure over "another worker could not open".
+        let mut ok = Vec::with_capacity(outs.len());
+        let mut first_err = None;
+        for o in outs {
+            match o {
+                Ok(w) => ok.push(w),
+                Err(e) => {
+                    let secondary =
+                        matches!(&e, RepError::Fail(m) if m.starts_with("another worker"));
+                    if first_err.is_none()
+                        || (!secondary
+                            && matches!(&first_err, Some(RepError::Fail(m)) if m.starts_with("another worker")))
+                    {
+                        first_err = Some(e);
+                    }
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let (notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
+        Ok((merge(&ok), notes, qd as u32))
+    }
+}
+
+#[derive(Debug)]
+enum RepError {
+    Skip(String),
+    Fail(String),
+}
+
+/// The time limit of a repetition: `--time`, else 1 s unless `--io-size`
+/// alone bounds it.
+pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
+    match (plan.time, plan.io_size) {
+        (Some(t), _) => Some(t),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_TIME),
+    }
+}
+
+fn merge(outs: &[worker::WorkerOut]) -> Measurement {
+    let mut hist =
+        Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+    let (mut rio, mut wio, mut rb, mut wb) = (0, 0, 0, 0);
+    let mut start: Option<Instant> = None;
+    let mut end: Option<Instant> = None;
+    for o in outs {
+        let _ = hist.add(&o.hist);
+        rio += o.read_ios;
+        wio += o.write_ios;
+        rb += o.read_bytes;
+        wb += o.write_bytes;
+        start = Some(start.map_or(o.start, |s| s.min(o.start)));
+        end = Some(end.map_or(o.end, |e| e.max(o.end)));
+    }
+    let duration_ns = match (start, end) {
+        (Some(s), Some(e)) => e.duration_since(s).as_nanos().max(1) as u64,
+        _ => 1,
+    };
+    let secs = duration_ns as f64 / 1e9;
+    let io_bytes = rb + wb;
+    let ios = rio + wio;
+    Measurement {
+        io_bytes,
+        ios,
+        read_ios: rio,
+        write_ios: wio,
+        duration_ns,
+        bw_bytes_per_s: io_bytes as f64 / secs,
+        iops: ios as f64 / secs,
+        lat_ns: Latency::from_hist(&hist),
+        interrupted: outs.iter().any(|o| o.interrupted),
+    }
+}
+
+fn evict(t: &Target) -> Result<()> {
+    let f =
+        std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()))?;
+    iopath_io::sys::evict_file(&f).with_context(|| format!("fsync/fadvise {}", t.path().display()))
+}
+
+/// Every usable O_DIRECT method needs block sizes that are multiples of the
+/// file's DIO alignment: say so up front (exit 2) rather than fail with EINVAL.
+fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<()> {
+    let align = iopath_io::sys::dio_alignment(t.path());
+    for case in &plan.cases {
+        let usable = probes.iter().any(|p| p.method == case.method && p.usable());
+        if usable && case.method.is_direct() && case.block_size % align.offset as u64 != 0 {
+            let up = case.block_size.div_ceil(align.offset as u64) * align.offset as u64;
+            return Err(UsageError(format!(
+                "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, from {}), which {} requires; use --bs {} or a buffered method",
+                case.block_size,
+                t.path().display(),
+                align.offset,
+                align.source,
+                case.method,
+                fmt_bytes(up).replace(' ', "")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Turn the stop flag into an error for callers that must not continue.
+pub fn check_stop(stop: &AtomicBool) -> Result<()> {
+    if stop.load(Ordering::Relaxed) {
+        return Err(Interrupted.into());
+    }
+    Ok(())
+}

@@ -1,0 +1,293 @@
+//! One worker thread: keeps `queue_depth` requests in flight on its own
+//! engine until its time or byte budget is spent, then flushes and closes
+//! the engine inside the timed interval.
+//!
+//! Hot-loop rules: no allocation (every Vec is sized before the start
+//! barrier), no lock, one clock read per loop turn (the completion time of
+//! one batch is the submit time of the next), latencies into a per-thread
+//! histogram merged after the run.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use iopath_io::data::Rng;
+use iopath_io::{Completion, Engine, IoReq, Op, SyncPolicy};
+
+use crate::plan::Pattern;
+
+/// Highest latency the histogram holds (longer ones saturate): one hour.
+const MAX_LAT_NS: u64 = 3_600_000_000_000;
+
+/// What one worker does in one repetition.
+#[derive(Debug, Clone)]
+pub struct WorkerJob {
+    pub pattern: Pattern,
+    pub block_size: u32,
+    /// Byte range this worker addresses: `[start, start + len)`, a whole
+    /// number of blocks.
+    pub start: u64,
+    pub len: u64,
+    /// Stop issuing after this many bytes.
+    pub byte_budget: Option<u64>,
+    /// Stop issuing after this long.
+    pub time_budget: Option<Duration>,
+    pub sync: SyncPolicy,
+    pub rwmix_read_pct: u8,
+    pub seed: u64,
+    pub stream: u64,
+}
+
+/// What one worker measured.
+#[derive(Debug)]
+pub struct WorkerOut {
+    pub hist: Histogram<u64>,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub start: Instant,
+    pub end: Instant,
+    pub interrupted: bool,
+}
+
+/// Offsets and directions of the requests, in order.
+#[derive(Debug)]
+pub struct IoGen {
+    pattern: Pattern,
+    bs: u64,
+    start: u64,
+    blocks: u64,
+    next_block: u64,
+    rwmix: u64,
+    rng: Rng,
+}
+
+impl IoGen {
+    pub fn new(job: &WorkerJob) -> IoGen {
+        let bs = u64::from(job.block_size);
+        IoGen {
+            pattern: job.pattern,
+            bs,
+            start: job.start,
+            blocks: (job.len / bs).max(1),
+            next_block: 0,
+            rwmix: u64::from(job.rwmix_read_pct),
+            rng: Rng::stream(job.seed, job.stream),
+        }
+    }
+
+    /// The next request: direction and offset. Sequential patterns wrap at
+    /// the end of the range; random offsets are uniform and block-aligned.
+    #[inline]
+    pub fn next(&mut self) -> (Op, u64) {
+        let block = if self.pattern.is_random() {
+            self.rng.below(self.blocks)
+        } else {
+            let b = self.next_block;
+            self.next_block = if b + 1 == self.blocks { 0 } else { b + 1 };
+            b
+        };
+        let op = match self.pattern {
+            Pattern::Read | Pattern::RandRead => Op::Read,
+            Pattern::Write | Pattern::RandWrite => Op::Write,
+            Pattern::RandRw => {
+                if self.rng.below(100) < self.rwmix {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        (op, self.start + block * self.bs)
+    }
+}
+
+/// Run one repetition on `engine`. Every worker waits at `barrier` so that
+/// all start together. The engine is dropped (closed) inside the timed
+/// interval, after the flush `job.sync` asks for.
+pub fn run(
+    mut engine: Box<dyn Engine>,
+    job: &WorkerJob,
+    barrier: &Barrier,
+    stop: &AtomicBool,
+) -> Result<WorkerOut, String> {
+    let qd = engine.caps().queue_depth.max(1);
+    let bs = job.block_size;
+    let writes = job.pattern.writes();
+    let mut gen = IoGen::new(job);
+    let mut data_rng = Rng::stream(job.seed ^ 0xda7a, job.stream);
+    if writes {
+        for slot in 0..qd as u32 {
+            if let Some(b) = engine.buf_mut(slot) {
+                data_rng.fill(b);
+            }
+        }
+    }
+    let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3)
+        .map_err(|e| format!("histogram: {e}"))?;
+    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
+    let mut submit_ns = vec![0u64; qd];
+    let mut slot_op = vec![Op::Read; qd];
+    let mut slot_off = vec![0u64; qd];
+    let mut reqs: Vec<IoReq> = Vec::with_capacity(qd);
+    let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
+    let byte_budget = job.byte_budget.unwrap_or(u64::MAX);
+    let time_budget_ns = job.time_budget.map_or(u64::MAX, |d| d.as_nanos() as u64);
+    let (mut issued, mut in_flight) = (0u64, 0usize);
+    let (mut read_ios, mut write_ios, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut interrupted = false;
+
+    barrier.wait();
+    let start = Instant::now();
+    let mut now_ns = 0u64;
+    let mut issuing = true;
+    loop {
+        if issuing && (now_ns >= time_budget_ns || issued >= byte_budget) {
+            issuing = false;
+        }
+        if issuing && stop.load(Ordering::Relaxed) {
+            issuing = false;
+            interrupted = true;
+        }
+        reqs.clear();
+        while issuing && issued < byte_budget {
+            let Some(slot) = free.pop() else { break };
+            let (op, offset) = gen.next();
+            if op == Op::Write {
+                if let Some(b) = engine.buf_mut(slot) {
+                    data_rng.scramble(b);
+                }
+            }
+            reqs.push(IoReq {
+                op,
+                offset,
+                len: bs,
+                slot,
+            });
+            submit_ns[slot as usize] = now_ns;
+            slot_op[slot as usize] = op;
+            slot_off[slot as usize] = offset;
+            issued += u64::from(bs);
+        }
+        if !reqs.is_empty() {
+            let accepted = engine.submit(&reqs, &mut done).map_err(|e| e.to_string())?;
+            in_flight += accepted;
+            for r in reqs[accepted..].iter().rev() {
+                free.push(r.slot);
+                issued -= u64::from(bs);
+            }
+        }
+        if done.is_empty() {
+            if in_flight == 0 {
+                if issuing && issued < byte_budget {
+                    continue;
+                }
+                break;
+            }
+            engine.reap(1, &mut done).map_err(|e| e.to_string())?;
+        }
+        now_ns = start.elapsed().as_nanos() as u64;
+        for c in done.drain(..) {
+            let s = c.slot as usize;
+            in_flight -= 1;
+            free.push(c.slot);
+            let n = match c.result {
+                Ok(n) => n,
+                Err(errno) => {
+                    return Err(format!(
+                        "{} of {bs} bytes at offset {} failed: {}",
+                        if slot_op[s] == Op::Read {
+                            "read"
+                        } else {
+                            "write"
+                        },
+                        slot_off[s],
+                        std::io::Error::from_raw_os_error(errno)
+                    ))
+                }
+            };
+            if n == 0 {
+                return Err("a request transferred 0 bytes (unexpected end of file)".into());
+            }
+            hist.saturating_record(now_ns.saturating_sub(submit_ns[s]).max(1));
+            match slot_op[s] {
+                Op::Read => {
+                    read_ios += 1;
+                    read_bytes += u64::from(n);
+                }
+                Op::Write => {
+                    write_ios += 1;
+                    write_bytes += u64::from(n);
+                }
+            }
+        }
+    }
+    if job.sync == SyncPolicy::End && write_ios > 0 {
+        engine.flush(SyncPolicy::End).map_err(|e| e.to_string())?;
+    }
+    drop(engine);
+    let end = Instant::now();
+    Ok(WorkerOut {
+        hist,
+        read_ios,
+        write_ios,
+        read_bytes,
+        write_bytes,
+        start,
+        end,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(pattern: Pattern) -> WorkerJob {
+        WorkerJob {
+            pattern,
+            block_size: 4096,
+            start: 8192,
+            len: 4096 * 4,
+            byte_budget: None,
+            time_budget: None,
+            sync: SyncPolicy::None,
+            rwmix_read_pct: 30,
+            seed: 9,
+            stream: 0,
+        }
+    }
+
+    #[test]
+    fn sequential_offsets_walk_the_range_and_wrap() {
+        let mut g = IoGen::new(&job(Pattern::Write));
+        let offs: Vec<u64> = (0..6).map(|_| g.next().1).collect();
+        assert_eq!(offs, vec![8192, 12288, 16384, 20480, 8192, 12288]);
+        assert_eq!(g.next().0, Op::Write);
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_in_range_and_seeded() {
+        let mut a = IoGen::new(&job(Pattern::RandRead));
+        let mut b = IoGen::new(&job(Pattern::RandRead));
+        for _ in 0..1000 {
+            let (op, off) = a.next();
+            assert_eq!(op, Op::Read);
+            assert!((8192..8192 + 4 * 4096).contains(&off));
+            assert_eq!(off % 4096, 0);
+            assert_eq!(b.next().1, off, "same seed, same offsets");
+        }
+    }
+
+    #[test]
+    fn rwmix_sets_the_read_share() {
+        let mut g = IoGen::new(&job(Pattern::RandRw));
+        let reads = (0..10_000).filter(|_| g.next().0 == Op::Read).count();
+        assert!(
+            (2_700..3_300).contains(&reads),
+            "{reads} reads of 10000 at 30%"
+        );
+    }
+}

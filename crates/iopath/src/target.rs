@@ -1,0 +1,286 @@
+//! The file under test: iopath's own temporary file, or one the user named.
+//!
+//! Invariants:
+//! - iopath only writes to a file it created (`created == true`) or one the
+//!   user allowed with `--allow-write`; it never truncates a file it did not
+//!   create.
+//! - A file iopath created is removed when the [`Target`] is dropped: at the
+//!   end, on error, on panic (unwinding) and after Ctrl-C/SIGTERM (the
+//!   runner stops, unwinds and drops it).
+//! - A created file is prefilled with incompressible data before any case
+//!   runs, so no read ever hits an unwritten (sparse) extent.
+//! - Free space is checked before anything is created.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use iopath_io::data::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{TargetSpec, UsageError, DEFAULT_SIZE};
+use crate::progress::Progress;
+use crate::units::fmt_bytes;
+use crate::Interrupted;
+
+/// Head-room left free on the file system beyond the test file.
+const FREE_MARGIN: u64 = 64 << 20;
+
+/// The target as recorded in results.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    /// `temporary`, `file` or `block-device`.
+    pub kind: String,
+    pub size_bytes: u64,
+    /// True when iopath created it (and removes it).
+    pub created: bool,
+    pub writable: bool,
+    /// Prefilled with incompressible data by iopath.
+    pub prefilled: bool,
+    pub prefill_ns: Option<u64>,
+    /// Bytes allocated on disk (st_blocks x 512), to spot sparse files.
+    pub allocated_bytes: Option<u64>,
+}
+
+/// An open target; removes the file on drop when iopath created it.
+#[derive(Debug)]
+pub struct Target {
+    pub info: TargetInfo,
+}
+
+impl Target {
+    pub fn path(&self) -> &Path {
+        &self.info.path
+    }
+
+    pub fn size(&self) -> u64 {
+        self.info.size_bytes
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if self.info.created {
+            let _ = std::fs::remove_file(&self.info.path);
+        }
+    }
+}
+
+/// Create or open the target. `writes`: some case writes to it.
+pub fn prepare(
+    spec: &TargetSpec,
+    size: Option<u64>,
+    writes: bool,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<Target> {
+    match spec {
+        TargetSpec::TempIn(dir) => {
+            let meta = std::fs::metadata(dir).map_err(|e| {
+                UsageError(format!(
+                    "--dir {}: {e}; give an existing directory",
+                    dir.display()
+                ))
+            })?;
+            if !meta.is_dir() {
+                return Err(
+                    UsageError(format!("--dir {} is not a directory", dir.display())).into(),
+                );
+            }
+            let size = size.unwrap_or(DEFAULT_SIZE);
+            check_free_space(dir, size)?;
+            let path = dir.join(format!(
+                "iopath-{}-{:08x}.dat",
+                std::process::id(),
+                Rng::new(seed ^ nanos()).next_u64() as u32
+            ));
+            create_prefilled(path, size, "temporary", seed, stop, progress)
+        }
+        TargetSpec::File { path, allow_write } => match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let size = size.unwrap_or(DEFAULT_SIZE);
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                if !dir.is_dir() {
+                    return Err(UsageError(format!(
+                        "--file {}: directory {} does not exist",
+                        path.display(),
+                        dir.display()
+                    ))
+                    .into());
+                }
+                check_free_space(dir, size)?;
+                create_prefilled(path.clone(), size, "file", seed, stop, progress)
+            }
+            Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
+            Ok(meta) => open_existing(path, &meta, size, writes, *allow_write),
+        },
+    }
+}
+
+fn nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn check_free_space(dir: &Path, size: u64) -> Result<()> {
+    let free = iopath_io::sys::free_bytes(dir)
+        .with_context(|| format!("cannot read free space of {}", dir.display()))?;
+    if size.saturating_add(FREE_MARGIN) > free {
+        return Err(UsageError(format!(
+            "a {} test file needs {} free in {} (plus {} head-room), only {} is available; use a smaller --size or another --dir",
+            fmt_bytes(size),
+            fmt_bytes(size),
+            dir.display(),
+            fmt_bytes(FREE_MARGIN),
+            fmt_bytes(free)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn open_existing(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    size: Option<u64>,
+    writes: bool,
+    allow_write: bool,
+) -> Result<Target> {
+    let ft = meta.file_type();
+    let (kind, len) = if ft.is_block_device() {
+        let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let len = f
+            .seek(SeekFrom::End(0))
+            .with_context(|| format!("cannot read the size of {}", path.display()))?;
+        ("block-device", len)
+    } else if ft.is_file() {
+        ("file", meta.len())
+    } else {
+        return Err(UsageError(format!(
+            "--file {} is neither a regular file nor a block device",
+            path.display()
+        ))
+        .into());
+    };
+    if writes && !allow_write {
+        return Err(UsageError(format!(
+            "{} exists and iopath did not create it: write patterns would destroy its contents. \
+             Use --patterns read,randread, or add --allow-write if that is what you want",
+            path.display()
+        ))
+        .into());
+    }
+    let size = match size {
+        Some(s) if s > len => {
+            return Err(UsageError(format!(
+                "--size {} is larger than {} ({}); iopath never extends a file it did not create",
+                fmt_bytes(s),
+                path.display(),
+                fmt_bytes(len)
+            ))
+            .into())
+        }
+        Some(s) => s,
+        None => len,
+    };
+    if size == 0 {
+        return Err(UsageError(format!("{} is empty: nothing to read", path.display())).into());
+    }
+    Ok(Target {
+        info: TargetInfo {
+            path: path.to_path_buf(),
+            kind: kind.into(),
+            size_bytes: size,
+            created: false,
+            writable: writes && allow_write,
+            prefilled: false,
+            prefill_ns: None,
+            allocated_bytes: ft.is_file().then(|| meta.blocks() * 512),
+        },
+    })
+}
+
+fn create_prefilled(
+    path: PathBuf,
+    size: u64,
+    kind: &str,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<Target> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| {
+            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
+            anyhow::anyhow!("cannot create {}: {e} {hint}", path.display())
+        })?;
+    // From here on the Target owns the file: any early return removes it.
+    let mut target = Target {
+        info: TargetInfo {
+            path: path.clone(),
+            kind: kind.into(),
+            size_bytes: size,
+            created: true,
+            writable: true,
+            prefilled: false,
+            prefill_ns: None,
+            allocated_bytes: None,
+        },
+    };
+    let t0 = Instant::now();
+    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
+    let mut rng = Rng::stream(seed, u64::MAX);
+    let mut chunk = vec![0u8; 4 << 20];
+    let mut written = 0u64;
+    while written < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        let n = (size - written).min(chunk.len() as u64) as usize;
+        rng.fill(&mut chunk[..n]);
+        file.write_all(&chunk[..n]).map_err(|e| {
+            let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
+            anyhow::anyhow!(
+                "prefilling {} failed after {}: {e} {hint}",
+                path.display(),
+                fmt_bytes(written)
+            )
+        })?;
+        written += n as u64;
+        bar.set_position(written);
+    }
+    iopath_io::sys::evict_file(&file)
+        .with_context(|| format!("fsync/fadvise of {} failed", path.display()))?;
+    bar.finish_and_clear();
+    let meta = file.metadata()?;
+    target.info.prefilled = true;
+    target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
+    target.info.allocated_bytes = Some(meta.blocks() * 512);
+    if meta.len() != size {
+        bail!(
+            "{} has {} bytes after prefill, expected {}",
+            path.display(),
+            meta.len(),
+            size
+        );
+    }
+    Ok(target)
+}
+
+/// Time to wait between checks of the stop flag in long loops.
+pub const STOP_POLL: Duration = Duration::from_millis(50);

@@ -1,0 +1,183 @@
+//! Sizes and durations as people write them, and back.
+//!
+//! Sizes: a number with an optional unit. `k`, `K`, `KiB`, `m`, `M`, `MiB`,
+//! `g`, `G`, `GiB`, `t`, `T`, `TiB` are binary (1024-based, as in fio and
+//! dd); `kB`, `MB`, `GB`, `TB` are decimal (SI). `b`/`B` or no unit: bytes.
+//! Durations: `500ms`, `3s`, `2m`, `1h`, `250us`; a bare number is seconds.
+
+use std::time::Duration;
+
+/// Parse a size such as `4k`, `1M`, `2GiB`, `100MB`, `512`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{s}' is not a size: expected a number with an optional unit, e.g. 4k, 1M, 2GiB"
+        ));
+    }
+    let mult: u64 = match unit.trim() {
+        "" | "b" | "B" => 1,
+        "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
+        "m" | "M" | "MiB" | "Mi" => 1 << 20,
+        "g" | "G" | "GiB" | "Gi" => 1 << 30,
+        "t" | "T" | "TiB" | "Ti" => 1 << 40,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "unknown size unit '{other}' in '{s}': use k/M/G/T or KiB/MiB/GiB/TiB (1024-based), kB/MB/GB/TB (1000-based)"
+            ))
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size: '{num}' is not a number"))?;
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 / 2.0 {
+        return Err(format!("size '{s}' is too large"));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("size '{s}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parse a duration such as `500ms`, `3s`, `1.5s`, `2m`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration: expected e.g. 500ms, 3s, 2m"))?;
+    let secs = match unit.trim() {
+        "" | "s" | "sec" => value,
+        "ms" => value / 1e3,
+        "us" | "µs" => value / 1e6,
+        "ns" => value / 1e9,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit '{other}' in '{s}': use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+        return Err(format!("duration '{s}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A byte count in binary units: `4 KiB`, `1.5 GiB`, `512 B`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
+/// Compact block size for tables: `4k`, `1M`, `512`.
+pub fn fmt_bs(b: u64) -> String {
+    if b >= 1 << 20 && b % (1 << 20) == 0 {
+        format!("{}M", b >> 20)
+    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+        format!("{}k", b >> 10)
+    } else {
+        b.to_string()
+    }
+}
+
+/// A latency in ns as `812 ns`, `14.2 us`, `3.10 ms`, `1.20 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
+}
+
+/// A rate with three significant digits: `812`, `14.2k`, `1.25M`.
+pub fn fmt_count(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("100MB").unwrap(), 100_000_000);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size(" 8 ").unwrap(), 8);
+        assert!(parse_size("").is_err());
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("4x").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("1.1").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("3s").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3 weeks").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(4096), "4 KiB");
+        assert_eq!(fmt_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(fmt_bs(4096), "4k");
+        assert_eq!(fmt_bs(1 << 20), "1M");
+        assert_eq!(fmt_bs(1000), "1000");
+        assert_eq!(fmt_ns(812), "812 ns");
+        assert_eq!(fmt_ns(14_200), "14.2 us");
+        assert_eq!(fmt_ns(3_100_000), "3.10 ms");
+        assert_eq!(fmt_count(812.0), "812");
+        assert_eq!(fmt_count(14_200.0), "14.2k");
+        assert_eq!(fmt_count(1_250_000.0), "1.25M");
+    }
+}
