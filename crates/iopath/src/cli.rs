@@ -40,7 +40,7 @@ pub enum Command {
     Methods,
 }
 
-#[derive(Debug, Clone, Args, Default)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Directory for iopath's temporary test file [default: current directory].
     #[arg(long, value_name = "DIR", conflicts_with = "file")]

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         }
     }
     let res = match cli.command {
-        None => run(&RunArgs::default(), &stop),
+        None => run(&default_run_args(), &stop),
         Some(Command::Run(a)) => run(&a, &stop),
         Some(Command::Probe(a)) => commands::probe(&a, &stop).map(|()| ExitCode::SUCCESS),
         Some(Command::Methods) => {
@@ -45,6 +45,14 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// `iopath` alone means `iopath run` with every default, as clap sets them.
+fn default_run_args() -> RunArgs {
+    match Cli::parse_from(["iopath", "run"]).command {
+        Some(Command::Run(a)) => a,
+        _ => unreachable!("`iopath run` parses to the run command"),
     }
 }
 

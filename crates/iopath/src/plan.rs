@@ -146,6 +146,11 @@ impl Plan {
                 )));
             }
         }
+        if a.threads == 0 || a.repeat == 0 {
+            return Err(UsageError(
+                "--threads and --repeat must be at least 1".into(),
+            ));
+        }
         if a.size == Some(0) {
             return Err(UsageError(
                 "--size 0: the test file needs at least one block".into(),

@@ -1,0 +1,469 @@
+//! Command-line tests: the `null` method, small temporary files on a real
+//! file system, tmpfs, bad input and Ctrl-C. No timing assertions.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn iopath() -> Command {
+    Command::cargo_bin("iopath").unwrap()
+}
+
+/// A scratch directory on the file system that holds the build (a real
+/// disk), not /tmp (often tmpfs).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iopath-")
+        })
+        .collect()
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not pure JSON ({e}):\n{}",
+            String::from_utf8_lossy(out)
+        )
+    })
+}
+
+fn case<'a>(v: &'a Value, method: &str, pattern: &str) -> &'a Value {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == method && c["pattern"] == pattern)
+        .unwrap_or_else(|| panic!("no case {method}/{pattern}"))
+}
+
+#[test]
+fn methods_lists_every_method_with_advice() {
+    iopath()
+        .arg("methods")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("uring-sqpoll"))
+        .stdout(predicate::str::contains("aio"))
+        .stdout(predicate::str::contains("use it when"));
+}
+
+#[test]
+fn null_run_writes_pure_json_to_stdout_and_creates_no_file() {
+    let dir = scratch();
+    let out = iopath()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--methods",
+            "null",
+            "--patterns",
+            "randread,write",
+            "--time",
+            "100ms",
+            "--json",
+            "-",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = json_of(&out.stdout);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["tool"]["name"], "iopath");
+    let c = case(&v, "null", "randread");
+    assert_eq!(c["queue_depth"], 32, "null honours the queue depth");
+    let s = &c["summary"];
+    assert!(s["ios"].as_u64().unwrap() > 0);
+    assert_eq!(
+        s["io_bytes"].as_u64().unwrap(),
+        s["ios"].as_u64().unwrap() * 4096
+    );
+    assert!(s["lat_ns"]["p50"].as_u64().unwrap() <= s["lat_ns"]["p99"].as_u64().unwrap());
+    assert!(leftovers(dir.path()).is_empty());
+    assert!(v["target"].is_null(), "null needs no file");
+}
+
+#[test]
+fn unknown_method_and_pattern_are_usage_errors_listing_valid_names() {
+    iopath()
+        .args(["run", "--methods", "turbo"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("valid methods").and(predicate::str::contains("uring-iopoll")),
+        );
+    iopath()
+        .args(["run", "--patterns", "zigzag"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("randrw"));
+    iopath()
+        .args(["run", "--sync", "sometimes"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn misaligned_block_size_for_o_direct_names_the_alignment() {
+    let dir = scratch();
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "4M",
+            "--methods",
+            "direct",
+            "--patterns",
+            "read",
+            "--bs",
+            "1000",
+            "--quiet",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("O_DIRECT alignment").and(predicate::str::contains("--bs")),
+        );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "no file left after a usage error"
+    );
+}
+
+#[test]
+fn impossible_sizes_are_refused_before_anything_is_written() {
+    let dir = scratch();
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args(["--size", "900T", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("available").and(predicate::str::contains("--size")));
+    iopath()
+        .args(["run", "--size", "64k", "--bs", "1M"])
+        .assert()
+        .code(2);
+    iopath()
+        .args(["run", "--dir", "/nonexistent/iopath-test"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/iopath-test"));
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn small_run_over_every_method_measures_and_cleans_up() {
+    let dir = scratch();
+    let json = dir.path().join("result.json");
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "8M",
+            "--time",
+            "100ms",
+            "--patterns",
+            "read,randwrite",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--quiet")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("sequential read"))
+        .stdout(predicate::str::contains("random write"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["finished_at"].is_string());
+    assert_eq!(v["target"]["size_bytes"], 8 << 20);
+    assert_eq!(v["target"]["prefilled"], true);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2 * 8, "8 methods x 2 patterns");
+    for c in cases {
+        let measured = !c["summary"].is_null();
+        let skipped = c["skipped"].as_str().is_some_and(|s| !s.is_empty());
+        assert!(
+            measured ^ skipped,
+            "each case is measured or skipped with a reason: {c}"
+        );
+        assert!(c["error"].is_null(), "{c}");
+        if measured && c["pattern"] == "read" {
+            // One pass over the 8 MiB file in 1 MiB blocks.
+            assert_eq!(c["summary"]["io_bytes"], 8 << 20, "{}", c["method"]);
+        }
+    }
+    for m in ["buffered", "direct", "mmap"] {
+        let c = case(&v, m, "randwrite");
+        assert_eq!(c["queue_depth"], 1);
+        assert_eq!(c["queue_depth_requested"], 32);
+        assert!(
+            c["notes"][0].as_str().unwrap().contains("synchronous"),
+            "{c}"
+        );
+    }
+    let probe = v["probe"].as_array().unwrap();
+    let iopoll = probe
+        .iter()
+        .find(|p| p["method"] == "uring-iopoll")
+        .unwrap();
+    if iopoll["usable"] == false {
+        assert!(!iopoll["reason"].as_str().unwrap().is_empty());
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn every_sync_policy_runs_a_write() {
+    let dir = scratch();
+    for sync in ["none", "end", "dsync", "each"] {
+        let out = iopath()
+            .args(["run", "--dir"])
+            .arg(dir.path())
+            .args([
+                "--size",
+                "2M",
+                "--io-size",
+                "256k",
+                "--bs",
+                "64k",
+                "--methods",
+                "buffered,mmap,uring,aio",
+            ])
+            .args([
+                "--patterns",
+                "write",
+                "--sync",
+                sync,
+                "--json",
+                "-",
+                "--quiet",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let v = json_of(&out.stdout);
+        for c in v["cases"].as_array().unwrap() {
+            assert_eq!(c["sync"], sync);
+            if c["skipped"].is_null() {
+                assert_eq!(
+                    c["summary"]["io_bytes"],
+                    256 << 10,
+                    "{sync} {}",
+                    c["method"]
+                );
+            }
+        }
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn run_in_tmpfs_skips_or_annotates_o_direct_and_finishes() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: /dev/shm does not exist here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "4M",
+            "--time",
+            "50ms",
+            "--patterns",
+            "randread",
+            "--methods",
+            "buffered,direct,uring",
+        ])
+        .args(["--json", "-", "--quiet"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = json_of(&out.stdout);
+    assert_eq!(v["system"]["fs_type"], "tmpfs");
+    let direct = case(&v, "direct", "randread");
+    // Older kernels refuse O_DIRECT on tmpfs (skipped with the reason);
+    // newer ones accept it, and iopath says no device is measured.
+    let skipped = direct["skipped"]
+        .as_str()
+        .is_some_and(|s| s.contains("O_DIRECT"));
+    let noted = direct["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("tmpfs"));
+    assert!(skipped || noted, "{direct}");
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn existing_file_is_never_written_without_allow_write() {
+    let dir = scratch();
+    let user = dir.path().join("precious.bin");
+    let content: Vec<u8> = (0..(1u32 << 20)).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&user, &content).unwrap();
+    iopath()
+        .args(["run", "--file"])
+        .arg(&user)
+        .args(["--patterns", "write", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--allow-write"));
+    iopath()
+        .args(["run", "--file"])
+        .arg(&user)
+        .args([
+            "--patterns",
+            "read,randread",
+            "--methods",
+            "buffered,direct",
+            "--time",
+            "50ms",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    iopath()
+        .args(["run", "--file"])
+        .arg(&user)
+        .args(["--size", "2M", "--patterns", "read", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("never extends"));
+    assert_eq!(
+        std::fs::read(&user).unwrap(),
+        content,
+        "user file untouched"
+    );
+}
+
+#[test]
+fn file_that_does_not_exist_is_created_and_removed() {
+    let dir = scratch();
+    let path = dir.path().join("fresh.dat");
+    iopath()
+        .args(["run", "--file"])
+        .arg(&path)
+        .args([
+            "--size",
+            "2M",
+            "--methods",
+            "buffered",
+            "--patterns",
+            "write,read",
+            "--time",
+            "50ms",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    assert!(!path.exists());
+}
+
+#[test]
+fn probe_reports_every_method_with_reasons() {
+    let dir = scratch();
+    let out = iopath()
+        .args(["probe", "--json", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = json_of(&out.stdout);
+    let methods = v["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), 9);
+    for m in methods {
+        if m["usable"] == false {
+            assert!(m["reason"].as_str().is_some_and(|r| r.len() > 10), "{m}");
+        }
+    }
+    assert!(v["dio_align_offset"].as_u64().unwrap().is_power_of_two());
+    assert!(leftovers(dir.path()).is_empty());
+    iopath()
+        .args(["probe", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("O_DIRECT").and(predicate::str::contains("uring-iopoll")));
+}
+
+#[test]
+fn ctrl_c_keeps_results_and_removes_the_test_file() {
+    let dir = scratch();
+    let json = dir.path().join("partial.json");
+    let bin = assert_cmd::cargo::cargo_bin("iopath");
+    let child = std::process::Command::new(bin)
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "8M",
+            "--methods",
+            "null,buffered",
+            "--patterns",
+            "randread",
+            "--time",
+            "30s",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first case (null, 30 s) has started: the JSON file is
+    // written after the probe, or give up after a generous deadline.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !leftovers(dir.path())
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "dat"))
+    {
+        assert!(Instant::now() < deadline, "test file never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "test file removed after Ctrl-C"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let c = case(&v, "null", "randread");
+    assert!(
+        c["summary"]["ios"].as_u64().unwrap() > 0,
+        "partial case kept"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+}
