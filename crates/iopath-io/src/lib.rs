@@ -93,7 +93,11 @@ impl Method {
     pub fn is_direct(self) -> bool {
         matches!(
             self,
-            Method::Direct | Method::Uring | Method::UringSqpoll | Method::UringIopoll | Method::Aio
+            Method::Direct
+                | Method::Uring
+                | Method::UringSqpoll
+                | Method::UringIopoll
+                | Method::Aio
         )
     }
 
@@ -119,13 +123,23 @@ impl Method {
         match self {
             Method::Null => "no I/O: the harness alone, to measure iopath's own cost per I/O",
             Method::Buffered => "pread/pwrite through the page cache (what most programs do)",
-            Method::Direct => "pread/pwrite with O_DIRECT: no page cache, aligned buffers, one request at a time",
+            Method::Direct => {
+                "pread/pwrite with O_DIRECT: no page cache, aligned buffers, one request at a time"
+            }
             Method::Mmap => "memcpy from/to a shared file mapping; page faults bring data in",
-            Method::Uring => "io_uring + O_DIRECT, N requests in flight, registered buffers and file",
+            Method::Uring => {
+                "io_uring + O_DIRECT, N requests in flight, registered buffers and file"
+            }
             Method::UringBuffered => "io_uring through the page cache, N requests in flight",
-            Method::UringSqpoll => "io_uring + O_DIRECT with a kernel thread polling the submission queue",
-            Method::UringIopoll => "io_uring + O_DIRECT with polled completions (needs device poll queues)",
-            Method::Aio => "Linux native AIO (io_submit/io_getevents) + O_DIRECT, N requests in flight",
+            Method::UringSqpoll => {
+                "io_uring + O_DIRECT with a kernel thread polling the submission queue"
+            }
+            Method::UringIopoll => {
+                "io_uring + O_DIRECT with polled completions (needs device poll queues)"
+            }
+            Method::Aio => {
+                "Linux native AIO (io_submit/io_getevents) + O_DIRECT, N requests in flight"
+            }
         }
     }
 
@@ -137,7 +151,9 @@ impl Method {
             Method::Direct => "large streaming I/O where the cache would only waste memory",
             Method::Mmap => "read-mostly data that fits in memory, random access with pointers",
             Method::Uring => "fast SSDs/NVMe: deep queues with little CPU per I/O",
-            Method::UringBuffered => "cached data with many outstanding requests, no alignment rules",
+            Method::UringBuffered => {
+                "cached data with many outstanding requests, no alignment rules"
+            }
             Method::UringSqpoll => "very high IOPS when a spare core can spin for submissions",
             Method::UringIopoll => "lowest latency on NVMe with poll queues (nvme.poll_queues=N)",
             Method::Aio => "kernels or programs without io_uring; direct I/O only",
@@ -203,9 +219,14 @@ impl SyncPolicy {
     }
 
     pub fn from_name(s: &str) -> Option<SyncPolicy> {
-        [SyncPolicy::None, SyncPolicy::End, SyncPolicy::Dsync, SyncPolicy::Each]
-            .into_iter()
-            .find(|p| p.name() == s)
+        [
+            SyncPolicy::None,
+            SyncPolicy::End,
+            SyncPolicy::Dsync,
+            SyncPolicy::Each,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
     }
 }
 

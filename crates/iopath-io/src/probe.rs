@@ -60,9 +60,13 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         slot: 0,
     };
     let mut done = Vec::with_capacity(2);
-    let outcome = eng
-        .submit(&[req], &mut done)
-        .and_then(|_| if done.is_empty() { eng.reap(1, &mut done) } else { Ok(()) });
+    let outcome = eng.submit(&[req], &mut done).and_then(|_| {
+        if done.is_empty() {
+            eng.reap(1, &mut done)
+        } else {
+            Ok(())
+        }
+    });
     match (outcome, done.first()) {
         (Err(e), _) => st.unusable = Some(e.to_string()),
         (Ok(()), None) => st.unusable = Some("no completion arrived for a probe read".into()),

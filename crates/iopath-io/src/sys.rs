@@ -53,7 +53,8 @@ pub fn dio_alignment(path: &Path) -> DioAlign {
 /// the block device node itself), when there is one.
 pub fn block_device_sysfs(path: &Path) -> Option<PathBuf> {
     let st = rustix::fs::stat(path).ok()?;
-    let is_blk = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice;
+    let is_blk =
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice;
     let dev = if is_blk { st.st_rdev } else { st.st_dev };
     let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let p = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
@@ -82,6 +83,7 @@ pub fn memlock_limit() -> (Option<u64>, Option<u64>) {
 /// cannot be done.
 pub fn ensure_memlock(needed: u64) -> Result<Option<u64>, String> {
     let (soft, hard) = memlock_limit();
+    // map_or, not is_none_or: the MSRV is 1.80 and is_none_or is 1.82.
     if soft.is_none_or(|s| s >= needed) {
         return Ok(soft);
     }
@@ -213,13 +215,18 @@ mod tests {
     fn alignment_is_a_power_of_two_here() {
         let dir = tempfile::tempdir().unwrap();
         let a = dio_alignment(dir.path());
-        assert!(a.offset.is_power_of_two() && a.mem.is_power_of_two(), "{a:?}");
+        assert!(
+            a.offset.is_power_of_two() && a.mem.is_power_of_two(),
+            "{a:?}"
+        );
     }
 
     #[test]
     fn hints_name_the_next_step() {
         let e = io::Error::from_raw_os_error(libc::EINVAL);
-        assert!(errno_hint("open O_DIRECT", &e).unwrap().contains("--methods"));
+        assert!(errno_hint("open O_DIRECT", &e)
+            .unwrap()
+            .contains("--methods"));
         let e = io::Error::from_raw_os_error(libc::ENOSPC);
         assert!(errno_hint("pwrite", &e).unwrap().contains("--size"));
         let e = io::Error::from_raw_os_error(libc::EINTR);

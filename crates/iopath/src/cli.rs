@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use iopath_io::{Method, SyncPolicy};
 
-use crate::plan::Pattern;
+use crate::plan::{CacheState, Pattern};
 use crate::units::{parse_duration, parse_size};
 
 #[derive(Debug, Parser)]
@@ -97,6 +97,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "POLICY", default_value = "end", value_parser = parse_sync)]
     pub sync: SyncPolicy,
 
+    /// Page-cache state before each repetition: cold (write back and drop
+    /// the file's cached pages), warm (read the file once first), as-is.
+    #[arg(long, value_name = "STATE", default_value = "cold", value_parser = parse_cache)]
+    pub cache: CacheState,
+
     /// Read percentage for randrw.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub rwmix: u8,
@@ -139,6 +144,11 @@ fn parse_pattern(s: &str) -> Result<Pattern, String> {
             "unknown pattern '{s}'; valid patterns: read (seqread), write (seqwrite), randread, randwrite, randrw"
         )
     })
+}
+
+fn parse_cache(s: &str) -> Result<CacheState, String> {
+    CacheState::from_name(s.trim())
+        .ok_or_else(|| format!("unknown cache state '{s}'; valid: cold, warm, as-is"))
 }
 
 fn parse_sync(s: &str) -> Result<SyncPolicy, String> {

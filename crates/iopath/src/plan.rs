@@ -91,6 +91,35 @@ impl Pattern {
     }
 }
 
+/// Page-cache state of the target before each repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheState {
+    /// Dirty pages written back and the file's cached pages dropped
+    /// (`posix_fadvise(DONTNEED)`): reads must come from the device.
+    #[default]
+    Cold,
+    /// The file read once through the page cache before timing.
+    Warm,
+    /// Left as the previous case left it.
+    AsIs,
+}
+
+impl CacheState {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheState::Cold => "cold",
+            CacheState::Warm => "warm",
+            CacheState::AsIs => "as-is",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<CacheState> {
+        [CacheState::Cold, CacheState::Warm, CacheState::AsIs]
+            .into_iter()
+            .find(|c| c.name() == s)
+    }
+}
+
 /// One measured configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Case {
@@ -123,6 +152,7 @@ pub struct Plan {
     pub io_size: Option<u64>,
     pub repeat: u32,
     pub seed: u64,
+    pub cache: CacheState,
     pub json: Option<PathBuf>,
     pub quiet: bool,
 }
@@ -210,6 +240,7 @@ impl Plan {
             io_size: a.io_size,
             repeat: a.repeat,
             seed: a.seed,
+            cache: a.cache,
             json: a.json.clone(),
             quiet: a.quiet,
         })

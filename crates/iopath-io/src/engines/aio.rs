@@ -171,7 +171,11 @@ impl AioEngine {
             self.pool.release(slot);
             done.push(Completion {
                 slot,
-                result: if res < 0 { Err((-res) as i32) } else { Ok(res as u32) },
+                result: if res < 0 {
+                    Err((-res) as i32)
+                } else {
+                    Ok(res as u32)
+                },
             });
         }
     }
@@ -186,17 +190,26 @@ impl Engine for AioEngine {
         self.pool.get_mut(slot)
     }
 
-    fn submit(&mut self, reqs: &[IoReq], _done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+    fn submit(
+        &mut self,
+        reqs: &[IoReq],
+        _done: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
         self.ptrs.clear();
-        for r in reqs {
-            super::check_aligned(&self.path, r, self.caps.offset_align)?;
-            let ptr = match self.pool.acquire(r.slot, r.len) {
+        for (k, r) in reqs.iter().enumerate() {
+            // On a bad request (misaligned, bad slot or length), hand back the
+            // slots this batch already acquired: none has reached the kernel,
+            // so no event will ever release them. (A misaligned request used to
+            // return early and leave them busy forever, and `reap` or `Drop`
+            // then waited in io_getevents for events that never come.)
+            let checked = super::check_aligned(&self.path, r, self.caps.offset_align)
+                .and_then(|()| self.pool.acquire(r.slot, r.len));
+            let ptr = match checked {
                 Ok(p) => p,
                 Err(e) => {
-                    for p in &self.ptrs {
-                        // SAFETY: p points into self.iocbs (set just below).
-                        let slot = unsafe { (**p).aio_data } as u32;
-                        self.pool.release(slot);
+                    // Each of reqs[..k] acquired its slot above.
+                    for earlier in &reqs[..k] {
+                        self.pool.release(earlier.slot);
                     }
                     return Err(e);
                 }
@@ -258,7 +271,7 @@ impl Engine for AioEngine {
         let min = min.min(self.pool.in_flight());
         let mut got = 0;
         loop {
-            let want = if got >= min { 0 } else { min - got };
+            let want = min.saturating_sub(got);
             if want == 0 && got > 0 {
                 break;
             }

@@ -2,9 +2,10 @@
 //! file, as DAXBench64 measures it. Reads fault pages in (with the kernel's
 //! fault-around and read-ahead); writes dirty pages that `msync` writes back.
 //!
-//! The mapping covers `span_bytes` of the file. A request past the end of
-//! the mapping transfers what lies inside it (a short read or write), as a
-//! file would at end of file. Sync policy: `end` msyncs (and fsyncs) the
+//! The mapping covers `span_bytes` of the file, or the whole file when it is
+//! shorter (pages past end of file would raise SIGBUS). A request past the
+//! end of the mapping transfers what lies inside it (a short read or write),
+//! as a file would at end of file. Sync policy: `end` msyncs (and fsyncs) the
 //! whole mapping at the end; `dsync` and `each` msync the written pages
 //! after every write. If another process truncates the file while it is
 //! mapped, the kernel raises SIGBUS: iopath only maps files it created or
@@ -39,9 +40,17 @@ pub struct MmapEngine {
 impl MmapEngine {
     pub fn open(spec: &OpenSpec) -> Result<MmapEngine, EngineError> {
         let file = super::open_target(Method::Mmap, &spec.path, spec.write, false, false)?;
-        let len = usize::try_from(spec.span_bytes).map_err(|_| {
-            EngineError::Invalid(format!("span of {} bytes cannot be mapped", spec.span_bytes))
-        })?;
+        // Map no further than the file ends. Touching a mapped page wholly
+        // past end of file raises SIGBUS, so a span longer than the file let
+        // safe code kill the process with a read past EOF. Requests past the
+        // mapping come back short instead, as at end of file.
+        let file_len = file
+            .metadata()
+            .map_err(|e| EngineError::os("fstat", &spec.path, e))?
+            .len();
+        let span = spec.span_bytes.min(file_len);
+        let len = usize::try_from(span)
+            .map_err(|_| EngineError::Invalid(format!("span of {span} bytes cannot be mapped")))?;
         let map = if len == 0 {
             Map::Empty
         } else if spec.write {
@@ -57,6 +66,12 @@ impl MmapEngine {
             Map::Ro(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
         };
         let mut notes = Vec::new();
+        if span < spec.span_bytes {
+            notes.push(format!(
+                "mmap maps {span} bytes, the file's length, not the {} asked: pages past end of file cannot be mapped",
+                spec.span_bytes
+            ));
+        }
         if spec.queue_depth > 1 {
             notes.push(format!(
                 "mmap is synchronous: queue depth {} requested, ran at 1 (use --threads for parallel faults)",
@@ -91,7 +106,10 @@ impl MmapEngine {
         let slot_size = self.pool.slot_size();
         let map_len = self.map_len();
         let Some(buf) = self.pool.get_mut(r.slot) else {
-            return Err(EngineError::Invalid(format!("slot {} does not exist", r.slot)));
+            return Err(EngineError::Invalid(format!(
+                "slot {} does not exist",
+                r.slot
+            )));
         };
         if r.len == 0 || r.len as usize > slot_size {
             return Err(EngineError::Invalid(format!(
@@ -147,7 +165,8 @@ impl Engine for MmapEngine {
     fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
         if how == SyncPolicy::End {
             if let Map::Rw(m) = &self.map {
-                m.flush().map_err(|e| EngineError::os("msync", &self.path, e))?;
+                m.flush()
+                    .map_err(|e| EngineError::os("msync", &self.path, e))?;
             }
             rustix::fs::fsync(self.file.as_fd())
                 .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;

@@ -25,7 +25,11 @@ pub struct PsyncEngine {
 
 impl PsyncEngine {
     pub fn open(spec: &OpenSpec, direct: bool) -> Result<PsyncEngine, EngineError> {
-        let method = if direct { Method::Direct } else { Method::Buffered };
+        let method = if direct {
+            Method::Direct
+        } else {
+            Method::Buffered
+        };
         let file = super::open_target(
             method,
             &spec.path,
@@ -65,7 +69,10 @@ impl PsyncEngine {
         super::check_aligned(&self.path, r, self.caps.offset_align)?;
         let slot_size = self.pool.slot_size();
         let Some(buf) = self.pool.get_mut(r.slot) else {
-            return Err(EngineError::Invalid(format!("slot {} does not exist", r.slot)));
+            return Err(EngineError::Invalid(format!(
+                "slot {} does not exist",
+                r.slot
+            )));
         };
         if r.len == 0 || r.len as usize > slot_size {
             return Err(EngineError::Invalid(format!(

@@ -73,7 +73,21 @@ impl UringEngine {
         if iopoll {
             builder.setup_iopoll();
         }
-        let ring = match builder.build(entries) {
+        // Cooperative task running (Linux 5.19+): completions are processed
+        // when the worker next enters the kernel (it is about to, to wait)
+        // instead of interrupting it with an IPI. Not valid with SQPOLL.
+        // Older kernels answer EINVAL: build again without it.
+        let built = if !sqpoll {
+            let mut b = builder.clone();
+            b.setup_coop_taskrun();
+            match b.build(entries) {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => builder.build(entries),
+                other => other,
+            }
+        } else {
+            builder.build(entries)
+        };
+        let ring = match built {
             Ok(r) => r,
             Err(e) => {
                 let hint = crate::sys::errno_hint("io_uring_setup", &e);
@@ -127,12 +141,17 @@ impl UringEngine {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EPERM)) => {
                     match ensure_memlock(pool.bytes() as u64) {
                         Err(why) => {
-                            notes.push(format!("registered buffers unavailable ({why}); using plain buffers"));
+                            notes.push(format!(
+                                "registered buffers unavailable ({why}); using plain buffers"
+                            ));
                             false
                         }
                         Ok(_) => match register() {
                             Ok(()) => {
-                                notes.push("raised the RLIMIT_MEMLOCK soft limit to register buffers".into());
+                                notes.push(
+                                    "raised the RLIMIT_MEMLOCK soft limit to register buffers"
+                                        .into(),
+                                );
                                 true
                             }
                             Err(e) => {
@@ -146,7 +165,9 @@ impl UringEngine {
                     }
                 }
                 Err(e) => {
-                    notes.push(format!("registering buffers failed ({e}); using plain buffers"));
+                    notes.push(format!(
+                        "registering buffers failed ({e}); using plain buffers"
+                    ));
                     false
                 }
             }
@@ -195,8 +216,12 @@ impl UringEngine {
                     (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, r.len, r.slot as u16)
                         .offset(r.offset)
                         .build(),
-                    (Op::Read, false) => opcode::Read::new($fd, ptr, r.len).offset(r.offset).build(),
-                    (Op::Write, false) => opcode::Write::new($fd, ptr, r.len).offset(r.offset).build(),
+                    (Op::Read, false) => {
+                        opcode::Read::new($fd, ptr, r.len).offset(r.offset).build()
+                    }
+                    (Op::Write, false) => {
+                        opcode::Write::new($fd, ptr, r.len).offset(r.offset).build()
+                    }
                 }
             };
         }
@@ -250,7 +275,11 @@ impl UringEngine {
             self.pool.release(slot);
             done.push(Completion {
                 slot,
-                result: if outcome < 0 { Err(-outcome) } else { Ok(outcome as u32) },
+                result: if outcome < 0 {
+                    Err(-outcome)
+                } else {
+                    Ok(outcome as u32)
+                },
             });
             produced += 1;
         }
@@ -291,7 +320,11 @@ impl Engine for UringEngine {
         self.pool.get_mut(slot)
     }
 
-    fn submit(&mut self, reqs: &[IoReq], _done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+    fn submit(
+        &mut self,
+        reqs: &[IoReq],
+        _done: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
         for r in reqs {
             super::check_aligned(&self.path, r, self.caps.offset_align)?;
             let ptr = self.pool.acquire(r.slot, r.len)?;
@@ -323,7 +356,9 @@ impl Engine for UringEngine {
                 // safe anyway and hand the slot back.
                 self.pending[i] = 0;
                 self.pool.release(r.slot);
-                return Err(EngineError::Invalid("io_uring submission queue full".into()));
+                return Err(EngineError::Invalid(
+                    "io_uring submission queue full".into(),
+                ));
             }
         }
         if self.sqpoll {
@@ -335,13 +370,19 @@ impl Engine for UringEngine {
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError> {
         let mut got = self.drain(done);
         let target = min.min(self.pool.in_flight() + got);
+        if got >= target {
+            // Completions were already waiting. Requests pushed since the
+            // last enter must still reach the kernel now, or they would sit
+            // in the SQ and the effective queue depth would sag (SQPOLL's
+            // kernel thread picks them up by itself; `submit` woke it).
+            if !self.sqpoll && !self.ring.submission().is_empty() {
+                self.enter(0)?;
+            }
+            return Ok(());
+        }
         while got < target {
             self.enter(target - got)?;
             got += self.drain(done);
-        }
-        // Submit anything still queued (min == 0 with no completions).
-        if target == 0 && self.ring.submission().len() > 0 {
-            self.enter(0)?;
         }
         Ok(())
     }

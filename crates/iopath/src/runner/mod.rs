@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 
-use crate::plan::{Case, Pattern, Plan, UsageError, DEFAULT_TIME};
+use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
 use crate::progress::Progress;
 use crate::result::{
     CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION,
@@ -84,7 +84,7 @@ impl Runner<'_> {
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
                 seed: plan.seed,
-                cache: "cold".into(),
+                cache: plan.cache.name().into(),
                 data: "random".into(),
             },
             probe: probes
@@ -196,10 +196,11 @@ impl Runner<'_> {
         }
         for _ in 0..self.plan.repeat {
             if let Some(t) = target {
-                if let Err(e) = evict(t) {
-                    cr.notes.push(format!(
-                        "could not drop cached pages before the repetition: {e}"
-                    ));
+                if let Err(e) = set_cache_state(t, self.plan.cache) {
+                    let n = format!("could not make the cache {}: {e:#}", self.plan.cache.name());
+                    if !cr.notes.contains(&n) {
+                        cr.notes.push(n);
+                    }
                 }
             }
             match self.run_repetition(case, target) {
@@ -399,10 +400,30 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
     }
 }
 
-fn evict(t: &Target) -> Result<()> {
-    let f =
-        std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()))?;
-    iopath_io::sys::evict_file(&f).with_context(|| format!("fsync/fadvise {}", t.path().display()))
+/// Put the target's pages in the page-cache state the plan asks for.
+fn set_cache_state(t: &Target, state: CacheState) -> Result<()> {
+    let open =
+        || std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()));
+    match state {
+        CacheState::AsIs => Ok(()),
+        CacheState::Cold => iopath_io::sys::evict_file(&open()?)
+            .with_context(|| format!("fsync/fadvise {}", t.path().display())),
+        CacheState::Warm => {
+            let f = open()?;
+            let mut buf = vec![0u8; 1 << 20];
+            let mut off = 0u64;
+            while off < t.size() {
+                let want = (t.size() - off).min(buf.len() as u64) as usize;
+                let n = std::os::unix::fs::FileExt::read_at(&f, &mut buf[..want], off)
+                    .with_context(|| format!("warming {}", t.path().display()))?;
+                if n == 0 {
+                    break;
+                }
+                off += n as u64;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Every usable O_DIRECT method needs block sizes that are multiples of the

@@ -81,7 +81,7 @@ impl IoGen {
     /// The next request: direction and offset. Sequential patterns wrap at
     /// the end of the range; random offsets are uniform and block-aligned.
     #[inline]
-    pub fn next(&mut self) -> (Op, u64) {
+    pub fn next_req(&mut self) -> (Op, u64) {
         let block = if self.pattern.is_random() {
             self.rng.below(self.blocks)
         } else {
@@ -115,14 +115,15 @@ pub fn run(
 ) -> Result<WorkerOut, String> {
     let qd = engine.caps().queue_depth.max(1);
     let bs = job.block_size;
-    let writes = job.pattern.writes();
     let mut gen = IoGen::new(job);
     let mut data_rng = Rng::stream(job.seed ^ 0xda7a, job.stream);
-    if writes {
-        for slot in 0..qd as u32 {
-            if let Some(b) = engine.buf_mut(slot) {
-                data_rng.fill(b);
-            }
+    // Fill every slot before timing, for reads too: buffers then hold
+    // random data for writes, and every page is backed before the first
+    // request (on a VM whose balloon reports free pages, the host would
+    // otherwise fault pages in while the device writes into them).
+    for slot in 0..qd as u32 {
+        if let Some(b) = engine.buf_mut(slot) {
+            data_rng.fill(b);
         }
     }
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3)
@@ -154,7 +155,7 @@ pub fn run(
         reqs.clear();
         while issuing && issued < byte_budget {
             let Some(slot) = free.pop() else { break };
-            let (op, offset) = gen.next();
+            let (op, offset) = gen.next_req();
             if op == Op::Write {
                 if let Some(b) = engine.buf_mut(slot) {
                     data_rng.scramble(b);
@@ -263,9 +264,9 @@ mod tests {
     #[test]
     fn sequential_offsets_walk_the_range_and_wrap() {
         let mut g = IoGen::new(&job(Pattern::Write));
-        let offs: Vec<u64> = (0..6).map(|_| g.next().1).collect();
+        let offs: Vec<u64> = (0..6).map(|_| g.next_req().1).collect();
         assert_eq!(offs, vec![8192, 12288, 16384, 20480, 8192, 12288]);
-        assert_eq!(g.next().0, Op::Write);
+        assert_eq!(g.next_req().0, Op::Write);
     }
 
     #[test]
@@ -273,18 +274,18 @@ mod tests {
         let mut a = IoGen::new(&job(Pattern::RandRead));
         let mut b = IoGen::new(&job(Pattern::RandRead));
         for _ in 0..1000 {
-            let (op, off) = a.next();
+            let (op, off) = a.next_req();
             assert_eq!(op, Op::Read);
             assert!((8192..8192 + 4 * 4096).contains(&off));
             assert_eq!(off % 4096, 0);
-            assert_eq!(b.next().1, off, "same seed, same offsets");
+            assert_eq!(b.next_req().1, off, "same seed, same offsets");
         }
     }
 
     #[test]
     fn rwmix_sets_the_read_share() {
         let mut g = IoGen::new(&job(Pattern::RandRw));
-        let reads = (0..10_000).filter(|_| g.next().0 == Op::Read).count();
+        let reads = (0..10_000).filter(|_| g.next_req().0 == Op::Read).count();
         assert!(
             (2_700..3_300).contains(&reads),
             "{reads} reads of 10000 at 30%"
