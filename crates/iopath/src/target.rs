@@ -16,7 +16,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use iopath_io::data::Rng;
@@ -93,6 +93,8 @@ pub fn prepare(
                     UsageError(format!("--dir {} is not a directory", dir.display())).into(),
                 );
             }
+            // Absolute, so results and messages name the file unambiguously.
+            let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
             let size = size.unwrap_or(DEFAULT_SIZE);
             check_free_space(dir, size)?;
             let path = dir.join(format!(
@@ -281,6 +283,3 @@ fn create_prefilled(
     }
     Ok(target)
 }
-
-/// Time to wait between checks of the stop flag in long loops.
-pub const STOP_POLL: Duration = Duration::from_millis(50);

@@ -411,6 +411,15 @@ fn probe_reports_every_method_with_reasons() {
 
 #[test]
 fn ctrl_c_keeps_results_and_removes_the_test_file() {
+    interrupt_keeps_results(rustix::process::Signal::INT);
+}
+
+#[test]
+fn sigterm_keeps_results_and_removes_the_test_file() {
+    interrupt_keeps_results(rustix::process::Signal::TERM);
+}
+
+fn interrupt_keeps_results(signal: rustix::process::Signal) {
     let dir = scratch();
     let json = dir.path().join("partial.json");
     let bin = assert_cmd::cargo::cargo_bin("iopath");
@@ -446,7 +455,7 @@ fn ctrl_c_keeps_results_and_removes_the_test_file() {
     }
     std::thread::sleep(Duration::from_millis(500));
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),

@@ -23,9 +23,9 @@ use crate::progress::Progress;
 use crate::result::{
     CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION,
 };
+use crate::sysinfo;
 use crate::target::{self, Target};
 use crate::units::{fmt_bs, fmt_bytes};
-use crate::{sysinfo, Interrupted};
 
 use worker::WorkerJob;
 
@@ -445,14 +445,6 @@ fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<(
             ))
             .into());
         }
-    }
-    Ok(())
-}
-
-/// Turn the stop flag into an error for callers that must not continue.
-pub fn check_stop(stop: &AtomicBool) -> Result<()> {
-    if stop.load(Ordering::Relaxed) {
-        return Err(Interrupted.into());
     }
     Ok(())
 }
