@@ -149,6 +149,12 @@ pub fn free_bytes(path: &Path) -> io::Result<u64> {
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
+/// True when the file system holding `path` is mounted read-only.
+pub fn is_read_only(path: &Path) -> io::Result<bool> {
+    let st = rustix::fs::statvfs(path)?;
+    Ok(st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+}
+
 /// Write back dirty pages of `file`, then ask the kernel to drop its cached
 /// pages (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the next read goes to the
 /// device.

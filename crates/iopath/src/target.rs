@@ -27,7 +27,7 @@ use crate::progress::Progress;
 use crate::units::fmt_bytes;
 use crate::Interrupted;
 
-/// Head-room left free on the file system beyond the test file.
+/// Most head-room left free on the file system beyond the test file.
 const FREE_MARGIN: u64 = 64 << 20;
 
 /// The target as recorded in results.
@@ -136,20 +136,33 @@ fn nanos() -> u64 {
 }
 
 fn check_free_space(dir: &Path, size: u64) -> Result<()> {
+    if iopath_io::sys::is_read_only(dir).unwrap_or(false) {
+        return Err(UsageError(format!(
+            "{} is on a read-only file system: iopath cannot create its test file there; use --dir on a writable file system, or --file with an existing file for read patterns",
+            dir.display()
+        ))
+        .into());
+    }
     let free = iopath_io::sys::free_bytes(dir)
         .with_context(|| format!("cannot read free space of {}", dir.display()))?;
-    if size.saturating_add(FREE_MARGIN) > free {
+    let margin = head_room(free);
+    if size.saturating_add(margin) > free {
         return Err(UsageError(format!(
-            "a {} test file needs {} free in {} (plus {} head-room), only {} is available; use a smaller --size or another --dir",
-            fmt_bytes(size),
+            "a {} test file does not fit in {}: {} is available and iopath leaves {} free; use a smaller --size or another --dir",
             fmt_bytes(size),
             dir.display(),
-            fmt_bytes(FREE_MARGIN),
-            fmt_bytes(free)
+            fmt_bytes(free),
+            fmt_bytes(margin)
         ))
         .into());
     }
     Ok(())
+}
+
+/// Space left free beside the test file: a tenth of what is free, at most
+/// [`FREE_MARGIN`], so the file system never fills up.
+fn head_room(free: u64) -> u64 {
+    (free / 10).min(FREE_MARGIN)
 }
 
 fn open_existing(
@@ -282,4 +295,16 @@ fn create_prefilled(
         );
     }
     Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head_room;
+
+    #[test]
+    fn head_room_scales_with_free_space() {
+        assert_eq!(head_room(10 << 20), 1 << 20);
+        assert_eq!(head_room(100 << 30), 64 << 20);
+        assert_eq!(head_room(0), 0);
+    }
 }
