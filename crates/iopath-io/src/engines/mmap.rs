@@ -12,13 +12,12 @@
 //! was told to use.
 
 use std::fs::File;
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use crate::buf::SlotPool;
-use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
 #[derive(Debug)]
 enum Map {
@@ -102,21 +101,9 @@ impl MmapEngine {
         }
     }
 
-    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
-        let slot_size = self.pool.slot_size();
+    fn request(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
         let map_len = self.map_len();
-        let Some(buf) = self.pool.get_mut(r.slot) else {
-            return Err(EngineError::Invalid(format!(
-                "slot {} does not exist",
-                r.slot
-            )));
-        };
-        if r.len == 0 || r.len as usize > slot_size {
-            return Err(EngineError::Invalid(format!(
-                "request of {} bytes does not fit a {slot_size}-byte buffer slot",
-                r.len
-            )));
-        }
+        let buf = super::request_buf(&mut self.pool, r)?;
         let start = usize::try_from(r.offset).unwrap_or(usize::MAX).min(map_len);
         let end = start.saturating_add(r.len as usize).min(map_len);
         let n = end - start;
@@ -138,43 +125,24 @@ impl MmapEngine {
     }
 }
 
-impl Engine for MmapEngine {
-    fn caps(&self) -> &Caps {
+impl super::SyncIo for MmapEngine {
+    fn sync_caps(&self) -> &Caps {
         &self.caps
     }
 
-    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
-        self.pool.get_mut(slot)
+    fn pool_mut(&mut self) -> &mut SlotPool {
+        &mut self.pool
     }
 
-    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError> {
-        for r in reqs {
-            let result = self.one(r)?;
-            done.push(Completion {
-                slot: r.slot,
-                result,
-            });
+    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
+        self.request(r)
+    }
+
+    fn flush_end(&mut self) -> Result<(), EngineError> {
+        if let Map::Rw(m) = &self.map {
+            m.flush()
+                .map_err(|e| EngineError::os("msync", &self.path, e))?;
         }
-        Ok(reqs.len())
-    }
-
-    fn reap(&mut self, _min: usize, _done: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
-        if how == SyncPolicy::End {
-            if let Map::Rw(m) = &self.map {
-                m.flush()
-                    .map_err(|e| EngineError::os("msync", &self.path, e))?;
-            }
-            rustix::fs::fsync(self.file.as_fd())
-                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
-        }
-        Ok(())
-    }
-
-    fn in_flight(&self) -> usize {
-        0
+        super::fsync(&self.file, &self.path)
     }
 }

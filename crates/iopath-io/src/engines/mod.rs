@@ -12,7 +12,8 @@ use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::{EngineError, IoReq, Method};
+use crate::buf::SlotPool;
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, SyncPolicy};
 
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
 /// [`EngineError::Unsupported`] for `method`), `dsync` adds `O_DSYNC`.
@@ -71,4 +72,78 @@ pub(crate) fn check_aligned(path: &Path, req: &IoReq, align: usize) -> Result<()
 /// a page with other data (DMA and registration pin whole pages).
 pub(crate) fn buffer_align(dio_mem_align: usize) -> usize {
     dio_mem_align.max(4096)
+}
+
+/// A synchronous method: each request completes inside `submit`, one at a
+/// time. Implementing this gives the [`Engine`] impl.
+pub(crate) trait SyncIo: Send {
+    fn sync_caps(&self) -> &Caps;
+    fn pool_mut(&mut self) -> &mut SlotPool;
+    /// Perform one request: `Ok(Err(errno))` when the request itself failed,
+    /// `Err` when it broke the API contract (bad slot, misaligned).
+    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError>;
+    /// What `flush(SyncPolicy::End)` does.
+    fn flush_end(&mut self) -> Result<(), EngineError>;
+}
+
+impl<T: SyncIo> Engine for T {
+    fn caps(&self) -> &Caps {
+        self.sync_caps()
+    }
+
+    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.pool_mut().get_mut(slot)
+    }
+
+    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        for r in reqs {
+            let result = self.one(r)?;
+            done.push(Completion {
+                slot: r.slot,
+                result,
+            });
+        }
+        Ok(reqs.len())
+    }
+
+    fn reap(&mut self, _min: usize, _done: &mut Vec<Completion>) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
+        if how == SyncPolicy::End {
+            self.flush_end()?;
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        0
+    }
+}
+
+/// The idle buffer of `r.slot`, cut to `r.len`, or why the request is invalid.
+pub(crate) fn request_buf<'a>(
+    pool: &'a mut SlotPool,
+    r: &IoReq,
+) -> Result<&'a mut [u8], EngineError> {
+    let slot_size = pool.slot_size();
+    let Some(buf) = pool.get_mut(r.slot) else {
+        return Err(EngineError::Invalid(format!(
+            "slot {} does not exist or is in flight",
+            r.slot
+        )));
+    };
+    if r.len == 0 || r.len as usize > slot_size {
+        return Err(EngineError::Invalid(format!(
+            "request of {} bytes does not fit a {slot_size}-byte buffer slot",
+            r.len
+        )));
+    }
+    Ok(&mut buf[..r.len as usize])
+}
+
+/// `fsync(file)`, with the path in the error.
+pub(crate) fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
+    rustix::fs::fsync(file).map_err(|e| EngineError::os("fsync", path, e.into()))
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use crate::buf::SlotPool;
 use crate::sys::dio_alignment;
-use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
 #[derive(Debug)]
 pub struct PsyncEngine {
@@ -65,22 +65,9 @@ impl PsyncEngine {
         })
     }
 
-    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
+    fn request(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
         super::check_aligned(&self.path, r, self.caps.offset_align)?;
-        let slot_size = self.pool.slot_size();
-        let Some(buf) = self.pool.get_mut(r.slot) else {
-            return Err(EngineError::Invalid(format!(
-                "slot {} does not exist",
-                r.slot
-            )));
-        };
-        if r.len == 0 || r.len as usize > slot_size {
-            return Err(EngineError::Invalid(format!(
-                "request of {} bytes does not fit a {slot_size}-byte buffer slot",
-                r.len
-            )));
-        }
-        let buf = &mut buf[..r.len as usize];
+        let buf = super::request_buf(&mut self.pool, r)?;
         let fd = self.file.as_fd();
         let res = loop {
             let res = match r.op {
@@ -107,39 +94,20 @@ impl PsyncEngine {
     }
 }
 
-impl Engine for PsyncEngine {
-    fn caps(&self) -> &Caps {
+impl super::SyncIo for PsyncEngine {
+    fn sync_caps(&self) -> &Caps {
         &self.caps
     }
 
-    fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
-        self.pool.get_mut(slot)
+    fn pool_mut(&mut self) -> &mut SlotPool {
+        &mut self.pool
     }
 
-    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError> {
-        for r in reqs {
-            let result = self.one(r)?;
-            done.push(Completion {
-                slot: r.slot,
-                result,
-            });
-        }
-        Ok(reqs.len())
+    fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError> {
+        self.request(r)
     }
 
-    fn reap(&mut self, _min: usize, _done: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
-        if how == SyncPolicy::End {
-            rustix::fs::fsync(self.file.as_fd())
-                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
-        }
-        Ok(())
-    }
-
-    fn in_flight(&self) -> usize {
-        0
+    fn flush_end(&mut self) -> Result<(), EngineError> {
+        super::fsync(&self.file, &self.path)
     }
 }
