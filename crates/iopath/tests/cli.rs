@@ -476,3 +476,107 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
 }
+
+/// True when every directory above `path` may be searched by anyone.
+fn world_reachable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors().skip(1).all(|d| {
+        d.as_os_str().is_empty()
+            || std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+    })
+}
+
+/// Run iopath as an unprivileged user (no CAP_IPC_LOCK) with a memlock limit
+/// set by `ulimit_args`, and return the uring case's notes. `None` (test
+/// skipped) when not root or setpriv is missing.
+fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
+    if !rustix::process::geteuid().is_root() || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root and setpriv to drop CAP_IPC_LOCK");
+        return None;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("iopath");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    if !world_reachable(&bin) || !world_reachable(tmp) {
+        eprintln!(
+            "skipped: nobody cannot reach {} or {}",
+            bin.display(),
+            tmp.display()
+        );
+        return None;
+    }
+    let dir = scratch();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    // The limits are set first, then setpriv drops to nobody, who has no
+    // CAP_IPC_LOCK (root's locked memory is never limited), and runs iopath.
+    let script = format!(
+        "ulimit {ulimit_args} && exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+         {} run --dir {} --size 8M --methods uring --patterns read --bs 256k --qd 8 --time 50ms --json - --quiet",
+        bin.display(),
+        dir.path().display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = json_of(&out.stdout);
+    let c = case(&v, "uring", "read");
+    assert!(c["error"].is_null() && c["skipped"].is_null(), "{c}");
+    assert!(leftovers(dir.path()).is_empty());
+    Some(
+        c["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+/// One test, not two: io_uring charges locked memory to the *user*, so two
+/// runs as `nobody` at the same time would share (and race for) one budget.
+#[test]
+fn memlock_limits_fall_back_or_raise_and_say_so() {
+    // Soft and hard limit 64 KiB: 2 MiB of registered buffers cannot be
+    // locked, so plain buffers are used, and the notes say why.
+    let Some(notes) = uring_notes_without_ipc_lock("-l 64") else {
+        return;
+    };
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("plain buffers") && n.contains("RLIMIT_MEMLOCK")),
+        "{notes:?}"
+    );
+    // Soft 64 KiB, hard as it is: iopath raises the soft limit to the hard
+    // one and registers its buffers.
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Memlock).maximum;
+    if hard.is_some_and(|h| h < 4 << 20) {
+        eprintln!(
+            "skipped the raise check: the hard RLIMIT_MEMLOCK ({hard:?} bytes) is below 4 MiB"
+        );
+        return;
+    }
+    let Some(notes) = uring_notes_without_ipc_lock("-S -l 64") else {
+        return;
+    };
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("raised the RLIMIT_MEMLOCK")),
+        "{notes:?}"
+    );
+    assert!(
+        !notes.iter().any(|n| n.contains("plain buffers")),
+        "{notes:?}"
+    );
+}
