@@ -1,0 +1,206 @@
+//! Memory and CPU facts from /proc and the memory cgroup: page cache
+//! (`/proc/meminfo`), the process's resident and locked memory
+//! (`/proc/self/status`), the memory cgroup's file pages, and the CPU time of
+//! io_uring's SQPOLL kernel threads (`/proc/self/task/*/stat`).
+//!
+//! Every parser takes text so it can be tested on captured files.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sysinfo::meminfo_kb;
+
+/// System-wide page-cache state (`/proc/meminfo`), bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageCache {
+    pub cached: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+}
+
+impl PageCache {
+    pub fn parse(meminfo: &str) -> PageCache {
+        let kb = |k| meminfo_kb(meminfo, k).unwrap_or(0) * 1024;
+        PageCache {
+            cached: kb("Cached"),
+            dirty: kb("Dirty"),
+            writeback: kb("Writeback"),
+        }
+    }
+
+    pub fn read() -> PageCache {
+        PageCache::parse(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default())
+    }
+}
+
+/// The process's memory (`/proc/self/status`), bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcMem {
+    pub rss: u64,
+    /// Peak RSS since start or the last [`reset_peak_rss`].
+    pub rss_peak: u64,
+    /// mlock()ed memory.
+    pub locked: u64,
+    /// Pinned memory (io_uring registered buffers land here).
+    pub pinned: u64,
+}
+
+impl ProcMem {
+    pub fn parse(status: &str) -> ProcMem {
+        ProcMem {
+            rss: meminfo_kb(status, "VmRSS").unwrap_or(0) * 1024,
+            rss_peak: meminfo_kb(status, "VmHWM").unwrap_or(0) * 1024,
+            locked: meminfo_kb(status, "VmLck").unwrap_or(0) * 1024,
+            pinned: meminfo_kb(status, "VmPin").unwrap_or(0) * 1024,
+        }
+    }
+
+    pub fn read() -> ProcMem {
+        ProcMem::parse(&std::fs::read_to_string("/proc/self/status").unwrap_or_default())
+    }
+}
+
+/// Reset the peak RSS (`VmHWM`) to the current RSS (Linux 4.0+). Returns
+/// false when not permitted; the peak then covers the whole process life.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The memory cgroup the process is in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemCgroup {
+    /// 1 or 2.
+    pub version: u8,
+    /// Directory of the cgroup in the cgroup file system.
+    pub dir: PathBuf,
+}
+
+impl MemCgroup {
+    /// Find the memory cgroup from `/proc/self/cgroup` text; `root` is the
+    /// cgroup mount root (`/sys/fs/cgroup`). A v1 memory hierarchy wins over
+    /// v2 (hybrid systems: v1 owns the memory controller then).
+    pub fn find(proc_cgroup: &str, root: &Path) -> Option<MemCgroup> {
+        for line in proc_cgroup.lines() {
+            let mut f = line.splitn(3, ':');
+            let (_, ctrls, path) = (f.next()?, f.next()?, f.next()?);
+            if ctrls.split(',').any(|c| c == "memory") {
+                let dir = root.join("memory").join(path.trim_start_matches('/'));
+                if dir.join("memory.stat").exists() {
+                    return Some(MemCgroup { version: 1, dir });
+                }
+            }
+        }
+        for line in proc_cgroup.lines() {
+            if let Some(path) = line.strip_prefix("0::") {
+                for base in [root.to_path_buf(), root.join("unified")] {
+                    let dir = base.join(path.trim_start_matches('/'));
+                    if dir.join("memory.stat").exists() {
+                        return Some(MemCgroup { version: 2, dir });
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    pub fn current() -> Option<MemCgroup> {
+        let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        MemCgroup::find(&text, Path::new("/sys/fs/cgroup"))
+    }
+
+    /// Page-cache bytes charged to the cgroup (v2 `file`, v1 `cache`).
+    pub fn file_bytes(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        stat_value(&text, if self.version == 2 { "file" } else { "cache" })
+    }
+}
+
+/// A `key value` line of a cgroup `memory.stat`.
+pub fn stat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+/// utime + stime, in clock ticks, from a `/proc/.../stat` line. The command
+/// name (field 2) may hold spaces and parentheses, so fields are counted
+/// from the last `)`.
+pub fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After ")" come field 3 (state) onwards; utime is field 14, stime 15.
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// CPU time (ns) of this process's io_uring SQPOLL threads (`iou-sqp-*`).
+pub fn sqpoll_cpu_ns() -> u64 {
+    let hz = rustix::param::clock_ticks_per_second().max(1);
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let mut ticks = 0;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("iou-sqp") {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            ticks += stat_cpu_ticks(&stat).unwrap_or(0);
+        }
+    }
+    ticks * 1_000_000_000 / hz
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_captured_meminfo_and_status() {
+        let meminfo =
+            "MemTotal: 24624316 kB\nCached:  1048576 kB\nDirty:  2048 kB\nWriteback:  0 kB\n";
+        let pc = PageCache::parse(meminfo);
+        assert_eq!(pc.cached, 1 << 30);
+        assert_eq!(pc.dirty, 2 << 20);
+        assert_eq!(pc.writeback, 0);
+        let status = "Name:\tiopath\nVmHWM:\t    1688 kB\nVmRSS:\t    1500 kB\nVmLck:\t       4 kB\nVmPin:\t    8192 kB\n";
+        let m = ProcMem::parse(status);
+        assert_eq!(
+            (m.rss_peak, m.rss, m.locked, m.pinned),
+            (1688 * 1024, 1500 * 1024, 4096, 8 << 20)
+        );
+    }
+
+    #[test]
+    fn finds_v1_memory_cgroup_before_v2() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("memory/process_api/abc")).unwrap();
+        std::fs::write(
+            root.join("memory/process_api/abc/memory.stat"),
+            "cache 4096\nrss 0\ntotal_cache 8192\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("unified/job")).unwrap();
+        std::fs::write(root.join("unified/job/memory.stat"), "anon 0\nfile 12288\n").unwrap();
+        let text = "4:memory:/process_api/abc\n0::/job\n";
+        let cg = MemCgroup::find(text, root).unwrap();
+        assert_eq!(cg.version, 1);
+        assert_eq!(cg.file_bytes(), Some(4096));
+        let cg2 = MemCgroup::find("0::/job\n", root).unwrap();
+        assert_eq!(cg2.version, 2);
+        assert_eq!(cg2.file_bytes(), Some(12288));
+        assert!(MemCgroup::find("0::/missing\n", root).is_none());
+    }
+
+    #[test]
+    fn stat_line_with_spaces_in_the_name() {
+        let stat = "1234 (iou-sqp-1) x) S 1 1 1 0 -1 4194368 0 0 0 0 250 75 0 0 20 0 1 0 100 0 0";
+        assert_eq!(stat_cpu_ticks(stat), Some(325));
+        assert_eq!(stat_cpu_ticks("garbage"), None);
+        assert_eq!(stat_value("file 10\nanon 3\n", "anon"), Some(3));
+        assert_eq!(stat_value("file 10\n", "shmem"), None);
+    }
+}
