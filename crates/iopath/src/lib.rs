@@ -16,6 +16,7 @@ pub mod runner;
 pub mod sysinfo;
 pub mod target;
 pub mod units;
+pub mod warnings;
 
 /// The run was stopped by Ctrl-C or SIGTERM (exit code 130).
 #[derive(Debug, thiserror::Error)]

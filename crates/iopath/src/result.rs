@@ -4,13 +4,13 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
-use std::path::PathBuf;
-
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::blockdev::DiskCounters;
 use crate::sysinfo::System;
 use crate::target::TargetInfo;
+use crate::warnings::Warning;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -38,6 +38,9 @@ pub struct RunResult {
     /// Every method the run used, probed on the target.
     pub probe: Vec<ProbeEntry>,
     pub cases: Vec<CaseResult>,
+    /// What in these results may not be what it seems (docs/methodology.md).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 /// The effective settings of the run.
@@ -99,12 +102,66 @@ pub struct Measurement {
     pub bw_bytes_per_s: f64,
     pub iops: f64,
     pub lat_ns: Latency,
+    /// What the block devices under the target moved during the repetition
+    /// (system-wide counters: other traffic on the disk counts too); null
+    /// when no block device is under the target.
+    #[serde(default)]
+    pub device: Option<DiskCounters>,
+    /// Device bytes / bytes the case asked for (reads: device reads, writes:
+    /// device writes); null without a block device.
+    #[serde(default)]
+    pub device_fraction: Option<f64>,
+    #[serde(default)]
+    pub cpu: Cpu,
+    #[serde(default)]
+    pub memory: Memory,
     /// True when Ctrl-C cut this repetition short.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
 }
 
 pub type Repetition = Measurement;
+
+/// CPU time the case cost, all workers together, ns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// io_uring SQPOLL kernel threads (not in user/sys: they are not ours).
+    pub sqpoll_ns: u64,
+    pub ctx_vol: u64,
+    pub ctx_invol: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    /// (user + sys + sqpoll) / ios.
+    pub ns_per_io: f64,
+    /// (user + sys + sqpoll) / duration: CPUs kept busy (1.0 = one core).
+    pub utilization: f64,
+}
+
+/// Memory the case held, bytes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Memory {
+    /// The target's pages in the page cache after the repetition (mincore;
+    /// estimated from samples for large files).
+    pub page_cache_bytes: u64,
+    /// The same, before the repetition.
+    pub page_cache_before_bytes: u64,
+    /// The engines' own I/O buffers (threads x depth x block size).
+    pub buffers_bytes: u64,
+    /// Peak resident memory of the process during the repetition.
+    pub rss_peak_bytes: u64,
+    /// Locked and pinned memory while the engines were open (io_uring
+    /// registered buffers).
+    pub locked_bytes: u64,
+    /// Change of the system-wide `Cached` (/proc/meminfo).
+    pub cached_delta_bytes: i64,
+    /// `Dirty` + `Writeback` after the repetition, system-wide.
+    pub dirty_after_bytes: u64,
+    /// Page cache charged to the process's memory cgroup after the
+    /// repetition; null outside a memory cgroup.
+    pub cgroup_file_bytes: Option<u64>,
+}
 
 /// Latency of individual requests, submit to completion, in ns.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -185,16 +242,42 @@ impl Measurement {
                 p999: medu(&|m| m.lat_ns.p999),
                 max: medu(&|m| m.lat_ns.max),
             },
+            device: reps[0].device.map(|_| DiskCounters {
+                reads: medu(&|m| m.device.map_or(0, |d| d.reads)),
+                read_bytes: medu(&|m| m.device.map_or(0, |d| d.read_bytes)),
+                writes: medu(&|m| m.device.map_or(0, |d| d.writes)),
+                write_bytes: medu(&|m| m.device.map_or(0, |d| d.write_bytes)),
+            }),
+            device_fraction: reps[0]
+                .device_fraction
+                .map(|_| med(&|m| m.device_fraction.unwrap_or(0.0))),
+            cpu: Cpu {
+                user_ns: medu(&|m| m.cpu.user_ns),
+                sys_ns: medu(&|m| m.cpu.sys_ns),
+                sqpoll_ns: medu(&|m| m.cpu.sqpoll_ns),
+                ctx_vol: medu(&|m| m.cpu.ctx_vol),
+                ctx_invol: medu(&|m| m.cpu.ctx_invol),
+                minflt: medu(&|m| m.cpu.minflt),
+                majflt: medu(&|m| m.cpu.majflt),
+                ns_per_io: med(&|m| m.cpu.ns_per_io),
+                utilization: med(&|m| m.cpu.utilization),
+            },
+            memory: Memory {
+                page_cache_bytes: medu(&|m| m.memory.page_cache_bytes),
+                page_cache_before_bytes: medu(&|m| m.memory.page_cache_before_bytes),
+                buffers_bytes: medu(&|m| m.memory.buffers_bytes),
+                rss_peak_bytes: medu(&|m| m.memory.rss_peak_bytes),
+                locked_bytes: medu(&|m| m.memory.locked_bytes),
+                cached_delta_bytes: med(&|m| m.memory.cached_delta_bytes as f64).round() as i64,
+                dirty_after_bytes: medu(&|m| m.memory.dirty_after_bytes),
+                cgroup_file_bytes: reps[0]
+                    .memory
+                    .cgroup_file_bytes
+                    .map(|_| medu(&|m| m.memory.cgroup_file_bytes.unwrap_or(0))),
+            },
             interrupted: reps.iter().any(|m| m.interrupted),
         })
     }
-}
-
-/// Where the JSON goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JsonSink {
-    Stdout,
-    File(PathBuf),
 }
 
 #[cfg(test)]
@@ -241,6 +324,10 @@ mod tests {
                 p999: 1,
                 max: 1,
             },
+            device: None,
+            device_fraction: None,
+            cpu: Cpu::default(),
+            memory: Memory::default(),
             interrupted: false,
         };
         let s = Measurement::median_of(&[rep(1.0, 30), rep(9.0, 10), rep(5.0, 20)]).unwrap();

@@ -13,6 +13,9 @@ pub struct System {
     pub cpu_model: Option<String>,
     pub cpus: usize,
     pub memory_bytes: Option<u64>,
+    /// `MemAvailable` when the run started.
+    #[serde(default)]
+    pub memory_available_bytes: Option<u64>,
     /// Transparent huge pages setting (`[always] madvise never`).
     pub thp: Option<String>,
     /// CPU frequency governor of cpu0.
@@ -21,6 +24,10 @@ pub struct System {
     pub fs_type: Option<String>,
     pub mount_options: Option<String>,
     pub device: Option<Device>,
+    /// How the target reaches its disks (`loop0 -> vda`), and the disks whose
+    /// counters give `device` figures.
+    #[serde(default)]
+    pub device_stack: Option<crate::metrics::blockdev::DeviceStack>,
 }
 
 /// The whole disk under the target.
@@ -73,6 +80,7 @@ pub fn collect(at: &Path) -> System {
         cpu_model: cpu_model(&cpuinfo),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes: meminfo_kb(&meminfo, "MemTotal").map(|kb| kb * 1024),
+        memory_available_bytes: meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
         thp: read_trim("/sys/kernel/mm/transparent_hugepage/enabled"),
         governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         fs_type: iopath_io::sys::fs_type_of(at)
@@ -82,6 +90,7 @@ pub fn collect(at: &Path) -> System {
             .or_else(|| mount.as_ref().map(|m| m.0.clone())),
         mount_options: mount.map(|m| m.1),
         device: device_of(at),
+        device_stack: None,
     }
 }
 

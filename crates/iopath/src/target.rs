@@ -37,6 +37,9 @@ pub struct TargetInfo {
     /// `temporary`, `file` or `block-device`.
     pub kind: String,
     pub size_bytes: u64,
+    /// Length of the whole file (or device); cases address `size_bytes` of it.
+    #[serde(default)]
+    pub file_bytes: Option<u64>,
     /// True when iopath created it (and removes it).
     pub created: bool,
     pub writable: bool,
@@ -217,6 +220,7 @@ fn open_existing(
             path: path.to_path_buf(),
             kind: kind.into(),
             size_bytes: size,
+            file_bytes: Some(len),
             created: false,
             writable: writes && allow_write,
             prefilled: false,
@@ -250,6 +254,7 @@ fn create_prefilled(
             path: path.clone(),
             kind: kind.into(),
             size_bytes: size,
+            file_bytes: Some(size),
             created: true,
             writable: true,
             prefilled: false,

@@ -29,7 +29,8 @@ pub fn render(r: &RunResult) -> String {
             })
             .unwrap_or_default();
         out.push_str(&format!(
-            "target: {} ({}, {}{}{}), cache: {}, sync: per case\n",
+            "target: {} ({}, {}{}{}), cache: {}\n\
+             device = bytes the disk moved / bytes asked (system-wide counters); CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
             r.system.fs_type.as_deref().unwrap_or("unknown fs"),
@@ -65,6 +66,17 @@ pub fn render(r: &RunResult) -> String {
             out.push_str(&format!("  - {s}\n"));
         }
     }
+    if !r.warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in &r.warnings {
+            out.push_str(&format!(
+                "  - [{}] {}: {}\n",
+                w.code,
+                w.message,
+                w.cases.join(", ")
+            ));
+        }
+    }
     if r.interrupted {
         out.push_str("\ninterrupted: results above are the cases finished before Ctrl-C/SIGTERM\n");
     }
@@ -81,7 +93,8 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec![
-            "method", "bs", "qd", "thr", "MiB/s", "IOPS", "p50", "p99", "p99.9", "vs best", "notes",
+            "method", "job", "MiB/s", "IOPS", "p50", "p99", "p99.9", "device", "CPU/IO", "cache",
+            "vs best", "notes",
         ]);
     let mut footnotes = Vec::new();
     for c in cases {
@@ -110,23 +123,26 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
                 } else {
                     0.0
                 };
+                let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
                 vec![
                     Cell::new(&c.method),
-                    Cell::new(fmt_bs(c.block_size)).set_alignment(CellAlignment::Right),
-                    Cell::new(c.queue_depth).set_alignment(CellAlignment::Right),
-                    Cell::new(c.threads).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.1}", s.bw_bytes_per_s / MIB))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(fmt_count(s.iops)).set_alignment(CellAlignment::Right),
-                    Cell::new(fmt_ns(s.lat_ns.p50)).set_alignment(CellAlignment::Right),
-                    Cell::new(fmt_ns(s.lat_ns.p99)).set_alignment(CellAlignment::Right),
-                    Cell::new(fmt_ns(s.lat_ns.p999)).set_alignment(CellAlignment::Right),
-                    Cell::new(if rel >= 0.9995 {
+                    Cell::new(job(c)),
+                    right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
+                    right(fmt_count(s.iops)),
+                    right(fmt_ns(s.lat_ns.p50)),
+                    right(fmt_ns(s.lat_ns.p99)),
+                    right(fmt_ns(s.lat_ns.p999)),
+                    right(
+                        s.device_fraction
+                            .map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
+                    ),
+                    right(fmt_ns(s.cpu.ns_per_io.round() as u64)),
+                    right(fmt_bytes(s.memory.page_cache_bytes)),
+                    right(if rel >= 0.9995 {
                         "best".to_string()
                     } else {
                         format!("{rel:.2}x")
-                    })
-                    .set_alignment(CellAlignment::Right),
+                    }),
                     Cell::new(dedup_join(&notes)),
                 ]
             }
@@ -149,14 +165,14 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
     s
 }
 
+/// CrystalDiskMark's way of naming a job: `4k Q32T1`.
+fn job(c: &CaseResult) -> String {
+    format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
+}
+
 fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
-    let mut v = vec![
-        Cell::new(&c.method),
-        Cell::new(fmt_bs(c.block_size)).set_alignment(CellAlignment::Right),
-        Cell::new(c.queue_depth).set_alignment(CellAlignment::Right),
-        Cell::new(c.threads).set_alignment(CellAlignment::Right),
-    ];
-    v.extend((0..6).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
+    let mut v = vec![Cell::new(&c.method), Cell::new(job(c))];
+    v.extend((0..9).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
     v.push(Cell::new(what));
     v
 }

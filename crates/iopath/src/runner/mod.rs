@@ -8,6 +8,7 @@
 //! start all workers together, and time from the first start to the last
 //! close.
 
+pub mod observe;
 pub mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,7 @@ use crate::sysinfo;
 use crate::target::{self, Target};
 use crate::units::{fmt_bs, fmt_bytes};
 
+use observe::{Observer, WorkerCost};
 use worker::WorkerJob;
 
 /// Everything a run needs besides the plan.
@@ -63,6 +65,11 @@ impl Runner<'_> {
         };
         let system = sysinfo::collect(&at);
         let probes = self.probe_all(target.as_ref());
+        let obs = Observer::new(target.as_ref());
+        let mut system = system;
+        if !obs.stack.leaves.is_empty() {
+            system.device_stack = Some(obs.stack.clone());
+        }
         if let Some(t) = &target {
             check_alignment(plan, &probes, t)?;
         }
@@ -97,6 +104,7 @@ impl Runner<'_> {
                 })
                 .collect(),
             cases: Vec::new(),
+            warnings: Vec::new(),
         };
 
         let bar = self.progress.cases(plan.cases.len() as u64);
@@ -113,11 +121,12 @@ impl Runner<'_> {
                 case.queue_depth_requested
             ));
             let status = probes.iter().find(|p| p.method == case.method);
-            let cr = self.run_case(case, target.as_ref(), status);
+            let cr = self.run_case(case, target.as_ref(), status, &obs);
             let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
             if !(interrupted && cr.repetitions.is_empty()) {
                 result.cases.push(cr);
             }
+            result.warnings = crate::warnings::collect(&result);
             on_case(&result)?;
             bar.inc(1);
             if interrupted {
@@ -170,6 +179,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         status: Option<&MethodStatus>,
+        obs: &Observer,
     ) -> CaseResult {
         let mut cr = CaseResult {
             method: case.method.name().into(),
@@ -203,7 +213,7 @@ impl Runner<'_> {
                     }
                 }
             }
-            match self.run_repetition(case, target) {
+            match self.run_repetition(case, target, obs) {
                 Ok((m, caps_notes, qd)) => {
                     cr.queue_depth = qd;
                     for n in caps_notes {
@@ -235,6 +245,7 @@ impl Runner<'_> {
         &self,
         case: &Case,
         target: Option<&Target>,
+        obs: &Observer,
     ) -> Result<(Measurement, Vec<String>, u32), RepError> {
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
@@ -282,47 +293,63 @@ impl Runner<'_> {
         let start = Barrier::new(jobs.len());
         let open_failed = AtomicBool::new(false);
         let caps_out: Mutex<Option<(Vec<String>, usize)>> = Mutex::new(None);
-        let outs: Vec<Result<worker::WorkerOut, RepError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|job| {
-                    let (spec, opened, start, open_failed, caps_out) =
-                        (&spec, &opened, &start, &open_failed, &caps_out);
-                    s.spawn(move || {
-                        let eng = iopath_io::open(case.method, spec);
-                        if eng.is_err() {
-                            open_failed.store(true, Ordering::SeqCst);
-                        }
-                        opened.wait();
-                        let eng = match eng {
-                            Ok(e) => e,
-                            Err(EngineError::Unsupported { reason, .. }) => {
-                                return Err(RepError::Skip(reason))
+        let locked_out = Mutex::new(0u64);
+        // Rings of earlier cases may still be torn down in the background:
+        // count only what this case's engines add.
+        let locked_before = observe::locked_now();
+        let before = obs.before();
+        let outs: Vec<Result<(worker::WorkerOut, iopath_io::sys::ThreadUsage), RepError>> =
+            std::thread::scope(|s| {
+                let handles: Vec<_> = jobs
+                    .iter()
+                    .map(|job| {
+                        let (spec, opened, start, open_failed, caps_out, locked_out) =
+                            (&spec, &opened, &start, &open_failed, &caps_out, &locked_out);
+                        s.spawn(move || {
+                            let eng = iopath_io::open(case.method, spec);
+                            if eng.is_err() {
+                                open_failed.store(true, Ordering::SeqCst);
                             }
-                            Err(e) => return Err(RepError::Fail(e.to_string())),
-                        };
-                        if open_failed.load(Ordering::SeqCst) {
-                            return Err(RepError::Fail(
-                                "another worker could not open the engine".into(),
-                            ));
-                        }
-                        if let Ok(mut c) = caps_out.lock() {
-                            c.get_or_insert_with(|| {
-                                (eng.caps().notes.clone(), eng.caps().queue_depth)
-                            });
-                        }
-                        worker::run(eng, job, start, self.stop).map_err(RepError::Fail)
+                            opened.wait();
+                            let eng = match eng {
+                                Ok(e) => e,
+                                Err(EngineError::Unsupported { reason, .. }) => {
+                                    return Err(RepError::Skip(reason))
+                                }
+                                Err(e) => return Err(RepError::Fail(e.to_string())),
+                            };
+                            if open_failed.load(Ordering::SeqCst) {
+                                return Err(RepError::Fail(
+                                    "another worker could not open the engine".into(),
+                                ));
+                            }
+                            if let Ok(mut c) = caps_out.lock() {
+                                c.get_or_insert_with(|| {
+                                    (eng.caps().notes.clone(), eng.caps().queue_depth)
+                                });
+                            }
+                            if job.stream == 0 {
+                                // Every engine is open now (all passed `opened`).
+                                if let Ok(mut l) = locked_out.lock() {
+                                    *l = observe::locked_now().saturating_sub(locked_before);
+                                }
+                            }
+                            let cpu0 = iopath_io::sys::thread_usage();
+                            let out =
+                                worker::run(eng, job, start, self.stop).map_err(RepError::Fail)?;
+                            Ok((out, iopath_io::sys::thread_usage().since(&cpu0)))
+                        })
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(RepError::Fail("a worker thread panicked".into())))
-                })
-                .collect()
-        });
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(RepError::Fail("a worker thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
         // Prefer the first real failure over "another worker could not open".
         let mut ok = Vec::with_capacity(outs.len());
         let mut first_err = None;
@@ -345,7 +372,23 @@ impl Runner<'_> {
             return Err(e);
         }
         let (notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
-        Ok((merge(&ok), notes, qd as u32))
+        let mut cost = WorkerCost {
+            locked_bytes: locked_out.into_inner().unwrap_or(0),
+            buffers_bytes: threads * qd as u64 * bs,
+            ..WorkerCost::default()
+        };
+        for (_, u) in &ok {
+            cost.cpu.user_ns += u.user_ns;
+            cost.cpu.sys_ns += u.sys_ns;
+            cost.cpu.ctx_vol += u.ctx_vol;
+            cost.cpu.ctx_invol += u.ctx_invol;
+            cost.cpu.minflt += u.minflt;
+            cost.cpu.majflt += u.majflt;
+        }
+        let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
+        let mut m = merge(&outs);
+        obs.finish(&before, &mut m, case, &cost);
+        Ok((m, notes, qd as u32))
     }
 }
 
@@ -396,6 +439,10 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
         bw_bytes_per_s: io_bytes as f64 / secs,
         iops: ios as f64 / secs,
         lat_ns: Latency::from_hist(&hist),
+        device: None,
+        device_fraction: None,
+        cpu: Default::default(),
+        memory: Default::default(),
         interrupted: outs.iter().any(|o| o.interrupted),
     }
 }

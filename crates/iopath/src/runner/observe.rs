@@ -1,0 +1,145 @@
+//! What a repetition really did and cost: snapshots taken just before the
+//! workers start and just after they have all closed their engines.
+//!
+//! - Device bytes: counters of the disks under the target (see
+//!   [`crate::metrics::blockdev`]); system-wide, so other traffic counts too.
+//! - Page cache: the target's residency (mincore) before and after, the
+//!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
+//! - Process memory: peak RSS (reset before each repetition), locked and
+//!   pinned memory while the engines are open.
+//! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
+//!   plus the CPU time of io_uring SQPOLL threads.
+
+use std::path::{Path, PathBuf};
+
+use iopath_io::sys::ThreadUsage;
+
+use crate::metrics::blockdev::{DeviceStack, DiskCounters};
+use crate::metrics::procfs::{self, MemCgroup, PageCache, ProcMem};
+use crate::plan::{Case, Pattern};
+use crate::result::{Cpu, Measurement, Memory};
+use crate::target::Target;
+
+/// Files up to this size have every page's residency checked; larger ones
+/// are sampled.
+const RESIDENCY_FULL_SCAN: u64 = 4 << 30;
+
+/// Where the snapshots come from, found once per run.
+#[derive(Debug)]
+pub struct Observer {
+    target: Option<PathBuf>,
+    pub stack: DeviceStack,
+    cgroup: Option<MemCgroup>,
+    sys: PathBuf,
+}
+
+/// State just before a repetition.
+#[derive(Debug)]
+pub struct Before {
+    disk: Option<DiskCounters>,
+    cache: PageCache,
+    resident: u64,
+    sqpoll_ns: u64,
+}
+
+/// What the workers report besides their measurements.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WorkerCost {
+    /// Sum of the workers' thread CPU deltas.
+    pub cpu: ThreadUsage,
+    /// Locked + pinned process memory while all engines were open.
+    pub locked_bytes: u64,
+    /// The engines' I/O buffers, all threads.
+    pub buffers_bytes: u64,
+}
+
+impl Observer {
+    pub fn new(target: Option<&Target>) -> Observer {
+        let sys = PathBuf::from("/sys");
+        let stack = target.map_or_else(DeviceStack::default, |t| DeviceStack::of(t.path(), &sys));
+        Observer {
+            target: target.map(|t| t.path().to_path_buf()),
+            stack,
+            cgroup: MemCgroup::current(),
+            sys,
+        }
+    }
+
+    fn residency(&self) -> u64 {
+        let Some(p) = &self.target else { return 0 };
+        std::fs::File::open(p)
+            .and_then(|f| iopath_io::sys::residency(&f, RESIDENCY_FULL_SCAN))
+            .map_or(0, |r| r.estimated_bytes())
+    }
+
+    /// Snapshot before the workers start; resets the peak RSS.
+    pub fn before(&self) -> Before {
+        procfs::reset_peak_rss();
+        Before {
+            resident: self.residency(),
+            cache: PageCache::read(),
+            sqpoll_ns: procfs::sqpoll_cpu_ns(),
+            disk: self.stack.snapshot(&self.sys),
+        }
+    }
+
+    /// Fill in device, CPU and memory figures of `m` after the workers ended.
+    pub fn finish(&self, b: &Before, m: &mut Measurement, case: &Case, cost: &WorkerCost) {
+        let disk_after = self.stack.snapshot(&self.sys);
+        let sqpoll_ns = procfs::sqpoll_cpu_ns().saturating_sub(b.sqpoll_ns);
+        let cache = PageCache::read();
+        let mem = ProcMem::read();
+        m.device = match (b.disk, disk_after) {
+            (Some(x), Some(y)) => Some(y.delta(&x)),
+            _ => None,
+        };
+        m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
+        let cpu_ns = cost.cpu.user_ns + cost.cpu.sys_ns + sqpoll_ns;
+        m.cpu = Cpu {
+            user_ns: cost.cpu.user_ns,
+            sys_ns: cost.cpu.sys_ns,
+            sqpoll_ns,
+            ctx_vol: cost.cpu.ctx_vol,
+            ctx_invol: cost.cpu.ctx_invol,
+            minflt: cost.cpu.minflt,
+            majflt: cost.cpu.majflt,
+            ns_per_io: if m.ios > 0 {
+                cpu_ns as f64 / m.ios as f64
+            } else {
+                0.0
+            },
+            utilization: cpu_ns as f64 / m.duration_ns.max(1) as f64,
+        };
+        m.memory = Memory {
+            page_cache_bytes: self.residency(),
+            page_cache_before_bytes: b.resident,
+            buffers_bytes: cost.buffers_bytes,
+            rss_peak_bytes: mem.rss_peak,
+            locked_bytes: cost.locked_bytes,
+            cached_delta_bytes: cache.cached as i64 - b.cache.cached as i64,
+            dirty_after_bytes: cache.dirty + cache.writeback,
+            cgroup_file_bytes: self.cgroup.as_ref().and_then(|c| c.file_bytes()),
+        };
+    }
+
+    /// The target's path, when there is one.
+    pub fn target(&self) -> Option<&Path> {
+        self.target.as_deref()
+    }
+}
+
+/// Device bytes over requested bytes, in the direction the pattern asks for.
+pub fn device_fraction(pattern: Pattern, m: &Measurement, d: &DiskCounters) -> Option<f64> {
+    let dev = match pattern {
+        Pattern::Read | Pattern::RandRead => d.read_bytes,
+        Pattern::Write | Pattern::RandWrite => d.write_bytes,
+        Pattern::RandRw => d.read_bytes + d.write_bytes,
+    };
+    (m.io_bytes > 0).then(|| dev as f64 / m.io_bytes as f64)
+}
+
+/// Locked and pinned memory of the process now.
+pub fn locked_now() -> u64 {
+    let m = ProcMem::read();
+    m.locked + m.pinned
+}
