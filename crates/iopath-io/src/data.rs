@@ -66,6 +66,79 @@ impl Rng {
     }
 }
 
+/// What written data looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DataMode {
+    /// Incompressible, never deduplicated (the default).
+    #[default]
+    Random,
+    /// All zeros: what compressing or deduplicating storage loves most.
+    Zeros,
+    /// N% of every 512-byte sector is zeros, the rest random: a compressor
+    /// that works on sectors or larger shrinks the data by about N%.
+    Compressible(u8),
+}
+
+impl DataMode {
+    /// `random`, `zeros`, or `compress:N` with N from 0 to 100.
+    pub fn parse(s: &str) -> Option<DataMode> {
+        match s {
+            "random" => Some(DataMode::Random),
+            "zeros" => Some(DataMode::Zeros),
+            _ => {
+                let n: u8 = s.strip_prefix("compress:")?.parse().ok()?;
+                (n <= 100).then_some(DataMode::Compressible(n))
+            }
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            DataMode::Random => "random".into(),
+            DataMode::Zeros => "zeros".into(),
+            DataMode::Compressible(n) => format!("compress:{n}"),
+        }
+    }
+
+    /// Random bytes at the start of each 512-byte sector (the rest zeros).
+    fn random_per_sector(self) -> usize {
+        match self {
+            DataMode::Random => 512,
+            DataMode::Zeros => 0,
+            DataMode::Compressible(n) => 512 - 512 * n as usize / 100,
+        }
+    }
+}
+
+impl Rng {
+    /// Fill `buf` as `mode` says.
+    pub fn fill_as(&mut self, buf: &mut [u8], mode: DataMode) {
+        let r = mode.random_per_sector();
+        if r == 512 {
+            return self.fill(buf);
+        }
+        for sector in buf.chunks_mut(512) {
+            let k = r.min(sector.len());
+            self.fill(&mut sector[..k]);
+            sector[k..].fill(0);
+        }
+    }
+
+    /// [`Rng::scramble`], keeping the zeros `mode` asks for: zeros stay
+    /// zeros, compressible data changes only its random part.
+    #[inline]
+    pub fn scramble_as(&mut self, buf: &mut [u8], mode: DataMode) {
+        let r = mode.random_per_sector().min(8);
+        if r == 0 {
+            return;
+        }
+        for sector in buf.chunks_mut(512) {
+            let n = sector.len().min(r);
+            sector[..n].copy_from_slice(&self.next_u64().to_le_bytes()[..n]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +211,33 @@ mod tests {
             assert_ne!(sa, sb);
             assert_eq!(sa[8..], sb[8..]);
         }
+    }
+
+    #[test]
+    fn data_modes_parse_and_shape_the_bytes() {
+        assert_eq!(DataMode::parse("random"), Some(DataMode::Random));
+        assert_eq!(DataMode::parse("zeros"), Some(DataMode::Zeros));
+        assert_eq!(
+            DataMode::parse("compress:50"),
+            Some(DataMode::Compressible(50))
+        );
+        assert_eq!(DataMode::parse("compress:101"), None);
+        assert_eq!(DataMode::parse("compress:"), None);
+        assert_eq!(DataMode::parse("lz4"), None);
+        assert_eq!(DataMode::Compressible(25).name(), "compress:25");
+
+        let zeros_share = |mode| {
+            let mut buf = vec![0xAAu8; 64 * 1024];
+            let mut r = Rng::new(1);
+            r.fill_as(&mut buf, mode);
+            r.scramble_as(&mut buf, mode);
+            buf.iter().filter(|&&b| b == 0).count() as f64 / buf.len() as f64
+        };
+        assert!(zeros_share(DataMode::Random) < 0.01);
+        assert_eq!(zeros_share(DataMode::Zeros), 1.0);
+        let half = zeros_share(DataMode::Compressible(50));
+        assert!((0.49..0.52).contains(&half), "{half}");
+        let most = zeros_share(DataMode::Compressible(90));
+        assert!((0.89..0.91).contains(&most), "{most}");
     }
 }

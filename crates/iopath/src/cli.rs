@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
 
 use crate::plan::{CacheState, Pattern};
@@ -102,6 +103,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "STATE", default_value = "cold", value_parser = parse_cache)]
     pub cache: CacheState,
 
+    /// Data written: random (incompressible, the default), zeros, or
+    /// compress:N (N% of every sector zeros).
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    pub data: DataMode,
+
+    /// Measure a freshly truncated (sparse) file: no prefill, and the file is
+    /// truncated again before every repetition (NIOBench's "sync+sparse").
+    /// Reads of holes never reach the device.
+    #[arg(long)]
+    pub sparse: bool,
+
     /// Read percentage for randrw.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub rwmix: u8,
@@ -143,6 +155,12 @@ fn parse_pattern(s: &str) -> Result<Pattern, String> {
         format!(
             "unknown pattern '{s}'; valid patterns: read (seqread), write (seqwrite), randread, randwrite, randrw"
         )
+    })
+}
+
+fn parse_data(s: &str) -> Result<DataMode, String> {
+    DataMode::parse(s.trim()).ok_or_else(|| {
+        format!("unknown data kind '{s}'; valid: random, zeros, compress:N (N from 0 to 100)")
     })
 }
 

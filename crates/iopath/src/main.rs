@@ -17,7 +17,11 @@ use iopath::{commands, shell_quote, Interrupted};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    // Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all stop the run
+    // the same way: workers finish their requests, results so far are kept,
+    // the test file is removed.
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
         if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
             eprintln!("warning: cannot handle signal {sig}: {e}");
         }

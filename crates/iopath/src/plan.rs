@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
 use serde::{Deserialize, Serialize};
 
@@ -153,6 +154,8 @@ pub struct Plan {
     pub repeat: u32,
     pub seed: u64,
     pub cache: CacheState,
+    pub data: DataMode,
+    pub sparse: bool,
     pub json: Option<PathBuf>,
     pub quiet: bool,
 }
@@ -199,6 +202,11 @@ impl Plan {
             },
             None => TargetSpec::TempIn(a.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
         };
+        if a.sparse && a.file.as_ref().is_some_and(|f| f.exists()) {
+            return Err(UsageError(
+                "--sparse truncates the file before every repetition: it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
+            ));
+        }
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
@@ -241,6 +249,8 @@ impl Plan {
             repeat: a.repeat,
             seed: a.seed,
             cache: a.cache,
+            data: a.data,
+            sparse: a.sparse,
             json: a.json.clone(),
             quiet: a.quiet,
         })

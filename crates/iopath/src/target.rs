@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use iopath_io::data::Rng;
+use iopath_io::data::{DataMode, Rng};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{TargetSpec, UsageError, DEFAULT_SIZE};
@@ -45,6 +45,9 @@ pub struct TargetInfo {
     pub writable: bool,
     /// Prefilled with incompressible data by iopath.
     pub prefilled: bool,
+    /// Left sparse (--sparse): truncated again before every repetition.
+    #[serde(default)]
+    pub sparse: bool,
     pub prefill_ns: Option<u64>,
     /// Bytes allocated on disk (st_blocks x 512), to spot sparse files.
     pub allocated_bytes: Option<u64>,
@@ -66,6 +69,19 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Make a sparse target freshly truncated again: every block a hole.
+    pub fn retruncate(&self) -> Result<()> {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(self.path())
+            .with_context(|| format!("open {}", self.path().display()))?;
+        f.set_len(0)
+            .and_then(|()| f.set_len(self.size()))
+            .with_context(|| format!("truncating {}", self.path().display()))
+    }
+}
+
 impl Drop for Target {
     fn drop(&mut self) {
         if self.info.created {
@@ -75,11 +91,30 @@ impl Drop for Target {
 }
 
 /// Create or open the target. `writes`: some case writes to it.
+/// How a file iopath creates is filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fill {
+    pub seed: u64,
+    pub data: DataMode,
+    /// Leave it sparse (truncated to its size, no data written).
+    pub sparse: bool,
+}
+
+impl Fill {
+    pub fn random(seed: u64) -> Fill {
+        Fill {
+            seed,
+            data: DataMode::Random,
+            sparse: false,
+        }
+    }
+}
+
 pub fn prepare(
     spec: &TargetSpec,
     size: Option<u64>,
     writes: bool,
-    seed: u64,
+    fill: Fill,
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Result<Target> {
@@ -103,9 +138,9 @@ pub fn prepare(
             let path = dir.join(format!(
                 "iopath-{}-{:08x}.dat",
                 std::process::id(),
-                Rng::new(seed ^ nanos()).next_u64() as u32
+                Rng::new(fill.seed ^ nanos()).next_u64() as u32
             ));
-            create_prefilled(path, size, "temporary", seed, stop, progress)
+            create_prefilled(path, size, "temporary", fill, stop, progress)
         }
         TargetSpec::File { path, allow_write } => match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -123,7 +158,7 @@ pub fn prepare(
                     .into());
                 }
                 check_free_space(dir, size)?;
-                create_prefilled(path.clone(), size, "file", seed, stop, progress)
+                create_prefilled(path.clone(), size, "file", fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
             Ok(meta) => open_existing(path, &meta, size, writes, *allow_write),
@@ -224,6 +259,7 @@ fn open_existing(
             created: false,
             writable: writes && allow_write,
             prefilled: false,
+            sparse: false,
             prefill_ns: None,
             allocated_bytes: ft.is_file().then(|| meta.blocks() * 512),
         },
@@ -234,7 +270,7 @@ fn create_prefilled(
     path: PathBuf,
     size: u64,
     kind: &str,
-    seed: u64,
+    fill: Fill,
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Result<Target> {
@@ -258,13 +294,20 @@ fn create_prefilled(
             created: true,
             writable: true,
             prefilled: false,
+            sparse: fill.sparse,
             prefill_ns: None,
             allocated_bytes: None,
         },
     };
+    if fill.sparse {
+        file.set_len(size)
+            .with_context(|| format!("cannot size {} to {}", path.display(), fmt_bytes(size)))?;
+        target.info.allocated_bytes = Some(file.metadata()?.blocks() * 512);
+        return Ok(target);
+    }
     let t0 = Instant::now();
     let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
-    let mut rng = Rng::stream(seed, u64::MAX);
+    let mut rng = Rng::stream(fill.seed, u64::MAX);
     let mut chunk = vec![0u8; 4 << 20];
     let mut written = 0u64;
     while written < size {
@@ -272,7 +315,7 @@ fn create_prefilled(
             return Err(Interrupted.into());
         }
         let n = (size - written).min(chunk.len() as u64) as usize;
-        rng.fill(&mut chunk[..n]);
+        rng.fill_as(&mut chunk[..n], fill.data);
         file.write_all(&chunk[..n]).map_err(|e| {
             let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
             anyhow::anyhow!(

@@ -65,7 +65,16 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 cases,
             );
         }
-        if !t.created && t.kind == "file" && t.allocated_bytes.is_some_and(|a| a < t.size_bytes) {
+        if t.sparse {
+            push(
+                "sparse_target",
+                "--sparse: the file is truncated before every repetition, so reads of holes return zeros without touching the device and writes allocate blocks (file-system allocation is part of the result)".into(),
+                vec!["all".into()],
+            );
+        } else if !t.created
+            && t.kind == "file"
+            && t.allocated_bytes.is_some_and(|a| a < t.size_bytes)
+        {
             push(
                 "sparse_file",
                 format!(
@@ -77,6 +86,20 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 vec!["all".into()],
             );
         }
+    }
+    if r.config.data != "random" {
+        push(
+            "compressible_data",
+            format!(
+                "written data is '{}': storage that compresses or deduplicates (some SSDs, ZFS, btrfs with compression, VDO) may write far less than asked",
+                r.config.data
+            ),
+            measured
+                .iter()
+                .filter(|c| is_write(&c.pattern))
+                .map(|c| label(c))
+                .collect(),
+        );
     }
     if r.target.is_some()
         && r.system.device.is_none()
@@ -280,6 +303,7 @@ mod tests {
                 created: true,
                 writable: true,
                 prefilled: true,
+                sparse: false,
                 prefill_ns: None,
                 allocated_bytes: Some(1 << 30),
             }),
@@ -350,8 +374,26 @@ mod tests {
             assert!(c.contains(&code), "{code} missing from {c:?}");
         }
         assert!(!c.contains(&"low_device_fraction"), "not a cold run");
+        assert!(!c.contains(&"compressible_data"), "random data");
         let amp = w.iter().find(|w| w.code == "read_amplification").unwrap();
         assert_eq!(amp.cases, vec!["mmap/randread (35.0x)"]);
+    }
+
+    #[test]
+    fn compressible_data_is_flagged_on_writes_only() {
+        let mut r = run(
+            vec![
+                case("uring", "write", Some(1.0), (8, 8), "end"),
+                case("uring", "read", Some(1.0), (8, 8), "end"),
+            ],
+            "cold",
+            4,
+        );
+        r.config.data = "zeros".into();
+        let w = collect(&r);
+        let z = w.iter().find(|w| w.code == "compressible_data").unwrap();
+        assert_eq!(z.cases, vec!["uring/write"]);
+        assert!(z.message.contains("'zeros'"));
     }
 
     #[test]

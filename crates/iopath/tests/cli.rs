@@ -419,6 +419,11 @@ fn sigterm_keeps_results_and_removes_the_test_file() {
     interrupt_keeps_results(rustix::process::Signal::TERM);
 }
 
+#[test]
+fn closed_terminal_sighup_keeps_results_and_removes_the_test_file() {
+    interrupt_keeps_results(rustix::process::Signal::HUP);
+}
+
 fn interrupt_keeps_results(signal: rustix::process::Signal) {
     let dir = scratch();
     let json = dir.path().join("partial.json");
@@ -579,4 +584,64 @@ fn memlock_limits_fall_back_or_raise_and_say_so() {
         !notes.iter().any(|n| n.contains("plain buffers")),
         "{notes:?}"
     );
+}
+
+#[test]
+fn sparse_target_and_data_kinds_are_recorded_and_warned() {
+    let dir = scratch();
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "8M",
+            "--sparse",
+            "--data",
+            "compress:50",
+            "--methods",
+            "buffered",
+        ])
+        .args([
+            "--patterns",
+            "write,read",
+            "--time",
+            "50ms",
+            "--json",
+            "-",
+            "--quiet",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = json_of(&out.stdout);
+    assert_eq!(v["target"]["sparse"], true);
+    assert_eq!(v["target"]["prefilled"], false);
+    assert_eq!(v["config"]["data"], "compress:50");
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"sparse_target") && codes.contains(&"compressible_data"),
+        "{codes:?}"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+
+    let existing = dir.path().join("data.bin");
+    std::fs::write(&existing, vec![1u8; 4096]).unwrap();
+    iopath()
+        .args(["run", "--sparse", "--file"])
+        .arg(&existing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--sparse"));
+    assert_eq!(std::fs::read(&existing).unwrap(), vec![1u8; 4096]);
+    iopath()
+        .args(["run", "--data", "lz4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("compress:N"));
 }

@@ -51,7 +51,11 @@ impl Runner<'_> {
                 &plan.target,
                 plan.size,
                 plan.writes(),
-                plan.seed,
+                target::Fill {
+                    seed: plan.seed,
+                    data: plan.data,
+                    sparse: plan.sparse,
+                },
                 self.stop,
                 &self.progress,
             )?)
@@ -92,7 +96,7 @@ impl Runner<'_> {
                 repeat: plan.repeat,
                 seed: plan.seed,
                 cache: plan.cache.name().into(),
-                data: "random".into(),
+                data: plan.data.name(),
             },
             probe: probes
                 .iter()
@@ -205,6 +209,12 @@ impl Runner<'_> {
                 .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
         }
         for _ in 0..self.plan.repeat {
+            if let Some(t) = target.filter(|t| t.info.sparse) {
+                if let Err(e) = t.retruncate() {
+                    cr.error = Some(format!("{e:#}"));
+                    break;
+                }
+            }
             if let Some(t) = target {
                 if let Err(e) = set_cache_state(t, self.plan.cache) {
                     let n = format!("could not make the cache {}: {e:#}", self.plan.cache.name());
