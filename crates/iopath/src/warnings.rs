@@ -87,6 +87,18 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             );
         }
     }
+    if let Some(stack) = &r.system.device_stack {
+        if !stack.buffered_loops.is_empty() {
+            push(
+                "loop_buffered",
+                format!(
+                    "{} uses buffered I/O on its backing file: even O_DIRECT reads may be served from the page cache of the file system below (losetup --direct-io=on avoids it)",
+                    stack.buffered_loops.join(", ")
+                ),
+                vec!["all".into()],
+            );
+        }
+    }
     if r.config.data != "random" {
         push(
             "compressible_data",

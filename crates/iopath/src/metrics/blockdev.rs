@@ -69,6 +69,11 @@ pub struct DeviceStack {
     pub leaves: Vec<String>,
     /// How the walk went, top to bottom (`loop0 -> vda`).
     pub path: Vec<String>,
+    /// Loop devices on the way that use buffered I/O on their backing file
+    /// (`loop/dio` is 0): reads through them may be served by the page cache
+    /// of the file system below, even with O_DIRECT above.
+    #[serde(default)]
+    pub buffered_loops: Vec<String>,
 }
 
 impl DeviceStack {
@@ -144,6 +149,10 @@ fn walk(dir: &Path, sys: &Path, st: &mut DeviceStack, depth: usize) {
     }
     // A loop device: the disk under its backing file.
     if let Ok(backing) = std::fs::read_to_string(dir.join("loop/backing_file")) {
+        let dio = std::fs::read_to_string(dir.join("loop/dio")).unwrap_or_default();
+        if dio.trim() == "0" {
+            st.buffered_loops.push(name.clone());
+        }
         let backing = backing.trim();
         if let Some((maj, min)) = dev_numbers(Path::new(backing)) {
             let link = sys.join(format!("dev/block/{maj}:{min}"));
