@@ -1,54 +1,15 @@
 //! Command-line tests: the `null` method, small temporary files on a real
 //! file system, tmpfs, bad input and Ctrl-C. No timing assertions.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn iopath() -> Command {
-    Command::cargo_bin("iopath").unwrap()
-}
-
-/// A scratch directory on the file system that holds the build (a real
-/// disk), not /tmp (often tmpfs).
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn leftovers(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("iopath-")
-        })
-        .collect()
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not pure JSON ({e}):\n{}",
-            String::from_utf8_lossy(out)
-        )
-    })
-}
-
-fn case<'a>(v: &'a Value, method: &str, pattern: &str) -> &'a Value {
-    v["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["method"] == method && c["pattern"] == pattern)
-        .unwrap_or_else(|| panic!("no case {method}/{pattern}"))
-}
+mod common;
+use common::*;
 
 #[test]
 fn methods_lists_every_method_with_advice() {
@@ -232,10 +193,9 @@ fn small_run_over_every_method_measures_and_cleans_up() {
 fn every_sync_policy_runs_a_write() {
     let dir = scratch();
     for sync in ["none", "end", "dsync", "each"] {
-        let out = iopath()
-            .args(["run", "--dir"])
-            .arg(dir.path())
-            .args([
+        let v = run_json(
+            dir.path(),
+            &[
                 "--size",
                 "2M",
                 "--io-size",
@@ -244,21 +204,12 @@ fn every_sync_policy_runs_a_write() {
                 "64k",
                 "--methods",
                 "buffered,mmap,uring,aio",
-            ])
-            .args([
                 "--patterns",
                 "write",
                 "--sync",
                 sync,
-                "--json",
-                "-",
-                "--quiet",
-            ])
-            .assert()
-            .success()
-            .get_output()
-            .clone();
-        let v = json_of(&out.stdout);
+            ],
+        );
         for c in v["cases"].as_array().unwrap() {
             assert_eq!(c["sync"], sync);
             if c["skipped"].is_null() {
@@ -589,10 +540,9 @@ fn memlock_limits_fall_back_or_raise_and_say_so() {
 #[test]
 fn sparse_target_and_data_kinds_are_recorded_and_warned() {
     let dir = scratch();
-    let out = iopath()
-        .args(["run", "--dir"])
-        .arg(dir.path())
-        .args([
+    let v = run_json(
+        dir.path(),
+        &[
             "--size",
             "8M",
             "--sparse",
@@ -600,32 +550,19 @@ fn sparse_target_and_data_kinds_are_recorded_and_warned() {
             "compress:50",
             "--methods",
             "buffered",
-        ])
-        .args([
             "--patterns",
             "write,read",
             "--time",
             "50ms",
-            "--json",
-            "-",
-            "--quiet",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let v = json_of(&out.stdout);
+        ],
+    );
     assert_eq!(v["target"]["sparse"], true);
     assert_eq!(v["target"]["prefilled"], false);
     assert_eq!(v["config"]["data"], "compress:50");
-    let codes: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = codes(&v);
     assert!(
-        codes.contains(&"sparse_target") && codes.contains(&"compressible_data"),
+        codes.iter().any(|c| c == "sparse_target")
+            && codes.iter().any(|c| c == "compressible_data"),
         "{codes:?}"
     );
     assert!(leftovers(dir.path()).is_empty());

@@ -8,51 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 use std::sync::Mutex;
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
+use common::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-/// Run iopath with `args` in `dir` and return the JSON result.
-fn run_json(dir: &Path, args: &[&str]) -> Value {
-    let out = Command::cargo_bin("iopath")
-        .unwrap()
-        .args(["run", "--dir"])
-        .arg(dir)
-        .args(args)
-        .args(["--json", "-", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn summary<'a>(v: &'a Value, method: &str, pattern: &str) -> &'a Value {
-    let c = v["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["method"] == method && c["pattern"] == pattern)
-        .unwrap();
+    let c = case(v, method, pattern);
     assert!(c["error"].is_null() && c["skipped"].is_null(), "{c}");
     &c["summary"]
-}
-
-fn codes(v: &Value) -> Vec<String> {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

@@ -1,0 +1,79 @@
+//! Helpers shared by the integration test binaries.
+// Each test binary uses its own subset of these.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub fn iopath() -> Command {
+    Command::cargo_bin("iopath").unwrap()
+}
+
+/// A scratch directory on the file system that holds the build (a real
+/// disk), not /tmp (often tmpfs).
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// iopath's test files left in `dir` (there must be none after a run).
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iopath-")
+        })
+        .collect()
+}
+
+/// Parse stdout as JSON; a failure shows what polluted it.
+pub fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not pure JSON ({e}):\n{}",
+            String::from_utf8_lossy(out)
+        )
+    })
+}
+
+/// `iopath run --dir DIR ARGS --json - --quiet`, which must succeed; its JSON.
+pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir)
+        .args(args)
+        .args(["--json", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
+/// The case `method`/`pattern` of a result.
+pub fn case<'a>(v: &'a Value, method: &str, pattern: &str) -> &'a Value {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == method && c["pattern"] == pattern)
+        .unwrap_or_else(|| panic!("no case {method}/{pattern}"))
+}
+
+/// The warning codes of a result.
+pub fn codes(v: &Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
