@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # iopath against fio on identical jobs, same file, interleaved A B A B.
 #
-# Prints, per job, fio's and iopath's result in every round and the median of
-# the per-round ratios iopath/fio. Ratios measured side by side are what to
-# compare on a shared, noisy disk; absolute numbers are not.
+# Every round runs each job once with fio and once with iopath, back to back,
+# and alternates which tool goes first (odd rounds fio, even rounds iopath),
+# so that slow drift of a shared disk hits both sides alike. Jobs are
+# interleaved within a round too. The result per job is the median of the
+# per-round ratios iopath/fio, with their min and max: on a shared, noisy
+# disk only ratios measured side by side mean anything, and one run means
+# nothing. docs/performance.md has the method and a full run.
 #
 # Usage: bench/vs-fio.sh [DIR] (default: a directory under target/)
-# Environment: ROUNDS (default 3), RUNTIME seconds per run (default 5),
+# Environment: ROUNDS (default 15), RUNTIME seconds per run (default 3),
 #              SIZE of the test file (default 2G).
+# About 30 s per round: the defaults take about 8 minutes.
 set -euo pipefail
 
-ROUNDS=${ROUNDS:-3}
-RUNTIME=${RUNTIME:-5}
+ROUNDS=${ROUNDS:-15}
+RUNTIME=${RUNTIME:-3}
 SIZE=${SIZE:-2G}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-$ROOT/target/bench-vs-fio}
 mkdir -p "$DIR"
 FILE="$DIR/vs-fio.dat"
+RESULTS="$DIR/vs-fio.tsv"
 trap 'rm -f "$FILE"' EXIT
 
 if ! command -v fio >/dev/null; then
@@ -32,12 +38,12 @@ command -v python3 >/dev/null || { echo "python3 is needed to read the JSON resu
 cargo build --release --manifest-path "$ROOT/Cargo.toml" -q
 IOPATH="$ROOT/target/release/iopath"
 
-echo "# $(date -u +%FT%TZ) $(uname -r), $(fio --version), iopath $("$IOPATH" --version | cut -d' ' -f2)"
-echo "# file $FILE ($SIZE), $ROUNDS rounds x ${RUNTIME}s per run"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, $(fio --version), iopath $("$IOPATH" --version | cut -d' ' -f2)"
+echo "# file $FILE ($SIZE), $ROUNDS rounds x ${RUNTIME}s per run, order alternates (odd rounds fio first)"
 fio --name=prep --filename="$FILE" --size="$SIZE" --rw=write --bs=1M --direct=1 \
     --ioengine=psync --refill_buffers --end_fsync=1 --output=/dev/null
 
-# fio_metric JSON-on-stdin KIND -> IOPS (KIND=iops) or MiB/s (KIND=bw)
+# fio_metric KIND < fio JSON -> IOPS (KIND=iops) or MiB/s (KIND=bw)
 fio_metric() {
     python3 -c '
 import json, sys
@@ -51,36 +57,93 @@ s = json.load(sys.stdin)["cases"][0]["summary"]
 print(s["iops"] if sys.argv[1] == "iops" else s["bw_bytes_per_s"] / 2**20)' "$1"
 }
 
-# job NAME KIND "FIO ARGS" "IOPATH ARGS" [warm]
-job() {
-    local name=$1 kind=$2 fio_args=$3 iopath_args=$4 warm=${5:-}
-    local ratios=() line="$name:"
-    for r in $(seq "$ROUNDS"); do
-        [ -n "$warm" ] && cat "$FILE" >/dev/null
-        # shellcheck disable=SC2086
-        f=$(fio --name="$name" --filename="$FILE" --size="$SIZE" --time_based --runtime="$RUNTIME" \
-                --output-format=json $fio_args | fio_metric "$kind")
-        [ -n "$warm" ] && cat "$FILE" >/dev/null
-        # shellcheck disable=SC2086
-        i=$("$IOPATH" run --file "$FILE" --time "${RUNTIME}s" --json - --quiet $iopath_args | iopath_metric "$kind")
-        ratio=$(python3 -c "print(f'{$i / $f:.3f}')")
-        ratios+=("$ratio")
-        line="$line  r$r fio=$(printf %.0f "$f") iopath=$(printf %.0f "$i") ratio=$ratio"
-    done
-    med=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-    echo "$line"
-    printf '%-34s %-5s median iopath/fio = %s\n' "$name" "$kind" "$med"
+# Percentage of the file in the page cache (fincore, util-linux), or "?".
+cached_pct() {
+    local res
+    if res=$(fincore --bytes --noheadings --output RES "$FILE" 2>/dev/null); then
+        python3 -c "print(f'{100 * int(\"$res\".strip() or 0) / $(stat -c %s "$FILE"):.0f}')"
+    else
+        echo "?"
+    fi
 }
 
-job "randread-4k-qd32-uring-direct" iops \
-    "--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1" \
-    "--methods uring --patterns randread --bs 4k --qd 32 --cache as-is"
-job "read-1m-qd8-uring-direct" bw \
+# Read the whole file into the page cache and say how much of it is there.
+warm() {
+    cat "$FILE" >/dev/null
+    local pct
+    pct=$(cached_pct)
+    if [ "$pct" != "?" ] && [ "$pct" -lt 99 ]; then
+        echo "warning: only $pct% of $FILE is cached before a warm run" >&2
+    fi
+    echo "$pct"
+}
+
+# Jobs: NAME KIND TARGET "FIO ARGS" "IOPATH ARGS" WARM. Random fio jobs use
+# --norandommap: iopath draws offsets uniformly with replacement, as fio then
+# does. The warm job passes --invalidate=0, or fio would drop the file's
+# cached pages at its start and measure cold reads.
+NAMES=(); KINDS=(); TARGETS=(); FIO_ARGS=(); IOPATH_ARGS=(); WARM=()
+add_job() {
+    NAMES+=("$1"); KINDS+=("$2"); TARGETS+=("$3"); FIO_ARGS+=("$4"); IOPATH_ARGS+=("$5"); WARM+=("$6")
+}
+add_job "randread-4k-qd32-uring-direct" iops 0.97 \
+    "--rw=randread --norandommap --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1" \
+    "--methods uring --patterns randread --bs 4k --qd 32 --cache as-is" ""
+add_job "read-1m-qd8-uring-direct" bw 0.97 \
     "--rw=read --bs=1M --iodepth=8 --ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1" \
-    "--methods uring --patterns read --bs 1M --qd 8 --cache as-is --io-size 1T"
-job "randread-4k-psync-buffered-warm" iops \
-    "--rw=randread --bs=4k --iodepth=1 --ioengine=psync --direct=0" \
+    "--methods uring --patterns read --bs 1M --qd 8 --cache as-is --io-size 1T" ""
+add_job "randread-4k-psync-buffered-warm" iops 1.0 \
+    "--rw=randread --norandommap --bs=4k --iodepth=1 --ioengine=psync --direct=0 --invalidate=0" \
     "--methods buffered --patterns randread --bs 4k --cache warm" warm
-job "null-4k-qd1" iops \
-    "--rw=randread --bs=4k --iodepth=1 --ioengine=null" \
-    "--methods null --patterns randread --bs 4k --qd 1"
+add_job "null-4k-qd1" iops 2.0 \
+    "--rw=randread --norandommap --bs=4k --iodepth=1 --ioengine=null" \
+    "--methods null --patterns randread --bs 4k --qd 1" ""
+
+run_fio() {
+    # shellcheck disable=SC2086
+    fio --name="$1" --filename="$FILE" --size="$SIZE" --time_based --runtime="$RUNTIME" \
+        --output-format=json $2 | fio_metric "$3"
+}
+run_iopath() {
+    # shellcheck disable=SC2086
+    "$IOPATH" run --file "$FILE" --time "${RUNTIME}s" --json - --quiet $1 | iopath_metric "$2"
+}
+
+printf 'round\tjob\tkind\tfirst\tfio\tiopath\tratio\tcached_fio\tcached_iopath\n' >"$RESULTS"
+for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then first=fio; else first=iopath; fi
+    for j in "${!NAMES[@]}"; do
+        name=${NAMES[$j]} kind=${KINDS[$j]}
+        cf=- ci=-
+        for tool in $first $([ $first = fio ] && echo iopath || echo fio); do
+            if [ $tool = fio ]; then
+                [ -n "${WARM[$j]}" ] && cf=$(warm)
+                f=$(run_fio "$name" "${FIO_ARGS[$j]}" "$kind")
+            else
+                [ -n "${WARM[$j]}" ] && ci=$(warm)
+                i=$(run_iopath "${IOPATH_ARGS[$j]}" "$kind")
+            fi
+        done
+        ratio=$(python3 -c "print(f'{$i / $f:.3f}')")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$name" "$kind" "$first" "$f" "$i" "$ratio" "$cf" "$ci" >>"$RESULTS"
+        printf 'r%-2d %-6s first  %-32s fio=%-9.0f iopath=%-9.0f ratio=%s%s\n' "$r" "$first" "$name" "$f" "$i" "$ratio" \
+            "$([ -n "${WARM[$j]}" ] && echo "  cached before: fio $cf% iopath $ci%")"
+    done
+done
+
+echo
+python3 - "$RESULTS" "${NAMES[*]}" "${TARGETS[*]}" <<'EOF'
+import csv, statistics as st, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+targets = dict(zip(sys.argv[2].split(), map(float, sys.argv[3].split())))
+print(f"{'job':<32} {'unit':<5} {'fio med':>10} {'iopath med':>11} {'ratio med':>9} {'min':>6} {'max':>6} {'n':>3}  target  median meets it")
+for name, target in targets.items():
+    rs = [r for r in rows if r["job"] == name]
+    ratios = [float(r["ratio"]) for r in rs]
+    fio = st.median(float(r["fio"]) for r in rs)
+    iop = st.median(float(r["iopath"]) for r in rs)
+    unit = "IOPS" if rs[0]["kind"] == "iops" else "MiB/s"
+    med = st.median(ratios)
+    print(f"{name:<32} {unit:<5} {fio:>10.0f} {iop:>11.0f} {med:>9.3f} {min(ratios):>6.3f} {max(ratios):>6.3f} {len(ratios):>3}  >={target:<5} {'yes' if med >= target else 'NO'}")
+EOF
+echo "# per-round results: $RESULTS"

@@ -312,7 +312,13 @@ pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
         vec.resize(pages, 0u8);
         // SAFETY: map.as_ptr() is page-aligned (offset is a multiple of the
         // page size) and valid for wlen bytes; vec holds one byte per page.
-        let rc = unsafe { libc::mincore(map.as_ptr() as *mut libc::c_void, wlen as usize, vec.as_mut_ptr()) };
+        let rc = unsafe {
+            libc::mincore(
+                map.as_ptr() as *mut libc::c_void,
+                wlen as usize,
+                vec.as_mut_ptr(),
+            )
+        };
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -4,8 +4,9 @@
 //! Invariants:
 //! - One `iocb` per slot, in a boxed slice that never moves, so the kernel
 //!   may keep the pointer from `io_submit` until the event is reaped.
-//! - A request `io_submit` did not accept is released at once; the caller
-//!   learns how many were accepted.
+//! - Each request gets its own `io_submit` (no plugging, so the device
+//!   starts on it at once). A request `io_submit` did not accept is released
+//!   at once; the caller learns how many were accepted.
 //! - Dropping the engine reaps every request in flight before `io_destroy`
 //!   and before the buffers are freed; if reaping fails, buffers are leaked.
 //! - `--sync each`: after a write completes, the engine runs `fsync` before
@@ -232,35 +233,47 @@ impl Engine for AioEngine {
         if self.ptrs.is_empty() {
             return Ok(0);
         }
-        let rc = loop {
-            // SAFETY: ptrs holds ptrs.len() valid iocb pointers into
-            // self.iocbs, whose buffers are slots marked in flight; both stay
-            // alive and unmoved until the events are reaped (or Drop waits).
+        // One io_submit per iocb, as fio does by default: handed several at
+        // once, the kernel plugs them and starts the first only after the
+        // last is built (see the io_uring engine).
+        let mut accepted = 0;
+        let mut failure = None;
+        while accepted < self.ptrs.len() {
+            // SAFETY: accepted < ptrs.len(), so the pointer stays inside ptrs;
+            // ptrs[accepted] is a valid iocb pointer into self.iocbs, whose
+            // buffer is a slot marked in flight; both stay alive and
+            // unmoved until the event is reaped (or Drop waits for it).
             let rc = unsafe {
                 libc::syscall(
                     libc::SYS_io_submit,
                     self.ctx,
-                    self.ptrs.len() as libc::c_long,
-                    self.ptrs.as_mut_ptr(),
+                    1 as libc::c_long,
+                    self.ptrs.as_mut_ptr().add(accepted),
                 )
             };
-            if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            if rc == 1 {
+                accepted += 1;
                 continue;
             }
-            break rc;
-        };
-        let accepted = if rc < 0 {
             let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EAGAIN) {
+            if rc < 0 && e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            if rc < 0 && e.raw_os_error() != Some(libc::EAGAIN) {
+                failure = Some(e);
+            }
+            break;
+        }
+        if accepted == 0 {
+            if let Some(e) = failure {
                 for r in reqs {
                     self.pool.release(r.slot);
                 }
                 return Err(EngineError::os("io_submit", &self.path, e));
             }
-            0
-        } else {
-            rc as usize
-        };
+        }
+        // Requests after a refusal are handed back; an error after some were
+        // accepted comes back from the next submit if it persists.
         for r in &reqs[accepted..] {
             self.pool.release(r.slot);
         }
