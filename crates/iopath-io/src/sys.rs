@@ -189,7 +189,11 @@ pub fn errno_hint(op: &str, err: &io::Error) -> Option<String> {
             "this kernel has no io_uring (Linux 5.1+ with CONFIG_IO_URING)".to_string()
         }
         ("io_uring_setup", libc::ENOMEM) | ("io_uring_register_buffers", libc::ENOMEM) => {
-            "locked memory exhausted: raise RLIMIT_MEMLOCK (ulimit -l) or lower --qd/--bs".to_string()
+            let (soft, _) = memlock_limit();
+            format!(
+                "locked memory exhausted (RLIMIT_MEMLOCK {}; it is shared by all processes of this user): raise it with ulimit -l, or lower --qd/--bs",
+                soft.map_or("unlimited".to_string(), |b| format!("{b} bytes"))
+            )
         }
         ("io_setup", libc::EAGAIN) => {
             "the system-wide AIO context limit is reached: raise fs.aio-max-nr or lower --qd/--threads".to_string()

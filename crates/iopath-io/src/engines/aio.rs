@@ -18,7 +18,6 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 
 use crate::buf::SlotPool;
-use crate::sys::dio_alignment;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
 const IOCB_CMD_PREAD: u16 = 0;
@@ -109,8 +108,7 @@ impl AioEngine {
                 return Err(e);
             }
         };
-        let a = dio_alignment(&spec.path);
-        let mem_align = super::buffer_align(a.mem);
+        let (offset_align, mem_align) = super::layout(&spec.path, true);
         Ok(AioEngine {
             ctx,
             file,
@@ -122,7 +120,7 @@ impl AioEngine {
             caps: Caps {
                 is_async: true,
                 queue_depth: qd,
-                offset_align: a.offset,
+                offset_align,
                 mem_align,
                 notes: Vec::new(),
             },
@@ -299,11 +297,7 @@ impl Engine for AioEngine {
     }
 
     fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
-        if how == SyncPolicy::End {
-            rustix::fs::fsync(self.file.as_fd())
-                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
-        }
-        Ok(())
+        super::flush_fsync(how, &self.file, &self.path)
     }
 
     fn in_flight(&self) -> usize {

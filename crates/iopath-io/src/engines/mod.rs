@@ -74,6 +74,25 @@ pub(crate) fn buffer_align(dio_mem_align: usize) -> usize {
     dio_mem_align.max(4096)
 }
 
+/// (offset alignment, buffer alignment) of an engine on `path`: the file's
+/// O_DIRECT rules when `direct`, else none beyond page-aligned buffers.
+pub(crate) fn layout(path: &Path, direct: bool) -> (usize, usize) {
+    if direct {
+        let a = crate::sys::dio_alignment(path);
+        (a.offset, buffer_align(a.mem))
+    } else {
+        (1, 4096)
+    }
+}
+
+/// `flush(how)` of an engine whose end-of-run flush is one `fsync`.
+pub(crate) fn flush_fsync(how: SyncPolicy, file: &File, path: &Path) -> Result<(), EngineError> {
+    if how == SyncPolicy::End {
+        fsync(file, path)?;
+    }
+    Ok(())
+}
+
 /// A synchronous method: each request completes inside `submit`, one at a
 /// time. Implementing this gives the [`Engine`] impl.
 pub(crate) trait SyncIo: Send {

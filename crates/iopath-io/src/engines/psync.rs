@@ -11,7 +11,6 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use crate::buf::SlotPool;
-use crate::sys::dio_alignment;
 use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
 #[derive(Debug)]
@@ -37,12 +36,7 @@ impl PsyncEngine {
             direct,
             spec.sync == SyncPolicy::Dsync,
         )?;
-        let (offset_align, mem_align) = if direct {
-            let a = dio_alignment(&spec.path);
-            (a.offset, super::buffer_align(a.mem))
-        } else {
-            (1, 4096)
-        };
+        let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut notes = Vec::new();
         if spec.queue_depth > 1 {
             notes.push(format!(

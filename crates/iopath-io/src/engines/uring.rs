@@ -37,7 +37,7 @@ use std::path::PathBuf;
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::buf::SlotPool;
-use crate::sys::{dio_alignment, ensure_memlock};
+use crate::sys::ensure_memlock;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
 /// user_data bit marking the fsync linked behind a write.
@@ -130,15 +130,17 @@ impl UringEngine {
             Err(e) => {
                 let hint = crate::sys::errno_hint("io_uring_setup", &e);
                 return Err(match e.raw_os_error() {
-                    Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EINVAL) => {
-                        EngineError::Unsupported {
-                            method,
-                            reason: format!(
-                                "io_uring_setup failed: {e}{}",
-                                hint.map(|h| format!(" ({h})")).unwrap_or_default()
-                            ),
-                        }
-                    }
+                    // Refused by policy or kernel, or (ENOMEM) the user's
+                    // locked-memory budget is spent: io_uring charges ring
+                    // memory to the user, shared by all of its processes.
+                    Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EINVAL)
+                    | Some(libc::ENOMEM) => EngineError::Unsupported {
+                        method,
+                        reason: format!(
+                            "io_uring_setup failed: {e}{}",
+                            hint.map(|h| format!(" ({h})")).unwrap_or_default()
+                        ),
+                    },
                     _ => EngineError::os("io_uring_setup", &spec.path, e),
                 });
             }
@@ -151,12 +153,7 @@ impl UringEngine {
             direct,
             spec.sync == SyncPolicy::Dsync,
         )?;
-        let (offset_align, mem_align) = if direct {
-            let a = dio_alignment(&spec.path);
-            (a.offset, super::buffer_align(a.mem))
-        } else {
-            (1, 4096)
-        };
+        let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut pool = SlotPool::new(qd, spec.block_size, mem_align);
         let mut notes = Vec::new();
 
@@ -459,11 +456,7 @@ impl Engine for UringEngine {
     }
 
     fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
-        if how == SyncPolicy::End {
-            rustix::fs::fsync(&self.file)
-                .map_err(|e| EngineError::os("fsync", &self.path, e.into()))?;
-        }
-        Ok(())
+        super::flush_fsync(how, &self.file, &self.path)
     }
 
     fn in_flight(&self) -> usize {

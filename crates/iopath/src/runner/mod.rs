@@ -287,6 +287,7 @@ impl Runner<'_> {
                     rwmix_read_pct: case.rwmix_read_pct,
                     seed: plan.seed,
                     stream: i,
+                    data: plan.data,
                 }
             })
             .collect();

@@ -12,7 +12,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use iopath_io::data::Rng;
+use iopath_io::data::{DataMode, Rng};
 use iopath_io::{Completion, Engine, IoReq, Op, SyncPolicy};
 
 use crate::plan::Pattern;
@@ -37,6 +37,8 @@ pub struct WorkerJob {
     pub rwmix_read_pct: u8,
     pub seed: u64,
     pub stream: u64,
+    /// What written data looks like.
+    pub data: DataMode,
 }
 
 /// What one worker measured.
@@ -123,7 +125,7 @@ pub fn run(
     // otherwise fault pages in while the device writes into them).
     for slot in 0..qd as u32 {
         if let Some(b) = engine.buf_mut(slot) {
-            data_rng.fill(b);
+            data_rng.fill_as(b, job.data);
         }
     }
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3)
@@ -158,7 +160,7 @@ pub fn run(
             let (op, offset) = gen.next_req();
             if op == Op::Write {
                 if let Some(b) = engine.buf_mut(slot) {
-                    data_rng.scramble(b);
+                    data_rng.scramble_as(b, job.data);
                 }
             }
             reqs.push(IoReq {
@@ -258,6 +260,7 @@ mod tests {
             rwmix_read_pct: 30,
             seed: 9,
             stream: 0,
+            data: DataMode::Random,
         }
     }
 
