@@ -103,6 +103,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "STATE", default_value = "cold", value_parser = parse_cache)]
     pub cache: CacheState,
 
+    /// With --cache cold, also drop every clean page cache in the system
+    /// (`sync`; `echo 3 > /proc/sys/vm/drop_caches`) before each repetition.
+    /// Root only; it slows the whole machine for a moment.
+    #[arg(long)]
+    pub drop_caches: bool,
+
     /// Data written: random (incompressible, the default), zeros, or
     /// compress:N (N% of every sector zeros).
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]

@@ -154,6 +154,7 @@ pub struct Plan {
     pub repeat: u32,
     pub seed: u64,
     pub cache: CacheState,
+    pub drop_caches: bool,
     pub data: DataMode,
     pub sparse: bool,
     pub json: Option<PathBuf>,
@@ -207,6 +208,12 @@ impl Plan {
                 "--sparse truncates the file before every repetition: it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
             ));
         }
+        if a.drop_caches && a.cache != CacheState::Cold {
+            return Err(UsageError(format!(
+                "--drop-caches goes with --cache cold, not --cache {}",
+                a.cache.name()
+            )));
+        }
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
@@ -249,6 +256,7 @@ impl Plan {
             repeat: a.repeat,
             seed: a.seed,
             cache: a.cache,
+            drop_caches: a.drop_caches,
             data: a.data,
             sparse: a.sparse,
             json: a.json.clone(),

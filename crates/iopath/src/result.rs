@@ -149,6 +149,9 @@ pub struct Memory {
     pub page_cache_before_bytes: u64,
     /// The engines' own I/O buffers (threads x depth x block size).
     pub buffers_bytes: u64,
+    /// What this case holds: `page_cache_bytes` + `buffers_bytes`.
+    #[serde(default)]
+    pub total_bytes: u64,
     /// Peak resident memory of the process during the repetition.
     pub rss_peak_bytes: u64,
     /// Locked and pinned memory while the engines were open (io_uring
@@ -266,6 +269,7 @@ impl Measurement {
                 page_cache_bytes: medu(&|m| m.memory.page_cache_bytes),
                 page_cache_before_bytes: medu(&|m| m.memory.page_cache_before_bytes),
                 buffers_bytes: medu(&|m| m.memory.buffers_bytes),
+                total_bytes: medu(&|m| m.memory.total_bytes),
                 rss_peak_bytes: medu(&|m| m.memory.rss_peak_bytes),
                 locked_bytes: medu(&|m| m.memory.locked_bytes),
                 cached_delta_bytes: med(&|m| m.memory.cached_delta_bytes as f64).round() as i64,

@@ -87,6 +87,15 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             );
         }
     }
+    push(
+        "drop_caches_denied",
+        "--drop-caches was not permitted (it needs root): only the test file's own pages were dropped".into(),
+        r.cases
+            .iter()
+            .filter(|c| c.notes.iter().any(|n| n.contains("drop_caches")))
+            .map(label)
+            .collect(),
+    );
     if let Some(stack) = &r.system.device_stack {
         if !stack.buffered_loops.is_empty() {
             push(

@@ -442,12 +442,13 @@ fn world_reachable(path: &Path) -> bool {
     })
 }
 
-/// Run iopath as an unprivileged user (no CAP_IPC_LOCK) with a memlock limit
-/// set by `ulimit_args`, and return the uring case's notes. `None` (test
-/// skipped) when not root or setpriv is missing.
-fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
+/// Run `iopath run --dir SCRATCH ARGS --json - --quiet` as `nobody` (no
+/// CAP_IPC_LOCK, no right to drop caches) after `ulimit ULIMIT_ARGS`; its
+/// JSON. `None` (test skipped) when not root, without setpriv, or when
+/// nobody cannot reach the build directory.
+fn run_as_nobody(ulimit_args: &str, args: &str) -> Option<Value> {
     if !rustix::process::geteuid().is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root and setpriv to drop CAP_IPC_LOCK");
+        eprintln!("skipped: needs root and setpriv to run as nobody");
         return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("iopath");
@@ -466,11 +467,10 @@ fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
-    // The limits are set first, then setpriv drops to nobody, who has no
-    // CAP_IPC_LOCK (root's locked memory is never limited), and runs iopath.
+    // The limits are set first, then setpriv drops to nobody and runs iopath.
     let script = format!(
         "ulimit {ulimit_args} && exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-         {} run --dir {} --size 8M --methods uring --patterns read --bs 256k --qd 8 --time 50ms --json - --quiet",
+         {} run --dir {} {args} --json - --quiet",
         bin.display(),
         dir.path().display()
     );
@@ -484,10 +484,18 @@ fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
-    let v = json_of(&out.stdout);
+    assert!(leftovers(dir.path()).is_empty());
+    Some(json_of(&out.stdout))
+}
+
+/// The uring case's notes when run as nobody under `ulimit ULIMIT_ARGS`.
+fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
+    let v = run_as_nobody(
+        ulimit_args,
+        "--size 8M --methods uring --patterns read --bs 256k --qd 8 --time 50ms",
+    )?;
     let c = case(&v, "uring", "read");
     assert!(c["error"].is_null() && c["skipped"].is_null(), "{c}");
-    assert!(leftovers(dir.path()).is_empty());
     Some(
         c["notes"]
             .as_array()
@@ -496,6 +504,24 @@ fn uring_notes_without_ipc_lock(ulimit_args: &str) -> Option<Vec<String>> {
             .map(|n| n.as_str().unwrap().to_string())
             .collect(),
     )
+}
+
+#[test]
+fn drop_caches_without_permission_is_a_clear_warning() {
+    let Some(v) = run_as_nobody(
+        "-S -l 64",
+        "--size 4M --methods buffered --patterns read --time 20ms --drop-caches",
+    ) else {
+        return;
+    };
+    let c = case(&v, "buffered", "read");
+    assert!(c["summary"].is_object(), "the run went on: {c}");
+    assert!(c["notes"].to_string().contains("drop_caches"), "{c}");
+    assert!(
+        codes(&v).contains(&"drop_caches_denied".to_string()),
+        "{:?}",
+        codes(&v)
+    );
 }
 
 /// One test, not two: io_uring charges locked memory to the *user*, so two

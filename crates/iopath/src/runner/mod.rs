@@ -216,7 +216,7 @@ impl Runner<'_> {
                 }
             }
             if let Some(t) = target {
-                if let Err(e) = set_cache_state(t, self.plan.cache) {
+                if let Err(e) = set_cache_state(t, self.plan.cache, self.plan.drop_caches) {
                     let n = format!("could not make the cache {}: {e:#}", self.plan.cache.name());
                     if !cr.notes.contains(&n) {
                         cr.notes.push(n);
@@ -459,13 +459,19 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
 }
 
 /// Put the target's pages in the page-cache state the plan asks for.
-fn set_cache_state(t: &Target, state: CacheState) -> Result<()> {
+fn set_cache_state(t: &Target, state: CacheState, drop_all: bool) -> Result<()> {
     let open =
         || std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()));
     match state {
         CacheState::AsIs => Ok(()),
-        CacheState::Cold => iopath_io::sys::evict_file(&open()?)
-            .with_context(|| format!("fsync/fadvise {}", t.path().display())),
+        CacheState::Cold => {
+            iopath_io::sys::evict_file(&open()?)
+                .with_context(|| format!("fsync/fadvise {}", t.path().display()))?;
+            if drop_all {
+                drop_system_caches()?;
+            }
+            Ok(())
+        }
         CacheState::Warm => {
             let f = open()?;
             let mut buf = vec![0u8; 1 << 20];
@@ -482,6 +488,16 @@ fn set_cache_state(t: &Target, state: CacheState) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `sync`, then drop clean page cache, dentries and inodes system-wide.
+fn drop_system_caches() -> Result<()> {
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+        anyhow::anyhow!(
+            "--drop-caches: writing /proc/sys/vm/drop_caches failed ({e}); it needs root outside a container that forbids it; the file's own pages were still dropped"
+        )
+    })
 }
 
 /// Every usable O_DIRECT method needs block sizes that are multiples of the

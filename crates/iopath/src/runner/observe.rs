@@ -110,8 +110,10 @@ impl Observer {
             },
             utilization: cpu_ns as f64 / m.duration_ns.max(1) as f64,
         };
+        let page_cache_bytes = self.residency();
         m.memory = Memory {
-            page_cache_bytes: self.residency(),
+            page_cache_bytes,
+            total_bytes: page_cache_bytes + cost.buffers_bytes,
             page_cache_before_bytes: b.resident,
             buffers_bytes: cost.buffers_bytes,
             rss_peak_bytes: mem.rss_peak,
