@@ -13,6 +13,7 @@ pub mod progress;
 pub mod report;
 pub mod result;
 pub mod runner;
+pub mod stats;
 pub mod sysinfo;
 pub mod target;
 pub mod units;

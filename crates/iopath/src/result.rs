@@ -87,6 +87,10 @@ pub struct CaseResult {
     pub repetitions: Vec<Repetition>,
     /// Medians over the repetitions; null when none completed.
     pub summary: Option<Measurement>,
+    /// Spread of the main metrics over the repetitions (min, median, mean,
+    /// max, stddev, cv, 95% intervals, outliers); null when none completed.
+    #[serde(default)]
+    pub stats: Option<crate::stats::CaseStats>,
 }
 
 /// One measured repetition (or, in `summary`, medians of repetitions).

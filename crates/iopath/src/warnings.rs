@@ -273,6 +273,7 @@ mod tests {
             error: None,
             notes: vec![],
             repetitions: vec![],
+            stats: None,
             summary: Some(Measurement {
                 io_bytes: 1 << 20,
                 ios: 256,

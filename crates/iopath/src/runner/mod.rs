@@ -199,6 +199,7 @@ impl Runner<'_> {
             notes: Vec::new(),
             repetitions: Vec::new(),
             summary: None,
+            stats: None,
         };
         if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
             cr.skipped = Some(reason);
@@ -248,6 +249,7 @@ impl Runner<'_> {
             }
         }
         cr.summary = Measurement::median_of(&cr.repetitions);
+        cr.stats = crate::stats::CaseStats::of(&cr.repetitions);
         cr
     }
 
