@@ -53,17 +53,6 @@ impl Rng {
             rest.copy_from_slice(&v[..n]);
         }
     }
-
-    /// Make a buffer of random data unique again at little cost: overwrite 8
-    /// bytes in every 512-byte sector. Two blocks written from the same
-    /// buffer therefore never deduplicate, and each sector stays random.
-    #[inline]
-    pub fn scramble(&mut self, buf: &mut [u8]) {
-        for sector in buf.chunks_mut(512) {
-            let n = sector.len().min(8);
-            sector[..n].copy_from_slice(&self.next_u64().to_le_bytes()[..n]);
-        }
-    }
 }
 
 /// What written data looks like.
@@ -124,15 +113,16 @@ impl Rng {
         }
     }
 
-    /// [`Rng::scramble`], keeping the zeros `mode` asks for: zeros stay
-    /// zeros, compressible data changes only its random part.
+    /// Make a buffer unique again at little cost, keeping the zeros `mode`
+    /// asks for: overwrite 8 bytes at the start of every 4 KiB (the unit
+    /// deduplicating storage compares), inside the random part of the sector.
     #[inline]
     pub fn scramble_as(&mut self, buf: &mut [u8], mode: DataMode) {
         let r = mode.random_per_sector().min(8);
         if r == 0 {
             return;
         }
-        for sector in buf.chunks_mut(512) {
+        for sector in buf.chunks_mut(4096) {
             let n = sector.len().min(r);
             sector[..n].copy_from_slice(&self.next_u64().to_le_bytes()[..n]);
         }
@@ -201,14 +191,14 @@ mod tests {
     }
 
     #[test]
-    fn scramble_changes_every_sector() {
+    fn scramble_changes_every_4k_and_nothing_else() {
         let mut r = Rng::new(5);
-        let mut a = vec![0u8; 4096];
+        let mut a = vec![0u8; 16384];
         r.fill(&mut a);
         let mut b = a.clone();
-        r.scramble(&mut b);
-        for (sa, sb) in a.chunks(512).zip(b.chunks(512)) {
-            assert_ne!(sa, sb);
+        r.scramble_as(&mut b, DataMode::Random);
+        for (sa, sb) in a.chunks(4096).zip(b.chunks(4096)) {
+            assert_ne!(sa[..8], sb[..8]);
             assert_eq!(sa[8..], sb[8..]);
         }
     }

@@ -131,15 +131,18 @@ pub type Repetition = Measurement;
 pub struct Cpu {
     pub user_ns: u64,
     pub sys_ns: u64,
-    /// io_uring SQPOLL kernel threads (not in user/sys: they are not ours).
+    /// io_uring's kernel threads of this process (SQPOLL, io-wq workers):
+    /// not in user/sys, which are the workers' own.
     pub sqpoll_ns: u64,
     pub ctx_vol: u64,
     pub ctx_invol: u64,
     pub minflt: u64,
     pub majflt: u64,
-    /// (user + sys + sqpoll) / ios.
+    /// (workers' CPU + sqpoll) / ios. Workers' CPU is the scheduler's
+    /// precise per-thread clock over the timed interval; user/sys above are
+    /// its split as getrusage reports it (tick-grained).
     pub ns_per_io: f64,
-    /// (user + sys + sqpoll) / duration: CPUs kept busy (1.0 = one core).
+    /// (workers' CPU + sqpoll) / duration: CPUs kept busy (1.0 = one core).
     pub utilization: f64,
 }
 

@@ -1,7 +1,6 @@
 //! Memory and CPU facts from /proc and the memory cgroup: page cache
 //! (`/proc/meminfo`), the process's resident and locked memory
-//! (`/proc/self/status`), the memory cgroup's file pages, and the CPU time of
-//! io_uring's SQPOLL kernel threads (`/proc/self/task/*/stat`).
+//! (`/proc/self/status`) and the memory cgroup's file pages.
 //!
 //! Every parser takes text so it can be tested on captured files.
 
@@ -124,35 +123,6 @@ pub fn stat_value(text: &str, key: &str) -> Option<u64> {
     })
 }
 
-/// utime + stime, in clock ticks, from a `/proc/.../stat` line. The command
-/// name (field 2) may hold spaces and parentheses, so fields are counted
-/// from the last `)`.
-pub fn stat_cpu_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After ")" come field 3 (state) onwards; utime is field 14, stime 15.
-    let utime: u64 = f.get(11)?.parse().ok()?;
-    let stime: u64 = f.get(12)?.parse().ok()?;
-    Some(utime + stime)
-}
-
-/// CPU time (ns) of this process's io_uring SQPOLL threads (`iou-sqp-*`).
-pub fn sqpoll_cpu_ns() -> u64 {
-    let hz = rustix::param::clock_ticks_per_second().max(1);
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    let mut ticks = 0;
-    for t in tasks.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if comm.starts_with("iou-sqp") {
-            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
-            ticks += stat_cpu_ticks(&stat).unwrap_or(0);
-        }
-    }
-    ticks * 1_000_000_000 / hz
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,10 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn stat_line_with_spaces_in_the_name() {
-        let stat = "1234 (iou-sqp-1) x) S 1 1 1 0 -1 4194368 0 0 0 0 250 75 0 0 20 0 1 0 100 0 0";
-        assert_eq!(stat_cpu_ticks(stat), Some(325));
-        assert_eq!(stat_cpu_ticks("garbage"), None);
+    fn stat_values() {
         assert_eq!(stat_value("file 10\nanon 3\n", "anon"), Some(3));
         assert_eq!(stat_value("file 10\n", "shmem"), None);
     }

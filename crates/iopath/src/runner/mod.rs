@@ -311,6 +311,10 @@ impl Runner<'_> {
         // count only what this case's engines add.
         let locked_before = observe::locked_now();
         let before = obs.before();
+        let (self0, main0) = (
+            iopath_io::sys::process_usage(),
+            iopath_io::sys::thread_usage(),
+        );
         let outs: Vec<Result<(worker::WorkerOut, iopath_io::sys::ThreadUsage), RepError>> =
             std::thread::scope(|s| {
                 let handles: Vec<_> = jobs
@@ -347,10 +351,11 @@ impl Runner<'_> {
                                     *l = observe::locked_now().saturating_sub(locked_before);
                                 }
                             }
-                            let cpu0 = iopath_io::sys::thread_usage();
                             let out =
                                 worker::run(eng, job, start, self.stop).map_err(RepError::Fail)?;
-                            Ok((out, iopath_io::sys::thread_usage().since(&cpu0)))
+                            // The thread's whole life, to tell its CPU from that
+                            // of io_uring's kernel threads.
+                            Ok((out, iopath_io::sys::thread_usage()))
                         })
                     })
                     .collect();
@@ -385,12 +390,29 @@ impl Runner<'_> {
             return Err(e);
         }
         let (notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
+        // io_uring kernel threads (SQPOLL, io-wq) are threads of this
+        // process: what the process used beyond this thread and the
+        // workers (whole lives) is theirs. RUSAGE_SELF keeps threads that
+        // have exited, as rings closed with their engines.
+        let cpu_ns = |u: &iopath_io::sys::ThreadUsage| u.cpu_ns;
+        let self_ns = cpu_ns(&iopath_io::sys::process_usage().since(&self0));
+        let main_ns = cpu_ns(&iopath_io::sys::thread_usage().since(&main0));
+        let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
         let mut cost = WorkerCost {
             locked_bytes: locked_out.into_inner().unwrap_or(0),
             buffers_bytes: threads * qd as u64 * bs,
+            // Only io_uring methods have kernel threads; elsewhere the
+            // difference is thread start-up and exit, not I/O.
+            kernel_threads_ns: if case.method.name().starts_with("uring") {
+                self_ns.saturating_sub(main_ns + workers_ns)
+            } else {
+                0
+            },
             ..WorkerCost::default()
         };
-        for (_, u) in &ok {
+        for (w, _) in &ok {
+            let u = &w.cpu;
+            cost.cpu.cpu_ns += u.cpu_ns;
             cost.cpu.user_ns += u.user_ns;
             cost.cpu.sys_ns += u.sys_ns;
             cost.cpu.ctx_vol += u.ctx_vol;

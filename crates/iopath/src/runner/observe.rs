@@ -39,7 +39,6 @@ pub struct Before {
     disk: Option<DiskCounters>,
     cache: PageCache,
     resident: u64,
-    sqpoll_ns: u64,
 }
 
 /// What the workers report besides their measurements.
@@ -51,6 +50,8 @@ pub struct WorkerCost {
     pub locked_bytes: u64,
     /// The engines' I/O buffers, all threads.
     pub buffers_bytes: u64,
+    /// CPU of io_uring's kernel threads (SQPOLL, io-wq) during the case.
+    pub kernel_threads_ns: u64,
 }
 
 impl Observer {
@@ -78,7 +79,6 @@ impl Observer {
         Before {
             resident: self.residency(),
             cache: PageCache::read(),
-            sqpoll_ns: procfs::sqpoll_cpu_ns(),
             disk: self.stack.snapshot(&self.sys),
         }
     }
@@ -86,7 +86,7 @@ impl Observer {
     /// Fill in device, CPU and memory figures of `m` after the workers ended.
     pub fn finish(&self, b: &Before, m: &mut Measurement, case: &Case, cost: &WorkerCost) {
         let disk_after = self.stack.snapshot(&self.sys);
-        let sqpoll_ns = procfs::sqpoll_cpu_ns().saturating_sub(b.sqpoll_ns);
+        let sqpoll_ns = cost.kernel_threads_ns;
         let cache = PageCache::read();
         let mem = ProcMem::read();
         m.device = match (b.disk, disk_after) {
@@ -94,7 +94,7 @@ impl Observer {
             _ => None,
         };
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
-        let cpu_ns = cost.cpu.user_ns + cost.cpu.sys_ns + sqpoll_ns;
+        let cpu_ns = cost.cpu.cpu_ns + sqpoll_ns;
         m.cpu = Cpu {
             user_ns: cost.cpu.user_ns,
             sys_ns: cost.cpu.sys_ns,

@@ -52,6 +52,8 @@ pub struct WorkerOut {
     pub start: Instant,
     pub end: Instant,
     pub interrupted: bool,
+    /// This thread's CPU time from the start to the end of the timed interval.
+    pub cpu: iopath_io::sys::ThreadUsage,
 }
 
 /// Offsets and directions of the requests, in order.
@@ -143,6 +145,7 @@ pub fn run(
     let mut interrupted = false;
 
     barrier.wait();
+    let cpu0 = iopath_io::sys::thread_usage();
     let start = Instant::now();
     let mut now_ns = 0u64;
     let mut issuing = true;
@@ -155,10 +158,12 @@ pub fn run(
             interrupted = true;
         }
         reqs.clear();
+        let mut batch_writes = false;
         while issuing && issued < byte_budget {
             let Some(slot) = free.pop() else { break };
             let (op, offset) = gen.next_req();
             if op == Op::Write {
+                batch_writes = true;
                 if let Some(b) = engine.buf_mut(slot) {
                     data_rng.scramble_as(b, job.data);
                 }
@@ -169,12 +174,20 @@ pub fn run(
                 len: bs,
                 slot,
             });
-            submit_ns[slot as usize] = now_ns;
             slot_op[slot as usize] = op;
             slot_off[slot as usize] = offset;
             issued += u64::from(bs);
         }
         if !reqs.is_empty() {
+            // Latency starts when requests are handed over: after write
+            // buffers were prepared (a fresh clock read), else at the last
+            // completion time, which is now.
+            if batch_writes {
+                now_ns = start.elapsed().as_nanos() as u64;
+            }
+            for r in &reqs {
+                submit_ns[r.slot as usize] = now_ns;
+            }
             let accepted = engine.submit(&reqs, &mut done).map_err(|e| e.to_string())?;
             in_flight += accepted;
             for r in reqs[accepted..].iter().rev() {
@@ -227,12 +240,24 @@ pub fn run(
             }
         }
     }
-    if job.sync == SyncPolicy::End && write_ios > 0 {
-        engine.flush(SyncPolicy::End).map_err(|e| e.to_string())?;
-    }
-    drop(engine);
-    let end = Instant::now();
+    // A write case is timed until its data is durable and the file closed
+    // (the work moves from write() to fsync() and close()); a read case
+    // ends with its last completion, and closing (io_destroy, ring
+    // teardown, munmap) is not its cost.
+    let (end, cpu) = if job.pattern.writes() {
+        if job.sync == SyncPolicy::End && write_ios > 0 {
+            engine.flush(SyncPolicy::End).map_err(|e| e.to_string())?;
+        }
+        drop(engine);
+        (Instant::now(), iopath_io::sys::thread_usage())
+    } else {
+        let at_end = (Instant::now(), iopath_io::sys::thread_usage());
+        drop(engine);
+        at_end
+    };
+    let cpu = cpu.since(&cpu0);
     Ok(WorkerOut {
+        cpu,
         hist,
         read_ios,
         write_ios,
