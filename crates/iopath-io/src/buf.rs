@@ -249,8 +249,18 @@ impl SlotPool {
         if i >= self.busy.len() || self.busy[i] {
             return None;
         }
-        let start = i * self.stride;
-        Some(&mut self.buf.as_mut_slice()[start..start + self.slot_size])
+        // SAFETY: slot i is idle, so the kernel holds no pointer into it;
+        // i < slots keeps [i * stride, i * stride + slot_size) inside the
+        // allocation (slot_size <= stride), and the range is initialised.
+        // Only this slot's bytes are borrowed: other slots may be in
+        // flight, and no reference may cover memory the kernel writes.
+        // &mut self makes the borrow unique for its lifetime.
+        Some(unsafe {
+            std::slice::from_raw_parts_mut(
+                self.buf.as_mut_ptr().add(i * self.stride),
+                self.slot_size,
+            )
+        })
     }
 
     /// Shared access to an idle slot.
@@ -259,8 +269,10 @@ impl SlotPool {
         if i >= self.busy.len() || self.busy[i] {
             return None;
         }
-        let start = i * self.stride;
-        Some(&self.buf.as_slice()[start..start + self.slot_size])
+        // SAFETY: as in get_mut; a shared borrow of the idle slot only.
+        Some(unsafe {
+            std::slice::from_raw_parts(self.buf.as_ptr().add(i * self.stride), self.slot_size)
+        })
     }
 
     /// Check that `slot` may carry a request of `len` bytes and mark it in

@@ -71,7 +71,13 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         (Err(e), _) => st.unusable = Some(e.to_string()),
         (Ok(()), None) => st.unusable = Some("no completion arrived for a probe read".into()),
         (Ok(()), Some(c)) => match c.result {
-            Ok(_) => {}
+            Ok(n) if n as usize == len => {}
+            Ok(n) => {
+                st.unusable = Some(format!(
+                    "a probe read of {len} bytes at offset 0 of {} returned {n}: the method cannot read this file",
+                    path.display()
+                ))
+            }
             Err(errno) => st.unusable = Some(explain_completion_error(method, path, errno)),
         },
     }

@@ -149,6 +149,17 @@ pub fn free_bytes(path: &Path) -> io::Result<u64> {
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
+/// Length of an open file or block device. `fstat` gives 0 for a block
+/// device; its size comes from seeking to its end.
+pub fn file_len(file: &File) -> io::Result<u64> {
+    let meta = file.metadata()?;
+    if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        Ok(rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))?)
+    } else {
+        Ok(meta.len())
+    }
+}
+
 /// True when the file system holding `path` is mounted read-only.
 pub fn is_read_only(path: &Path) -> io::Result<bool> {
     let st = rustix::fs::statvfs(path)?;
@@ -305,7 +316,7 @@ impl Residency {
 /// mapping (no page is touched, so none is brought in). Files larger than
 /// `max_sample` bytes are sampled in 64 evenly spread windows.
 pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
-    let len = file.metadata()?.len();
+    let len = file_len(file)?;
     let mut r = Residency {
         file_bytes: len,
         ..Residency::default()

@@ -4,7 +4,7 @@
 //! Everything that can be decided without touching the file system is
 //! checked here, and a mistake is a [`UsageError`] (exit code 2).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use iopath_io::data::DataMode;
@@ -213,6 +213,25 @@ impl Plan {
                 "--drop-caches goes with --cache cold, not --cache {}",
                 a.cache.name()
             )));
+        }
+        if let Some(j) = a.json.as_ref().filter(|j| j.as_os_str() != "-") {
+            let parent = j
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if j.is_dir() {
+                return Err(UsageError(format!(
+                    "--json {} is a directory: name a file in it",
+                    j.display()
+                )));
+            }
+            if !parent.is_dir() {
+                return Err(UsageError(format!(
+                    "--json {}: directory {} does not exist",
+                    j.display(),
+                    parent.display()
+                )));
+            }
         }
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(

@@ -100,8 +100,13 @@ pub struct Measurement {
     pub ios: u64,
     pub read_ios: u64,
     pub write_ios: u64,
-    /// From the first worker's start to the last worker's close, including
-    /// the flush the sync policy asks for.
+    /// Bytes read and written (`io_bytes` = the two together).
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
+    /// From the first worker's start to its end: for write cases the last
+    /// worker's flush and close, for read cases the last completion.
     pub duration_ns: u64,
     pub bw_bytes_per_s: f64,
     pub iops: f64,
@@ -111,8 +116,11 @@ pub struct Measurement {
     /// when no block device is under the target.
     #[serde(default)]
     pub device: Option<DiskCounters>,
-    /// Device bytes / bytes the case asked for (reads: device reads, writes:
-    /// device writes); null without a block device.
+    /// Device bytes / bytes the case asked for, in the direction that says
+    /// whether the device did the work: device reads / bytes read for read
+    /// patterns and randrw (whose writes would hide cache hits), device
+    /// writes / bytes written for write patterns; null without a block
+    /// device.
     #[serde(default)]
     pub device_fraction: Option<f64>,
     #[serde(default)]
@@ -240,6 +248,8 @@ impl Measurement {
             ios: medu(&|m| m.ios),
             read_ios: medu(&|m| m.read_ios),
             write_ios: medu(&|m| m.write_ios),
+            read_bytes: medu(&|m| m.read_bytes),
+            write_bytes: medu(&|m| m.write_bytes),
             duration_ns: medu(&|m| m.duration_ns),
             bw_bytes_per_s: med(&|m| m.bw_bytes_per_s),
             iops: med(&|m| m.iops),
@@ -323,6 +333,8 @@ mod tests {
             ios: 1,
             read_ios: 1,
             write_ios: 0,
+            read_bytes: 10,
+            write_bytes: 0,
             duration_ns: 5,
             bw_bytes_per_s: bw,
             iops: bw / 2.0,

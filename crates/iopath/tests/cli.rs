@@ -608,3 +608,54 @@ fn sparse_target_and_data_kinds_are_recorded_and_warned() {
         .code(2)
         .stderr(predicate::str::contains("compress:N"));
 }
+
+#[test]
+fn impossible_requests_are_refused_before_measuring() {
+    let dir = scratch();
+    // Buffers beyond memory: a usage error, not an allocation abort.
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size",
+            "64M",
+            "--bs",
+            "64M",
+            "--qd",
+            "4096",
+            "--methods",
+            "uring",
+            "--quiet",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("of buffers"));
+    // An existing file smaller than one block of a sequential case.
+    let small = dir.path().join("small.bin");
+    std::fs::write(&small, vec![0u8; 8192]).unwrap();
+    iopath()
+        .args(["run", "--file"])
+        .arg(&small)
+        .args(["--patterns", "read", "--methods", "buffered", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("less than one"));
+    // A JSON path that cannot be written, before anything runs.
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args(["--json", "/nonexistent-dir/r.json", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+    iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(dir.path())
+        .arg("--quiet")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a directory"));
+    assert!(leftovers(dir.path()).is_empty());
+}

@@ -43,10 +43,8 @@ impl MmapEngine {
         // past end of file raises SIGBUS, so a span longer than the file let
         // safe code kill the process with a read past EOF. Requests past the
         // mapping come back short instead, as at end of file.
-        let file_len = file
-            .metadata()
-            .map_err(|e| EngineError::os("fstat", &spec.path, e))?
-            .len();
+        let file_len =
+            crate::sys::file_len(&file).map_err(|e| EngineError::os("fstat", &spec.path, e))?;
         let span = spec.span_bytes.min(file_len);
         let len = usize::try_from(span)
             .map_err(|_| EngineError::Invalid(format!("span of {span} bytes cannot be mapped")))?;

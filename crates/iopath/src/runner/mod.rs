@@ -46,6 +46,11 @@ impl Runner<'_> {
     pub fn run(&self, on_case: &mut dyn FnMut(&RunResult) -> Result<()>) -> Result<RunResult> {
         let plan = self.plan;
         let started_at = sysinfo::now_rfc3339();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        check_buffer_memory(
+            plan,
+            sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
+        )?;
         let target = if plan.needs_file() {
             Some(target::prepare(
                 &plan.target,
@@ -76,6 +81,7 @@ impl Runner<'_> {
         }
         if let Some(t) = &target {
             check_alignment(plan, &probes, t)?;
+            check_fits(plan, t)?;
         }
 
         let mut result = RunResult {
@@ -469,6 +475,8 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
         io_bytes,
         ios,
         read_ios: rio,
+        read_bytes: rb,
+        write_bytes: wb,
         write_ios: wio,
         duration_ns,
         bw_bytes_per_s: io_bytes as f64 / secs,
@@ -522,6 +530,49 @@ fn drop_system_caches() -> Result<()> {
             "--drop-caches: writing /proc/sys/vm/drop_caches failed ({e}); it needs root outside a container that forbids it; the file's own pages were still dropped"
         )
     })
+}
+
+/// Each thread of a case must be able to address at least one block of the
+/// target (checked in the plan only when --size was given).
+fn check_fits(plan: &Plan, t: &Target) -> Result<()> {
+    for c in &plan.cases {
+        let per_thread = t.size() / u64::from(c.threads.max(1));
+        if !c.method.is_null() && per_thread < c.block_size {
+            return Err(UsageError(format!(
+                "{} ({}) gives each of {} thread(s) {}, less than one {} block; use a smaller --bs or fewer --threads",
+                t.path().display(),
+                fmt_bytes(t.size()),
+                c.threads,
+                fmt_bytes(per_thread),
+                fmt_bytes(c.block_size)
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The engines' buffers (threads x depth x block size) must fit in memory:
+/// refuse more than half of what is available instead of aborting.
+fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result<()> {
+    let Some(avail) = available else {
+        return Ok(());
+    };
+    for c in &plan.cases {
+        let need = u64::from(c.threads) * u64::from(c.queue_depth_requested) * c.block_size;
+        if need > avail / 2 {
+            return Err(UsageError(format!(
+                "{} threads x queue depth {} x {} blocks need {} of buffers, and only {} of memory is available; lower --threads, --qd or --bs",
+                c.threads,
+                c.queue_depth_requested,
+                fmt_bytes(c.block_size),
+                fmt_bytes(need),
+                fmt_bytes(avail)
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Every usable O_DIRECT method needs block sizes that are multiples of the

@@ -130,14 +130,14 @@ impl Observer {
     }
 }
 
-/// Device bytes over requested bytes, in the direction the pattern asks for.
+/// Device bytes over requested bytes: reads for read patterns and randrw
+/// (writes would hide cache hits), writes for write patterns.
 pub fn device_fraction(pattern: Pattern, m: &Measurement, d: &DiskCounters) -> Option<f64> {
-    let dev = match pattern {
-        Pattern::Read | Pattern::RandRead => d.read_bytes,
-        Pattern::Write | Pattern::RandWrite => d.write_bytes,
-        Pattern::RandRw => d.read_bytes + d.write_bytes,
+    let (dev, asked) = match pattern {
+        Pattern::Read | Pattern::RandRead | Pattern::RandRw => (d.read_bytes, m.read_bytes),
+        Pattern::Write | Pattern::RandWrite => (d.write_bytes, m.write_bytes),
     };
-    (m.io_bytes > 0).then(|| dev as f64 / m.io_bytes as f64)
+    (asked > 0).then(|| dev as f64 / asked as f64)
 }
 
 /// Locked and pinned memory of the process now.
