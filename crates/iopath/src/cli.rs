@@ -80,7 +80,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
 
-    /// Time limit of each repetition [default: 1s].
+    /// Time limit of each repetition [default: 1s, or none when --io-size
+    /// alone bounds it].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time: Option<Duration>,
 

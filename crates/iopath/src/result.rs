@@ -137,6 +137,9 @@ pub type Repetition = Measurement;
 /// CPU time the case cost, all workers together, ns.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Cpu {
+    /// The workers' CPU time, from the scheduler's precise per-thread clock.
+    #[serde(default)]
+    pub cpu_ns: u64,
     pub user_ns: u64,
     pub sys_ns: u64,
     /// io_uring's kernel threads of this process (SQPOLL, io-wq workers):
@@ -220,16 +223,8 @@ impl Latency {
 
 /// Median of `v` (mean of the middle two for even lengths); 0 when empty.
 pub fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
     v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::median_sorted(v)
 }
 
 impl Measurement {
@@ -272,6 +267,7 @@ impl Measurement {
                 .device_fraction
                 .map(|_| med(&|m| m.device_fraction.unwrap_or(0.0))),
             cpu: Cpu {
+                cpu_ns: medu(&|m| m.cpu.cpu_ns),
                 user_ns: medu(&|m| m.cpu.user_ns),
                 sys_ns: medu(&|m| m.cpu.sys_ns),
                 sqpoll_ns: medu(&|m| m.cpu.sqpoll_ns),

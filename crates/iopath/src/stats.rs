@@ -62,8 +62,8 @@ impl CaseStats {
     }
 }
 
-/// Median of a sorted slice.
-fn median_sorted(s: &[f64]) -> f64 {
+/// Median of a sorted slice (0 when empty).
+pub fn median_sorted(s: &[f64]) -> f64 {
     let n = s.len();
     if n == 0 {
         0.0

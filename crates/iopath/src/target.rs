@@ -90,7 +90,6 @@ impl Drop for Target {
     }
 }
 
-/// Create or open the target. `writes`: some case writes to it.
 /// How a file iopath creates is filled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fill {
@@ -110,6 +109,7 @@ impl Fill {
     }
 }
 
+/// Create or open the target. `writes`: some case writes to it.
 pub fn prepare(
     spec: &TargetSpec,
     size: Option<u64>,

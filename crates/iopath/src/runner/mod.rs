@@ -133,9 +133,7 @@ impl Runner<'_> {
             let status = probes.iter().find(|p| p.method == case.method);
             let cr = self.run_case(case, target.as_ref(), status, &obs);
             let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
-            if !(interrupted && cr.repetitions.is_empty()) {
-                result.cases.push(cr);
-            }
+            result.cases.push(cr);
             result.warnings = crate::warnings::collect(&result);
             on_case(&result)?;
             bar.inc(1);
@@ -254,8 +252,21 @@ impl Runner<'_> {
                 }
             }
         }
-        cr.summary = Measurement::median_of(&cr.repetitions);
-        cr.stats = crate::stats::CaseStats::of(&cr.repetitions);
+        // A repetition cut short by Ctrl-C is kept in `repetitions` but left
+        // out of the summary, unless it is all there is.
+        let complete: Vec<Measurement> = cr
+            .repetitions
+            .iter()
+            .filter(|m| !m.interrupted)
+            .cloned()
+            .collect();
+        let basis = if complete.is_empty() {
+            &cr.repetitions
+        } else {
+            &complete
+        };
+        cr.summary = Measurement::median_of(basis);
+        cr.stats = crate::stats::CaseStats::of(basis);
         cr
     }
 
@@ -451,7 +462,7 @@ pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
 
 fn merge(outs: &[worker::WorkerOut]) -> Measurement {
     let mut hist =
-        Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        Histogram::<u64>::new_with_bounds(1, worker::MAX_LAT_NS, 3).expect("valid bounds");
     let (mut rio, mut wio, mut rb, mut wb) = (0, 0, 0, 0);
     let mut start: Option<Instant> = None;
     let mut end: Option<Instant> = None;

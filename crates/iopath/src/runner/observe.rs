@@ -96,6 +96,7 @@ impl Observer {
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
         let cpu_ns = cost.cpu.cpu_ns + sqpoll_ns;
         m.cpu = Cpu {
+            cpu_ns: cost.cpu.cpu_ns,
             user_ns: cost.cpu.user_ns,
             sys_ns: cost.cpu.sys_ns,
             sqpoll_ns,

@@ -18,7 +18,7 @@ use iopath_io::{Completion, Engine, IoReq, Op, SyncPolicy};
 use crate::plan::Pattern;
 
 /// Highest latency the histogram holds (longer ones saturate): one hour.
-const MAX_LAT_NS: u64 = 3_600_000_000_000;
+pub const MAX_LAT_NS: u64 = 3_600_000_000_000;
 
 /// What one worker does in one repetition.
 #[derive(Debug, Clone)]
