@@ -321,7 +321,9 @@ pub trait Engine: Send {
     fn buf_mut(&mut self, slot: u32) -> Option<&mut [u8]>;
 
     /// Start `reqs`. Returns how many were accepted (the rest: try again after
-    /// `reap`). Completions known at once are pushed to `done`.
+    /// `reap`). Completions known at once are pushed to `done`. After an
+    /// `Err`, requests accepted earlier in the batch may still be in flight:
+    /// reap them or drop the engine (which waits for them).
     fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError>;
 
     /// Wait until at least `min` more completions have been pushed to `done`

@@ -83,7 +83,6 @@ pub fn memlock_limit() -> (Option<u64>, Option<u64>) {
 /// cannot be done.
 pub fn ensure_memlock(needed: u64) -> Result<Option<u64>, String> {
     let (soft, hard) = memlock_limit();
-    // map_or, not is_none_or: the MSRV is 1.80 and is_none_or is 1.82.
     if soft.is_none_or(|s| s >= needed) {
         return Ok(soft);
     }

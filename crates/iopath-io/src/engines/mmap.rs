@@ -51,10 +51,14 @@ impl MmapEngine {
         let map = if len == 0 {
             Map::Empty
         } else if spec.write {
-            // SAFETY: the mapping is shared with the file; iopath maps only its
-            // own test file or one the user named, and nobody else truncates it
-            // while the engine lives (a truncation would raise SIGBUS, not
-            // corrupt memory). The slice is only accessed through &self/&mut.
+            // SAFETY: the mapping is shared with the file and never extends
+            // past its end. iopath maps its own test file, or one the user
+            // named; another process that truncates or rewrites that file
+            // while it is mapped can change the bytes read or raise SIGBUS,
+            // which a benchmark of a file the user chose accepts, but it
+            // cannot make Rust reference freed memory: the mapping lives as
+            // long as the engine, and slices are only taken through &self
+            // or &mut self.
             let m = unsafe { MmapOptions::new().len(len).map_mut(&file) };
             Map::Rw(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
         } else {
