@@ -52,14 +52,20 @@ pub fn dio_alignment(path: &Path) -> DioAlign {
 /// `/sys/dev/block/MAJ:MIN` of the device that holds `path` (a file on it, or
 /// the block device node itself), when there is one.
 pub fn block_device_sysfs(path: &Path) -> Option<PathBuf> {
+    let (maj, min) = dev_numbers(path)?;
+    let p = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let canon = std::fs::canonicalize(&p).ok()?;
+    canon.exists().then_some(canon)
+}
+
+/// Device number (major, minor) of the device holding `path`, or of `path`
+/// itself when it is a block device node.
+pub fn dev_numbers(path: &Path) -> Option<(u32, u32)> {
     let st = rustix::fs::stat(path).ok()?;
     let is_blk =
         rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice;
     let dev = if is_blk { st.st_rdev } else { st.st_dev };
-    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-    let p = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
-    let canon = std::fs::canonicalize(&p).ok()?;
-    canon.exists().then_some(canon)
+    Some((rustix::fs::major(dev), rustix::fs::minor(dev)))
 }
 
 /// The whole disk of a sysfs block device directory (a partition's parent).

@@ -238,11 +238,6 @@ impl UringEngine {
         })
     }
 
-    /// The method this engine was opened as.
-    pub fn method(&self) -> Method {
-        self.method
-    }
-
     fn build_rw(&self, r: &IoReq, ptr: *mut u8) -> squeue::Entry {
         let user_data = r.slot as u64;
         macro_rules! rw {

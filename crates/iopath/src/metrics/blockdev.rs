@@ -80,7 +80,7 @@ impl DeviceStack {
     /// Walk from the file (or block device) at `target`. `sys` is the sysfs
     /// root (`/sys`; tests pass a captured tree).
     pub fn of(target: &Path, sys: &Path) -> DeviceStack {
-        let Some((maj, min)) = dev_numbers(target) else {
+        let Some((maj, min)) = iopath_io::sys::dev_numbers(target) else {
             return DeviceStack::default();
         };
         DeviceStack::from_dev(maj, min, sys)
@@ -110,14 +110,6 @@ impl DeviceStack {
         }
         Some(sum)
     }
-}
-
-fn dev_numbers(target: &Path) -> Option<(u32, u32)> {
-    let st = rustix::fs::stat(target).ok()?;
-    let is_blk =
-        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice;
-    let dev = if is_blk { st.st_rdev } else { st.st_dev };
-    Some((rustix::fs::major(dev), rustix::fs::minor(dev)))
 }
 
 /// Follow a sysfs link to the device's directory (absolute, inside `sys`).
@@ -154,7 +146,7 @@ fn walk(dir: &Path, sys: &Path, st: &mut DeviceStack, depth: usize) {
             st.buffered_loops.push(name.clone());
         }
         let backing = backing.trim();
-        if let Some((maj, min)) = dev_numbers(Path::new(backing)) {
+        if let Some((maj, min)) = iopath_io::sys::dev_numbers(Path::new(backing)) {
             let link = sys.join(format!("dev/block/{maj}:{min}"));
             if let Some(next) = resolve(&link, sys) {
                 walk(&next, sys, st, depth + 1);

@@ -10,7 +10,7 @@
 //! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
 //!   plus the CPU time of io_uring SQPOLL threads.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use iopath_io::sys::ThreadUsage;
 
@@ -123,11 +123,6 @@ impl Observer {
             dirty_after_bytes: cache.dirty + cache.writeback,
             cgroup_file_bytes: self.cgroup.as_ref().and_then(|c| c.file_bytes()),
         };
-    }
-
-    /// The target's path, when there is one.
-    pub fn target(&self) -> Option<&Path> {
-        self.target.as_deref()
     }
 }
 
