@@ -34,7 +34,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a comparison (the default when no subcommand is given).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Show which methods work on a directory's file system, and why not.
     Probe(ProbeArgs),
     /// One line per method: what it is and when to use it.
@@ -80,8 +80,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
 
-    /// Time limit of each repetition [default: 1s, or none when --io-size
-    /// alone bounds it].
+    /// Time limit of each repetition [default: 150ms, or none when
+    /// --io-size alone bounds it].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time: Option<Duration>,
 
@@ -90,9 +90,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub io_size: Option<u64>,
 
-    /// Measured repetitions of each case.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub repeat: u32,
+    /// Run each case exactly N measured repetitions [default: adaptive, see
+    /// --ci-target and --max-time].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000),
+          conflicts_with_all = ["ci_target", "max_time"])]
+    pub repeat: Option<u32>,
+
+    /// Adaptive repetition: repeat a case until the 95% interval of its
+    /// median throughput is within PCT of the median (at least 6
+    /// repetitions, the fewest that give a 95% interval of a median).
+    #[arg(long, value_name = "PCT", default_value = "3%", value_parser = parse_pct)]
+    pub ci_target: f64,
+
+    /// Adaptive repetition: time budget of one case, warm-up included; the
+    /// case stops before a repetition that would not fit.
+    #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
+    pub max_time: Duration,
+
+    /// Warm-up repetitions per case, run and recorded first but not counted.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub warmup: u32,
+
+    /// Length of the intervals of each repetition's throughput time series.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub interval: Duration,
 
     /// When writes are made durable: none, end (fsync then close, timed),
     /// dsync (O_DSYNC), each (fsync after every write).
@@ -148,6 +169,17 @@ pub struct ProbeArgs {
     /// Print the probe as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "'{s}' is not a percentage between 0 and 100 (e.g. 3 or 2.5%)"
+        )),
+    }
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {
@@ -216,5 +248,22 @@ mod tests {
         assert_eq!(r.methods, vec![Method::Uring, Method::Direct]);
         assert_eq!(r.patterns, vec![Pattern::Read, Pattern::RandWrite]);
         assert_eq!(r.bs, Some(65536));
+        assert_eq!(r.repeat, None, "adaptive by default");
+        assert_eq!(r.ci_target, 0.03);
+    }
+
+    #[test]
+    fn percentages_parse_with_or_without_the_sign() {
+        assert_eq!(parse_pct("3").unwrap(), 0.03);
+        assert_eq!(parse_pct("2.5%").unwrap(), 0.025);
+        assert!(parse_pct("0").is_err());
+        assert!(parse_pct("100").is_err());
+        assert!(parse_pct("x").is_err());
+    }
+
+    #[test]
+    fn repeat_excludes_adaptive_options() {
+        let r = Cli::try_parse_from(["iopath", "run", "--repeat", "5", "--ci-target", "2"]);
+        assert!(r.is_err());
     }
 }

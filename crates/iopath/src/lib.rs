@@ -17,6 +17,7 @@ pub mod stats;
 pub mod sysinfo;
 pub mod target;
 pub mod units;
+pub mod verdict;
 pub mod warnings;
 
 /// The run was stopped by Ctrl-C or SIGTERM (exit code 130).

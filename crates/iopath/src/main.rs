@@ -55,7 +55,7 @@ fn main() -> ExitCode {
 /// `iopath` alone means `iopath run` with every default, as clap sets them.
 fn default_run_args() -> RunArgs {
     match Cli::parse_from(["iopath", "run"]).command {
-        Some(Command::Run(a)) => a,
+        Some(Command::Run(a)) => *a,
         _ => unreachable!("`iopath run` parses to the run command"),
     }
 }

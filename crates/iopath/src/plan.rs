@@ -16,8 +16,13 @@ use crate::units::fmt_bytes;
 
 /// Default size of the test file.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-/// Default time limit of one repetition.
-pub const DEFAULT_TIME: Duration = Duration::from_secs(1);
+/// Default time limit of one repetition: short, because the default run
+/// repeats every case (adaptively) and must stay under a minute.
+pub const DEFAULT_TIME: Duration = Duration::from_millis(150);
+/// Most repetitions adaptive repetition runs of one case.
+pub const MAX_ADAPTIVE_REPS: usize = 1000;
+/// Fewest measured repetitions adaptive repetition runs.
+pub const MIN_ADAPTIVE_REPS: usize = 3;
 
 /// A mistake in what the user asked for: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -151,7 +156,12 @@ pub struct Plan {
     pub cases: Vec<Case>,
     pub time: Option<Duration>,
     pub io_size: Option<u64>,
-    pub repeat: u32,
+    /// `Some(n)`: exactly n measured repetitions; `None`: adaptive.
+    pub repeat: Option<u32>,
+    pub ci_target: f64,
+    pub max_time: Duration,
+    pub warmup: u32,
+    pub interval: Duration,
     pub seed: u64,
     pub cache: CacheState,
     pub drop_caches: bool,
@@ -162,6 +172,16 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The adaptive stopping rule, or `None` with `--repeat`.
+    pub fn stop_rule(&self) -> Option<crate::stats::StopRule> {
+        self.repeat.is_none().then_some(crate::stats::StopRule {
+            ci_target: self.ci_target,
+            min_reps: MIN_ADAPTIVE_REPS,
+            max_reps: MAX_ADAPTIVE_REPS,
+            max_time_ns: self.max_time.as_nanos() as u64,
+        })
+    }
+
     pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
         let methods: Vec<Method> = if a.methods.is_empty() {
             Method::ALL.into_iter().filter(|m| !m.is_null()).collect()
@@ -180,9 +200,19 @@ impl Plan {
                 )));
             }
         }
-        if a.threads == 0 || a.repeat == 0 {
+        if a.threads == 0 || a.repeat == Some(0) {
             return Err(UsageError(
                 "--threads and --repeat must be at least 1".into(),
+            ));
+        }
+        if a.interval < Duration::from_millis(1) {
+            return Err(UsageError(
+                "--interval must be at least 1ms (e.g. 100ms)".into(),
+            ));
+        }
+        if a.max_time.is_zero() {
+            return Err(UsageError(
+                "--max-time 0 leaves no time for a repetition".into(),
             ));
         }
         if a.size == Some(0) {
@@ -273,6 +303,10 @@ impl Plan {
             time: a.time,
             io_size: a.io_size,
             repeat: a.repeat,
+            ci_target: a.ci_target,
+            max_time: a.max_time,
+            warmup: a.warmup,
+            interval: a.interval,
             seed: a.seed,
             cache: a.cache,
             drop_caches: a.drop_caches,

@@ -12,7 +12,9 @@ use crate::sysinfo::System;
 use crate::target::TargetInfo;
 use crate::warnings::Warning;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: adaptive repetition (`config.repeat` null), warm-up repetitions,
+/// per-interval series, `cases[].repetition_control`, `verdicts[]`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {
@@ -41,6 +43,10 @@ pub struct RunResult {
     /// What in these results may not be what it seems (docs/methodology.md).
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// For each group of cases that differ only by method: the fastest,
+    /// by how much, and the costs (docs/statistics.md).
+    #[serde(default)]
+    pub verdicts: Vec<crate::verdict::Verdict>,
 }
 
 /// The effective settings of the run.
@@ -48,7 +54,21 @@ pub struct RunResult {
 pub struct RunConfig {
     pub time_limit_ns: Option<u64>,
     pub io_size_bytes: Option<u64>,
-    pub repeat: u32,
+    /// `--repeat N`; null: adaptive (see `ci_target`, `max_time_ns`).
+    pub repeat: Option<u32>,
+    /// Adaptive repetition stops once the median throughput's 95% interval
+    /// is within this fraction of the median (0.03 = 3%).
+    #[serde(default)]
+    pub ci_target: Option<f64>,
+    /// Adaptive repetition's time budget per case, warm-up included.
+    #[serde(default)]
+    pub max_time_ns: Option<u64>,
+    /// Warm-up repetitions per case: run and recorded, not counted.
+    #[serde(default)]
+    pub warmup: u32,
+    /// Length of the intervals of each repetition's time series.
+    #[serde(default)]
+    pub interval_ns: u64,
     pub seed: u64,
     /// `cold`: dirty pages written back and the file's cached pages dropped
     /// (posix_fadvise DONTNEED) before every repetition.
@@ -66,7 +86,7 @@ pub struct ProbeEntry {
 }
 
 /// One case: a method on a pattern at one block size, depth and thread count.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CaseResult {
     pub method: String,
     pub pattern: String,
@@ -84,8 +104,15 @@ pub struct CaseResult {
     pub error: Option<String>,
     /// Departures from what was asked (capped depth, fallbacks).
     pub notes: Vec<String>,
+    /// Every repetition in order, warm-ups (`"warmup": true`) included:
+    /// the per-iteration series ("cardiogram").
     pub repetitions: Vec<Repetition>,
-    /// Medians over the repetitions; null when none completed.
+    /// How many repetitions ran and why they stopped; null for a case that
+    /// did not run.
+    #[serde(default)]
+    pub repetition_control: Option<RepetitionControl>,
+    /// Medians over the measured repetitions (warm-ups and repetitions cut
+    /// by Ctrl-C left out); null when none completed.
     pub summary: Option<Measurement>,
     /// Spread of the main metrics over the repetitions (min, median, mean,
     /// max, stddev, cv, 95% intervals, outliers); null when none completed.
@@ -93,8 +120,92 @@ pub struct CaseResult {
     pub stats: Option<crate::stats::CaseStats>,
 }
 
-/// One measured repetition (or, in `summary`, medians of repetitions).
+/// How a case's repetitions went.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepetitionControl {
+    pub stopped_by: crate::stats::StopReason,
+    /// Repetitions counted in `summary` and `stats`.
+    pub measured: u32,
+    /// Warm-up repetitions run first (recorded, not counted).
+    pub warmup: u32,
+    /// Half-width of the median throughput's interval over its median at
+    /// the end (`stats.bw_bytes_per_s.ci95_median`); null with fewer than
+    /// two measured repetitions.
+    pub ci_rel: Option<f64>,
+    /// The interval's real confidence (below 0.95 with fewer than 6).
+    pub ci_level: f64,
+    /// Wall time of the whole case, warm-ups and set-up included.
+    pub elapsed_ns: u64,
+}
+
+impl CaseResult {
+    /// The repetitions summaries are made of: not warm-ups, and not cut
+    /// short by Ctrl-C (unless nothing else is there).
+    pub fn measured(&self) -> Vec<&Measurement> {
+        let counted: Vec<&Measurement> = self.repetitions.iter().filter(|m| !m.warmup).collect();
+        let complete: Vec<&Measurement> =
+            counted.iter().copied().filter(|m| !m.interrupted).collect();
+        if complete.is_empty() {
+            counted
+        } else {
+            complete
+        }
+    }
+
+    /// One metric over [`CaseResult::measured`].
+    pub fn samples(&self, f: impl Fn(&Measurement) -> f64) -> Vec<f64> {
+        self.measured().into_iter().map(f).collect()
+    }
+}
+
+/// Throughput over time within one repetition: bytes and requests completed
+/// in consecutive intervals from the start (all workers together). Every
+/// interval is `interval_ns` long but the last, which is `last_interval_ns`
+/// (for write cases it runs through the final flush and close, so a long
+/// fsync shows as intervals with nothing completed).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Series {
+    pub interval_ns: u64,
+    pub last_interval_ns: u64,
+    pub bw_bytes_per_s: Vec<f64>,
+    pub iops: Vec<f64>,
+}
+
+impl Series {
+    /// From per-interval counts (`bytes[i]`, `ios[i]`).
+    pub fn from_counts(
+        interval_ns: u64,
+        last_interval_ns: u64,
+        bytes: &[u64],
+        ios: &[u64],
+    ) -> Series {
+        let n = bytes.len();
+        let secs = |i: usize| {
+            if i + 1 == n {
+                last_interval_ns.max(1) as f64 / 1e9
+            } else {
+                interval_ns.max(1) as f64 / 1e9
+            }
+        };
+        Series {
+            interval_ns,
+            last_interval_ns,
+            bw_bytes_per_s: bytes
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (b as f64 / secs(i)).round())
+                .collect(),
+            iops: ios
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k as f64 / secs(i) * 10.0).round() / 10.0)
+                .collect(),
+        }
+    }
+}
+
+/// One measured repetition (or, in `summary`, medians of repetitions).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Measurement {
     pub io_bytes: u64,
     pub ios: u64,
@@ -130,6 +241,12 @@ pub struct Measurement {
     /// True when Ctrl-C cut this repetition short.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// True for a warm-up repetition (recorded, not counted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    /// Throughput per interval within the repetition; absent in summaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
 }
 
 pub type Repetition = Measurement;
@@ -185,7 +302,7 @@ pub struct Memory {
 }
 
 /// Latency of individual requests, submit to completion, in ns.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
     pub min: u64,
     pub mean: f64,
@@ -199,15 +316,7 @@ pub struct Latency {
 impl Latency {
     pub fn from_hist(h: &Histogram<u64>) -> Latency {
         if h.is_empty() {
-            return Latency {
-                min: 0,
-                mean: 0.0,
-                p50: 0,
-                p90: 0,
-                p99: 0,
-                p999: 0,
-                max: 0,
-            };
+            return Latency::default();
         }
         Latency {
             min: h.min(),
@@ -229,12 +338,12 @@ pub fn median(v: &mut [f64]) -> f64 {
 
 impl Measurement {
     /// Field-wise medians over repetitions.
-    pub fn median_of(reps: &[Measurement]) -> Option<Measurement> {
+    pub fn median_of(reps: &[&Measurement]) -> Option<Measurement> {
         if reps.is_empty() {
             return None;
         }
         let med = |f: &dyn Fn(&Measurement) -> f64| {
-            let mut v: Vec<f64> = reps.iter().map(f).collect();
+            let mut v: Vec<f64> = reps.iter().map(|m| f(m)).collect();
             median(&mut v)
         };
         let medu = |f: &dyn Fn(&Measurement) -> u64| med(&|m| f(m) as f64).round() as u64;
@@ -293,6 +402,8 @@ impl Measurement {
                     .map(|_| medu(&|m| m.memory.cgroup_file_bytes.unwrap_or(0))),
             },
             interrupted: reps.iter().any(|m| m.interrupted),
+            warmup: false,
+            series: None,
         })
     }
 }
@@ -348,10 +459,19 @@ mod tests {
             cpu: Cpu::default(),
             memory: Memory::default(),
             interrupted: false,
+            warmup: false,
+            series: None,
         };
-        let s = Measurement::median_of(&[rep(1.0, 30), rep(9.0, 10), rep(5.0, 20)]).unwrap();
+        let s = Measurement::median_of(&[&rep(1.0, 30), &rep(9.0, 10), &rep(5.0, 20)]).unwrap();
         assert_eq!(s.bw_bytes_per_s, 5.0);
         assert_eq!(s.lat_ns.p99, 20);
         assert!(Measurement::median_of(&[]).is_none());
+    }
+
+    #[test]
+    fn series_rates_use_the_real_length_of_the_last_interval() {
+        let s = Series::from_counts(100_000_000, 50_000_000, &[1000, 0, 500], &[10, 0, 5]);
+        assert_eq!(s.bw_bytes_per_s, vec![10_000.0, 0.0, 10_000.0]);
+        assert_eq!(s.iops, vec![100.0, 0.0, 100.0]);
     }
 }

@@ -39,7 +39,11 @@ pub struct Stats {
 pub struct CaseStats {
     pub bw_bytes_per_s: Stats,
     pub iops: Stats,
+    #[serde(default)]
+    pub lat_mean_ns: Option<Stats>,
     pub lat_p50_ns: Stats,
+    #[serde(default)]
+    pub lat_p90_ns: Option<Stats>,
     pub lat_p99_ns: Stats,
     pub lat_p999_ns: Stats,
     pub cpu_ns_per_io: Stats,
@@ -47,14 +51,16 @@ pub struct CaseStats {
 
 impl CaseStats {
     /// `None` when no repetition completed.
-    pub fn of(reps: &[crate::result::Measurement]) -> Option<CaseStats> {
+    pub fn of(reps: &[&crate::result::Measurement]) -> Option<CaseStats> {
         let d = |f: &dyn Fn(&crate::result::Measurement) -> f64| {
-            describe(&reps.iter().map(f).collect::<Vec<f64>>())
+            describe(&reps.iter().map(|m| f(m)).collect::<Vec<f64>>())
         };
         Some(CaseStats {
             bw_bytes_per_s: d(&|m| m.bw_bytes_per_s)?,
             iops: d(&|m| m.iops)?,
+            lat_mean_ns: d(&|m| m.lat_ns.mean),
             lat_p50_ns: d(&|m| m.lat_ns.p50 as f64)?,
+            lat_p90_ns: d(&|m| m.lat_ns.p90 as f64),
             lat_p99_ns: d(&|m| m.lat_ns.p99 as f64)?,
             lat_p999_ns: d(&|m| m.lat_ns.p999 as f64)?,
             cpu_ns_per_io: d(&|m| m.cpu.ns_per_io)?,
@@ -168,6 +174,162 @@ pub fn describe(xs: &[f64]) -> Option<Stats> {
     })
 }
 
+/// Half-width of the median's interval relative to the median:
+/// `max(median - lo, hi - median) / median` (infinite when the median is 0).
+pub fn median_ci_rel(s: &Stats) -> f64 {
+    if s.median <= 0.0 {
+        return f64::INFINITY;
+    }
+    (s.median - s.ci95_median[0]).max(s.ci95_median[1] - s.median) / s.median
+}
+
+/// How adaptive repetition decides to stop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StopRule {
+    /// Stop once the median's 95% interval is within this fraction of the
+    /// median (0.03 = 3%).
+    pub ci_target: f64,
+    /// Never fewer measured repetitions than this.
+    pub min_reps: usize,
+    /// Never more.
+    pub max_reps: usize,
+    /// The case's time budget, nanoseconds (warm-up repetitions included).
+    pub max_time_ns: u64,
+}
+
+/// Why a case stopped repeating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// `--repeat N` was given and N repetitions ran.
+    Fixed,
+    /// The median's 95% interval reached the target.
+    CiTarget,
+    /// The next repetition would not fit in `--max-time`.
+    MaxTime,
+    /// The repetition limit was reached.
+    MaxReps,
+    /// Ctrl-C, an error or a skip ended the case.
+    Stopped,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Fixed => "fixed count",
+            StopReason::CiTarget => "interval within target",
+            StopReason::MaxTime => "time budget spent",
+            StopReason::MaxReps => "repetition limit",
+            StopReason::Stopped => "stopped",
+        }
+    }
+}
+
+impl StopRule {
+    /// Decide after a repetition: `None` to go on, or why to stop.
+    /// `samples` are the measured (non-warm-up) throughputs so far,
+    /// `elapsed_ns` the case's time so far, `last_rep_ns` how long the
+    /// slowest repetition took (the next one is assumed to take as long).
+    ///
+    /// The target counts only as a real 95% interval: the distribution-free
+    /// interval of a median needs at least 6 samples, so the rule never
+    /// stops on the target before 6 repetitions, whatever `min_reps` says.
+    pub fn decide(&self, samples: &[f64], elapsed_ns: u64, last_rep_ns: u64) -> Option<StopReason> {
+        let n = samples.len();
+        if n >= self.min_reps {
+            if let Some(s) = describe(samples) {
+                if s.ci95_median_level >= 0.95 && median_ci_rel(&s) <= self.ci_target {
+                    return Some(StopReason::CiTarget);
+                }
+            }
+        }
+        if n >= self.max_reps {
+            return Some(StopReason::MaxReps);
+        }
+        if elapsed_ns.saturating_add(last_rep_ns) > self.max_time_ns && n >= 1 {
+            return Some(StopReason::MaxTime);
+        }
+        None
+    }
+}
+
+/// How a sample `b` compares with a sample `a`, on their medians.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// median(b) / median(a).
+    pub ratio: f64,
+    /// 95% percentile-bootstrap interval of that ratio (deterministic seed).
+    pub ratio_ci95: [f64; 2],
+    /// True when the two medians' 95% intervals do not overlap: the
+    /// difference is real. Overlapping intervals are a tie.
+    pub distinct: bool,
+}
+
+/// Probability that two samples of sizes `n` and `m` from one distribution
+/// do not overlap at all (either way round): 2 / C(n + m, n).
+pub fn separation_p(n: usize, m: usize) -> f64 {
+    // C(n + m, n) as a running product, in floating point.
+    let mut c = 1.0f64;
+    for i in 1..=n {
+        c = c * (m + i) as f64 / i as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
+/// Resamples drawn by [`compare`]'s bootstrap.
+const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// Compare sample `b` with sample `a`. `None` when either is empty or the
+/// median of `a` is not positive.
+pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    let (sa, sb) = (describe(a)?, describe(b)?);
+    if sa.median <= 0.0 {
+        return None;
+    }
+    let apart = |x: [f64; 2], y: [f64; 2]| x[0] > y[1] || x[1] < y[0];
+    let distinct = if sa.ci95_median_level >= 0.95 && sb.ci95_median_level >= 0.95 {
+        apart(sa.ci95_median, sb.ci95_median)
+    } else {
+        // Too few repetitions for a 95% interval of a median: the samples
+        // must not overlap at all, and that must be unlikely by chance
+        // (exact permutation probability of a complete separation).
+        apart([sa.min, sa.max], [sb.min, sb.max]) && separation_p(sa.n, sb.n) < 0.05
+    };
+    // Percentile bootstrap of median(b*) / median(a*), resampling each
+    // sample on its own, with a fixed seed so that a result always reads
+    // the same.
+    let mut rng = iopath_io::data::Rng::new(0x5eed_b007);
+    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
+    let mut ratios = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        for x in ra.iter_mut() {
+            *x = a[rng.below(a.len() as u64) as usize];
+        }
+        for x in rb.iter_mut() {
+            *x = b[rng.below(b.len() as u64) as usize];
+        }
+        ra.sort_by(|x, y| x.total_cmp(y));
+        rb.sort_by(|x, y| x.total_cmp(y));
+        let ma = median_sorted(&ra);
+        if ma > 0.0 {
+            ratios.push(median_sorted(&rb) / ma);
+        }
+    }
+    ratios.sort_by(|x, y| x.total_cmp(y));
+    let q = |p: f64| {
+        if ratios.is_empty() {
+            f64::NAN
+        } else {
+            ratios[((ratios.len() - 1) as f64 * p).round() as usize]
+        }
+    };
+    Some(Comparison {
+        ratio: sb.median / sa.median,
+        ratio_ci95: [q(0.025), q(0.975)],
+        distinct,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,5 +400,90 @@ mod tests {
         assert_eq!((s.median, s.stddev, s.cv), (3.0, 0.0, 0.0));
         assert!(s.ci95[1].is_infinite());
         assert!(describe(&[]).is_none());
+    }
+
+    #[test]
+    fn separation_probabilities_are_exact() {
+        assert!(close(separation_p(2, 2), 2.0 / 6.0, 1e-12));
+        assert!(close(separation_p(3, 3), 2.0 / 20.0, 1e-12));
+        assert!(close(separation_p(4, 4), 2.0 / 70.0, 1e-12));
+        assert!(close(separation_p(2, 9), 2.0 / 55.0, 1e-12));
+        assert_eq!(separation_p(1, 1), 1.0);
+    }
+
+    #[test]
+    fn median_interval_relative_width() {
+        // n = 6: the interval is [min, max].
+        let s = describe(&[97.0, 99.0, 100.0, 100.0, 101.0, 104.0]).unwrap();
+        assert_eq!(s.median, 100.0);
+        assert!(close(median_ci_rel(&s), 0.04, 1e-12));
+    }
+
+    fn rule() -> StopRule {
+        StopRule {
+            ci_target: 0.03,
+            min_reps: 3,
+            max_reps: 50,
+            max_time_ns: 10_000_000_000,
+        }
+    }
+
+    #[test]
+    fn adaptive_rule_needs_six_tight_samples() {
+        let r = rule();
+        // Three identical samples: a 75% interval only, go on.
+        assert_eq!(r.decide(&[100.0; 3], 0, 1), None);
+        assert_eq!(r.decide(&[100.0; 5], 0, 1), None);
+        assert_eq!(r.decide(&[100.0; 6], 0, 1), Some(StopReason::CiTarget));
+        // Six samples 10% apart: not within 3%.
+        let wide = [90.0, 95.0, 100.0, 100.0, 105.0, 110.0];
+        assert_eq!(r.decide(&wide, 0, 1), None);
+        // min_reps above 6 is honoured.
+        let r8 = StopRule { min_reps: 8, ..r };
+        assert_eq!(r8.decide(&[100.0; 7], 0, 1), None);
+        assert_eq!(r8.decide(&[100.0; 8], 0, 1), Some(StopReason::CiTarget));
+    }
+
+    #[test]
+    fn adaptive_rule_respects_time_and_count_limits() {
+        let r = rule();
+        let wide = [90.0, 110.0];
+        // The next repetition would end past the budget.
+        assert_eq!(
+            r.decide(&wide, 9_500_000_000, 600_000_000),
+            Some(StopReason::MaxTime)
+        );
+        assert_eq!(r.decide(&wide, 9_000_000_000, 600_000_000), None);
+        let r2 = StopRule { max_reps: 2, ..r };
+        assert_eq!(r2.decide(&wide, 0, 1), Some(StopReason::MaxReps));
+    }
+
+    #[test]
+    fn comparison_of_separated_and_overlapping_samples() {
+        let a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+        let b = [200.0, 202.0, 198.0, 201.0, 199.0, 200.0];
+        let c = compare(&a, &b).unwrap();
+        assert!(close(c.ratio, 2.0, 1e-12));
+        assert!(c.distinct);
+        assert!(c.ratio_ci95[0] <= 2.0 && c.ratio_ci95[1] >= 2.0, "{c:?}");
+        assert!(
+            c.ratio_ci95[0] > 1.9 && c.ratio_ci95[1] < 2.1,
+            "{:?}",
+            c.ratio_ci95
+        );
+        // Overlapping ranges: a tie, whatever the medians say.
+        let d = [98.0, 103.0, 101.0, 104.0, 100.0, 102.0];
+        let t = compare(&a, &d).unwrap();
+        assert!(!t.distinct);
+        assert!(t.ratio > 1.0);
+        assert_eq!(compare(&a, &d), compare(&a, &d), "deterministic");
+        assert!(compare(&[], &a).is_none());
+        // Two against two, apart: a one-in-three chance, not real.
+        let few = compare(&[100.0, 101.0], &[120.0, 121.0]).unwrap();
+        assert!(!few.distinct);
+        // Four against four, apart: 2/70 < 5%, real.
+        let four = compare(&[100.0, 101.0, 99.0, 100.0], &[120.0, 121.0, 119.0, 122.0]).unwrap();
+        assert!(four.distinct);
+        assert!(compare(&[0.0], &a).is_none());
     }
 }

@@ -250,7 +250,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Cpu, Latency, Measurement, Memory, RunConfig, Tool};
+    use crate::result::{Measurement, RunConfig, Tool};
     use crate::sysinfo::System;
     use crate::target::TargetInfo;
 
@@ -269,37 +269,18 @@ mod tests {
             queue_depth_requested: qd.1,
             threads: 1,
             sync: sync.into(),
-            rwmix_read_pct: None,
-            skipped: None,
-            error: None,
-            notes: vec![],
-            repetitions: vec![],
-            stats: None,
             summary: Some(Measurement {
                 io_bytes: 1 << 20,
                 ios: 256,
                 read_ios: 256,
-                write_ios: 0,
                 read_bytes: 1 << 20,
-                write_bytes: 0,
                 duration_ns: 1_000_000,
                 bw_bytes_per_s: 1.0,
                 iops: 1.0,
-                lat_ns: Latency {
-                    min: 1,
-                    mean: 1.0,
-                    p50: 1,
-                    p90: 1,
-                    p99: 1,
-                    p999: 1,
-                    max: 1,
-                },
-                device: None,
                 device_fraction: frac,
-                cpu: Cpu::default(),
-                memory: Memory::default(),
-                interrupted: false,
+                ..Measurement::default()
             }),
+            ..CaseResult::default()
         }
     }
 
@@ -335,7 +316,11 @@ mod tests {
             config: RunConfig {
                 time_limit_ns: None,
                 io_size_bytes: None,
-                repeat: 1,
+                repeat: Some(1),
+                ci_target: None,
+                max_time_ns: None,
+                warmup: 0,
+                interval_ns: 100_000_000,
                 seed: 1,
                 cache: cache.into(),
                 data: "random".into(),
@@ -343,6 +328,7 @@ mod tests {
             probe: vec![],
             cases,
             warnings: vec![],
+            verdicts: vec![],
         }
     }
 

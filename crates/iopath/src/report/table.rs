@@ -30,7 +30,7 @@ pub fn render(r: &RunResult) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "target: {} ({}, {}{}{}), cache: {}\n\
-             device = bytes the disk moved / bytes asked (system-wide counters); CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
+             MiB/s = median of n repetitions, ±95% = its 95% interval (~: min-max range, n < 6); device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
             r.system.fs_type.as_deref().unwrap_or("unknown fs"),
@@ -53,6 +53,12 @@ pub fn render(r: &RunResult) -> String {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
         out.push_str(&render_pattern(p, &cases));
+        for v in r.verdicts.iter().filter(|v| v.pattern == p) {
+            out.push_str("verdict:\n");
+            for line in &v.text {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
     }
     let skipped: Vec<String> = dedup_vec(
         r.cases
@@ -93,8 +99,8 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec![
-            "method", "job", "MiB/s", "IOPS", "p50", "p99", "p99.9", "device", "CPU/IO", "cache",
-            "vs best", "notes",
+            "method", "job", "MiB/s", "±95%", "n", "IOPS", "p50", "p99", "p99.9", "device",
+            "CPU/IO", "cache", "vs best", "notes",
         ]);
     let mut footnotes = Vec::new();
     for c in cases {
@@ -128,6 +134,12 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
                     Cell::new(&c.method),
                     Cell::new(job(c)),
                     right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
+                    right(spread(c)),
+                    right(
+                        c.repetition_control
+                            .as_ref()
+                            .map_or("-".into(), |r| r.measured.to_string()),
+                    ),
                     right(fmt_count(s.iops)),
                     right(fmt_ns(s.lat_ns.p50)),
                     right(fmt_ns(s.lat_ns.p99)),
@@ -165,6 +177,23 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
     s
 }
 
+/// Half-width of the 95% interval of the median throughput, relative to
+/// the median; `~` marks an interval below 95% (fewer than 6 repetitions:
+/// the min-max range).
+fn spread(c: &CaseResult) -> String {
+    match &c.repetition_control {
+        Some(r) => match r.ci_rel {
+            Some(rel) if rel.is_finite() => format!(
+                "{}{:.1}%",
+                if r.ci_level < 0.95 { "~" } else { "" },
+                rel * 100.0
+            ),
+            _ => "-".into(),
+        },
+        None => "-".into(),
+    }
+}
+
 /// CrystalDiskMark's way of naming a job: `4k Q32T1`.
 fn job(c: &CaseResult) -> String {
     format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
@@ -172,7 +201,7 @@ fn job(c: &CaseResult) -> String {
 
 fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
     let mut v = vec![Cell::new(&c.method), Cell::new(job(c))];
-    v.extend((0..9).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
+    v.extend((0..11).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
     v.push(Cell::new(what));
     v
 }

@@ -9,6 +9,7 @@
 //! close.
 
 pub mod observe;
+pub mod repeat;
 pub mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,13 +23,15 @@ use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
 use crate::progress::Progress;
 use crate::result::{
-    CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION,
+    CaseResult, Latency, Measurement, ProbeEntry, RepetitionControl, RunConfig, RunResult, Series,
+    Tool, SCHEMA_VERSION,
 };
 use crate::sysinfo;
 use crate::target::{self, Target};
 use crate::units::{fmt_bs, fmt_bytes};
 
 use observe::{Observer, WorkerCost};
+use repeat::RepOutcome;
 use worker::WorkerJob;
 
 /// Everything a run needs besides the plan.
@@ -100,6 +103,13 @@ impl Runner<'_> {
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
+                ci_target: plan.repeat.is_none().then_some(plan.ci_target),
+                max_time_ns: plan
+                    .repeat
+                    .is_none()
+                    .then_some(plan.max_time.as_nanos() as u64),
+                warmup: plan.warmup,
+                interval_ns: plan.interval.as_nanos() as u64,
                 seed: plan.seed,
                 cache: plan.cache.name().into(),
                 data: plan.data.name(),
@@ -115,6 +125,7 @@ impl Runner<'_> {
                 .collect(),
             cases: Vec::new(),
             warnings: Vec::new(),
+            verdicts: Vec::new(),
         };
 
         let bar = self.progress.cases(plan.cases.len() as u64);
@@ -135,6 +146,7 @@ impl Runner<'_> {
             let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
             result.cases.push(cr);
             result.warnings = crate::warnings::collect(&result);
+            result.verdicts = crate::verdict::all(&result.cases);
             on_case(&result)?;
             bar.inc(1);
             if interrupted {
@@ -202,6 +214,7 @@ impl Runner<'_> {
             error: None,
             notes: Vec::new(),
             repetitions: Vec::new(),
+            repetition_control: None,
             summary: None,
             stats: None,
         };
@@ -213,60 +226,80 @@ impl Runner<'_> {
             cr.notes
                 .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
         }
-        for _ in 0..self.plan.repeat {
-            if let Some(t) = target.filter(|t| t.info.sparse) {
-                if let Err(e) = t.retruncate() {
-                    cr.error = Some(format!("{e:#}"));
-                    break;
-                }
-            }
-            if let Some(t) = target {
-                if let Err(e) = set_cache_state(t, self.plan.cache, self.plan.drop_caches) {
-                    let n = format!("could not make the cache {}: {e:#}", self.plan.cache.name());
-                    if !cr.notes.contains(&n) {
-                        cr.notes.push(n);
+        let case_start = Instant::now();
+        let end = repeat::repeat_case(
+            self.plan.repeat,
+            self.plan.stop_rule(),
+            self.plan.warmup,
+            |warmup| {
+                let t0 = Instant::now();
+                if let Some(t) = target.filter(|t| t.info.sparse) {
+                    if let Err(e) = t.retruncate() {
+                        cr.error = Some(format!("{e:#}"));
+                        return RepOutcome::Stop;
                     }
                 }
-            }
-            match self.run_repetition(case, target, obs) {
-                Ok((m, caps_notes, qd)) => {
-                    cr.queue_depth = qd;
-                    for n in caps_notes {
+                if let Some(t) = target {
+                    if let Err(e) = set_cache_state(t, self.plan.cache, self.plan.drop_caches) {
+                        let n =
+                            format!("could not make the cache {}: {e:#}", self.plan.cache.name());
                         if !cr.notes.contains(&n) {
                             cr.notes.push(n);
                         }
                     }
-                    let stop = m.interrupted;
-                    cr.repetitions.push(m);
-                    if stop {
-                        break;
+                }
+                match self.run_repetition(case, target, obs) {
+                    Ok((mut m, caps_notes, qd)) => {
+                        cr.queue_depth = qd;
+                        for n in caps_notes {
+                            if !cr.notes.contains(&n) {
+                                cr.notes.push(n);
+                            }
+                        }
+                        m.warmup = warmup;
+                        let (stop, bw) = (m.interrupted, m.bw_bytes_per_s);
+                        cr.repetitions.push(m);
+                        if stop {
+                            return RepOutcome::Stop;
+                        }
+                        RepOutcome::Done {
+                            bw,
+                            wall_ns: t0.elapsed().as_nanos() as u64,
+                        }
+                    }
+                    Err(RepError::Skip(reason)) => {
+                        cr.skipped = Some(reason);
+                        RepOutcome::Stop
+                    }
+                    Err(RepError::Fail(e)) => {
+                        cr.error = Some(e);
+                        RepOutcome::Stop
                     }
                 }
-                Err(RepError::Skip(reason)) => {
-                    cr.skipped = Some(reason);
-                    break;
-                }
-                Err(RepError::Fail(e)) => {
-                    cr.error = Some(e);
-                    break;
-                }
-            }
+            },
+        );
+        // Summaries leave out warm-ups, and a repetition cut short by
+        // Ctrl-C unless it is all there is.
+        let basis = cr.measured();
+        let measured = basis.len() as u32;
+        let (summary, stats) = (
+            Measurement::median_of(&basis),
+            crate::stats::CaseStats::of(&basis),
+        );
+        (cr.summary, cr.stats) = (summary, stats);
+        if !cr.repetitions.is_empty() {
+            let bw = cr.stats.as_ref().map(|s| &s.bw_bytes_per_s);
+            cr.repetition_control = Some(RepetitionControl {
+                stopped_by: end.stopped_by,
+                measured,
+                warmup: end.warmup,
+                ci_rel: bw
+                    .filter(|s| s.n >= 2)
+                    .map(crate::stats::median_ci_rel),
+                ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
+                elapsed_ns: case_start.elapsed().as_nanos() as u64,
+            });
         }
-        // A repetition cut short by Ctrl-C is kept in `repetitions` but left
-        // out of the summary, unless it is all there is.
-        let complete: Vec<Measurement> = cr
-            .repetitions
-            .iter()
-            .filter(|m| !m.interrupted)
-            .cloned()
-            .collect();
-        let basis = if complete.is_empty() {
-            &cr.repetitions
-        } else {
-            &complete
-        };
-        cr.summary = Measurement::median_of(basis);
-        cr.stats = crate::stats::CaseStats::of(basis);
         cr
     }
 
@@ -307,6 +340,7 @@ impl Runner<'_> {
                     seed: plan.seed,
                     stream: i,
                     data: plan.data,
+                    interval_ns: plan.interval.as_nanos() as u64,
                 }
             })
             .collect();
@@ -438,7 +472,7 @@ impl Runner<'_> {
             cost.cpu.majflt += u.majflt;
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
-        let mut m = merge(&outs);
+        let mut m = merge(&outs, plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
         Ok((m, notes, qd as u32))
     }
@@ -460,7 +494,7 @@ pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
     }
 }
 
-fn merge(outs: &[worker::WorkerOut]) -> Measurement {
+fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> Measurement {
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, worker::MAX_LAT_NS, 3).expect("valid bounds");
     let (mut rio, mut wio, mut rb, mut wb) = (0, 0, 0, 0);
@@ -480,6 +514,20 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
         _ => 1,
     };
     let secs = duration_ns as f64 / 1e9;
+    // Workers start within microseconds of each other (a barrier): their
+    // intervals are summed by index.
+    let len = outs.iter().map(|o| o.series_bytes.len()).max().unwrap_or(0);
+    let (mut sb, mut si) = (vec![0u64; len], vec![0u64; len]);
+    for o in outs {
+        for (i, (b, k)) in o.series_bytes.iter().zip(&o.series_ios).enumerate() {
+            sb[i] += b;
+            si[i] += k;
+        }
+    }
+    let last_ns = duration_ns
+        .saturating_sub(interval_ns * len.saturating_sub(1) as u64)
+        .clamp(1, interval_ns.max(1));
+    let series = (len > 0).then(|| Series::from_counts(interval_ns, last_ns, &sb, &si));
     let io_bytes = rb + wb;
     let ios = rio + wio;
     Measurement {
@@ -498,6 +546,8 @@ fn merge(outs: &[worker::WorkerOut]) -> Measurement {
         cpu: Default::default(),
         memory: Default::default(),
         interrupted: outs.iter().any(|o| o.interrupted),
+        warmup: false,
+        series,
     }
 }
 

@@ -39,6 +39,8 @@ pub struct WorkerJob {
     pub stream: u64,
     /// What written data looks like.
     pub data: DataMode,
+    /// Length of the time-series intervals, ns.
+    pub interval_ns: u64,
 }
 
 /// What one worker measured.
@@ -52,6 +54,10 @@ pub struct WorkerOut {
     pub start: Instant,
     pub end: Instant,
     pub interrupted: bool,
+    /// Bytes and requests completed in each `interval_ns` from `start`;
+    /// the last entry is the partial interval up to `end`.
+    pub series_bytes: Vec<u64>,
+    pub series_ios: Vec<u64>,
     /// This thread's CPU time from the start to the end of the timed interval.
     pub cpu: iopath_io::sys::ThreadUsage,
 }
@@ -143,6 +149,17 @@ pub fn run(
     let (mut issued, mut in_flight) = (0u64, 0usize);
     let (mut read_ios, mut write_ios, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
     let mut interrupted = false;
+    // Time series: counts of the current interval, flushed into the
+    // vectors when a completion lands past its end. Sized for the time
+    // budget so that the hot loop does not allocate.
+    let interval_ns = job.interval_ns.max(1);
+    let expect = job
+        .time_budget
+        .map_or(1024, |d| (d.as_nanos() as u64 / interval_ns) as usize + 4)
+        .min(1 << 20);
+    let mut series_bytes: Vec<u64> = Vec::with_capacity(expect);
+    let mut series_ios: Vec<u64> = Vec::with_capacity(expect);
+    let (mut cur_bytes, mut cur_ios, mut edge_ns) = (0u64, 0u64, interval_ns);
 
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
@@ -205,6 +222,12 @@ pub fn run(
             engine.reap(1, &mut done).map_err(|e| e.to_string())?;
         }
         now_ns = start.elapsed().as_nanos() as u64;
+        while now_ns >= edge_ns {
+            series_bytes.push(cur_bytes);
+            series_ios.push(cur_ios);
+            (cur_bytes, cur_ios) = (0, 0);
+            edge_ns += interval_ns;
+        }
         for c in done.drain(..) {
             let s = c.slot as usize;
             in_flight -= 1;
@@ -228,6 +251,8 @@ pub fn run(
                 return Err("a request transferred 0 bytes (unexpected end of file)".into());
             }
             hist.saturating_record(now_ns.saturating_sub(submit_ns[s]).max(1));
+            cur_bytes += u64::from(n);
+            cur_ios += 1;
             match slot_op[s] {
                 Op::Read => {
                     read_ios += 1;
@@ -256,7 +281,20 @@ pub fn run(
         at_end
     };
     let cpu = cpu.since(&cpu0);
+    // Close the series at `end`: intervals with nothing completed (a long
+    // fsync) stay as zeros, the last one is partial.
+    let end_ns = end.duration_since(start).as_nanos() as u64;
+    while end_ns > edge_ns {
+        series_bytes.push(cur_bytes);
+        series_ios.push(cur_ios);
+        (cur_bytes, cur_ios) = (0, 0);
+        edge_ns += interval_ns;
+    }
+    series_bytes.push(cur_bytes);
+    series_ios.push(cur_ios);
     Ok(WorkerOut {
+        series_bytes,
+        series_ios,
         cpu,
         hist,
         read_ios,
@@ -286,6 +324,7 @@ mod tests {
             seed: 9,
             stream: 0,
             data: DataMode::Random,
+            interval_ns: 100_000_000,
         }
     }
 

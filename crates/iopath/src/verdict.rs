@@ -1,0 +1,527 @@
+//! The verdict: for every group of cases that differ only by method, which
+//! method is fastest, by how much and whether that is real, and what each
+//! costs in CPU and memory — as sentences a person can act on and as data.
+//!
+//! "Real" means the two medians' 95% intervals do not overlap
+//! ([`crate::stats::compare`]); methods whose interval overlaps the
+//! fastest's tie for fastest. Ratios carry a 95% bootstrap interval.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::CaseResult;
+use crate::stats::{self, Comparison};
+use crate::units::{fmt_bs, fmt_bytes, fmt_ns};
+
+/// CPU figures closer than this (max / min) are not worth a sentence.
+const CPU_WORTH_SAYING: f64 = 1.10;
+/// Memory figures are worth a sentence when the largest is at least this
+/// many times the smallest and at least [`MEM_WORTH_SAYING_BYTES`] more.
+const MEM_WORTH_SAYING: f64 = 2.0;
+const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
+
+/// The verdict on one group of cases.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub pattern: String,
+    pub block_size: u64,
+    /// Requested depth (synchronous methods ran at 1).
+    pub queue_depth: u32,
+    pub threads: u32,
+    pub sync: String,
+    pub rwmix_read_pct: Option<u8>,
+    /// The methods tied for fastest, highest median first.
+    pub fastest: Vec<String>,
+    /// Every measured method, highest median throughput first.
+    pub ranking: Vec<Ranked>,
+    /// Least CPU per I/O (median ns).
+    pub cheapest_cpu: Option<Cost>,
+    /// Least memory held: the file's page cache plus the engine's buffers
+    /// (median bytes).
+    pub least_memory: Option<Cost>,
+    /// The method holding the least memory beside the one holding the
+    /// most, when the difference is worth a sentence.
+    pub memory_trade: Option<MemoryTrade>,
+    /// The method to use: of those tied for fastest, the one with the least
+    /// CPU per I/O.
+    pub pick: String,
+    /// The verdict in words, as printed under the table.
+    pub text: Vec<String>,
+}
+
+/// One method's place in a group.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ranked {
+    pub method: String,
+    /// Median throughput and its 95% interval (order statistics).
+    pub bw_bytes_per_s: f64,
+    pub bw_ci95_median: [f64; 2],
+    /// Measured repetitions.
+    pub n: usize,
+    /// Median throughput of the fastest method / this method's, with its
+    /// 95% bootstrap interval (1 for the fastest itself).
+    pub fastest_ratio: f64,
+    pub fastest_ratio_ci95: [f64; 2],
+    /// True when this method's interval overlaps the fastest's.
+    pub tied_with_fastest: bool,
+    pub cpu_ns_per_io: f64,
+    pub memory_bytes: u64,
+}
+
+/// What holding less memory costs in speed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryTrade {
+    pub least: String,
+    pub least_bytes: u64,
+    pub most: String,
+    pub most_bytes: u64,
+    /// Median throughput of `least` / that of `most`, its 95% interval,
+    /// and whether the difference is real.
+    pub speed: Comparison,
+}
+
+/// A method and one of its costs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cost {
+    pub method: String,
+    pub value: f64,
+}
+
+/// Verdicts for every group with at least two measured methods, in the
+/// order the groups first appear.
+pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
+    let key = |c: &CaseResult| {
+        (
+            c.pattern.clone(),
+            c.block_size,
+            c.queue_depth_requested,
+            c.threads,
+            c.sync.clone(),
+            c.rwmix_read_pct,
+        )
+    };
+    let mut keys = Vec::new();
+    for c in cases {
+        if !keys.contains(&key(c)) {
+            keys.push(key(c));
+        }
+    }
+    keys.iter()
+        .filter_map(|k| {
+            let group: Vec<&CaseResult> = cases.iter().filter(|c| &key(c) == k).collect();
+            of_group(&group)
+        })
+        .collect()
+}
+
+/// Short name of a group, as the table's job column: `randread 4k Q32T1`.
+pub fn group_label(pattern: &str, bs: u64, qd: u32, threads: u32) -> String {
+    format!("{pattern} {} Q{qd}T{threads}", fmt_bs(bs))
+}
+
+fn of_group(group: &[&CaseResult]) -> Option<Verdict> {
+    struct M<'a> {
+        c: &'a CaseResult,
+        bw: Vec<f64>,
+        s: stats::Stats,
+    }
+    let mut ms: Vec<M> = group
+        .iter()
+        .filter(|c| c.skipped.is_none() && c.error.is_none())
+        .filter_map(|&c| {
+            let bw = c.samples(|m| m.bw_bytes_per_s);
+            let s = stats::describe(&bw)?;
+            (s.median > 0.0).then_some(M { c, bw, s })
+        })
+        .collect();
+    if ms.len() < 2 {
+        return None;
+    }
+    ms.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
+    let top = &ms[0];
+    let cmp: Vec<Comparison> = ms
+        .iter()
+        .map(|m| stats::compare(&m.bw, &top.bw).expect("medians are positive"))
+        .collect();
+    let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
+        stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
+    };
+    let ranking: Vec<Ranked> = ms
+        .iter()
+        .zip(&cmp)
+        .enumerate()
+        .map(|(i, (m, k))| Ranked {
+            method: m.c.method.clone(),
+            bw_bytes_per_s: m.s.median,
+            bw_ci95_median: m.s.ci95_median,
+            n: m.s.n,
+            fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
+            fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
+            tied_with_fastest: i == 0 || !k.distinct,
+            cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
+            memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
+        })
+        .collect();
+    let fastest: Vec<String> = ranking
+        .iter()
+        .filter(|r| r.tied_with_fastest)
+        .map(|r| r.method.clone())
+        .collect();
+    let min_by = |f: &dyn Fn(&Ranked) -> f64| {
+        ranking
+            .iter()
+            .filter(|r| f(r) > 0.0)
+            .min_by(|a, b| f(a).total_cmp(&f(b)))
+            .map(|r| Cost {
+                method: r.method.clone(),
+                value: f(r),
+            })
+    };
+    let cheapest_cpu = min_by(&|r| r.cpu_ns_per_io);
+    let least_memory = min_by(&|r| r.memory_bytes as f64);
+    let pick = ranking
+        .iter()
+        .filter(|r| r.tied_with_fastest)
+        .min_by(|a, b| {
+            let cpu = |r: &Ranked| {
+                if r.cpu_ns_per_io > 0.0 {
+                    r.cpu_ns_per_io
+                } else {
+                    f64::INFINITY
+                }
+            };
+            cpu(a)
+                .total_cmp(&cpu(b))
+                .then(a.memory_bytes.cmp(&b.memory_bytes))
+        })
+        .map_or_else(|| ranking[0].method.clone(), |r| r.method.clone());
+    let memory_trade = {
+        let held: Vec<(usize, u64)> = ranking
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.memory_bytes))
+            .filter(|&(_, b)| b > 0)
+            .collect();
+        let lo = held.iter().min_by_key(|&&(i, b)| (b, i)).copied();
+        let hi = held
+            .iter()
+            .max_by_key(|&&(i, b)| (b, usize::MAX - i))
+            .copied();
+        match (lo, hi) {
+            (Some((li, lb)), Some((hi_i, hb)))
+                if hb as f64 >= lb as f64 * MEM_WORTH_SAYING
+                    && hb - lb >= MEM_WORTH_SAYING_BYTES =>
+            {
+                stats::compare(&ms[hi_i].bw, &ms[li].bw).map(|speed| MemoryTrade {
+                    least: ranking[li].method.clone(),
+                    least_bytes: lb,
+                    most: ranking[hi_i].method.clone(),
+                    most_bytes: hb,
+                    speed,
+                })
+            }
+            _ => None,
+        }
+    };
+    let c = group[0];
+    let mut v = Verdict {
+        pattern: c.pattern.clone(),
+        block_size: c.block_size,
+        queue_depth: c.queue_depth_requested,
+        threads: c.threads,
+        sync: c.sync.clone(),
+        rwmix_read_pct: c.rwmix_read_pct,
+        fastest,
+        ranking,
+        cheapest_cpu,
+        least_memory,
+        memory_trade,
+        pick,
+        text: Vec::new(),
+    };
+    v.text = words(&v);
+    Some(v)
+}
+
+/// A ratio with three significant digits or so: 1.23, 12.3, 123.
+fn num(r: f64) -> String {
+    if r >= 100.0 {
+        format!("{r:.0}")
+    } else if r >= 10.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+fn x(r: f64) -> String {
+    format!("{}x", num(r))
+}
+
+fn ci(c: [f64; 2]) -> String {
+    format!("95% CI {}-{}x", num(c[0]), num(c[1]))
+}
+
+/// "a", "a and b", "a, b and c".
+fn list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The verdict's sentences.
+pub fn words(v: &Verdict) -> Vec<String> {
+    let label = group_label(&v.pattern, v.block_size, v.queue_depth, v.threads);
+    let r = &v.ranking;
+    let tied: Vec<&Ranked> = r.iter().filter(|m| m.tied_with_fastest).collect();
+    let rest: Vec<&Ranked> = r.iter().filter(|m| !m.tied_with_fastest).collect();
+    let top = &r[0];
+    let mut out = Vec::new();
+
+    // Speed.
+    let vs = |m: &Ranked| {
+        format!(
+            "{} {} ({})",
+            x(m.fastest_ratio),
+            m.method,
+            ci(m.fastest_ratio_ci95)
+        )
+    };
+    // Beside the next method, the one people use by habit (buffered), or
+    // else the slowest.
+    let mut shown: Vec<&Ranked> = rest.iter().copied().take(1).collect();
+    let habit = rest
+        .iter()
+        .find(|m| m.method == "buffered")
+        .or_else(|| rest.last());
+    if let Some(h) = habit {
+        if !shown.iter().any(|m| m.method == h.method) {
+            shown.push(h);
+        }
+    }
+    let shown: Vec<String> = shown.into_iter().map(vs).collect();
+    let names: Vec<&str> = tied.iter().map(|m| m.method.as_str()).collect();
+    if rest.is_empty() {
+        out.push(format!(
+            "{label}: {} tie (their 95% intervals overlap; the fastest is {} the slowest): the method does not change throughput here.",
+            if names.len() == 2 {
+                list(&names)
+            } else {
+                format!("all {} methods", names.len())
+            },
+            x(r.last().map_or(1.0, |m| m.fastest_ratio))
+        ));
+    } else if tied.len() == 1 {
+        out.push(format!(
+            "{label}: {} is fastest, {}.",
+            top.method,
+            list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
+        ));
+    } else {
+        out.push(format!(
+            "{label}: {} tie for fastest (95% intervals overlap); {} is {}.",
+            list(&names),
+            top.method,
+            list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
+        ));
+    }
+
+    // CPU: the cheapest, the next cheapest, and buffered (the habit).
+    let mut cpu: Vec<&Ranked> = r.iter().filter(|m| m.cpu_ns_per_io > 0.0).collect();
+    cpu.sort_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
+    if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
+        if hi.cpu_ns_per_io >= lo.cpu_ns_per_io * CPU_WORTH_SAYING {
+            let ns = |m: &Ranked| fmt_ns(m.cpu_ns_per_io.round() as u64);
+            let mut others: Vec<String> = cpu
+                .iter()
+                .skip(1)
+                .take(1)
+                .map(|m| format!("{} {}", m.method, ns(m)))
+                .collect();
+            if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
+                others.push(format!("buffered {}", ns(b)));
+            }
+            if lo.method != top.method && !others.iter().any(|o| o.starts_with(&top.method)) {
+                others.push(format!("{} (fastest) {}", top.method, ns(top)));
+            }
+            out.push(format!(
+                "CPU per I/O: {} is cheapest at {}; {}.",
+                lo.method,
+                ns(lo),
+                others.join(", ")
+            ));
+        }
+    }
+
+    // Memory: what the frugal method costs in speed against the greedy one.
+    if let Some(t) = &v.memory_trade {
+        let k = &t.speed;
+        let speed = if !k.distinct {
+            format!("is as fast as {} (a tie)", t.most)
+        } else if k.ratio < 1.0 {
+            format!("is {:.0}% slower than {}", (1.0 - k.ratio) * 100.0, t.most)
+        } else {
+            format!(
+                "is {} faster than {} ({})",
+                x(k.ratio),
+                t.most,
+                ci(k.ratio_ci95)
+            )
+        };
+        out.push(format!(
+            "Memory: {} {speed} {} {} instead of {}.",
+            t.least,
+            if k.distinct && k.ratio < 1.0 {
+                "but holds"
+            } else {
+                "and holds"
+            },
+            fmt_bytes(t.least_bytes),
+            fmt_bytes(t.most_bytes)
+        ));
+    }
+
+    // What to do.
+    out.push(if tied.len() == 1 {
+        format!("→ use {}.", v.pick)
+    } else if rest.is_empty() {
+        format!("→ any of them; {} costs the least CPU per I/O.", v.pick)
+    } else {
+        format!(
+            "→ use {}: tied for fastest, and the least CPU per I/O of those.",
+            v.pick
+        )
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Cpu, Measurement, Memory};
+
+    fn rep(bw: f64, cpu_ns: f64, mem: u64) -> Measurement {
+        Measurement {
+            bw_bytes_per_s: bw,
+            iops: bw / 4096.0,
+            cpu: Cpu {
+                ns_per_io: cpu_ns,
+                ..Cpu::default()
+            },
+            memory: Memory {
+                total_bytes: mem,
+                ..Memory::default()
+            },
+            ..Measurement::default()
+        }
+    }
+
+    /// A case of `method` whose repetitions ran at `mibs` MiB/s.
+    pub fn case(method: &str, pattern: &str, mibs: &[f64], cpu_ns: f64, mem: u64) -> CaseResult {
+        CaseResult {
+            method: method.into(),
+            pattern: pattern.into(),
+            block_size: 4096,
+            queue_depth: 32,
+            queue_depth_requested: 32,
+            threads: 1,
+            sync: "end".into(),
+            repetitions: mibs
+                .iter()
+                .map(|b| rep(b * 1048576.0, cpu_ns, mem))
+                .collect(),
+            ..CaseResult::default()
+        }
+    }
+
+    #[test]
+    fn a_clear_winner_is_named_with_its_ratio() {
+        let cases = vec![
+            case(
+                "buffered",
+                "randread",
+                &[100.0, 102.0, 98.0, 101.0, 99.0, 100.0],
+                11_700.0,
+                1_700_000_000,
+            ),
+            case(
+                "uring",
+                "randread",
+                &[231.0, 233.0, 229.0, 232.0, 230.0, 231.0],
+                3_200.0,
+                131_072,
+            ),
+        ];
+        let v = &all(&cases)[0];
+        assert_eq!(v.fastest, vec!["uring"]);
+        assert_eq!(v.pick, "uring");
+        let b = &v.ranking[1];
+        assert!((b.fastest_ratio - 2.31).abs() < 1e-9, "{}", b.fastest_ratio);
+        assert!(b.fastest_ratio_ci95[0] > 2.2 && b.fastest_ratio_ci95[1] < 2.4);
+        assert!(
+            v.text[0].starts_with("randread 4k Q32T1: uring is fastest, 2.31x buffered"),
+            "{}",
+            v.text[0]
+        );
+    }
+
+    #[test]
+    fn overlapping_intervals_are_a_tie() {
+        let cases = vec![
+            case(
+                "aio",
+                "randread",
+                &[100.0, 104.0, 97.0, 101.0, 99.0, 103.0],
+                3_000.0,
+                131_072,
+            ),
+            case(
+                "uring",
+                "randread",
+                &[102.0, 98.0, 100.0, 105.0, 101.0, 99.0],
+                2_500.0,
+                131_072,
+            ),
+        ];
+        let v = &all(&cases)[0];
+        assert_eq!(v.fastest.len(), 2);
+        assert!(v.ranking.iter().all(|r| r.tied_with_fastest));
+        assert_eq!(v.pick, "uring", "cheaper CPU breaks the tie");
+        assert!(v.text[0].contains("tie"), "{}", v.text[0]);
+    }
+
+    #[test]
+    fn groups_need_two_measured_methods() {
+        let mut skipped = case("uring-iopoll", "randread", &[], 0.0, 0);
+        skipped.skipped = Some("no poll queues".into());
+        let cases = vec![
+            case("direct", "randread", &[10.0, 11.0], 1.0, 1),
+            skipped,
+            case("direct", "read", &[10.0, 11.0], 1.0, 1),
+        ];
+        assert!(all(&cases).is_empty());
+    }
+
+    #[test]
+    fn warmups_are_left_out_of_the_verdict() {
+        let mut a = case(
+            "aio",
+            "randread",
+            &[1000.0, 100.0, 101.0, 99.0, 100.0, 100.0, 100.0],
+            1.0,
+            1,
+        );
+        a.repetitions[0].warmup = true;
+        let b = case(
+            "uring",
+            "randread",
+            &[150.0, 151.0, 149.0, 150.0, 150.0, 150.0],
+            1.0,
+            1,
+        );
+        let v = &all(&[a, b])[0];
+        assert_eq!(v.fastest, vec!["uring"]);
+        assert_eq!(v.ranking[1].n, 6);
+    }
+}
