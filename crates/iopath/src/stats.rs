@@ -263,6 +263,10 @@ pub struct Comparison {
     /// True when the two medians' 95% intervals do not overlap: the
     /// difference is real. Overlapping intervals are a tie.
     pub distinct: bool,
+    /// True when the samples do not overlap at all but are too small for
+    /// that to count: more repetitions could show a real difference.
+    #[serde(default)]
+    pub undersampled: bool,
 }
 
 /// Probability that two samples of sizes `n` and `m` from one distribution
@@ -287,13 +291,15 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
         return None;
     }
     let apart = |x: [f64; 2], y: [f64; 2]| x[0] > y[1] || x[1] < y[0];
-    let distinct = if sa.ci95_median_level >= 0.95 && sb.ci95_median_level >= 0.95 {
-        apart(sa.ci95_median, sb.ci95_median)
-    } else {
+    let few = sa.ci95_median_level < 0.95 || sb.ci95_median_level < 0.95;
+    let ranges_apart = apart([sa.min, sa.max], [sb.min, sb.max]);
+    let distinct = if few {
         // Too few repetitions for a 95% interval of a median: the samples
         // must not overlap at all, and that must be unlikely by chance
         // (exact permutation probability of a complete separation).
-        apart([sa.min, sa.max], [sb.min, sb.max]) && separation_p(sa.n, sb.n) < 0.05
+        ranges_apart && separation_p(sa.n, sb.n) < 0.05
+    } else {
+        apart(sa.ci95_median, sb.ci95_median)
     };
     // Percentile bootstrap of median(b*) / median(a*), resampling each
     // sample on its own, with a fixed seed so that a result always reads
@@ -327,6 +333,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
         ratio: sb.median / sa.median,
         ratio_ci95: [q(0.025), q(0.975)],
         distinct,
+        undersampled: few && ranges_apart && !distinct,
     })
 }
 
@@ -480,7 +487,8 @@ mod tests {
         assert!(compare(&[], &a).is_none());
         // Two against two, apart: a one-in-three chance, not real.
         let few = compare(&[100.0, 101.0], &[120.0, 121.0]).unwrap();
-        assert!(!few.distinct);
+        assert!(!few.distinct && few.undersampled);
+        assert!(!t.undersampled, "overlapping samples are a plain tie");
         // Four against four, apart: 2/70 < 5%, real.
         let four = compare(&[100.0, 101.0, 99.0, 100.0], &[120.0, 121.0, 119.0, 122.0]).unwrap();
         assert!(four.distinct);

@@ -63,6 +63,10 @@ pub struct Ranked {
     pub fastest_ratio_ci95: [f64; 2],
     /// True when this method's interval overlaps the fastest's.
     pub tied_with_fastest: bool,
+    /// True when it is not separated from the fastest only because there
+    /// were too few repetitions.
+    #[serde(default)]
+    pub too_few_repetitions: bool,
     pub cpu_ns_per_io: f64,
     pub memory_bytes: u64,
 }
@@ -157,6 +161,7 @@ fn of_group(group: &[&CaseResult]) -> Option<Verdict> {
             fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
             fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
             tied_with_fastest: i == 0 || !k.distinct,
+            too_few_repetitions: i > 0 && k.undersampled,
             cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
             memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
         })
@@ -302,7 +307,20 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
     let shown: Vec<String> = shown.into_iter().map(vs).collect();
     let names: Vec<&str> = tied.iter().map(|m| m.method.as_str()).collect();
-    if rest.is_empty() {
+    let unsure: Vec<&Ranked> = tied
+        .iter()
+        .copied()
+        .filter(|m| m.too_few_repetitions)
+        .collect();
+    if !unsure.is_empty() {
+        let ns: Vec<String> = r.iter().map(|m| m.n.to_string()).collect();
+        out.push(format!(
+            "{label}: {} measured {}, but {} repetitions are too few to call that real; run longer (--max-time) or --repeat 6.",
+            top.method,
+            list(&unsure.iter().map(|m| format!("{} {}", x(m.fastest_ratio), m.method)).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>()),
+            list(&ns.iter().map(String::as_str).collect::<Vec<_>>())
+        ));
+    } else if rest.is_empty() {
         out.push(format!(
             "{label}: {} tie (their 95% intervals overlap; the fastest is {} the slowest): the method does not change throughput here.",
             if names.len() == 2 {
@@ -383,7 +401,9 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
 
     // What to do.
-    out.push(if tied.len() == 1 {
+    out.push(if !unsure.is_empty() {
+        format!("→ no call yet; on these numbers {} leads.", top.method)
+    } else if tied.len() == 1 {
         format!("→ use {}.", v.pick)
     } else if rest.is_empty() {
         format!("→ any of them; {} costs the least CPU per I/O.", v.pick)
@@ -523,5 +543,84 @@ mod tests {
         let v = &all(&[a, b])[0];
         assert_eq!(v.fastest, vec!["uring"]);
         assert_eq!(v.ranking[1].n, 6);
+    }
+
+    /// Six repetitions around `m` MiB/s, spread +-`pct`%.
+    fn around(m: f64, pct: f64) -> Vec<f64> {
+        [0.0, 1.0, -1.0, 0.5, -0.5, 0.2]
+            .iter()
+            .map(|k| m * (1.0 + k * pct / 100.0))
+            .collect()
+    }
+
+    fn text(cases: &[CaseResult]) -> String {
+        all(cases)
+            .iter()
+            .map(|v| v.text.join("\n"))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn wording_clear_winner_with_costs() {
+        insta::assert_snapshot!(text(&[
+            case(
+                "buffered",
+                "randread",
+                &around(100.0, 2.0),
+                11_700.0,
+                1_717_986_918
+            ),
+            case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
+            case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
+            case("aio", "randread", &around(190.0, 2.0), 3_400.0, 131_072),
+        ]));
+    }
+
+    #[test]
+    fn wording_tie_for_fastest() {
+        insta::assert_snapshot!(text(&[
+            case("aio", "randread", &around(100.0, 4.0), 3_000.0, 131_072),
+            case("uring", "randread", &around(102.0, 4.0), 2_500.0, 131_072),
+            case(
+                "buffered",
+                "randread",
+                &around(40.0, 4.0),
+                11_000.0,
+                2 * GIB
+            ),
+        ]));
+    }
+
+    #[test]
+    fn wording_everything_ties() {
+        insta::assert_snapshot!(text(&[
+            case("direct", "write", &around(500.0, 5.0), 20_000.0, 1 << 20),
+            case("uring", "write", &around(505.0, 5.0), 19_000.0, 1 << 20),
+        ]));
+    }
+
+    #[test]
+    fn wording_frugal_method_as_fast_as_the_greedy_one() {
+        insta::assert_snapshot!(text(&[
+            case("buffered", "read", &around(1000.0, 3.0), 30_000.0, GIB),
+            case("direct", "read", &around(1010.0, 3.0), 20_000.0, 8 << 20),
+        ]));
+    }
+
+    #[test]
+    fn wording_too_few_repetitions_to_separate() {
+        insta::assert_snapshot!(text(&[
+            case("buffered", "randwrite", &[454.0, 457.0], 3_700.0, 200 << 20),
+            case(
+                "uring-buffered",
+                "randwrite",
+                &[524.0, 532.0],
+                4_800.0,
+                230 << 20
+            ),
+        ]));
     }
 }

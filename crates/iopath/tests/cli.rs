@@ -43,9 +43,22 @@ fn null_run_writes_pure_json_to_stdout_and_creates_no_file() {
         .get_output()
         .clone();
     let v = json_of(&out.stdout);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["tool"]["name"], "iopath");
     let c = case(&v, "null", "randread");
+    // Adaptive by default: at least 6 measured repetitions or the budget.
+    let rc = &c["repetition_control"];
+    assert!(v["config"]["repeat"].is_null(), "{}", v["config"]);
+    assert!(
+        rc["measured"].as_u64().unwrap() >= 6 || rc["stopped_by"] == "max_time",
+        "{rc}"
+    );
+    // Every repetition has its time series: 100 ms repetitions at the
+    // default 100 ms interval give one or two intervals.
+    let series = &c["repetitions"][0]["series"];
+    assert_eq!(series["interval_ns"], 100_000_000);
+    let n = series["bw_bytes_per_s"].as_array().unwrap().len();
+    assert!((1..=2).contains(&n), "{series}");
     assert_eq!(c["queue_depth"], 32, "null honours the queue depth");
     let s = &c["summary"];
     assert!(s["ios"].as_u64().unwrap() > 0);
@@ -140,6 +153,8 @@ fn small_run_over_every_method_measures_and_cleans_up() {
             "8M",
             "--time",
             "100ms",
+            "--repeat",
+            "1",
             "--patterns",
             "read,randwrite",
             "--json",
@@ -241,6 +256,8 @@ fn run_in_tmpfs_skips_or_annotates_o_direct_and_finishes() {
             "4M",
             "--time",
             "50ms",
+            "--repeat",
+            "1",
             "--patterns",
             "randread",
             "--methods",
@@ -658,4 +675,87 @@ fn impossible_requests_are_refused_before_measuring() {
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
     assert!(leftovers(dir.path()).is_empty());
+}
+
+/// Adaptive repetition on the `null` method: warm-ups first and not
+/// counted; an impossible target ends on the time budget, and the rule
+/// never starts a repetition that would not fit; an easy one ends at 6.
+#[test]
+fn adaptive_repetition_on_null_keeps_its_budget_and_warmups() {
+    let dir = scratch();
+    let run = |target: &str| {
+        let out = iopath()
+            .current_dir(dir.path())
+            .args(["run", "--methods", "null", "--patterns", "randread"])
+            .args(["--time", "20ms", "--max-time", "400ms", "--warmup", "2"])
+            .args(["--ci-target", target, "--json", "-"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        json_of(&out.stdout)
+    };
+    let v = run("0.0001%");
+    let c = case(&v, "null", "randread");
+    let rc = &c["repetition_control"];
+    assert_eq!(rc["stopped_by"], "max_time", "{rc}");
+    assert_eq!(rc["warmup"], 2);
+    let reps = c["repetitions"].as_array().unwrap();
+    let warm: Vec<bool> = reps.iter().map(|r| r["warmup"] == true).collect();
+    assert_eq!(&warm[..2], &[true, true]);
+    assert!(warm[2..].iter().all(|w| !w), "{warm:?}");
+    assert_eq!(rc["measured"].as_u64().unwrap() as usize, reps.len() - 2);
+    assert_eq!(c["stats"]["bw_bytes_per_s"]["n"], rc["measured"]);
+    // Every repetition but the last started with room for one more.
+    let timed: u64 = reps[..reps.len() - 1]
+        .iter()
+        .map(|r| r["duration_ns"].as_u64().unwrap())
+        .sum();
+    assert!(
+        timed <= 400_000_000,
+        "{timed} ns before the last repetition"
+    );
+    assert_eq!(v["config"]["max_time_ns"], 400_000_000u64);
+    assert_eq!(v["config"]["warmup"], 2);
+
+    let v = run("90%");
+    let rc = &case(&v, "null", "randread")["repetition_control"];
+    assert_eq!(rc["stopped_by"], "ci_target", "{rc}");
+    assert_eq!(rc["measured"], 6, "the fewest for a 95% interval");
+    assert!(rc["ci_level"].as_f64().unwrap() >= 0.95);
+}
+
+#[test]
+fn verdicts_are_printed_and_in_the_json() {
+    let dir = scratch();
+    let json = dir.path().join("r.json");
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args(["--size", "8M", "--time", "20ms", "--repeat", "6"])
+        .args(["--methods", "buffered,direct", "--patterns", "randread"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--quiet")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let verdicts = v["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    let vd = &verdicts[0];
+    assert_eq!(vd["pattern"], "randread");
+    assert_eq!(vd["ranking"].as_array().unwrap().len(), 2);
+    assert!(["buffered", "direct"].contains(&vd["pick"].as_str().unwrap()));
+    for line in vd["text"].as_array().unwrap() {
+        assert!(text.contains(line.as_str().unwrap()), "{line} not printed");
+    }
+    assert!(text.contains("verdict:"));
+    assert_eq!(v["config"]["repeat"], 6);
+    assert_eq!(
+        case(&v, "direct", "randread")["repetition_control"]["stopped_by"],
+        "fixed"
+    );
 }

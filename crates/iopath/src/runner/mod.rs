@@ -293,9 +293,7 @@ impl Runner<'_> {
                 stopped_by: end.stopped_by,
                 measured,
                 warmup: end.warmup,
-                ci_rel: bw
-                    .filter(|s| s.n >= 2)
-                    .map(crate::stats::median_ci_rel),
+                ci_rel: bw.filter(|s| s.n >= 2).map(crate::stats::median_ci_rel),
                 ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
                 elapsed_ns: case_start.elapsed().as_nanos() as u64,
             });
@@ -474,6 +472,9 @@ impl Runner<'_> {
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let mut m = merge(&outs, plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
+        // Outside the timed interval: let the kernel give back what this
+        // repetition's rings pinned before the next one registers again.
+        observe::wait_locked_release(locked_before, std::time::Duration::from_secs(1));
         Ok((m, notes, qd as u32))
     }
 }

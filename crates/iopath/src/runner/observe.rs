@@ -141,3 +141,22 @@ pub fn locked_now() -> u64 {
     let m = ProcMem::read();
     m.locked + m.pinned
 }
+
+/// Wait (up to `limit`) until the process's locked and pinned memory is
+/// back to `baseline`. io_uring unpins registered buffers, and gives their
+/// locked-memory charge back to the user, in a kernel work item after the
+/// ring is closed: without this wait, the next repetition's registration
+/// can fail with ENOMEM against RLIMIT_MEMLOCK and fall back to plain
+/// buffers, mixing two methods in one case. Returns false on time-out.
+pub fn wait_locked_release(baseline: u64, limit: std::time::Duration) -> bool {
+    let t0 = std::time::Instant::now();
+    loop {
+        if locked_now() <= baseline {
+            return true;
+        }
+        if t0.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

@@ -42,11 +42,21 @@ pub fn json_of(out: &[u8]) -> Value {
 }
 
 /// `iopath run --dir DIR ARGS --json - --quiet`, which must succeed; its JSON.
+/// One repetition per case unless `args` say how to repeat: these tests
+/// check behaviour, not statistics.
 pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let repeat_given = args
+        .iter()
+        .any(|a| ["--repeat", "--ci-target", "--max-time"].contains(a));
     let out = iopath()
         .args(["run", "--dir"])
         .arg(dir)
         .args(args)
+        .args(if repeat_given {
+            &[][..]
+        } else {
+            &["--repeat", "1"][..]
+        })
         .args(["--json", "-", "--quiet"])
         .output()
         .unwrap();
