@@ -12,6 +12,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Reads an interval `[lo, hi]` written by this module: JSON has no
+/// infinity, so an unbounded side was written as `null`; it reads back as
+/// -inf (lo) or +inf (hi).
+pub fn interval<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+    let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
+    Ok([lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY)])
+}
+
 /// Summary statistics of one metric over repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
@@ -25,8 +33,10 @@ pub struct Stats {
     /// stddev / mean; 0 when the mean is 0.
     pub cv: f64,
     /// 95% interval of the mean (Student's t).
+    #[serde(deserialize_with = "interval")]
     pub ci95: [f64; 2],
     /// Interval of the median from order statistics.
+    #[serde(deserialize_with = "interval")]
     pub ci95_median: [f64; 2],
     /// Confidence the median interval really has (>= 0.95 from n = 6 on).
     pub ci95_median_level: f64,
@@ -259,6 +269,7 @@ pub struct Comparison {
     /// median(b) / median(a).
     pub ratio: f64,
     /// 95% percentile-bootstrap interval of that ratio (deterministic seed).
+    #[serde(deserialize_with = "interval")]
     pub ratio_ci95: [f64; 2],
     /// True when the two medians' 95% intervals do not overlap: the
     /// difference is real. Overlapping intervals are a tie.
@@ -399,6 +410,16 @@ mod tests {
             describe(&[5.0, 5.0, 5.0]).unwrap().outliers.is_empty(),
             "MAD 0: none"
         );
+    }
+
+    #[test]
+    fn unbounded_intervals_survive_a_json_round_trip() {
+        let s = describe(&[3.0]).unwrap();
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"ci95\":[null,null]"), "{json}");
+        let back: Stats = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.ci95, [f64::NEG_INFINITY, f64::INFINITY]);
+        assert_eq!(back.median, 3.0);
     }
 
     #[test]

@@ -54,12 +54,14 @@ pub struct Ranked {
     pub method: String,
     /// Median throughput and its 95% interval (order statistics).
     pub bw_bytes_per_s: f64,
+    #[serde(deserialize_with = "stats::interval")]
     pub bw_ci95_median: [f64; 2],
     /// Measured repetitions.
     pub n: usize,
     /// Median throughput of the fastest method / this method's, with its
     /// 95% bootstrap interval (1 for the fastest itself).
     pub fastest_ratio: f64,
+    #[serde(deserialize_with = "stats::interval")]
     pub fastest_ratio_ci95: [f64; 2],
     /// True when this method's interval overlaps the fastest's.
     pub tied_with_fastest: bool,

@@ -165,7 +165,11 @@ fn small_run_over_every_method_measures_and_cleans_up() {
         .success()
         .stdout(predicate::str::contains("sequential read"))
         .stdout(predicate::str::contains("random write"));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    // One repetition: unbounded intervals are written as null, and read back.
+    let back: iopath::result::RunResult = serde_json::from_str(&text).expect("reads its own JSON");
+    assert_eq!(back.cases.len(), v["cases"].as_array().unwrap().len());
     assert!(v["finished_at"].is_string());
     assert_eq!(v["target"]["size_bytes"], 8 << 20);
     assert_eq!(v["target"]["prefilled"], true);
@@ -742,7 +746,10 @@ fn verdicts_are_printed_and_in_the_json() {
         .get_output()
         .clone();
     let text = String::from_utf8_lossy(&out.stdout);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let raw = std::fs::read_to_string(&json).unwrap();
+    let v: Value = serde_json::from_str(&raw).unwrap();
+    let back: iopath::result::RunResult = serde_json::from_str(&raw).expect("reads its own JSON");
+    assert_eq!(back.verdicts.len(), 1);
     let verdicts = v["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
     let vd = &verdicts[0];
