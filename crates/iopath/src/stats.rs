@@ -372,6 +372,25 @@ mod tests {
     }
 
     #[test]
+    fn mean_interval_matches_a_published_example() {
+        // Student's sleep data (Cushny and Peebles), the paired differences
+        // of R's `t.test(extra ~ group, data = sleep, paired = TRUE)`:
+        // mean 1.58, 95% interval 0.7001142 to 2.4598858.
+        let d = [1.2, 2.4, 1.3, 1.3, 0.0, 1.0, 1.8, 0.8, 4.6, 1.4];
+        let s = describe(&d).unwrap();
+        assert!(close(s.mean, 1.58, 1e-12));
+        assert!(close(s.ci95[0], 0.700_114_2, 1e-3), "{:?}", s.ci95);
+        assert!(close(s.ci95[1], 2.459_885_8, 1e-3), "{:?}", s.ci95);
+        // Sorted: 0.0 0.8 1.0 1.2 1.3 1.3 1.4 1.8 2.4 4.6; median 1.3, and
+        // the n = 10 median interval is [X(2), X(9)] = [0.8, 2.4].
+        assert_eq!(s.median, 1.3);
+        assert_eq!(s.ci95_median, [0.8, 2.4]);
+        // MAD: deviations 1.3 .5 .3 .1 0 0 .1 .5 1.1 3.3 -> median 0.4;
+        // 4.6 is (4.6 - 1.3) / (1.4826 * 0.4) = 5.56 > 3.5 from the median.
+        assert_eq!(s.outliers, vec![8]);
+    }
+
+    #[test]
     fn t_quantiles_match_published_tables() {
         assert_eq!(t975(1), 12.706);
         assert_eq!(t975(10), 2.228);
