@@ -134,15 +134,28 @@ impl Runner<'_> {
                 result.interrupted = true;
                 break;
             }
-            bar.set_message(format!(
+            let name = format!(
                 "{} {} {} qd{}",
                 case.method,
                 case.pattern.name(),
                 fmt_bs(case.block_size),
                 case.queue_depth_requested
-            ));
+            );
+            bar.set_message(name.clone());
             let status = probes.iter().find(|p| p.method == case.method);
-            let cr = self.run_case(case, target.as_ref(), status, &obs);
+            // After each repetition: how many, and the last one's speed.
+            let on_rep = |cr: &CaseResult| {
+                if let Some(m) = cr.repetitions.last() {
+                    bar.set_message(format!(
+                        "{name}  rep {}{}: {:.1} MiB/s, {} IOPS",
+                        cr.repetitions.len(),
+                        if m.warmup { " (warm-up)" } else { "" },
+                        m.bw_bytes_per_s / (1024.0 * 1024.0),
+                        crate::units::fmt_count(m.iops)
+                    ));
+                }
+            };
+            let cr = self.run_case(case, target.as_ref(), status, &obs, &on_rep);
             let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
             result.cases.push(cr);
             result.warnings = crate::warnings::collect(&result);
@@ -200,6 +213,7 @@ impl Runner<'_> {
         target: Option<&Target>,
         status: Option<&MethodStatus>,
         obs: &Observer,
+        on_rep: &dyn Fn(&CaseResult),
     ) -> CaseResult {
         let mut cr = CaseResult {
             method: case.method.name().into(),
@@ -259,6 +273,7 @@ impl Runner<'_> {
                         m.warmup = warmup;
                         let (stop, bw) = (m.interrupted, m.bw_bytes_per_s);
                         cr.repetitions.push(m);
+                        on_rep(&cr);
                         if stop {
                             return RepOutcome::Stop;
                         }
