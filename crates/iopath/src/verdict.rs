@@ -58,6 +58,9 @@ pub struct Ranked {
     pub bw_ci95_median: [f64; 2],
     /// Measured repetitions.
     pub n: usize,
+    /// Depth it ran at (synchronous methods: 1, whatever was asked).
+    #[serde(default)]
+    pub queue_depth: u32,
     /// Median throughput of the fastest method / this method's, with its
     /// 95% bootstrap interval (1 for the fastest itself).
     pub fastest_ratio: f64,
@@ -160,6 +163,7 @@ fn of_group(group: &[&CaseResult]) -> Option<Verdict> {
             bw_bytes_per_s: m.s.median,
             bw_ci95_median: m.s.ci95_median,
             n: m.s.n,
+            queue_depth: m.c.queue_depth,
             fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
             fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
             tied_with_fastest: i == 0 || !k.distinct,
@@ -277,6 +281,15 @@ fn list(names: &[&str]) -> String {
     }
 }
 
+/// " at QD1" for a method that ran at a lower depth than the group asked.
+fn depth_note(m: &Ranked, v: &Verdict) -> String {
+    if m.queue_depth > 0 && m.queue_depth < v.queue_depth {
+        format!(" at QD{}", m.queue_depth)
+    } else {
+        String::new()
+    }
+}
+
 /// The verdict's sentences.
 pub fn words(v: &Verdict) -> Vec<String> {
     let label = group_label(&v.pattern, v.block_size, v.queue_depth, v.threads);
@@ -289,9 +302,10 @@ pub fn words(v: &Verdict) -> Vec<String> {
     // Speed.
     let vs = |m: &Ranked| {
         format!(
-            "{} {} ({})",
+            "{} {}{} ({})",
             x(m.fastest_ratio),
             m.method,
+            depth_note(m, v),
             ci(m.fastest_ratio_ci95)
         )
     };
@@ -439,13 +453,15 @@ mod tests {
         }
     }
 
-    /// A case of `method` whose repetitions ran at `mibs` MiB/s.
+    /// A case of `method` whose repetitions ran at `mibs` MiB/s; the
+    /// synchronous methods at depth 1, as the runner caps them.
     pub fn case(method: &str, pattern: &str, mibs: &[f64], cpu_ns: f64, mem: u64) -> CaseResult {
+        let sync = ["buffered", "direct", "mmap"].contains(&method);
         CaseResult {
             method: method.into(),
             pattern: pattern.into(),
             block_size: 4096,
-            queue_depth: 32,
+            queue_depth: if sync { 1 } else { 32 },
             queue_depth_requested: 32,
             threads: 1,
             sync: "end".into(),
