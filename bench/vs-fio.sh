@@ -13,7 +13,8 @@
 # Environment: ROUNDS (default 15), RUNTIME seconds per run (default 3),
 #              SIZE of the test file (default 2G), DEVTIME seconds per run of
 #              the device-truth check at the end (default 8).
-# About 30 s per round: the defaults take about 8 minutes.
+# About 33 s per round: the defaults take about 9 minutes, the device-truth
+# check at the end included.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-15}
@@ -105,9 +106,11 @@ run_fio() {
     fio --name="$1" --filename="$FILE" --size="$SIZE" --time_based --runtime="$RUNTIME" \
         --output-format=json $2 | fio_metric "$3"
 }
+# --repeat 1: one timed repetition per run, as fio's one job is; without it
+# iopath repeats each case adaptively (up to --max-time).
 run_iopath() {
     # shellcheck disable=SC2086
-    "$IOPATH" run --file "$FILE" --time "${RUNTIME}s" --json - --quiet $1 | iopath_metric "$2"
+    "$IOPATH" run --file "$FILE" --time "${RUNTIME}s" --repeat 1 --json - --quiet $1 | iopath_metric "$2"
 }
 
 printf 'round\tjob\tkind\tfirst\tfio\tiopath\tratio\tcached_fio\tcached_iopath\n' >"$RESULTS"
@@ -163,7 +166,7 @@ echo
 echo "# device truth: disk read requests per completed 128 KiB O_DIRECT read, ${DEVTIME}s each, fio disk_util vs iopath device.reads"
 for r in 1 2 3; do
     i_json=$("$IOPATH" run --file "$FILE" --methods uring --patterns read --bs 128k --qd 8 \
-        --io-size 1T --time "${DEVTIME}s" --cache cold --json - --quiet)
+        --io-size 1T --time "${DEVTIME}s" --repeat 1 --cache cold --json - --quiet)
     leaves=$(python3 -c 'import json,sys; print(" ".join((json.load(sys.stdin)["system"].get("device_stack") or {}).get("leaves", [])))' <<<"$i_json")
     i_per=$(python3 -c 'import json,sys; s=json.load(sys.stdin)["cases"][0]["summary"]; print(s["device"]["reads"] / s["ios"] if s["device"] else 0)' <<<"$i_json")
     f_per=$(fio --name=devtruth --filename="$FILE" --size="$SIZE" --time_based --runtime="$DEVTIME" \
