@@ -39,6 +39,9 @@ pub enum Command {
     Probe(ProbeArgs),
     /// One line per method: what it is and when to use it.
     Methods,
+    /// Compare two results of `iopath run --json`: which cases got faster
+    /// or slower, by how much, and whether that is real.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -169,6 +172,41 @@ pub struct ProbeArgs {
     /// Print the probe as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Exit codes: 0 compared (whatever changed, unless --fail-above), 1 --fail-above \
+                  found a case slower by more than PCT with statistical support, 2 bad input.\n\n\
+                  Example (CI):\n  iopath compare baseline.json new.json --fail-above 10%\n\n\
+                  See docs/compare.md for the rules and the JSON."
+)]
+pub struct CompareArgs {
+    /// The baseline: a result written by `iopath run --json FILE`.
+    #[arg(value_name = "A.json")]
+    pub a: PathBuf,
+
+    /// The result compared with the baseline.
+    #[arg(value_name = "B.json")]
+    pub b: PathBuf,
+
+    /// Exit 1 when a case of B is slower than in A (statistically real, see
+    /// docs/compare.md) and its median throughput dropped by more than PCT
+    /// percent (`5` or `5%`).
+    #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_fail_above)]
+    pub fail_above: Option<f64>,
+
+    /// Print the comparison as JSON on stdout (nothing else is printed there).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Name shown for A [default: its file name].
+    #[arg(long, value_name = "NAME")]
+    pub name_a: Option<String>,
+
+    /// Name shown for B [default: its file name].
+    #[arg(long, value_name = "NAME")]
+    pub name_b: Option<String>,
 }
 
 /// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.

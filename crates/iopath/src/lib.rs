@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod metrics;
 pub mod plan;
 pub mod progress;

@@ -1,5 +1,6 @@
 //! Thin entry point: parse, run, map errors to exit codes
-//! (0 ok, 1 failed run, 2 usage, 130 interrupted).
+//! (0 ok, 1 failed run or a `compare --fail-above` regression, 2 usage,
+//! 130 interrupted).
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -12,27 +13,35 @@ use iopath::plan::{Plan, UsageError};
 use iopath::progress::Progress;
 use iopath::report::{json, table};
 use iopath::runner::Runner;
-use iopath::{commands, shell_quote, Interrupted};
+use iopath::{commands, compare, shell_quote, Interrupted};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let stop = Arc::new(AtomicBool::new(false));
-    // Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all stop the run
-    // the same way: workers finish their requests, results so far are kept,
-    // the test file is removed.
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
-            eprintln!("warning: cannot handle signal {sig}: {e}");
-        }
-    }
     let res = match cli.command {
-        None => run(&default_run_args(), &stop),
-        Some(Command::Run(a)) => run(&a, &stop),
-        Some(Command::Probe(a)) => commands::probe(&a, &stop).map(|()| ExitCode::SUCCESS),
-        Some(Command::Methods) => {
-            print!("{}", commands::methods());
-            Ok(ExitCode::SUCCESS)
+        // `compare` only reads two files: it keeps the default signal
+        // actions, so Ctrl-C stops it at once, even while it waits on a pipe.
+        Some(Command::Compare(a)) => compare::run(&a),
+        command => {
+            let stop = Arc::new(AtomicBool::new(false));
+            // Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all stop
+            // the run the same way: workers finish their requests, results
+            // so far are kept, the test file is removed.
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+            for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+                if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+                    eprintln!("warning: cannot handle signal {sig}: {e}");
+                }
+            }
+            match command {
+                None => run(&default_run_args(), &stop),
+                Some(Command::Run(a)) => run(&a, &stop),
+                Some(Command::Probe(a)) => commands::probe(&a, &stop).map(|()| ExitCode::SUCCESS),
+                Some(Command::Methods) => {
+                    print!("{}", commands::methods());
+                    Ok(ExitCode::SUCCESS)
+                }
+                Some(Command::Compare(a)) => compare::run(&a),
+            }
         }
     };
     match res {
