@@ -26,10 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::CompareArgs;
 use crate::plan::UsageError;
-use crate::result::{median, CaseResult, RunResult, SCHEMA_VERSION};
+use crate::result::{median, CaseResult, Job, RunResult, SCHEMA_VERSION};
 use crate::stats;
 use crate::units::{fmt_bytes, fmt_ns};
-use crate::verdict::group_label;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -52,25 +51,14 @@ pub fn parse_fail_above(s: &str) -> Result<f64, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     pub method: String,
-    pub pattern: String,
-    pub block_size: u64,
-    /// The depth asked for (synchronous methods ran at 1 either way).
-    pub queue_depth: u32,
-    pub threads: u32,
-    pub sync: String,
-    pub rwmix_read_pct: Option<u8>,
+    pub job: Job,
 }
 
 impl Key {
     pub fn of(c: &CaseResult) -> Key {
         Key {
             method: c.method.clone(),
-            pattern: c.pattern.clone(),
-            block_size: c.block_size,
-            queue_depth: c.queue_depth_requested,
-            threads: c.threads,
-            sync: c.sync.clone(),
-            rwmix_read_pct: c.rwmix_read_pct,
+            job: c.job(),
         }
     }
 }
@@ -162,13 +150,10 @@ pub struct Side {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseComparison {
     pub method: String,
-    pub pattern: String,
-    pub block_size: u64,
-    /// The depth asked for (`queue_depth_requested` in the results).
-    pub queue_depth: u32,
-    pub threads: u32,
-    pub sync: String,
-    pub rwmix_read_pct: Option<u8>,
+    /// Pattern, block size, the depth asked for (`queue_depth_requested`
+    /// in the results), threads, sync, read share.
+    #[serde(flatten)]
+    pub job: Job,
     pub status: Status,
     /// Null unless `compared`.
     pub label: Option<Label>,
@@ -198,16 +183,7 @@ pub struct CaseComparison {
 impl CaseComparison {
     /// `randread 4k Q32T1` (the requested depth).
     pub fn job(&self) -> String {
-        let mut s = group_label(
-            &self.pattern,
-            self.block_size,
-            self.queue_depth,
-            self.threads,
-        );
-        if let Some(r) = self.rwmix_read_pct {
-            s.push_str(&format!(" {r}% read"));
-        }
-        s
+        self.job.label()
     }
 
     /// True when the case breaks the `--fail-above PCT` rule: labelled
@@ -275,12 +251,7 @@ fn compare_case(a: Option<&CaseResult>, b: Option<&CaseResult>) -> CaseCompariso
     };
     let mut out = CaseComparison {
         method: c.method.clone(),
-        pattern: c.pattern.clone(),
-        block_size: c.block_size,
-        queue_depth: c.queue_depth_requested,
-        threads: c.threads,
-        sync: c.sync.clone(),
-        rwmix_read_pct: c.rwmix_read_pct,
+        job: c.job(),
         status: Status::NotMeasured,
         label: None,
         ratio: None,
@@ -536,7 +507,7 @@ pub fn render(r: &Report) -> String {
             "result",
             "p99 A → B",
         ]);
-    let show_sync = r.cases.iter().any(|c| c.sync != r.cases[0].sync);
+    let show_sync = r.cases.iter().any(|c| c.job.sync != r.cases[0].job.sync);
     let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
     let mib = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1}", v / MIB));
     let n = |present: bool, n: usize| {
@@ -551,7 +522,7 @@ pub fn render(r: &Report) -> String {
     for c in &r.cases {
         let mut job = c.job();
         if show_sync {
-            job.push_str(&format!(" sync={}", c.sync));
+            job.push_str(&format!(" sync={}", c.job.sync));
         }
         let result = match c.status {
             Status::Compared => c.label.map_or("-", Label::name).to_string(),
@@ -806,17 +777,17 @@ mod tests {
         // rwmix 70 matches rwmix 70, randread 4k finds no 4k in B.
         assert!(keys[0].1.is_none());
         assert_eq!(keys[1].0, keys[1].1);
-        assert_eq!(keys[1].1.as_ref().unwrap().rwmix_read_pct, Some(70));
+        assert_eq!(keys[1].1.as_ref().unwrap().job.rwmix_read_pct, Some(70));
         assert!(keys[2].1.is_none());
         // Then B's unmatched cases, in B's order.
-        assert!(keys[3].0.is_none() && keys[3].1.as_ref().unwrap().block_size == 8192);
+        assert!(keys[3].0.is_none() && keys[3].1.as_ref().unwrap().job.block_size == 8192);
         assert!(keys[4].0.is_none() && keys[4].1.as_ref().unwrap().method == "direct");
 
         let r = report(a, b, None);
         let st: Vec<Status> = r.cases.iter().map(|c| c.status).collect();
         use Status::*;
         assert_eq!(st, [OnlyInA, Compared, OnlyInA, OnlyInB, OnlyInB]);
-        assert_eq!(r.cases[1].rwmix_read_pct, Some(70));
+        assert_eq!(r.cases[1].job.rwmix_read_pct, Some(70));
         assert_eq!(r.cases[0].reason.as_deref(), Some("only in A"));
         assert_eq!(r.cases[3].reason.as_deref(), Some("only in B"));
     }

@@ -120,6 +120,38 @@ pub struct CaseResult {
     pub stats: Option<crate::stats::CaseStats>,
 }
 
+/// What a case ran, apart from its method: cases with the same job differ
+/// only by method (a verdict's group); with the method, it identifies a
+/// case across runs (`iopath compare`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub pattern: String,
+    pub block_size: u64,
+    /// The depth asked for (synchronous methods ran at 1 either way).
+    pub queue_depth: u32,
+    pub threads: u32,
+    pub sync: String,
+    pub rwmix_read_pct: Option<u8>,
+}
+
+impl Job {
+    /// CrystalDiskMark's way of naming a job, with the pattern and the
+    /// requested depth: `randread 4k Q32T1`, `randrw 4k Q32T1 70% read`.
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{} {} Q{}T{}",
+            self.pattern,
+            crate::units::fmt_bs(self.block_size),
+            self.queue_depth,
+            self.threads
+        );
+        if let Some(r) = self.rwmix_read_pct {
+            s.push_str(&format!(" {r}% read"));
+        }
+        s
+    }
+}
+
 /// How a case's repetitions went.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RepetitionControl {
@@ -139,6 +171,18 @@ pub struct RepetitionControl {
 }
 
 impl CaseResult {
+    /// What the case ran, apart from its method.
+    pub fn job(&self) -> Job {
+        Job {
+            pattern: self.pattern.clone(),
+            block_size: self.block_size,
+            queue_depth: self.queue_depth_requested,
+            threads: self.threads,
+            sync: self.sync.clone(),
+            rwmix_read_pct: self.rwmix_read_pct,
+        }
+    }
+
     /// The repetitions summaries are made of: not warm-ups, and not cut
     /// short by Ctrl-C (unless nothing else is there).
     pub fn measured(&self) -> Vec<&Measurement> {

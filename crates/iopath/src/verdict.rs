@@ -8,9 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::CaseResult;
+use crate::result::{CaseResult, Job};
 use crate::stats::{self, Comparison};
-use crate::units::{fmt_bs, fmt_bytes, fmt_ns};
+use crate::units::{fmt_bytes, fmt_ns};
 
 /// CPU figures closer than this (max / min) are not worth a sentence.
 const CPU_WORTH_SAYING: f64 = 1.10;
@@ -22,13 +22,10 @@ const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 /// The verdict on one group of cases.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Verdict {
-    pub pattern: String,
-    pub block_size: u64,
-    /// Requested depth (synchronous methods ran at 1).
-    pub queue_depth: u32,
-    pub threads: u32,
-    pub sync: String,
-    pub rwmix_read_pct: Option<u8>,
+    /// The group: pattern, block size, requested depth, threads, sync,
+    /// read share.
+    #[serde(flatten)]
+    pub job: Job,
     /// The methods tied for fastest, highest median first.
     pub fastest: Vec<String>,
     /// Every measured method, highest median throughput first.
@@ -98,36 +95,22 @@ pub struct Cost {
 /// Verdicts for every group with at least two measured methods, in the
 /// order the groups first appear.
 pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
-    let key = |c: &CaseResult| {
-        (
-            c.pattern.clone(),
-            c.block_size,
-            c.queue_depth_requested,
-            c.threads,
-            c.sync.clone(),
-            c.rwmix_read_pct,
-        )
-    };
-    let mut keys = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for c in cases {
-        if !keys.contains(&key(c)) {
-            keys.push(key(c));
+        let j = c.job();
+        if !jobs.contains(&j) {
+            jobs.push(j);
         }
     }
-    keys.iter()
-        .filter_map(|k| {
-            let group: Vec<&CaseResult> = cases.iter().filter(|c| &key(c) == k).collect();
-            of_group(&group)
+    jobs.into_iter()
+        .filter_map(|j| {
+            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job() == j).collect();
+            of_group(j, &group)
         })
         .collect()
 }
 
-/// Short name of a group, as the table's job column: `randread 4k Q32T1`.
-pub fn group_label(pattern: &str, bs: u64, qd: u32, threads: u32) -> String {
-    format!("{pattern} {} Q{qd}T{threads}", fmt_bs(bs))
-}
-
-fn of_group(group: &[&CaseResult]) -> Option<Verdict> {
+fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     struct M<'a> {
         c: &'a CaseResult,
         bw: Vec<f64>,
@@ -233,14 +216,8 @@ fn of_group(group: &[&CaseResult]) -> Option<Verdict> {
             _ => None,
         }
     };
-    let c = group[0];
     let mut v = Verdict {
-        pattern: c.pattern.clone(),
-        block_size: c.block_size,
-        queue_depth: c.queue_depth_requested,
-        threads: c.threads,
-        sync: c.sync.clone(),
-        rwmix_read_pct: c.rwmix_read_pct,
+        job,
         fastest,
         ranking,
         cheapest_cpu,
@@ -283,7 +260,7 @@ fn list(names: &[&str]) -> String {
 
 /// " at QD1" for a method that ran at a lower depth than the group asked.
 fn depth_note(m: &Ranked, v: &Verdict) -> String {
-    if m.queue_depth > 0 && m.queue_depth < v.queue_depth {
+    if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth {
         format!(" at QD{}", m.queue_depth)
     } else {
         String::new()
@@ -292,7 +269,7 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
 
 /// The verdict's sentences.
 pub fn words(v: &Verdict) -> Vec<String> {
-    let label = group_label(&v.pattern, v.block_size, v.queue_depth, v.threads);
+    let label = v.job.label();
     let r = &v.ranking;
     let tied: Vec<&Ranked> = r.iter().filter(|m| m.tied_with_fastest).collect();
     let rest: Vec<&Ranked> = r.iter().filter(|m| !m.tied_with_fastest).collect();

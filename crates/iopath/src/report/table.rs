@@ -53,7 +53,7 @@ pub fn render(r: &RunResult) -> String {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
         out.push_str(&render_pattern(p, &cases));
-        for v in r.verdicts.iter().filter(|v| v.pattern == p) {
+        for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
             out.push_str("verdict:\n");
             for line in &v.text {
                 out.push_str(&format!("  {line}\n"));
