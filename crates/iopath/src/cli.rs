@@ -23,6 +23,8 @@ use crate::units::{parse_duration, parse_size};
     after_help = "Examples:\n  iopath                                  default comparison in .\n  \
                   iopath run --dir /mnt/nvme --size 4G     on another file system\n  \
                   iopath run --methods uring,direct --patterns randread --qd 32\n  \
+                  iopath run --repeat 10 --json base.json  fixed repetitions, saved\n  \
+                  iopath compare base.json new.json --fail-above 5\n  \
                   iopath probe                             what works here, and why not\n  \
                   iopath methods                           what each method is"
 )]
