@@ -766,3 +766,59 @@ fn verdicts_are_printed_and_in_the_json() {
         "fixed"
     );
 }
+
+/// `--json` naming something that is not a regular file: a FIFO gets one
+/// document at the end and stays a FIFO (renaming over it, as for a file,
+/// once turned this machine's /dev/null into a regular file); a symbolic
+/// link is followed and stays a link.
+#[test]
+fn json_to_a_fifo_or_through_a_symlink_keeps_them() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch();
+    let fifo = dir.path().join("out.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the FIFO half: mkfifo is not available");
+    } else {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(&fifo).unwrap())
+        };
+        iopath()
+            .current_dir(dir.path())
+            .args(["run", "--methods", "null", "--patterns", "randread,write"])
+            .args(["--time", "10ms", "--repeat", "2", "--quiet", "--json"])
+            .arg(&fifo)
+            .assert()
+            .success();
+        // First: a replaced FIFO would leave the reader waiting forever.
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        let text = reader.join().unwrap();
+        let v = json_of(text.as_bytes());
+        assert_eq!(
+            v["cases"].as_array().unwrap().len(),
+            2,
+            "the whole run, once"
+        );
+    }
+    let real = dir.path().join("real.json");
+    let link = dir.path().join("link.json");
+    std::fs::write(&real, "old").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    iopath()
+        .current_dir(dir.path())
+        .args(["run", "--methods", "null", "--patterns", "randread"])
+        .args(["--time", "10ms", "--repeat", "1", "--quiet", "--json"])
+        .arg(&link)
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v = json_of(std::fs::read(&real).unwrap().as_slice());
+    assert_eq!(v["tool"]["name"], "iopath");
+}
