@@ -108,7 +108,7 @@ pub struct RunArgs {
     pub ci_target: f64,
 
     /// Adaptive repetition: time budget of one case, warm-up included; the
-    /// case stops before a repetition that would not fit.
+    /// case stops before a repetition that would not fit (after at least 3).
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
     pub max_time: Duration,
 

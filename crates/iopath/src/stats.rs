@@ -199,7 +199,8 @@ pub struct StopRule {
     /// Stop once the median's 95% interval is within this fraction of the
     /// median (0.03 = 3%).
     pub ci_target: f64,
-    /// Never fewer measured repetitions than this.
+    /// Never fewer measured repetitions than this, even past the time
+    /// budget.
     pub min_reps: usize,
     /// Never more.
     pub max_reps: usize,
@@ -256,7 +257,8 @@ impl StopRule {
         if n >= self.max_reps {
             return Some(StopReason::MaxReps);
         }
-        if elapsed_ns.saturating_add(last_rep_ns) > self.max_time_ns && n >= 1 {
+        // The floor of `min_reps` holds even against the budget.
+        if elapsed_ns.saturating_add(last_rep_ns) > self.max_time_ns && n >= self.min_reps {
             return Some(StopReason::MaxTime);
         }
         None
@@ -494,14 +496,16 @@ mod tests {
     #[test]
     fn adaptive_rule_respects_time_and_count_limits() {
         let r = rule();
-        let wide = [90.0, 110.0];
+        let wide = [90.0, 110.0, 100.0];
         // The next repetition would end past the budget.
         assert_eq!(
             r.decide(&wide, 9_500_000_000, 600_000_000),
             Some(StopReason::MaxTime)
         );
         assert_eq!(r.decide(&wide, 9_000_000_000, 600_000_000), None);
-        let r2 = StopRule { max_reps: 2, ..r };
+        // Below the floor of 3, the budget does not stop the case.
+        assert_eq!(r.decide(&wide[..2], 20_000_000_000, 600_000_000), None);
+        let r2 = StopRule { max_reps: 3, ..r };
         assert_eq!(r2.decide(&wide, 0, 1), Some(StopReason::MaxReps));
     }
 

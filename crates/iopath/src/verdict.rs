@@ -306,12 +306,33 @@ pub fn words(v: &Verdict) -> Vec<String> {
         .filter(|m| m.too_few_repetitions)
         .collect();
     if !unsure.is_empty() {
-        let ns: Vec<String> = r.iter().map(|m| m.n.to_string()).collect();
+        // Name the methods with too few repetitions, the fastest first.
+        let short: Vec<String> = std::iter::once(top)
+            .chain(unsure.iter().copied())
+            .filter(|m| m.n < 6)
+            .enumerate()
+            .map(|(i, m)| {
+                if i == 0 {
+                    format!(
+                        "{} ran {} repetition{}",
+                        m.method,
+                        m.n,
+                        if m.n == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!("{} {}", m.method, m.n)
+                }
+            })
+            .collect();
+        let measured: Vec<String> = unsure
+            .iter()
+            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
+            .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {} repetitions are too few to call that real; run longer (--max-time) or --repeat 6.",
+            "{label}: {} measured {}, but {}: too few to call that real; run longer (--max-time) or --repeat 6.",
             top.method,
-            list(&unsure.iter().map(|m| format!("{} {}", x(m.fastest_ratio), m.method)).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>()),
-            list(&ns.iter().map(String::as_str).collect::<Vec<_>>())
+            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            list(&short.iter().map(String::as_str).collect::<Vec<_>>())
         ));
     } else if rest.is_empty() {
         out.push(format!(
