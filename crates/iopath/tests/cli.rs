@@ -683,15 +683,17 @@ fn impossible_requests_are_refused_before_measuring() {
 
 /// Adaptive repetition on the `null` method: warm-ups first and not
 /// counted; an impossible target ends on the time budget, and the rule
-/// never starts a repetition that would not fit; an easy one ends at 6.
+/// never starts a repetition that would not fit; an easy one ends on the
+/// target, never before 6 (exactly 6 is checked on a deterministic fake in
+/// runner::repeat; null's speed moves with whatever else the CPUs run).
 #[test]
 fn adaptive_repetition_on_null_keeps_its_budget_and_warmups() {
     let dir = scratch();
-    let run = |target: &str| {
+    let run = |target: &str, budget: &str| {
         let out = iopath()
             .current_dir(dir.path())
             .args(["run", "--methods", "null", "--patterns", "randread"])
-            .args(["--time", "20ms", "--max-time", "400ms", "--warmup", "2"])
+            .args(["--time", "20ms", "--max-time", budget, "--warmup", "2"])
             .args(["--ci-target", target, "--json", "-"])
             .assert()
             .success()
@@ -699,7 +701,7 @@ fn adaptive_repetition_on_null_keeps_its_budget_and_warmups() {
             .clone();
         json_of(&out.stdout)
     };
-    let v = run("0.0001%");
+    let v = run("0.0001%", "400ms");
     let c = case(&v, "null", "randread");
     let rc = &c["repetition_control"];
     assert_eq!(rc["stopped_by"], "max_time", "{rc}");
@@ -723,11 +725,12 @@ fn adaptive_repetition_on_null_keeps_its_budget_and_warmups() {
     assert_eq!(v["config"]["max_time_ns"], 400_000_000u64);
     assert_eq!(v["config"]["warmup"], 2);
 
-    let v = run("90%");
+    let v = run("90%", "30s");
     let rc = &case(&v, "null", "randread")["repetition_control"];
     assert_eq!(rc["stopped_by"], "ci_target", "{rc}");
-    assert_eq!(rc["measured"], 6, "the fewest for a 95% interval");
-    assert!(rc["ci_level"].as_f64().unwrap() >= 0.95);
+    assert!(rc["measured"].as_u64().unwrap() >= 6, "{rc}");
+    assert!(rc["ci_level"].as_f64().unwrap() >= 0.95, "{rc}");
+    assert!(rc["ci_rel"].as_f64().unwrap() <= 0.9, "{rc}");
 }
 
 #[test]
