@@ -186,6 +186,23 @@ impl CaseComparison {
         self.job.label()
     }
 
+    /// True when the case was compared but had too few repetitions for a
+    /// change to count: its samples are apart but too few, or so few that
+    /// no outcome could count (below 6, `distinct` needs a complete
+    /// separation that chance alone gives less than 5% of the time).
+    pub fn blind(&self) -> bool {
+        self.status == Status::Compared
+            && (self.undersampled
+                || ((self.a_n < 6 || self.b_n < 6)
+                    && stats::separation_p(self.a_n, self.b_n) >= 0.05))
+    }
+
+    /// True when the `--fail-above PCT` rule cannot be decided: the median
+    /// slowdown exceeds PCT% but there are too few repetitions to tell.
+    pub fn inconclusive(&self, pct: f64) -> bool {
+        self.blind() && self.ratio.is_some_and(|r| 1.0 - r > pct / 100.0)
+    }
+
     /// True when the case breaks the `--fail-above PCT` rule: labelled
     /// slower, and its median slowdown exceeds PCT%.
     pub fn regressed(&self, pct: f64) -> bool {
@@ -398,14 +415,7 @@ fn notes(
     // chance alone would give less than 5% of the time: a case whose
     // samples are apart but too few (`undersampled`), or so few that no
     // outcome could count, reads "no change" for lack of repetitions.
-    let blind: Vec<&CaseComparison> = cases
-        .iter()
-        .filter(|c| c.status == Status::Compared)
-        .filter(|c| {
-            c.undersampled
-                || ((c.a_n < 6 || c.b_n < 6) && stats::separation_p(c.a_n, c.b_n) >= 0.05)
-        })
-        .collect();
+    let blind: Vec<&CaseComparison> = cases.iter().filter(|c| c.blind()).collect();
     if let Some(first) = blind.first() {
         out.push(format!(
             "{} compared case{} had too few repetitions to call a change real ({} {}: {} in {na}, {} in {nb}): run both with --repeat 6 or more",
@@ -614,8 +624,9 @@ fn print_stdout(s: &str) -> anyhow::Result<()> {
     }
 }
 
-/// `iopath compare`: 0, or 1 when `--fail-above` finds a regression; bad
-/// input is a [`UsageError`] (exit 2).
+/// `iopath compare`: 0, or 1 when `--fail-above` finds a regression, or 3
+/// when it finds a slowdown beyond the limit that too few repetitions
+/// cannot confirm; bad input is a [`UsageError`] (exit 2).
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let a = load(&args.a)?;
     let b = load(&args.b)?;
@@ -645,7 +656,34 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let bad: Vec<&CaseComparison> = report.cases.iter().filter(|c| c.regressed(limit)).collect();
     if bad.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        // A gate must not pass for lack of data: a slowdown beyond the
+        // limit that too few repetitions cannot confirm is exit 3.
+        let unsure: Vec<&CaseComparison> = report
+            .cases
+            .iter()
+            .filter(|c| c.inconclusive(limit))
+            .collect();
+        if unsure.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        for c in &unsure {
+            eprintln!(
+                "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
+                c.method,
+                c.job(),
+                change_text(c),
+                c.a_n,
+                c.b_n
+            );
+        }
+        eprintln!(
+            "iopath: {} case{} of {} may be slower than {} by more than {limit}%, but there are too few repetitions to tell (exit 3)",
+            unsure.len(),
+            if unsure.len() == 1 { "" } else { "s" },
+            report.b.name,
+            report.a.name
+        );
+        return Ok(ExitCode::from(3));
     }
     for c in &bad {
         eprintln!(
@@ -965,6 +1003,13 @@ mod tests {
         let noisy = one(&[100.0], &[50.0]);
         assert!(noisy.ratio.unwrap() < 0.6);
         assert!(!noisy.regressed(10.0));
+        // ... but with too few repetitions to tell it is inconclusive, not
+        // a pass: 3 against 3, every B below every A, 40% down.
+        let few = one(&[100.0, 101.0, 99.0], &[60.0, 61.0, 59.0]);
+        assert!(!few.regressed(10.0));
+        assert!(few.inconclusive(10.0));
+        assert!(!few.inconclusive(50.0), "within the limit");
+        assert!(!slower.inconclusive(10.0), "enough repetitions: decided");
         // The count: with the limit, cases over it; without, every slower one.
         let a = vec![
             case("uring", "randread", None, &BASE),

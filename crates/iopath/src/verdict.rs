@@ -283,7 +283,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
             x(m.fastest_ratio),
             m.method,
             depth_note(m, v),
-            ci(m.fastest_ratio_ci95)
+            if m.n < 6 || top.n < 6 {
+                // A bootstrap of a handful of values is not a 95% interval.
+                let c = m.fastest_ratio_ci95;
+                format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
+            } else {
+                ci(m.fastest_ratio_ci95)
+            }
         )
     };
     // Beside the next method, the one people use by habit (buffered), or
@@ -335,8 +341,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
             list(&short.iter().map(String::as_str).collect::<Vec<_>>())
         ));
     } else if rest.is_empty() {
+        let why = if r.iter().any(|m| m.n < 6) {
+            "their repetitions overlap"
+        } else {
+            "their 95% intervals overlap"
+        };
         out.push(format!(
-            "{label}: {} tie (their 95% intervals overlap; the fastest is {} the slowest): the method does not change throughput here.",
+            "{label}: {} tie ({why}; the fastest measured {} the slowest): no measurable difference in throughput at this precision.",
             if names.len() == 2 {
                 list(&names)
             } else {
@@ -352,8 +363,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
         ));
     } else {
         out.push(format!(
-            "{label}: {} tie for fastest (95% intervals overlap); {} is {}.",
+            "{label}: {} tie for fastest ({}); {} is {}.",
             list(&names),
+            if tied.iter().any(|m| m.n < 6) {
+                "their repetitions overlap"
+            } else {
+                "95% intervals overlap"
+            },
             top.method,
             list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
         ));
@@ -365,16 +381,15 @@ pub fn words(v: &Verdict) -> Vec<String> {
     if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
         if hi.cpu_ns_per_io >= lo.cpu_ns_per_io * CPU_WORTH_SAYING {
             let ns = |m: &Ranked| fmt_ns(m.cpu_ns_per_io.round() as u64);
-            let mut others: Vec<String> = cpu
+            let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
+            if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
+                named.push(b);
+            }
+            let mut others: Vec<String> = named
                 .iter()
-                .skip(1)
-                .take(1)
                 .map(|m| format!("{} {}", m.method, ns(m)))
                 .collect();
-            if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
-                others.push(format!("buffered {}", ns(b)));
-            }
-            if lo.method != top.method && !others.iter().any(|o| o.starts_with(&top.method)) {
+            if lo.method != top.method && !named.iter().any(|m| m.method == top.method) {
                 others.push(format!("{} (fastest) {}", top.method, ns(top)));
             }
             out.push(format!(
@@ -389,8 +404,23 @@ pub fn words(v: &Verdict) -> Vec<String> {
     // Memory: what the frugal method costs in speed against the greedy one.
     if let Some(t) = &v.memory_trade {
         let k = &t.speed;
-        let speed = if !k.distinct {
-            format!("is as fast as {} (a tie)", t.most)
+        let speed = if k.undersampled {
+            format!(
+                "measured {} {} {} (too few repetitions to tell)",
+                if k.ratio < 1.0 {
+                    format!("{:.0}%", (1.0 - k.ratio) * 100.0)
+                } else {
+                    x(k.ratio)
+                },
+                if k.ratio < 1.0 {
+                    "slower than"
+                } else {
+                    "faster than"
+                },
+                t.most
+            )
+        } else if !k.distinct {
+            format!("shows no measurable difference in speed from {}", t.most)
         } else if k.ratio < 1.0 {
             format!("is {:.0}% slower than {}", (1.0 - k.ratio) * 100.0, t.most)
         } else {
@@ -638,5 +668,36 @@ mod tests {
                 230 << 20
             ),
         ]));
+    }
+
+    #[test]
+    fn wording_few_repetitions_never_claim_a_tie_or_an_interval() {
+        insta::assert_snapshot!(text(&[
+            case(
+                "buffered",
+                "randread",
+                &[100.0, 101.0, 99.0],
+                11_000.0,
+                1_717_986_918
+            ),
+            case("direct", "randread", &[60.0, 61.0, 59.0], 9_000.0, 131_072),
+        ]));
+    }
+
+    #[test]
+    fn the_fastest_methods_cpu_is_named_even_when_a_longer_name_shares_its_prefix() {
+        let v = &all(&[
+            case("uring", "randread", &around(300.0, 1.0), 4_000.0, 131_072),
+            case("aio", "randread", &around(200.0, 1.0), 2_000.0, 131_072),
+            case(
+                "uring-sqpoll",
+                "randread",
+                &around(150.0, 1.0),
+                3_000.0,
+                131_072,
+            ),
+        ])[0];
+        let cpu = v.text.iter().find(|l| l.starts_with("CPU")).unwrap();
+        assert!(cpu.contains("uring (fastest) 4.0 us"), "{cpu}");
     }
 }

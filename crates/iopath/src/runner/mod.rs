@@ -262,7 +262,26 @@ impl Runner<'_> {
                         }
                     }
                 }
-                match self.run_repetition(case, target, obs) {
+                // A method that worked in earlier repetitions and is now
+                // refused (io_uring_setup's ENOMEM while the kernel still
+                // holds closed rings' memory against the user's
+                // RLIMIT_MEMLOCK) is retried for up to a second.
+                let mut attempt = 0;
+                let rep = loop {
+                    match self.run_repetition(case, target, obs) {
+                        Err(RepError::Skip(_))
+                            if !cr.repetitions.is_empty()
+                                && attempt < SKIP_RETRIES
+                                && !self.stop.load(Ordering::Relaxed) =>
+                        {
+                            attempt += 1;
+                            std::thread::sleep(SKIP_RETRY_WAIT);
+                        }
+                        other => break other,
+                    }
+                };
+                let done = cr.repetitions.len();
+                match rep {
                     Ok((mut m, caps_notes, qd)) => {
                         cr.queue_depth = qd;
                         for n in caps_notes {
@@ -281,6 +300,17 @@ impl Runner<'_> {
                             bw,
                             wall_ns: t0.elapsed().as_nanos() as u64,
                         }
+                    }
+                    // After good repetitions, a refusal ends the case but
+                    // keeps what it measured, and says why. (A failure is
+                    // an error whenever it comes: the run exits 1, and the
+                    // repetitions before it stay in the JSON.)
+                    Err(RepError::Skip(reason)) if done > 0 => {
+                        cr.notes.push(format!(
+                            "repetition {} could not run ({reason}); the case keeps its {done} earlier repetition(s)",
+                            done + 1
+                        ));
+                        RepOutcome::Stop
                     }
                     Err(RepError::Skip(reason)) => {
                         cr.skipped = Some(reason);
@@ -493,6 +523,11 @@ impl Runner<'_> {
         Ok((m, notes, qd as u32))
     }
 }
+
+/// How often, and how long apart, a repetition refused after earlier ones
+/// worked is tried again.
+const SKIP_RETRIES: u32 = 20;
+const SKIP_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 #[derive(Debug)]
 enum RepError {
