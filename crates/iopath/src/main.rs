@@ -17,31 +17,19 @@ use iopath::{commands, compare, shell_quote, Interrupted};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Only the commands that do I/O catch signals; `compare` and `methods`
+    // keep the default actions, so Ctrl-C stops them at once (even while
+    // `compare` waits on a pipe).
     let res = match cli.command {
-        // `compare` only reads two files: it keeps the default signal
-        // actions, so Ctrl-C stops it at once, even while it waits on a pipe.
         Some(Command::Compare(a)) => compare::run(&a),
-        command => {
-            let stop = Arc::new(AtomicBool::new(false));
-            // Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all stop
-            // the run the same way: workers finish their requests, results
-            // so far are kept, the test file is removed.
-            use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-            for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-                if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
-                    eprintln!("warning: cannot handle signal {sig}: {e}");
-                }
-            }
-            match command {
-                None => run(&default_run_args(), &stop),
-                Some(Command::Run(a)) => run(&a, &stop),
-                Some(Command::Probe(a)) => commands::probe(&a, &stop).map(|()| ExitCode::SUCCESS),
-                Some(Command::Methods) => {
-                    print!("{}", commands::methods());
-                    Ok(ExitCode::SUCCESS)
-                }
-                Some(Command::Compare(a)) => compare::run(&a),
-            }
+        Some(Command::Methods) => {
+            print!("{}", commands::methods());
+            Ok(ExitCode::SUCCESS)
+        }
+        None => run(&default_run_args(), &stop_on_signals()),
+        Some(Command::Run(a)) => run(&a, &stop_on_signals()),
+        Some(Command::Probe(a)) => {
+            commands::probe(&a, &stop_on_signals()).map(|()| ExitCode::SUCCESS)
         }
     };
     match res {
@@ -59,6 +47,20 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// A flag that Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all
+/// set: workers finish their requests, results so far are kept, the test
+/// file is removed.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+            eprintln!("warning: cannot handle signal {sig}: {e}");
+        }
+    }
+    stop
 }
 
 /// `iopath` alone means `iopath run` with every default, as clap sets them.

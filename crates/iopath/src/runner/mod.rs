@@ -517,8 +517,9 @@ impl Runner<'_> {
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let mut m = merge(&outs, plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
-        // Outside the timed interval: let the kernel give back what this
-        // repetition's rings pinned before the next one registers again.
+        // Outside the timed interval: let the kernel unpin what this
+        // repetition's rings pinned, so the next one's locked_bytes starts
+        // from the baseline.
         observe::wait_locked_release(locked_before, std::time::Duration::from_secs(1));
         Ok((m, notes, qd as u32))
     }

@@ -143,11 +143,12 @@ pub fn locked_now() -> u64 {
 }
 
 /// Wait (up to `limit`) until the process's locked and pinned memory is
-/// back to `baseline`. io_uring unpins registered buffers, and gives their
-/// locked-memory charge back to the user, in a kernel work item after the
-/// ring is closed: without this wait, the next repetition's registration
-/// can fail with ENOMEM against RLIMIT_MEMLOCK and fall back to plain
-/// buffers, mixing two methods in one case. Returns false on time-out.
+/// back to `baseline`. io_uring unpins a closed ring's registered buffers
+/// in a kernel work item: without this wait the next repetition starts
+/// with them still pinned, and its `locked_bytes` (measured from that
+/// starting point) comes out too low. The user-wide RLIMIT_MEMLOCK charge
+/// is released on its own schedule, which this cannot see; a repetition
+/// refused for it is retried by the runner. Returns false on time-out.
 pub fn wait_locked_release(baseline: u64, limit: std::time::Duration) -> bool {
     let t0 = std::time::Instant::now();
     loop {
