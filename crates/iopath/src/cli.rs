@@ -44,6 +44,9 @@ pub enum Command {
     /// Compare two results of `iopath run --json`: which cases got faster
     /// or slower, by how much, and whether that is real.
     Compare(CompareArgs),
+    /// Turn a saved result (`iopath run --json FILE`) into an HTML report,
+    /// CSV, Markdown or PNG charts; with none of those, print its tables.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -116,8 +119,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
 
-    /// Length of the intervals of each repetition's throughput time series.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    /// Length of the intervals of each repetition's throughput time series
+    /// (10 ms: about 15 points in a default 150 ms repetition).
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
     pub interval: Duration,
 
     /// When writes are made durable: none, end (fsync then close, timed),
@@ -159,6 +163,11 @@ pub struct RunArgs {
     /// for stdout (then nothing else is printed on stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Reports written at the end of the run (and after Ctrl-C, with the
+    /// cases finished so far).
+    #[command(flatten)]
+    pub reports: crate::report::Outputs,
 
     /// No progress display.
     #[arg(long, short)]
@@ -209,6 +218,24 @@ pub struct CompareArgs {
     /// Name shown for B [default: its file name].
     #[arg(long, value_name = "NAME")]
     pub name_b: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:\n  \
+                  iopath report result.json --html report.html\n  \
+                  iopath report result.json --markdown - | xclip   Markdown for a pull request\n  \
+                  iopath report result.json --csv runs.csv --png-dir charts/\n\n\
+                  Exit codes: 0 written, 1 a file could not be written, 2 bad input (not an \
+                  iopath result, or one of a newer schema than this iopath reads).\n\
+                  See docs/reports.md for what each format holds.")]
+pub struct ReportArgs {
+    /// A result written by `iopath run --json FILE` (any schema version up
+    /// to this iopath's).
+    #[arg(value_name = "RESULT.json")]
+    pub result: PathBuf,
+
+    #[command(flatten)]
+    pub reports: crate::report::Outputs,
 }
 
 /// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.

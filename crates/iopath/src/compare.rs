@@ -455,7 +455,7 @@ pub fn parse(bytes: &[u8], shown: &str) -> Result<RunResult, UsageError> {
     };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(UsageError(format!(
-            "{shown} has result schema version {version}, newer than this iopath reads ({SCHEMA_VERSION}): compare it with the iopath version that wrote it ({}) or a newer one",
+            "{shown} has result schema version {version}, newer than this iopath reads ({SCHEMA_VERSION}): read it with the iopath version that wrote it ({}) or a newer one",
             v.pointer("/tool/version").and_then(|x| x.as_str()).unwrap_or("unknown")
         )));
     }

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
     // `compare` waits on a pipe).
     let res = match cli.command {
         Some(Command::Compare(a)) => compare::run(&a),
+        Some(Command::Report(a)) => commands::report(&a),
         Some(Command::Methods) => {
             print!("{}", commands::methods());
             Ok(ExitCode::SUCCESS)
@@ -90,14 +91,19 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         None => Ok(()),
     })?;
     let text = table::render(&result);
-    if json_stdout {
+    if json_stdout || plan.reports.uses_stdout() {
         if !plan.quiet {
             eprint!("{text}");
         }
-        json::write_stdout(&result)?;
+        if json_stdout {
+            json::write_stdout(&result)?;
+        }
     } else {
         print!("{text}");
     }
+    // After the table, so a report that cannot be written does not hide
+    // the results (the JSON, if asked for, is already saved).
+    plan.reports.write(&result)?;
     if result.interrupted {
         eprintln!("iopath: interrupted; results so far were kept, temporary files removed");
         return Ok(ExitCode::from(130));

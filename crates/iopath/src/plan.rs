@@ -168,6 +168,8 @@ pub struct Plan {
     pub data: DataMode,
     pub sparse: bool,
     pub json: Option<PathBuf>,
+    /// Report files written at the end.
+    pub reports: crate::report::Outputs,
     pub quiet: bool,
 }
 
@@ -263,6 +265,13 @@ impl Plan {
                 )));
             }
         }
+        a.reports
+            .check(a.json.as_deref().filter(|j| j.as_os_str() != "-"))?;
+        if a.reports.uses_stdout() && a.json.as_ref().is_some_and(|j| j.as_os_str() == "-") {
+            return Err(UsageError(
+                "--json - and a report on stdout (`-`) cannot share it: write one of them to a file".into(),
+            ));
+        }
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
@@ -313,6 +322,7 @@ impl Plan {
             data: a.data,
             sparse: a.sparse,
             json: a.json.clone(),
+            reports: a.reports.clone(),
             quiet: a.quiet,
         })
     }

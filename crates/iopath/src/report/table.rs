@@ -180,7 +180,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
 /// Half-width of the 95% interval of the median throughput, relative to
 /// the median; `~` marks an interval below 95% (fewer than 6 repetitions:
 /// the min-max range).
-fn spread(c: &CaseResult) -> String {
+pub fn spread(c: &CaseResult) -> String {
     match &c.repetition_control {
         Some(r) => match r.ci_rel {
             Some(rel) if rel.is_finite() => format!(
@@ -195,7 +195,7 @@ fn spread(c: &CaseResult) -> String {
 }
 
 /// CrystalDiskMark's way of naming a job: `4k Q32T1`.
-fn job(c: &CaseResult) -> String {
+pub fn job(c: &CaseResult) -> String {
     format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
 }
 

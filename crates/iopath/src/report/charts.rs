@@ -1,0 +1,1121 @@
+//! Charts of a run, drawn once with plotters onto either backend: SVG for
+//! the HTML report (inline, no network) and PNG for `--png-dir` (text
+//! rendered from an embedded font, so no system font is needed).
+//!
+//! Every chart of one group of cases (a [`Job`]: the cases that differ only
+//! by method) is a [`Figure`]: throughput with the 95% interval of the
+//! median as whiskers, latency percentiles on a log scale, the throughput
+//! of every repetition in order (the "cardiogram"), the throughput within
+//! the median repetition over time, and the costs (CPU per I/O, memory
+//! held, device fraction). A method has the same colour in every chart.
+
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::result::{CaseResult, Job, Measurement};
+use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_ns};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// DejaVu Sans, cut down to Latin-1 and a few symbols
+/// (`assets/README.md` says how, `assets/LICENSE-DejaVu.txt` under which
+/// licence). Used to lay out text in both backends and to draw it in PNGs.
+pub const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
+/// The family name charts ask for; the HTML report maps it to [`FONT`].
+const FAMILY: &str = "sans-serif";
+
+/// Register [`FONT`] with plotters, once per process.
+fn fonts() -> Result<()> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+            .map_err(|_| "the embedded chart font could not be read".to_string())
+    })
+    .clone()
+    .map_err(|e| anyhow!(e))
+}
+
+/// The colour of a method, the same in every chart and in the HTML tables
+/// (Tableau 10, a palette that stays apart for most colour-blind readers).
+pub fn method_colour(method: &str) -> RGBColor {
+    const EXTRA: [RGBColor; 4] = [
+        RGBColor(0xff, 0x9d, 0xa7),
+        RGBColor(0x17, 0xbe, 0xcf),
+        RGBColor(0x8c, 0x56, 0x4b),
+        RGBColor(0x7f, 0x7f, 0x7f),
+    ];
+    match method {
+        "buffered" => RGBColor(0x4e, 0x79, 0xa7),
+        "direct" => RGBColor(0xf2, 0x8e, 0x2b),
+        "mmap" => RGBColor(0x59, 0xa1, 0x4f),
+        "uring" => RGBColor(0xe1, 0x57, 0x59),
+        "uring-buffered" => RGBColor(0xb0, 0x7a, 0xa1),
+        "uring-sqpoll" => RGBColor(0x76, 0xb7, 0xb2),
+        "uring-iopoll" => RGBColor(0xc9, 0xa2, 0x27),
+        "aio" => RGBColor(0x9c, 0x75, 0x5f),
+        "null" => RGBColor(0xba, 0xb0, 0xac),
+        other => {
+            let h = other
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+            EXTRA[h % EXTRA.len()]
+        }
+    }
+}
+
+/// `#4e79a7`.
+pub fn css_colour(method: &str) -> String {
+    let RGBColor(r, g, b) = method_colour(method);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// One chart, ready to draw on either backend.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Unique within a run and safe as a file name: `randread-4k-q32-t1-latency`.
+    pub id: String,
+    /// Drawn at the top of the chart.
+    pub title: String,
+    /// What to read from it, shown under it in the HTML report.
+    pub caption: String,
+    pub width: u32,
+    pub height: u32,
+    plot: Plot,
+}
+
+#[derive(Debug, Clone)]
+enum Plot {
+    Bars(Bars),
+    Lines(Lines),
+    /// Bar panels side by side.
+    Row(Vec<Bars>),
+}
+
+/// Horizontal bars, one per method, top to bottom in case order.
+#[derive(Debug, Clone)]
+struct Bars {
+    title: String,
+    axis: String,
+    fmt: Fmt,
+    log: bool,
+    rows: Vec<Bar>,
+    /// A vertical reference line (100% for the device fraction).
+    reference: Option<f64>,
+    /// Shown instead of bars when there are none.
+    empty: String,
+}
+
+#[derive(Debug, Clone)]
+struct Bar {
+    method: String,
+    value: f64,
+    /// The 95% interval, drawn as whiskers when finite.
+    ci: Option<[f64; 2]>,
+    label: String,
+}
+
+#[derive(Debug, Clone)]
+struct Lines {
+    x_axis: String,
+    y_axis: String,
+    /// Category names for x = 0, 1, 2, ...; numbers when empty.
+    x_categories: Vec<String>,
+    x_fmt: Fmt,
+    y_fmt: Fmt,
+    log_y: bool,
+    series: Vec<Line>,
+}
+
+#[derive(Debug, Clone)]
+struct Line {
+    method: String,
+    /// (x, y, hollow): hollow marks a warm-up repetition.
+    points: Vec<(f64, f64, bool)>,
+}
+
+/// How axis values are written.
+#[derive(Debug, Clone, Copy)]
+enum Fmt {
+    MiBs,
+    Ns,
+    Bytes,
+    Pct,
+    Ms,
+    Int,
+}
+
+impl Fmt {
+    fn show(self, v: f64) -> String {
+        match self {
+            Fmt::MiBs => {
+                if v >= 100.0 || v == 0.0 {
+                    format!("{v:.0}")
+                } else if v >= 10.0 {
+                    format!("{v:.1}")
+                } else {
+                    format!("{v:.2}")
+                }
+            }
+            Fmt::Ns => fmt_ns(v.max(0.0).round() as u64),
+            Fmt::Bytes => fmt_bytes(v.max(0.0).round() as u64),
+            Fmt::Pct => format!("{v:.0}%"),
+            Fmt::Ms => {
+                if v >= 10.0 || v == 0.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.1}")
+                }
+            }
+            Fmt::Int => format!("{v:.0}"),
+        }
+    }
+}
+
+/// An axis, linear or logarithmic: data are drawn in transformed units so
+/// both kinds share one coordinate type. Log axes of bytes count in powers
+/// of two (4 KiB, 16 KiB, ... 1 MiB), others in powers of ten.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    log: bool,
+    base: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl Axis {
+    /// A linear axis from 0 to a little above `max`, or a log axis over
+    /// whole decades around the positive values.
+    fn fit(log: bool, fmt: Fmt, values: impl Iterator<Item = f64>, headroom: f64) -> Axis {
+        let vals: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+        let base = if matches!(fmt, Fmt::Bytes) { 2.0 } else { 10.0 };
+        if log {
+            let pos = vals.iter().copied().filter(|&v| v > 0.0);
+            let min = pos.clone().fold(f64::INFINITY, f64::min);
+            let max = pos.fold(0.0f64, f64::max);
+            if max <= 0.0 {
+                return Axis {
+                    log,
+                    base,
+                    lo: 0.0,
+                    hi: 1.0,
+                };
+            }
+            // Half a power of room below the smallest value, so its bar
+            // has a length.
+            let lo = (min.log(base) - 0.5).floor();
+            let mut hi = (max * headroom).log(base).ceil();
+            if hi <= lo {
+                hi = lo + 1.0;
+            }
+            Axis { log, base, lo, hi }
+        } else {
+            let max = vals.iter().copied().fold(0.0f64, f64::max);
+            Axis {
+                log,
+                base,
+                lo: 0.0,
+                hi: if max > 0.0 { max * headroom } else { 1.0 },
+            }
+        }
+    }
+
+    fn at(&self, v: f64) -> f64 {
+        if self.log {
+            if v > 0.0 {
+                v.log(self.base).max(self.lo)
+            } else {
+                self.lo
+            }
+        } else {
+            v
+        }
+    }
+
+    fn value(&self, t: f64) -> f64 {
+        if self.log {
+            self.base.powf(t)
+        } else {
+            t
+        }
+    }
+
+    /// How many tick labels to ask plotters for: whole powers on a log
+    /// axis (at most 8, so every other power of two on a wide byte axis).
+    fn ticks(&self) -> usize {
+        if self.log {
+            ((self.hi - self.lo).round() as usize + 1).min(8)
+        } else {
+            6
+        }
+    }
+
+    /// A tick label: only at whole powers on a log axis, without trailing
+    /// zeros (`10 ms`, not `10.00 ms`).
+    fn label(&self, t: f64, fmt: Fmt) -> String {
+        if self.log && (t - t.round()).abs() > 1e-6 {
+            return String::new();
+        }
+        let v = self.value(if self.log { t.round() } else { t });
+        tidy(&fmt.show(v))
+    }
+}
+
+/// `10.00 ms` → `10 ms`, `2.50 us` → `2.5 us`, `976.6 KiB` unchanged.
+fn tidy(s: &str) -> String {
+    let (num, unit) = s.split_once(' ').unwrap_or((s, ""));
+    let num = if num.contains('.') {
+        num.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        num
+    };
+    if unit.is_empty() {
+        num.to_string()
+    } else {
+        format!("{num} {unit}")
+    }
+}
+
+/// The cases of a group that have something to draw.
+fn drawn<'c>(cases: &[&'c CaseResult]) -> Vec<&'c CaseResult> {
+    cases
+        .iter()
+        .copied()
+        .filter(|c| c.summary.is_some())
+        .collect()
+}
+
+/// A name for files and anchors: `randread-4k-q32-t1`.
+pub fn job_id(job: &Job) -> String {
+    let mut s = format!(
+        "{}-{}-q{}-t{}",
+        job.pattern,
+        fmt_bs(job.block_size).to_lowercase(),
+        job.queue_depth,
+        job.threads
+    );
+    if job.sync != "end" {
+        s.push_str(&format!("-sync-{}", job.sync));
+    }
+    if let Some(p) = job.rwmix_read_pct {
+        s.push_str(&format!("-{p}pct-read"));
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The finite 95% interval of a median, if there is one.
+fn finite(ci: [f64; 2]) -> Option<[f64; 2]> {
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(ci)
+}
+
+/// The measured repetition whose throughput is the median (the lower
+/// middle one for an even count), with its 1-based place among all
+/// repetitions.
+pub fn median_repetition(c: &CaseResult) -> Option<(usize, &Measurement)> {
+    let mut counted: Vec<(usize, &Measurement)> = c
+        .repetitions
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.warmup && !m.interrupted)
+        .map(|(i, m)| (i + 1, m))
+        .collect();
+    if counted.is_empty() {
+        return None;
+    }
+    counted.sort_by(|a, b| a.1.bw_bytes_per_s.total_cmp(&b.1.bw_bytes_per_s));
+    Some(counted[(counted.len() - 1) / 2])
+}
+
+/// Every figure of one group of cases (those differing only by method).
+pub fn figures(job: &Job, cases: &[&CaseResult]) -> Vec<Figure> {
+    let cases = drawn(cases);
+    if cases.is_empty() {
+        return Vec::new();
+    }
+    let id = job_id(job);
+    let label = job.label();
+    let mut out = vec![
+        throughput(&id, &label, &cases),
+        latency(&id, &label, &cases),
+        cardiogram(&id, &label, &cases),
+    ];
+    if let Some(f) = within(&id, &label, &cases) {
+        out.push(f);
+    }
+    out.push(costs(&id, &label, &cases));
+    out
+}
+
+fn bar_height(n: usize) -> u32 {
+    110 + 34 * n as u32
+}
+
+fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
+    let rows: Vec<Bar> = cases
+        .iter()
+        .map(|c| {
+            let s = c.summary.as_ref().expect("drawn cases have a summary");
+            let ci = c
+                .stats
+                .as_ref()
+                .and_then(|st| finite(st.bw_bytes_per_s.ci95_median))
+                .map(|[a, b]| [a / MIB, b / MIB]);
+            let n = c.measured().len();
+            Bar {
+                method: c.method.clone(),
+                value: s.bw_bytes_per_s / MIB,
+                ci,
+                label: format!(
+                    "{} MiB/s · {} IOPS · n={n}",
+                    Fmt::MiBs.show(s.bw_bytes_per_s / MIB),
+                    fmt_count(s.iops)
+                ),
+            }
+        })
+        .collect();
+    Figure {
+        id: format!("{id}-throughput"),
+        title: format!("{label}: throughput"),
+        caption: "Median throughput of the measured repetitions; whiskers: the 95% \
+                  interval of the median (from 6 repetitions; with fewer, the range of \
+                  the samples is wider than it looks)."
+            .into(),
+        width: 900,
+        height: bar_height(rows.len()),
+        plot: Plot::Bars(Bars {
+            title: String::new(),
+            axis: "MiB/s".into(),
+            fmt: Fmt::MiBs,
+            log: false,
+            rows,
+            reference: None,
+            empty: String::new(),
+        }),
+    }
+}
+
+fn latency(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
+    let names = ["p50", "p90", "p99", "p99.9", "max"];
+    let series = cases
+        .iter()
+        .map(|c| {
+            let l = &c
+                .summary
+                .as_ref()
+                .expect("drawn cases have a summary")
+                .lat_ns;
+            let vals = [l.p50, l.p90, l.p99, l.p999, l.max];
+            Line {
+                method: c.method.clone(),
+                points: vals
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v > 0)
+                    .map(|(i, &v)| (i as f64, v as f64, false))
+                    .collect(),
+            }
+        })
+        .collect();
+    Figure {
+        id: format!("{id}-latency"),
+        title: format!("{label}: latency percentiles"),
+        caption: "Latency of single requests, submission to completion (medians over \
+                  the repetitions), on a log scale: a line that rises steeply to the \
+                  right has a long tail."
+            .into(),
+        width: 900,
+        height: 380,
+        plot: Plot::Lines(Lines {
+            x_axis: "percentile".into(),
+            y_axis: "latency".into(),
+            x_categories: names.iter().map(|s| s.to_string()).collect(),
+            x_fmt: Fmt::Int,
+            y_fmt: Fmt::Ns,
+            log_y: true,
+            series,
+        }),
+    }
+}
+
+fn cardiogram(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
+    let series = cases
+        .iter()
+        .map(|c| {
+            let median = c.summary.as_ref().map_or(0.0, |s| s.bw_bytes_per_s);
+            Line {
+                method: c.method.clone(),
+                points: c
+                    .repetitions
+                    .iter()
+                    .enumerate()
+                    .filter(|_| median > 0.0)
+                    .map(|(i, m)| ((i + 1) as f64, m.bw_bytes_per_s / median * 100.0, m.warmup))
+                    .collect(),
+            }
+        })
+        .collect();
+    Figure {
+        id: format!("{id}-repetitions"),
+        title: format!("{label}: every repetition, relative to its median"),
+        caption: "Throughput of each repetition in the order they ran, as a percentage of \
+                  the method's median (hollow: warm-up, not counted), so that methods of very \
+                  different speeds share one scale. A trend up or down means the system was \
+                  still settling or drifting; a lone point far from 100% is an outlier the \
+                  median ignores."
+            .into(),
+        width: 900,
+        height: 360,
+        plot: Plot::Lines(Lines {
+            x_axis: "repetition".into(),
+            y_axis: "% of the median".into(),
+            x_categories: Vec::new(),
+            x_fmt: Fmt::Int,
+            y_fmt: Fmt::Pct,
+            log_y: false,
+            series,
+        }),
+    }
+}
+
+fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
+    let mut picked = Vec::new();
+    let series: Vec<Line> = cases
+        .iter()
+        .filter_map(|c| {
+            let (place, m) = median_repetition(c)?;
+            let s = m.series.as_ref()?;
+            picked.push(format!("{} #{place}", c.method));
+            let step = s.interval_ns as f64 / 1e6;
+            let n = s.bw_bytes_per_s.len();
+            let mut t = 0.0;
+            let points = s
+                .bw_bytes_per_s
+                .iter()
+                .enumerate()
+                .map(|(i, &bw)| {
+                    t += if i + 1 == n {
+                        s.last_interval_ns as f64 / 1e6
+                    } else {
+                        step
+                    };
+                    (t, bw / MIB, false)
+                })
+                .collect();
+            Some(Line {
+                method: c.method.clone(),
+                points,
+            })
+        })
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    Some(Figure {
+        id: format!("{id}-timeline"),
+        title: format!("{label}: throughput within a repetition"),
+        caption: format!(
+            "Throughput per interval within each method's median repetition ({}), \
+             plotted at the end of each interval. Writes run through the final flush: \
+             a long fsync shows as intervals near 0 at the end.",
+            picked.join(", ")
+        ),
+        width: 900,
+        height: 360,
+        plot: Plot::Lines(Lines {
+            x_axis: "time within the repetition (ms)".into(),
+            y_axis: "MiB/s".into(),
+            x_categories: Vec::new(),
+            x_fmt: Fmt::Ms,
+            y_fmt: Fmt::MiBs,
+            log_y: false,
+            series,
+        }),
+    })
+}
+
+fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
+    let summary = |c: &CaseResult| c.summary.clone().expect("drawn cases have a summary");
+    let cpu = cases
+        .iter()
+        .map(|c| {
+            let v = summary(c).cpu.ns_per_io;
+            Bar {
+                method: c.method.clone(),
+                value: v,
+                ci: c
+                    .stats
+                    .as_ref()
+                    .and_then(|s| finite(s.cpu_ns_per_io.ci95_median)),
+                label: Fmt::Ns.show(v),
+            }
+        })
+        .collect();
+    let memory = cases
+        .iter()
+        .map(|c| {
+            let m = summary(c).memory;
+            let v = m.total_bytes.max(m.page_cache_bytes + m.buffers_bytes) as f64;
+            Bar {
+                method: c.method.clone(),
+                value: v,
+                ci: None,
+                label: Fmt::Bytes.show(v),
+            }
+        })
+        .collect();
+    let device = cases
+        .iter()
+        .filter_map(|c| {
+            let f = summary(c).device_fraction? * 100.0;
+            Some(Bar {
+                method: c.method.clone(),
+                value: f,
+                ci: None,
+                label: format!("{f:.0}%"),
+            })
+        })
+        .collect();
+    let n = cases.len();
+    Figure {
+        id: format!("{id}-costs"),
+        title: format!("{label}: costs"),
+        caption: "CPU time per I/O (workers, kernel and SQPOLL threads; whiskers: 95% \
+                  interval), memory the case held (the file's pages in the page cache plus \
+                  the I/O buffers), and the device fraction (bytes the disk moved / bytes \
+                  asked: near 100% means the device was measured, near 0% the page cache). \
+                  CPU and memory on log scales."
+            .into(),
+        width: 1100,
+        height: bar_height(n),
+        plot: Plot::Row(vec![
+            Bars {
+                title: "CPU per I/O".into(),
+                axis: "CPU time per I/O".into(),
+                fmt: Fmt::Ns,
+                log: true,
+                rows: cpu,
+                reference: None,
+                empty: String::new(),
+            },
+            Bars {
+                title: "memory held".into(),
+                axis: "bytes".into(),
+                fmt: Fmt::Bytes,
+                log: true,
+                rows: memory,
+                reference: None,
+                empty: String::new(),
+            },
+            Bars {
+                title: "device fraction".into(),
+                axis: "% of the bytes asked".into(),
+                fmt: Fmt::Pct,
+                log: false,
+                rows: device,
+                reference: Some(100.0),
+                empty: "no block device under the target".into(),
+            },
+        ]),
+    }
+}
+
+/// Turn a plotters error (generic over the backend) into ours.
+trait Drawn<T> {
+    fn drawn(self) -> Result<T>;
+}
+
+impl<T, E: std::fmt::Debug> Drawn<T> for std::result::Result<T, E> {
+    fn drawn(self) -> Result<T> {
+        self.map_err(|e| anyhow!("drawing a chart failed: {e:?}"))
+    }
+}
+
+/// Sizes in pixels at scale 1; PNGs are drawn at a larger scale.
+#[derive(Debug, Clone, Copy)]
+struct Px(f64);
+
+impl Px {
+    fn n(self, v: f64) -> u32 {
+        (v * self.0).round() as u32
+    }
+    fn i(self, v: f64) -> i32 {
+        (v * self.0).round() as i32
+    }
+    fn font(self, v: f64) -> TextStyle<'static> {
+        (FAMILY, v * self.0).into_font().color(&BLACK)
+    }
+}
+
+const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const LIGHT: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure, px: Px) -> Result<()> {
+    root.fill(&WHITE).drawn()?;
+    let (w, _) = root.dim_in_pixel();
+    root.draw(&Text::new(
+        fig.title.clone(),
+        (px.i(12.0), px.i(8.0)),
+        px.font(17.0),
+    ))
+    .drawn()?;
+    let body = root.margin(px.n(34.0), 0, 0, 0);
+    match &fig.plot {
+        Plot::Bars(b) => bars(&body, b, px),
+        Plot::Lines(l) => lines(&body, l, px),
+        Plot::Row(panels) => {
+            let parts = body.split_evenly((1, panels.len()));
+            for (area, b) in parts.iter().zip(panels) {
+                bars(area, b, px)?;
+            }
+            let _ = w;
+            Ok(())
+        }
+    }
+}
+
+fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> Result<()> {
+    let mut area = area.clone();
+    if !b.title.is_empty() {
+        area.draw(&Text::new(b.title.clone(), (px.i(12.0), 0), px.font(14.0)))
+            .drawn()?;
+        area = area.margin(px.n(20.0), 0, 0, 0);
+    }
+    if b.rows.is_empty() {
+        area.draw(&Text::new(
+            b.empty.clone(),
+            (px.i(16.0), px.i(30.0)),
+            px.font(13.0).color(&GREY),
+        ))
+        .drawn()?;
+        return Ok(());
+    }
+    let n = b.rows.len();
+    let mut ends: Vec<f64> = b
+        .rows
+        .iter()
+        .map(|r| r.ci.map_or(r.value, |c| c[1].max(r.value)))
+        .collect();
+    if let Some(r) = b.reference {
+        ends.push(r);
+    }
+    let lows = b
+        .rows
+        .iter()
+        .map(|r| r.ci.map_or(r.value, |c| c[0].min(r.value)));
+    let axis = Axis::fit(
+        b.log,
+        b.fmt,
+        ends.iter().copied().chain(lows),
+        if b.log { 1.0 } else { 1.12 },
+    );
+    // Room on the right for the value written after each bar.
+    let span = axis.hi - axis.lo;
+    let right = axis.hi + span * if b.log { 0.45 } else { 0.35 };
+    let name_width = b.rows.iter().map(|r| r.method.len()).max().unwrap_or(4) as f64 * 8.0;
+    let mut chart = ChartBuilder::on(&area)
+        .margin_left(px.n(8.0))
+        .margin_right(px.n(12.0))
+        .margin_bottom(px.n(6.0))
+        .x_label_area_size(px.n(40.0))
+        .y_label_area_size(px.n(name_width + 18.0))
+        .build_cartesian_2d(axis.lo..right, -0.6..(n as f64 - 0.4))
+        .drawn()?;
+    let fmt = b.fmt;
+    let xfmt = move |t: &f64| {
+        if *t > axis.hi + 1e-9 {
+            String::new()
+        } else {
+            axis.label(*t, fmt)
+        }
+    };
+    let names: Vec<String> = b.rows.iter().map(|r| r.method.clone()).collect();
+    let yfmt = |t: &f64| {
+        let i = t.round();
+        if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
+            return String::new();
+        }
+        names[n - 1 - i as usize].clone()
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .x_labels(axis.ticks() + 2)
+        .y_labels(n + 2)
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(b.axis.clone())
+        .label_style(px.font(13.0))
+        .axis_desc_style(px.font(13.0))
+        .axis_style(GREY)
+        .draw()
+        .drawn()?;
+    if let Some(r) = b.reference {
+        let x = axis.at(r);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, -0.6), (x, n as f64 - 0.4)],
+                GREY.stroke_width(px.n(1.0).max(1)),
+            )))
+            .drawn()?;
+    }
+    for (i, row) in b.rows.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        let colour = method_colour(&row.method);
+        let end = axis.at(row.value);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(axis.lo, y - 0.32), (end, y + 0.32)],
+                colour.filled(),
+            )))
+            .drawn()?;
+        let mut label_at = end;
+        if let Some([lo, hi]) = row.ci {
+            let (a, z) = (axis.at(lo), axis.at(hi));
+            let style = BLACK.stroke_width(px.n(1.5).max(1));
+            chart
+                .draw_series([
+                    PathElement::new(vec![(a, y), (z, y)], style),
+                    PathElement::new(vec![(a, y - 0.18), (a, y + 0.18)], style),
+                    PathElement::new(vec![(z, y - 0.18), (z, y + 0.18)], style),
+                ])
+                .drawn()?;
+            label_at = label_at.max(z);
+        }
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((label_at, y))
+                    + Text::new(
+                        row.label.clone(),
+                        (px.i(6.0), -px.i(7.0)),
+                        px.font(12.0).color(&GREY),
+                    ),
+            ))
+            .drawn()?;
+    }
+    Ok(())
+}
+
+fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -> Result<()> {
+    let (w, _) = area.dim_in_pixel();
+    let legend_w = px.n(150.0).min(w / 3);
+    let (plot_area, legend) = area.split_horizontally(w - legend_w);
+    let xs = l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let x_max = xs.fold(0.0f64, f64::max);
+    let (x_lo, x_hi) = if matches!(l.x_fmt, Fmt::Int) && l.x_categories.is_empty() {
+        (0.5, x_max.max(1.0) + 0.5)
+    } else if l.x_categories.is_empty() {
+        (0.0, if x_max > 0.0 { x_max * 1.02 } else { 1.0 })
+    } else {
+        (-0.3, l.x_categories.len() as f64 - 0.7)
+    };
+    let y_axis = Axis::fit(
+        l.log_y,
+        l.y_fmt,
+        l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+        if l.log_y { 1.0 } else { 1.1 },
+    );
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin_left(px.n(8.0))
+        .margin_right(px.n(16.0))
+        .margin_bottom(px.n(6.0))
+        .x_label_area_size(px.n(40.0))
+        .y_label_area_size(px.n(72.0))
+        .build_cartesian_2d(x_lo..x_hi, y_axis.lo..y_axis.hi)
+        .drawn()?;
+    let cats = l.x_categories.clone();
+    let x_fmt = l.x_fmt;
+    let xfmt = move |t: &f64| {
+        if cats.is_empty() {
+            if matches!(x_fmt, Fmt::Int) && (t - t.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            return x_fmt.show(*t);
+        }
+        let i = t.round();
+        if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= cats.len() {
+            String::new()
+        } else {
+            cats[i as usize].clone()
+        }
+    };
+    let y_fmt = l.y_fmt;
+    let yfmt = move |t: &f64| y_axis.label(*t, y_fmt);
+    let x_labels = if l.x_categories.is_empty() {
+        8
+    } else {
+        l.x_categories.len() + 2
+    };
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .x_labels(x_labels)
+        .y_labels(y_axis.ticks())
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(l.x_axis.clone())
+        .y_desc(l.y_axis.clone())
+        .label_style(px.font(13.0))
+        .axis_desc_style(px.font(13.0))
+        .axis_style(GREY)
+        .draw()
+        .drawn()?;
+    let r = px.n(3.5).max(2);
+    for s in &l.series {
+        let colour = method_colour(&s.method);
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, y_axis.at(p.1))).collect();
+        chart
+            .draw_series(LineSeries::new(
+                pts.clone(),
+                colour.stroke_width(px.n(2.0).max(1)),
+            ))
+            .drawn()?;
+        if s.points.len() <= 60 {
+            chart
+                .draw_series(s.points.iter().zip(&pts).map(|(p, &xy)| {
+                    let style = if p.2 { WHITE.filled() } else { colour.filled() };
+                    Circle::new(xy, r, style)
+                }))
+                .drawn()?;
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .zip(&pts)
+                        .filter(|(p, _)| p.2)
+                        .map(|(_, &xy)| Circle::new(xy, r, colour.stroke_width(2))),
+                )
+                .drawn()?;
+        }
+    }
+    // The legend beside the chart, never over the data.
+    for (i, s) in l.series.iter().enumerate() {
+        let y = px.i(18.0 + 24.0 * i as f64);
+        let colour = method_colour(&s.method);
+        legend
+            .draw(&Rectangle::new(
+                [(0, y - px.i(5.0)), (px.i(22.0), y + px.i(5.0))],
+                colour.filled(),
+            ))
+            .drawn()?;
+        legend
+            .draw(&Text::new(
+                s.method.clone(),
+                (px.i(30.0), y - px.i(8.0)),
+                px.font(13.0),
+            ))
+            .drawn()?;
+    }
+    Ok(())
+}
+
+/// The figure as an SVG document (no XML prolog, so it can be inlined in
+/// HTML as is).
+pub fn svg(fig: &Figure) -> Result<String> {
+    fonts()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (fig.width, fig.height)).into_drawing_area();
+        draw(&root, fig, Px(1.0))?;
+        root.present().drawn()?;
+    }
+    Ok(out)
+}
+
+/// The figure as a PNG, drawn at `scale` times its size (2 for slides).
+pub fn png(fig: &Figure, scale: u32) -> Result<Vec<u8>> {
+    fonts()?;
+    let (w, h) = (fig.width * scale, fig.height * scale);
+    let mut rgb = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(&root, fig, Px(f64::from(scale)))?;
+        root.present().drawn()?;
+    }
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(&rgb)?;
+    writer.finish()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::RunResult;
+
+    fn fixture() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap()
+    }
+
+    fn all_figures(r: &RunResult) -> Vec<Figure> {
+        crate::report::groups(r)
+            .iter()
+            .flat_map(|(job, cases)| figures(job, cases))
+            .collect()
+    }
+
+    #[test]
+    fn every_chart_is_well_formed_svg_with_its_labels() {
+        let r = fixture();
+        let figs = all_figures(&r);
+        // 3 groups x (throughput, latency, repetitions, timeline, costs).
+        assert_eq!(figs.len(), 15);
+        for f in &figs {
+            let svg = svg(f).unwrap();
+            let doc = roxmltree::Document::parse(&svg)
+                .unwrap_or_else(|e| panic!("{}: not well-formed SVG: {e}", f.id));
+            assert_eq!(doc.root_element().tag_name().name(), "svg", "{}", f.id);
+            let texts: Vec<&str> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text"))
+                .filter_map(|n| n.text())
+                .map(str::trim)
+                .collect();
+            assert!(texts.contains(&f.title.as_str()), "{}: no title", f.id);
+            // Every measured method is named (axis or legend), and the
+            // skipped one is not drawn.
+            for m in ["buffered", "direct", "mmap", "uring", "aio"] {
+                assert!(texts.contains(&m), "{}: {m} missing in {texts:?}", f.id);
+            }
+            assert!(!texts.contains(&"uring-iopoll"), "{}", f.id);
+        }
+        let mut ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), figs.len(), "figure ids must be unique");
+    }
+
+    #[test]
+    fn markup_in_labels_is_escaped() {
+        let r = fixture();
+        let mut c = r.cases[0].clone();
+        c.method = "a<b&c".into();
+        let f = throughput("x", "x", &[&c]);
+        let svg = svg(&f).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        assert!(doc
+            .descendants()
+            .any(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("a<b&c")));
+    }
+
+    #[test]
+    fn png_is_drawn_at_scale_with_text_and_method_colours() {
+        let r = fixture();
+        let f = all_figures(&r)
+            .into_iter()
+            .find(|f| f.id.ends_with("-throughput"))
+            .unwrap();
+        let bytes = png(&f, 2).unwrap();
+        let mut dec = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; dec.output_buffer_size().unwrap()];
+        let info = dec.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (f.width * 2, f.height * 2));
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        let px: Vec<[u8; 3]> = buf[..info.buffer_size()]
+            .chunks(3)
+            .map(|p| [p[0], p[1], p[2]])
+            .collect();
+        for m in ["buffered", "direct", "mmap", "uring", "aio"] {
+            let RGBColor(r, g, b) = method_colour(m);
+            let n = px.iter().filter(|p| **p == [r, g, b]).count();
+            assert!(n > 1000, "{m}: only {n} pixels of its colour");
+        }
+        // Text from the embedded font: black pixels (axis labels, title).
+        let black = px.iter().filter(|p| **p == [0, 0, 0]).count();
+        assert!(black > 500, "{black} black pixels: no text drawn?");
+    }
+
+    #[test]
+    fn log_axes_count_bytes_in_powers_of_two_and_time_in_decades() {
+        let bytes = Axis::fit(
+            true,
+            Fmt::Bytes,
+            [4096.0, 33.0 * 1048576.0].into_iter(),
+            1.0,
+        );
+        assert_eq!(bytes.base, 2.0);
+        assert_eq!(bytes.lo, 11.0, "half a power below 4 KiB, floored");
+        assert_eq!(bytes.hi, 26.0);
+        assert_eq!(bytes.label(12.0, Fmt::Bytes), "4 KiB");
+        assert_eq!(bytes.label(20.0, Fmt::Bytes), "1 MiB");
+        assert_eq!(bytes.label(20.5, Fmt::Bytes), "", "no label between powers");
+        let ns = Axis::fit(true, Fmt::Ns, [674.0, 236_300.0].into_iter(), 1.0);
+        assert_eq!((ns.base, ns.lo, ns.hi), (10.0, 2.0, 6.0));
+        assert_eq!(ns.label(4.0, Fmt::Ns), "10 us");
+        assert_eq!(ns.label(6.0, Fmt::Ns), "1 ms");
+        assert_eq!(ns.at(0.0), ns.lo, "0 sits at the axis start on a log axis");
+        let lin = Axis::fit(false, Fmt::MiBs, [50.0, 100.0].into_iter(), 1.1);
+        assert_eq!((lin.lo, lin.hi), (0.0, 110.00000000000001));
+        assert_eq!(tidy("10.00 ms"), "10 ms");
+        assert_eq!(tidy("2.50 us"), "2.5 us");
+        assert_eq!(tidy("976.6 KiB"), "976.6 KiB");
+        assert_eq!(tidy("120"), "120");
+    }
+
+    #[test]
+    fn the_median_repetition_skips_warmups() {
+        let r = fixture();
+        let c = r.cases.iter().find(|c| c.method == "uring").unwrap();
+        let (place, m) = median_repetition(c).unwrap();
+        assert!(!c.repetitions[place - 1].warmup);
+        let mut bw = c.samples(|m| m.bw_bytes_per_s);
+        bw.sort_by(f64::total_cmp);
+        // Four measured: the lower middle one.
+        assert_eq!(m.bw_bytes_per_s, bw[1]);
+    }
+
+    #[test]
+    fn colours_are_fixed_per_method_and_distinct() {
+        let known = [
+            "buffered",
+            "direct",
+            "mmap",
+            "uring",
+            "uring-buffered",
+            "uring-sqpoll",
+            "uring-iopoll",
+            "aio",
+            "null",
+        ];
+        let mut c: Vec<String> = known.iter().map(|m| css_colour(m)).collect();
+        assert_eq!(css_colour("buffered"), "#4e79a7");
+        c.sort();
+        c.dedup();
+        assert_eq!(c.len(), known.len());
+        assert_eq!(css_colour("future-method"), css_colour("future-method"));
+    }
+
+    #[test]
+    fn job_ids_are_file_names() {
+        let mut j = fixture().cases[0].job();
+        j.sync = "none".into();
+        j.rwmix_read_pct = Some(70);
+        let id = job_id(&j);
+        assert!(id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(
+            id.contains("sync-none") && id.contains("70pct-read"),
+            "{id}"
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! The HTML report: one self-contained file that opens offline. Inline CSS,
+//! inline SVG charts, the chart font embedded as a data URL, no script, no
+//! external resource of any kind (a Content-Security-Policy says so to the
+//! browser, which then refuses anything that would reach out).
+//!
+//! Sections: verdicts; warnings; for each group of cases (those differing
+//! only by method) a table and its charts; methods that did not run; the
+//! system and configuration; the exact command to reproduce.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::report::charts::{self, css_colour};
+use crate::report::{groups, table};
+use crate::result::{CaseResult, RunResult};
+use crate::units::{fmt_bytes, fmt_count, fmt_ns};
+use crate::verdict::Verdict;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// `&`, `<`, `>`, `"` and `'` as entities.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+:root { color-scheme: light; --ink: #1d1d1f; --muted: #5f6368; --line: #dadce0; --soft: #f6f7f9; --accent: #1a5fb4; --warn: #8a4b00; --warnbg: #fff4e5; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 "iopath-sans", system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #fff; }
+main { max-width: 1160px; margin: 0 auto; padding: 24px 28px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 40px 0 12px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 17px; margin: 28px 0 8px; }
+a { color: var(--accent); }
+.sub { color: var(--muted); margin: 0 0 12px; }
+nav { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 12px 0 0; font-size: 14px; }
+.banner { background: var(--warnbg); color: var(--warn); border: 1px solid #f0c89a; border-radius: 6px; padding: 8px 12px; margin: 12px 0; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 14px; margin: 8px 0 0; }
+.sw { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
+.verdicts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 12px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; background: var(--soft); }
+.card h3 { margin: 0 0 6px; font-size: 16px; }
+.card p { margin: 4px 0; }
+.card .pick { font-weight: 600; margin-top: 8px; }
+table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 8px 0 4px; }
+th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; white-space: nowrap; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.scroll { overflow-x: auto; }
+figure { margin: 18px 0 8px; }
+figure svg { max-width: 100%; height: auto; display: block; border: 1px solid var(--line); border-radius: 6px; }
+svg text { font-family: "iopath-sans", sans-serif; }
+figcaption { color: var(--muted); font-size: 13.5px; margin-top: 6px; max-width: 900px; }
+ul.warn li { margin: 6px 0; }
+code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 13px; }
+pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; white-space: pre-wrap; word-break: break-all; }
+.kv { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0 24px; }
+.kv table td:first-child { color: var(--muted); width: 40%; }
+footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
+@media print {
+  main { max-width: none; padding: 0; }
+  nav { display: none; }
+  section.job, figure, .card { break-inside: avoid; }
+  h2 { break-after: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+"#;
+
+/// The whole report.
+pub fn render(r: &RunResult) -> Result<String> {
+    let verdicts: Vec<Verdict> = if r.verdicts.is_empty() {
+        crate::verdict::all(&r.cases)
+    } else {
+        r.verdicts.clone()
+    };
+    let mut h = String::new();
+    let title = match &r.target {
+        Some(t) => format!("iopath: {}", t.path.display()),
+        None => "iopath report".to_string(),
+    };
+    write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; font-src data:; img-src data:\">\n\
+         <meta name=\"generator\" content=\"iopath {}\">\n<title>{}</title>\n<style>\n{}\n{}</style>\n</head>\n<body>\n<main>\n",
+        escape(&r.tool.version),
+        escape(&title),
+        font_face(),
+        STYLE
+    )?;
+    header(&mut h, r)?;
+    write!(h, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n")?;
+    if verdicts.is_empty() {
+        h.push_str("<p>No group of cases had two measured methods to compare.</p>\n");
+    } else {
+        h.push_str("<div class=\"verdicts\">\n");
+        for v in &verdicts {
+            verdict_card(&mut h, v)?;
+        }
+        h.push_str("</div>\n");
+    }
+    h.push_str("</section>\n");
+    warnings(&mut h, r)?;
+    write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
+    for (job, cases) in groups(r) {
+        write!(
+            h,
+            "<section class=\"job\" id=\"{}\">\n<h3>{}</h3>\n",
+            charts::job_id(&job),
+            escape(&job.label())
+        )?;
+        results_table(&mut h, &cases)?;
+        for fig in charts::figures(&job, &cases) {
+            write!(
+                h,
+                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+                fig.id,
+                charts::svg(&fig)?,
+                escape(&fig.caption)
+            )?;
+        }
+        h.push_str("</section>\n");
+    }
+    h.push_str("</section>\n");
+    not_run(&mut h, r)?;
+    system(&mut h, r)?;
+    write!(
+        h,
+        "<section id=\"reproduce\">\n<h2>Reproduce</h2>\n\
+         <p>The command that produced these results (run it in the same directory on the same machine):</p>\n\
+         <pre><code>{}</code></pre>\n</section>\n",
+        escape(&r.command)
+    )?;
+    write!(
+        h,
+        "<footer>Written by {} {} from a result of schema version {}; started {}{}. \
+         Statistics: docs/statistics.md; what the warnings mean: docs/methodology.md.</footer>\n\
+         </main>\n</body>\n</html>\n",
+        escape(&r.tool.name),
+        escape(&r.tool.version),
+        r.schema_version,
+        escape(&r.started_at),
+        r.finished_at
+            .as_ref()
+            .map(|f| format!(", finished {}", escape(f)))
+            .unwrap_or_default()
+    )?;
+    Ok(h)
+}
+
+/// The chart font as a data URL, so text in the SVG charts is laid out in
+/// the browser with the metrics plotters used.
+fn font_face() -> String {
+    format!(
+        "@font-face {{ font-family: \"iopath-sans\"; src: url(data:font/ttf;base64,{}) format(\"truetype\"); }}\n",
+        base64(charts::FONT)
+    )
+}
+
+/// Standard base64 with padding (a few lines beat a dependency).
+fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn header(h: &mut String, r: &RunResult) -> Result<()> {
+    h.push_str("<header>\n<h1>iopath report</h1>\n");
+    let mut facts = Vec::new();
+    if let Some(t) = &r.target {
+        facts.push(format!(
+            "<strong>{}</strong> ({}{})",
+            escape(&t.path.display().to_string()),
+            fmt_bytes(t.size_bytes),
+            if t.created {
+                ", created and removed by iopath"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(fs) = &r.system.fs_type {
+        facts.push(escape(fs));
+    }
+    if let Some(d) = &r.system.device {
+        facts.push(format!(
+            "device {}{}",
+            escape(&d.name),
+            d.model
+                .as_ref()
+                .map(|m| format!(" ({})", escape(m)))
+                .unwrap_or_default()
+        ));
+    }
+    facts.push(format!("cache {}", escape(&r.config.cache)));
+    facts.push(escape(&r.started_at));
+    if let Some(host) = &r.system.hostname {
+        facts.push(format!("on {}", escape(host)));
+    }
+    writeln!(h, "<p class=\"sub\">{}</p>", facts.join(" · "))?;
+    if r.interrupted {
+        h.push_str("<p class=\"banner\">This run was interrupted (Ctrl-C or a signal): only the cases finished before it are here.</p>\n");
+    }
+    let mut methods: Vec<&str> = Vec::new();
+    for c in r.cases.iter().filter(|c| c.summary.is_some()) {
+        if !methods.contains(&c.method.as_str()) {
+            methods.push(&c.method);
+        }
+    }
+    h.push_str("<div class=\"legend\">");
+    for m in methods {
+        write!(
+            h,
+            "<span><span class=\"sw\" style=\"background:{}\"></span>{}</span>",
+            css_colour(m),
+            escape(m)
+        )?;
+    }
+    h.push_str("</div>\n<nav><a href=\"#verdicts\">Verdicts</a><a href=\"#warnings\">Warnings</a>");
+    for (job, _) in groups(r) {
+        write!(
+            h,
+            "<a href=\"#{}\">{}</a>",
+            charts::job_id(&job),
+            escape(&job.label())
+        )?;
+    }
+    h.push_str("<a href=\"#not-run\">Not run</a><a href=\"#system\">System</a><a href=\"#reproduce\">Reproduce</a></nav>\n</header>\n");
+    Ok(())
+}
+
+fn verdict_card(h: &mut String, v: &Verdict) -> Result<()> {
+    write!(
+        h,
+        "<div class=\"card\">\n<h3><a href=\"#{}\">{}</a></h3>\n",
+        charts::job_id(&v.job),
+        escape(&v.job.label())
+    )?;
+    let label = v.job.label();
+    for (i, line) in v.text.iter().enumerate() {
+        // The first line starts with the group's name, already the title.
+        let line = match line.strip_prefix(&format!("{label}: ")) {
+            Some(rest) if i == 0 => rest.to_string(),
+            _ => line.clone(),
+        };
+        let class = if line.starts_with('→') {
+            " class=\"pick\""
+        } else {
+            ""
+        };
+        writeln!(h, "<p{class}>{}</p>", escape(&line))?;
+    }
+    h.push_str("</div>\n");
+    Ok(())
+}
+
+fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
+    h.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
+    if r.warnings.is_empty() {
+        h.push_str("<p>None: nothing in these results looks other than it seems.</p>\n");
+    } else {
+        h.push_str("<ul class=\"warn\">\n");
+        for w in &r.warnings {
+            writeln!(
+                h,
+                "<li><code>{}</code> {}{}</li>",
+                escape(&w.code),
+                escape(&w.message),
+                if w.cases.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", escape(&w.cases.join(", ")))
+                }
+            )?;
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("</section>\n");
+    Ok(())
+}
+
+fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
+    h.push_str(
+        "<div class=\"scroll\"><table>\n<tr><th>method</th><th>job</th><th class=\"n\">MiB/s</th>\
+         <th class=\"n\">±95%</th><th class=\"n\">n</th><th class=\"n\">IOPS</th><th class=\"n\">p50</th>\
+         <th class=\"n\">p99</th><th class=\"n\">p99.9</th><th class=\"n\">CPU/IO</th>\
+         <th class=\"n\">device</th><th class=\"n\">cache</th><th>notes</th></tr>\n",
+    );
+    for c in cases {
+        let mut notes: Vec<String> = Vec::new();
+        if c.queue_depth < c.queue_depth_requested {
+            notes.push(format!(
+                "ran at QD{} (asked {}): synchronous method",
+                c.queue_depth, c.queue_depth_requested
+            ));
+        }
+        // The engine's own "is synchronous" note says the same at length.
+        notes.extend(
+            c.notes
+                .iter()
+                .filter(|n| !n.contains("is synchronous"))
+                .cloned(),
+        );
+        if let Some(s) = &c.skipped {
+            notes.insert(0, format!("not run: {s}"));
+        }
+        if let Some(e) = &c.error {
+            notes.insert(0, format!("failed: {e}"));
+        }
+        write!(
+            h,
+            "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td>",
+            css_colour(&c.method),
+            escape(&c.method),
+            escape(&table::job(c))
+        )?;
+        match &c.summary {
+            Some(s) => write!(
+                h,
+                "<td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+                s.bw_bytes_per_s / MIB,
+                table::spread(c),
+                c.measured().len(),
+                fmt_count(s.iops),
+                fmt_ns(s.lat_ns.p50),
+                fmt_ns(s.lat_ns.p99),
+                fmt_ns(s.lat_ns.p999),
+                fmt_ns(s.cpu.ns_per_io.round() as u64),
+                s.device_fraction
+                    .map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
+                fmt_bytes(s.memory.page_cache_bytes)
+            )?,
+            None => h.push_str(&"<td class=\"n\">-</td>".repeat(10)),
+        }
+        writeln!(h, "<td>{}</td></tr>", escape(&notes.join("; ")))?;
+    }
+    h.push_str("</table></div>\n");
+    Ok(())
+}
+
+fn not_run(h: &mut String, r: &RunResult) -> Result<()> {
+    h.push_str("<section id=\"not-run\">\n<h2>Not run</h2>\n");
+    let missing: Vec<&CaseResult> = r
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_some() || c.error.is_some())
+        .collect();
+    if missing.is_empty() {
+        h.push_str("<p>Every case ran.</p>\n");
+    } else {
+        h.push_str("<ul>\n");
+        for c in missing {
+            let (what, why) = match (&c.skipped, &c.error) {
+                (Some(s), _) => ("skipped", s),
+                (_, Some(e)) => ("failed", e),
+                _ => unreachable!("filtered above"),
+            };
+            writeln!(
+                h,
+                "<li><strong>{}</strong> {} {}: {}</li>",
+                escape(&c.method),
+                escape(&c.job().label()),
+                what,
+                escape(why)
+            )?;
+        }
+        h.push_str("</ul>\n");
+    }
+    if !r.probe.is_empty() {
+        h.push_str("<h3>Methods on this target</h3>\n<div class=\"scroll\"><table>\n<tr><th>method</th><th>usable</th><th>why not / notes</th></tr>\n");
+        for p in &r.probe {
+            let mut why: Vec<String> = p.reason.iter().cloned().collect();
+            why.extend(p.notes.iter().cloned());
+            writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&p.method),
+                if p.usable { "yes" } else { "no" },
+                escape(&why.join("; "))
+            )?;
+        }
+        h.push_str("</table></div>\n");
+    }
+    h.push_str("</section>\n");
+    Ok(())
+}
+
+fn system(h: &mut String, r: &RunResult) -> Result<()> {
+    h.push_str("<section id=\"system\">\n<h2>System and configuration</h2>\n<div class=\"kv\">\n");
+    kv_table(h, "System", &r.system)?;
+    kv_table(h, "Configuration", &r.config)?;
+    if let Some(t) = &r.target {
+        kv_table(h, "Target", t)?;
+    }
+    h.push_str("</div>\n</section>\n");
+    Ok(())
+}
+
+/// A struct's fields as a two-column table (nested objects with dotted
+/// names), so every recorded fact shows, whatever the schema version.
+fn kv_table(h: &mut String, title: &str, v: &impl Serialize) -> Result<()> {
+    let mut rows = Vec::new();
+    flatten("", &serde_json::to_value(v)?, &mut rows);
+    write!(h, "<div><h3>{title}</h3>\n<table>\n")?;
+    for (k, v) in rows {
+        writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v))?;
+    }
+    h.push_str("</table></div>\n");
+    Ok(())
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, x, out);
+            }
+        }
+        Value::Null => out.push((prefix.to_string(), "-".into())),
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        Value::Array(a) if a.iter().all(|x| !x.is_object()) => out.push((
+            prefix.to_string(),
+            a.iter()
+                .map(|x| match x {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        )),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded, "{plain:?}");
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! Reports: `iopath report` and `iopath run --html/--csv/--markdown/--png-dir`
+//! on the real run in tests/fixtures/report/run.json (buffered, direct,
+//! mmap, uring, aio and a skipped uring-iopoll on read, randread and write;
+//! 1 warm-up + 4 repetitions each), and the HTML report in a real browser.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+mod common;
+use common::{iopath, scratch};
+
+fn fixture(dir: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
+        .join(name)
+}
+
+fn run_fixture() -> PathBuf {
+    fixture("report", "run.json")
+}
+
+/// Every inline `<svg>...</svg>` of an HTML document.
+fn inline_svgs(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("an <svg> is closed") + start + 6;
+        out.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// (width, height, RGB pixels) of a PNG file.
+fn decode_png(p: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = std::fs::File::open(p).unwrap();
+    let mut dec = png::Decoder::new(std::io::BufReader::new(file));
+    dec.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = dec.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("{}: unexpected colour type {other:?}", p.display()),
+    };
+    let px = buf[..info.buffer_size()]
+        .chunks(step)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    (info.width, info.height, px)
+}
+
+#[test]
+fn report_writes_every_format_from_a_saved_result() {
+    let dir = scratch();
+    let d = dir.path();
+    let out = iopath()
+        .arg("report")
+        .arg(run_fixture())
+        .arg("--html")
+        .arg(d.join("r.html"))
+        .arg("--csv")
+        .arg(d.join("r.csv"))
+        .arg("--markdown")
+        .arg(d.join("r.md"))
+        .arg("--png-dir")
+        .arg(d.join("charts"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "files asked for: nothing on stdout");
+
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for section in [
+        "verdicts",
+        "warnings",
+        "results",
+        "not-run",
+        "system",
+        "reproduce",
+    ] {
+        assert!(html.contains(&format!("id=\"{section}\"")), "no {section}");
+    }
+    // The exact command, escaped; every verdict; the warnings by code.
+    assert!(html.contains("iopath run --methods buffered,direct,mmap,uring,aio,uring-iopoll"));
+    assert!(html.contains("→ use uring."), "write verdict");
+    assert!(html.contains("<code>low_device_fraction</code>"));
+    // Self-contained: nothing is fetched (the xmlns of SVG is a name, not a
+    // fetch), and the policy forbids it anyway.
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    assert!(html.contains("Content-Security-Policy"));
+    assert!(!html.contains("<script"), "readable without JavaScript");
+    let svgs = inline_svgs(&html);
+    assert_eq!(svgs.len(), 15, "5 charts for each of 3 groups");
+    for s in svgs {
+        roxmltree::Document::parse(s).unwrap_or_else(|e| panic!("inline SVG not well-formed: {e}"));
+    }
+
+    let mut pngs: Vec<String> = std::fs::read_dir(d.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs.len(), 15, "{pngs:?}");
+    assert!(
+        pngs.contains(&"randread-4k-q32-t1-latency.png".to_string()),
+        "{pngs:?}"
+    );
+    let (w, h, px) = decode_png(&d.join("charts/randread-4k-q32-t1-throughput.png"));
+    assert_eq!(w, 1800, "drawn at twice the 900 px chart");
+    assert!(h > 300);
+    assert!(
+        px.iter().filter(|p| **p == [0, 0, 0]).count() > 500,
+        "text drawn"
+    );
+
+    let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    assert!(csv.starts_with("started_at,case,method,"), "{}", &csv[..80]);
+    // 15 measured cases x 5 repetitions, 3 skipped cases x 1 row, a header.
+    assert_eq!(csv.lines().count(), 15 * 5 + 3 + 1);
+
+    let md = std::fs::read_to_string(d.join("r.md")).unwrap();
+    assert!(md.contains("→ use uring."), "{md}");
+    assert!(md.contains("| method |"), "{md}");
+}
+
+#[test]
+fn report_without_files_prints_the_tables_and_stdout_markdown_is_pure() {
+    let out = iopath().arg("report").arg(run_fixture()).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("random read (randread)"), "{text}");
+    assert!(text.contains("verdict:"), "{text}");
+
+    let out = iopath()
+        .arg("report")
+        .arg(run_fixture())
+        .args(["--markdown", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("## iopath"), "{md}");
+    assert!(
+        !md.contains('┌'),
+        "no terminal table mixed into the Markdown"
+    );
+}
+
+#[test]
+fn a_schema_1_result_gets_a_report_with_verdicts() {
+    let dir = scratch();
+    let html = dir.path().join("v1.html");
+    let out = iopath()
+        .arg("report")
+        .arg(fixture("compare", "v1.json"))
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("schema version 1"),
+        "the footer says what it read"
+    );
+    assert!(html.contains("class=\"card\""), "verdicts computed for v1");
+    // v1 has no per-interval series: no within-repetition chart, the rest.
+    assert!(!html.contains("-timeline\""));
+    assert!(html.contains("-throughput\""));
+}
+
+#[test]
+fn bad_inputs_and_outputs_are_usage_errors_that_name_the_file() {
+    let dir = scratch();
+    let d = dir.path();
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            vec![fixture("compare", "schema-99.json").into()],
+            "schema version 99, newer than this iopath reads",
+        ),
+        (
+            vec![fixture("compare", "not-iopath.json").into()],
+            "is not an iopath result",
+        ),
+        (vec![d.join("missing.json").into()], "cannot read"),
+        (
+            vec![run_fixture().into(), "--html".into(), d.into()],
+            "is a directory: name a file in it",
+        ),
+        (
+            vec![
+                run_fixture().into(),
+                "--csv".into(),
+                d.join("no/such/x.csv").into(),
+            ],
+            "does not exist",
+        ),
+        (
+            vec![
+                run_fixture().into(),
+                "--csv".into(),
+                "-".into(),
+                "--markdown".into(),
+                "-".into(),
+            ],
+            "--csv and --markdown both write to stdout",
+        ),
+        (
+            vec![
+                run_fixture().into(),
+                "--png-dir".into(),
+                run_fixture().into(),
+            ],
+            "is not a directory",
+        ),
+    ];
+    for (args, msg) in cases {
+        let out = iopath().arg("report").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn run_writes_reports_at_the_end_and_keeps_json_pure() {
+    let dir = scratch();
+    let d = dir.path();
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(d)
+        .args([
+            "--methods",
+            "null",
+            "--patterns",
+            "randread,write",
+            "--size",
+            "1M",
+            "--repeat",
+            "2",
+            "--time",
+            "20ms",
+            "--quiet",
+            "--json",
+            "-",
+            "--html",
+        ])
+        .arg(d.join("r.html"))
+        .arg("--csv")
+        .arg(d.join("r.csv"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = common::json_of(&out.stdout);
+    assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(html.contains("null"));
+    let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2 * 2 + 1, "{csv}");
+    // The same output asked twice on stdout is refused before running.
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(d)
+        .args(["--methods", "null", "--json", "-", "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot share it"));
+}
+
+/// A Chromium-family browser: `IOPATH_CHROMIUM`, or the usual names.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("IOPATH_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .find_map(|name| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Load `page` headless with no network and take a screenshot; returns
+/// the console messages Chromium logged and the screenshot's path.
+fn browse(browser: &Path, page: &Path, work: &Path) -> (Vec<String>, PathBuf) {
+    let shot = work.join(format!(
+        "{}.png",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    // Without network: a network namespace of its own where that works
+    // (root), and in any case no name resolves and the proxy goes nowhere.
+    let isolated = Process::new("unshare")
+        .args(["--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cmd = if isolated {
+        let mut c = Process::new("unshare");
+        c.arg("--net").arg(browser);
+        c
+    } else {
+        Process::new(browser)
+    };
+    let out = cmd
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--window-size=1280,3000",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the browser failed: {stderr}");
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    (console, shot)
+}
+
+#[test]
+fn html_report_renders_in_a_real_browser_offline_without_console_errors() {
+    let Some(browser) = chromium() else {
+        let msg = "chromium not found (apt-get install chromium, or set IOPATH_CHROMIUM); .ci/run installs it";
+        if std::env::var_os("IOPATH_REQUIRE_CHROMIUM").is_some() {
+            panic!("{msg}");
+        }
+        eprintln!("skipped: {msg}");
+        return;
+    };
+    let dir = scratch();
+    let d = dir.path();
+    let page = d.join("report.html");
+    let out = iopath()
+        .arg("report")
+        .arg(run_fixture())
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+
+    // The check can fail: a page that reaches for the network logs it.
+    let bad = d.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" \
+         content=\"default-src 'none'\"></head><body><img src=\"http://example.invalid/x.png\"></body></html>",
+    )
+    .unwrap();
+    let (console, _) = browse(&browser, &bad, d);
+    assert!(
+        !console.is_empty(),
+        "the console check sees nothing: it would pass anything"
+    );
+
+    let (console, shot) = browse(&browser, &page, d);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let (w, h, px) = decode_png(&shot);
+    assert_eq!((w, h), (1280, 3000));
+    let white = px.iter().filter(|p| p.iter().all(|&c| c >= 250)).count();
+    assert!(
+        white < px.len() * 97 / 100,
+        "the screenshot is blank: {white} of {} pixels white",
+        px.len()
+    );
+    // The charts were drawn: bar fills in each method's colour.
+    for (m, rgb) in [
+        ("buffered", [0x4e, 0x79, 0xa7]),
+        ("direct", [0xf2, 0x8e, 0x2b]),
+        ("uring", [0xe1, 0x57, 0x59]),
+    ] {
+        let n = px.iter().filter(|p| **p == rgb).count();
+        assert!(n > 200, "{m}: {n} pixels of its colour in the screenshot");
+    }
+}
