@@ -351,7 +351,7 @@ fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
                 s.bw_bytes_per_s / MIB,
                 table::spread(c),
-                c.measured().len(),
+                table::measured_n(c),
                 fmt_count(s.iops),
                 fmt_ns(s.lat_ns.p50),
                 fmt_ns(s.lat_ns.p99),

@@ -12,8 +12,9 @@
 
 use std::borrow::Cow;
 
+use crate::report::table::{dedup_vec as dedup, job, measured_n, pattern_title, spread};
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_ns};
+use crate::units::{fmt_bytes, fmt_count, fmt_ns};
 use crate::verdict::{self, Verdict};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -308,66 +309,6 @@ fn not_run(r: &RunResult) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Measured repetitions: `repetition_control.measured`, or for a schema-1
-/// result (which has none) the repetitions the summary is made of.
-fn measured_n(c: &CaseResult) -> usize {
-    c.repetition_control
-        .as_ref()
-        .map_or_else(|| c.measured().len(), |rc| rc.measured as usize)
-}
-
-/// The `±95%` column, by the terminal table's rule: the median
-/// throughput's interval half-width over the median, `~` below 95%
-/// confidence (fewer than 6 repetitions). Schema-1 results have no
-/// `repetition_control`: the same figure comes from `stats`.
-fn spread(c: &CaseResult) -> String {
-    let (rel, level) = match (&c.repetition_control, &c.stats) {
-        (Some(rc), _) => (rc.ci_rel, rc.ci_level),
-        (None, Some(st)) => {
-            let bw = &st.bw_bytes_per_s;
-            (
-                (bw.n >= 2).then(|| crate::stats::median_ci_rel(bw)),
-                bw.ci95_median_level,
-            )
-        }
-        (None, None) => (None, 0.0),
-    };
-    match rel {
-        Some(rel) if rel.is_finite() => {
-            format!("{}{:.1}%", if level < 0.95 { "~" } else { "" }, rel * 100.0)
-        }
-        _ => "-".into(),
-    }
-}
-
-/// The terminal table's job: block size, depth it ran at, threads
-/// (`4k Q32T1`).
-fn job(c: &CaseResult) -> String {
-    format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
-}
-
-/// The terminal table's heading of a pattern.
-fn pattern_title(p: &str) -> &str {
-    match p {
-        "read" => "sequential read",
-        "write" => "sequential write",
-        "randread" => "random read",
-        "randwrite" => "random write",
-        "randrw" => "random read/write",
-        other => other,
-    }
-}
-
-fn dedup(v: Vec<String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
 }
 
 /// Text made safe for a Markdown table cell or list item: characters that

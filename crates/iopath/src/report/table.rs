@@ -135,11 +135,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
                     Cell::new(job(c)),
                     right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
                     right(spread(c)),
-                    right(
-                        c.repetition_control
-                            .as_ref()
-                            .map_or("-".into(), |r| r.measured.to_string()),
-                    ),
+                    right(measured_n(c).to_string()),
                     right(fmt_count(s.iops)),
                     right(fmt_ns(s.lat_ns.p50)),
                     right(fmt_ns(s.lat_ns.p99)),
@@ -162,41 +158,11 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
         };
         t.add_row(row);
     }
-    let title = match pattern {
-        "read" => "sequential read",
-        "write" => "sequential write",
-        "randread" => "random read",
-        "randwrite" => "random write",
-        "randrw" => "random read/write",
-        other => other,
-    };
-    let mut s = format!("{title} ({pattern})\n{t}\n");
+    let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));
     for f in dedup_vec(footnotes) {
         s.push_str(&format!("  - {f}\n"));
     }
     s
-}
-
-/// Half-width of the 95% interval of the median throughput, relative to
-/// the median; `~` marks an interval below 95% (fewer than 6 repetitions:
-/// the min-max range).
-pub fn spread(c: &CaseResult) -> String {
-    match &c.repetition_control {
-        Some(r) => match r.ci_rel {
-            Some(rel) if rel.is_finite() => format!(
-                "{}{:.1}%",
-                if r.ci_level < 0.95 { "~" } else { "" },
-                rel * 100.0
-            ),
-            _ => "-".into(),
-        },
-        None => "-".into(),
-    }
-}
-
-/// CrystalDiskMark's way of naming a job: `4k Q32T1`.
-pub fn job(c: &CaseResult) -> String {
-    format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
 }
 
 fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
@@ -206,7 +172,61 @@ fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
     v
 }
 
-fn dedup_vec(v: Vec<String>) -> Vec<String> {
+fn dedup_join(v: &[String]) -> String {
+    dedup_vec(v.to_vec()).join("; ")
+}
+
+/// Measured repetitions: `repetition_control.measured`, or for a schema-1
+/// result (which has none) the repetitions the summary is made of.
+pub fn measured_n(c: &CaseResult) -> usize {
+    c.repetition_control
+        .as_ref()
+        .map_or_else(|| c.measured().len(), |rc| rc.measured as usize)
+}
+
+/// The `±95%` column: the median
+/// throughput's interval half-width over the median, `~` below 95%
+/// confidence (fewer than 6 repetitions). Schema-1 results have no
+/// `repetition_control`: the same figure comes from `stats`.
+pub fn spread(c: &CaseResult) -> String {
+    let (rel, level) = match (&c.repetition_control, &c.stats) {
+        (Some(rc), _) => (rc.ci_rel, rc.ci_level),
+        (None, Some(st)) => {
+            let bw = &st.bw_bytes_per_s;
+            (
+                (bw.n >= 2).then(|| crate::stats::median_ci_rel(bw)),
+                bw.ci95_median_level,
+            )
+        }
+        (None, None) => (None, 0.0),
+    };
+    match rel {
+        Some(rel) if rel.is_finite() => {
+            format!("{}{:.1}%", if level < 0.95 { "~" } else { "" }, rel * 100.0)
+        }
+        _ => "-".into(),
+    }
+}
+
+/// The job as the tables show it: block size, depth it ran at, threads
+/// (`4k Q32T1`).
+pub fn job(c: &CaseResult) -> String {
+    format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
+}
+
+/// The heading of a pattern's table.
+pub fn pattern_title(p: &str) -> &str {
+    match p {
+        "read" => "sequential read",
+        "write" => "sequential write",
+        "randread" => "random read",
+        "randwrite" => "random write",
+        "randrw" => "random read/write",
+        other => other,
+    }
+}
+
+pub fn dedup_vec(v: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for x in v {
         if !out.contains(&x) {
@@ -214,8 +234,4 @@ fn dedup_vec(v: Vec<String>) -> Vec<String> {
         }
     }
     out
-}
-
-fn dedup_join(v: &[String]) -> String {
-    dedup_vec(v.to_vec()).join("; ")
 }

@@ -7,7 +7,11 @@
 //! cache), open one engine per worker thread (outside the timed interval),
 //! start all workers together, and time from the first start to the last
 //! close.
+//!
+//! While a case runs with the progress display shown, a ticker thread puts
+//! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
+pub mod live;
 pub mod observe;
 pub mod repeat;
 pub mod worker;
@@ -21,15 +25,16 @@ use hdrhistogram::Histogram;
 use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 
 use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
-use crate::progress::Progress;
+use crate::progress::{rep_line, Progress, RepTag};
 use crate::result::{
     CaseResult, Latency, Measurement, ProbeEntry, RepetitionControl, RunConfig, RunResult, Series,
     Tool, SCHEMA_VERSION,
 };
 use crate::sysinfo;
 use crate::target::{self, Target};
-use crate::units::{fmt_bs, fmt_bytes};
+use crate::units::fmt_bytes;
 
+use live::Live;
 use observe::{Observer, WorkerCost};
 use repeat::RepOutcome;
 use worker::WorkerJob;
@@ -134,28 +139,44 @@ impl Runner<'_> {
                 result.interrupted = true;
                 break;
             }
+            // `buffered randread 4k Q32T1`, as the table names it.
             let name = format!(
-                "{} {} {} qd{}",
+                "{} {}",
                 case.method,
-                case.pattern.name(),
-                fmt_bs(case.block_size),
-                case.queue_depth_requested
+                crate::result::Job {
+                    pattern: case.pattern.name().into(),
+                    block_size: case.block_size,
+                    queue_depth: case.queue_depth_requested,
+                    threads: case.threads,
+                    sync: case.sync.name().into(),
+                    rwmix_read_pct: (case.pattern == Pattern::RandRw)
+                        .then_some(case.rwmix_read_pct),
+                }
+                .label()
             );
             bar.set_message(name.clone());
             let status = probes.iter().find(|p| p.method == case.method);
-            // After each repetition: how many, and the last one's speed.
+            // After each repetition, until the next one starts: its figures.
             let on_rep = |cr: &CaseResult| {
                 if let Some(m) = cr.repetitions.last() {
-                    bar.set_message(format!(
-                        "{name}  rep {}{}: {:.1} MiB/s, {} IOPS",
-                        cr.repetitions.len(),
-                        if m.warmup { " (warm-up)" } else { "" },
+                    let tag = self.rep_tag(&cr.repetitions, m.warmup, 0);
+                    bar.set_message(rep_line(
+                        &name,
+                        tag,
                         m.bw_bytes_per_s / (1024.0 * 1024.0),
-                        crate::units::fmt_count(m.iops)
+                        m.iops,
+                        false,
                     ));
                 }
             };
-            let cr = self.run_case(case, target.as_ref(), status, &obs, &on_rep);
+            // During a repetition: live figures, only where they are seen.
+            let live = self
+                .progress
+                .is_enabled()
+                .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+            let cr = live::with_ticker(live.as_ref(), || {
+                self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
+            });
             let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
             result.cases.push(cr);
             result.warnings = crate::warnings::collect(&result);
@@ -207,6 +228,21 @@ impl Runner<'_> {
             .collect()
     }
 
+    /// Which repetition of its kind (warm-up or measured) comes `ahead`
+    /// after `done`.
+    fn rep_tag(&self, done: &[Measurement], warmup: bool, ahead: u32) -> RepTag {
+        let n = done.iter().filter(|m| m.warmup == warmup).count() as u32;
+        RepTag {
+            warmup,
+            n: n + ahead,
+            of: if warmup {
+                Some(self.plan.warmup)
+            } else {
+                self.plan.repeat
+            },
+        }
+    }
+
     fn run_case(
         &self,
         case: &Case,
@@ -214,6 +250,7 @@ impl Runner<'_> {
         status: Option<&MethodStatus>,
         obs: &Observer,
         on_rep: &dyn Fn(&CaseResult),
+        live: Option<&Live>,
     ) -> CaseResult {
         let mut cr = CaseResult {
             method: case.method.name().into(),
@@ -267,8 +304,16 @@ impl Runner<'_> {
                 // holds closed rings' memory against the user's
                 // RLIMIT_MEMLOCK) is retried for up to a second.
                 let mut attempt = 0;
+                let tag = self.rep_tag(&cr.repetitions, warmup, 1);
                 let rep = loop {
-                    match self.run_repetition(case, target, obs) {
+                    if let Some(l) = live {
+                        l.begin(tag);
+                    }
+                    let rep = self.run_repetition(case, target, obs, live);
+                    if let Some(l) = live {
+                        l.end();
+                    }
+                    match rep {
                         Err(RepError::Skip(_))
                             if !cr.repetitions.is_empty()
                                 && attempt < SKIP_RETRIES
@@ -351,6 +396,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         obs: &Observer,
+        live: Option<&Live>,
     ) -> Result<(Measurement, Vec<String>, u32), RepError> {
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
@@ -445,8 +491,9 @@ impl Runner<'_> {
                                     *l = observe::locked_now().saturating_sub(locked_before);
                                 }
                             }
-                            let out =
-                                worker::run(eng, job, start, self.stop).map_err(RepError::Fail)?;
+                            let slot = live.and_then(|l| l.slot(job.stream as usize));
+                            let out = worker::run(eng, job, start, self.stop, slot)
+                                .map_err(RepError::Fail)?;
                             // The thread's whole life, to tell its CPU from that
                             // of io_uring's kernel threads.
                             Ok((out, iopath_io::sys::thread_usage()))
