@@ -5,6 +5,11 @@
 //! "Real" means the two medians' 95% intervals do not overlap
 //! ([`crate::stats::compare`]); methods whose interval overlaps the
 //! fastest's tie for fastest. Ratios carry a 95% bootstrap interval.
+//!
+//! `null` does no I/O: it is iopath's own ceiling, a reference, never a
+//! candidate. It is listed in the ranking (flagged `reference`) and named in
+//! one sentence, but the real methods are ranked, timed against each other
+//! and picked from among themselves.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,20 +31,22 @@ pub struct Verdict {
     /// read share.
     #[serde(flatten)]
     pub job: Job,
-    /// The methods tied for fastest, highest median first.
+    /// The methods tied for fastest, highest median first (never a
+    /// reference method).
     pub fastest: Vec<String>,
-    /// Every measured method, highest median throughput first.
+    /// Every measured method: the real ones, highest median throughput
+    /// first, then the reference ones (`null`), flagged.
     pub ranking: Vec<Ranked>,
-    /// Least CPU per I/O (median ns).
+    /// Least CPU per I/O (median ns) of the real methods.
     pub cheapest_cpu: Option<Cost>,
-    /// Least memory held: the file's page cache plus the engine's buffers
-    /// (median bytes).
+    /// Least memory held of the real methods: the file's page cache plus
+    /// the engine's buffers (median bytes).
     pub least_memory: Option<Cost>,
-    /// The method holding the least memory beside the one holding the
+    /// The real method holding the least memory beside the one holding the
     /// most, when the difference is worth a sentence.
     pub memory_trade: Option<MemoryTrade>,
     /// The method to use: of those tied for fastest, the one with the least
-    /// CPU per I/O.
+    /// CPU per I/O (never a reference method).
     pub pick: String,
     /// The verdict in words, as printed under the table.
     pub text: Vec<String>,
@@ -58,12 +65,14 @@ pub struct Ranked {
     /// Depth it ran at (synchronous methods: 1, whatever was asked).
     #[serde(default)]
     pub queue_depth: u32,
-    /// Median throughput of the fastest method / this method's, with its
-    /// 95% bootstrap interval (1 for the fastest itself).
+    /// Median throughput of the fastest real method / this method's, with
+    /// its 95% bootstrap interval (1 for the fastest itself; below 1 for a
+    /// reference method faster than every real one).
     pub fastest_ratio: f64,
     #[serde(deserialize_with = "stats::interval")]
     pub fastest_ratio_ci95: [f64; 2],
-    /// True when this method's interval overlaps the fastest's.
+    /// True when this method's interval overlaps the fastest's (never for a
+    /// reference method).
     pub tied_with_fastest: bool,
     /// True when it is not separated from the fastest only because there
     /// were too few repetitions.
@@ -71,6 +80,10 @@ pub struct Ranked {
     pub too_few_repetitions: bool,
     pub cpu_ns_per_io: f64,
     pub memory_bytes: u64,
+    /// True for a method that does no I/O (`null`): measured for reference,
+    /// iopath's own ceiling, and left out of every judgement.
+    #[serde(default)]
+    pub reference: bool,
 }
 
 /// What holding less memory costs in speed.
@@ -92,8 +105,14 @@ pub struct Cost {
     pub value: f64,
 }
 
-/// Verdicts for every group with at least two measured methods, in the
-/// order the groups first appear.
+/// True for a method that does no I/O (`null`): a reference, not a
+/// candidate.
+pub fn is_reference(method: &str) -> bool {
+    iopath_io::Method::from_name(method).is_some_and(|m| m.is_null())
+}
+
+/// Verdicts for every group with at least two measured real methods (a
+/// reference method does not count), in the order the groups first appear.
 pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
     let mut jobs: Vec<Job> = Vec::new();
     for c in cases {
@@ -116,7 +135,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         bw: Vec<f64>,
         s: stats::Stats,
     }
-    let mut ms: Vec<M> = group
+    let (mut ms, mut refs): (Vec<M>, Vec<M>) = group
         .iter()
         .filter(|c| c.skipped.is_none() && c.error.is_none())
         .filter_map(|&c| {
@@ -124,11 +143,17 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
             let s = stats::describe(&bw)?;
             (s.median > 0.0).then_some(M { c, bw, s })
         })
-        .collect();
+        .partition(|m| !is_reference(&m.c.method));
+    // As with one method alone, there is nothing to judge without two real
+    // ones: `null` beside one method is no choice.
     if ms.len() < 2 {
         return None;
     }
     ms.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
+    refs.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
+    // The real methods first, then the references: `ms[i]` is `ranking[i]`.
+    let real = ms.len();
+    ms.extend(refs);
     let top = &ms[0];
     let cmp: Vec<Comparison> = ms
         .iter()
@@ -141,18 +166,22 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         .iter()
         .zip(&cmp)
         .enumerate()
-        .map(|(i, (m, k))| Ranked {
-            method: m.c.method.clone(),
-            bw_bytes_per_s: m.s.median,
-            bw_ci95_median: m.s.ci95_median,
-            n: m.s.n,
-            queue_depth: m.c.queue_depth,
-            fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
-            fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
-            tied_with_fastest: i == 0 || !k.distinct,
-            too_few_repetitions: i > 0 && k.undersampled,
-            cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
-            memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
+        .map(|(i, (m, k))| {
+            let reference = i >= real;
+            Ranked {
+                method: m.c.method.clone(),
+                bw_bytes_per_s: m.s.median,
+                bw_ci95_median: m.s.ci95_median,
+                n: m.s.n,
+                queue_depth: m.c.queue_depth,
+                fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
+                fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
+                tied_with_fastest: i == 0 || (!reference && !k.distinct),
+                too_few_repetitions: i > 0 && !reference && k.undersampled,
+                cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
+                memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
+                reference,
+            }
         })
         .collect();
     let fastest: Vec<String> = ranking
@@ -163,7 +192,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     let min_by = |f: &dyn Fn(&Ranked) -> f64| {
         ranking
             .iter()
-            .filter(|r| f(r) > 0.0)
+            .filter(|r| !r.reference && f(r) > 0.0)
             .min_by(|a, b| f(a).total_cmp(&f(b)))
             .map(|r| Cost {
                 method: r.method.clone(),
@@ -192,6 +221,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         let held: Vec<(usize, u64)> = ranking
             .iter()
             .enumerate()
+            .filter(|(_, r)| !r.reference)
             .map(|(i, r)| (i, r.memory_bytes))
             .filter(|&(_, b)| b > 0)
             .collect();
@@ -245,8 +275,29 @@ fn x(r: f64) -> String {
     format!("{}x", num(r))
 }
 
-fn ci(c: [f64; 2]) -> String {
-    format!("95% CI {}-{}x", num(c[0]), num(c[1]))
+/// A ratio's interval: "95% CI 1.19-1.24x"; with fewer than 6 repetitions
+/// on either side (`few`), "1.19-1.24x over few repetitions", as a
+/// bootstrap of a handful of values is not a 95% interval.
+fn ci(c: [f64; 2], few: bool) -> String {
+    if few {
+        format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
+    } else {
+        format!("95% CI {}-{}x", num(c[0]), num(c[1]))
+    }
+}
+
+/// How much slower a method is whose median is `ratio` (< 1) times
+/// another's: "18%", the complement of the speed sentence's ratio (1.22x
+/// is 18% slower); never a rounded "100%" or "0%".
+fn pct_slower(ratio: f64) -> String {
+    let p = (1.0 - ratio) * 100.0;
+    if p >= 99.95 {
+        "over 99.9%".to_string()
+    } else if (1.0..99.5).contains(&p) {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
 }
 
 /// "a", "a and b", "a, b and c".
@@ -270,10 +321,13 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
 /// The verdict's sentences.
 pub fn words(v: &Verdict) -> Vec<String> {
     let label = v.job.label();
-    let r = &v.ranking;
-    let tied: Vec<&Ranked> = r.iter().filter(|m| m.tied_with_fastest).collect();
-    let rest: Vec<&Ranked> = r.iter().filter(|m| !m.tied_with_fastest).collect();
-    let top = &r[0];
+    // The real methods are judged; the references only named.
+    let (r, refs): (Vec<&Ranked>, Vec<&Ranked>) = v.ranking.iter().partition(|m| !m.reference);
+    let Some(&top) = r.first() else {
+        return Vec::new();
+    };
+    let tied: Vec<&Ranked> = r.iter().copied().filter(|m| m.tied_with_fastest).collect();
+    let rest: Vec<&Ranked> = r.iter().copied().filter(|m| !m.tied_with_fastest).collect();
     let mut out = Vec::new();
 
     // Speed.
@@ -283,13 +337,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             x(m.fastest_ratio),
             m.method,
             depth_note(m, v),
-            if m.n < 6 || top.n < 6 {
-                // A bootstrap of a handful of values is not a 95% interval.
-                let c = m.fastest_ratio_ci95;
-                format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
-            } else {
-                ci(m.fastest_ratio_ci95)
-            }
+            ci(m.fastest_ratio_ci95, m.n < 6 || top.n < 6)
         )
     };
     // Beside the next method, the one people use by habit (buffered), or
@@ -375,8 +423,21 @@ pub fn words(v: &Verdict) -> Vec<String> {
         ));
     }
 
+    // The reference, in one sentence.
+    for m in &refs {
+        out.push(format!(
+            "Ceiling: {} (no I/O, iopath's own overhead) reached {}/s; the verdict leaves it out.",
+            m.method,
+            fmt_bytes(m.bw_bytes_per_s.round() as u64)
+        ));
+    }
+
     // CPU: the cheapest, the next cheapest, and buffered (the habit).
-    let mut cpu: Vec<&Ranked> = r.iter().filter(|m| m.cpu_ns_per_io > 0.0).collect();
+    let mut cpu: Vec<&Ranked> = r
+        .iter()
+        .copied()
+        .filter(|m| m.cpu_ns_per_io > 0.0)
+        .collect();
     cpu.sort_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
     if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
         if hi.cpu_ns_per_io >= lo.cpu_ns_per_io * CPU_WORTH_SAYING {
@@ -404,11 +465,14 @@ pub fn words(v: &Verdict) -> Vec<String> {
     // Memory: what the frugal method costs in speed against the greedy one.
     if let Some(t) = &v.memory_trade {
         let k = &t.speed;
+        // The same rule for its interval as the speed sentence's.
+        let n = |name: &str| r.iter().find(|m| m.method == name).map_or(0, |m| m.n);
+        let few = n(&t.least) < 6 || n(&t.most) < 6;
         let speed = if k.undersampled {
             format!(
                 "measured {} {} {} (too few repetitions to tell)",
                 if k.ratio < 1.0 {
-                    format!("{:.0}%", (1.0 - k.ratio) * 100.0)
+                    pct_slower(k.ratio)
                 } else {
                     x(k.ratio)
                 },
@@ -422,13 +486,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
         } else if !k.distinct {
             format!("shows no measurable difference in speed from {}", t.most)
         } else if k.ratio < 1.0 {
-            format!("is {:.0}% slower than {}", (1.0 - k.ratio) * 100.0, t.most)
+            format!("is {} slower than {}", pct_slower(k.ratio), t.most)
         } else {
             format!(
                 "is {} faster than {} ({})",
                 x(k.ratio),
                 t.most,
-                ci(k.ratio_ci95)
+                ci(k.ratio_ci95, few)
             )
         };
         out.push(format!(
@@ -682,6 +746,121 @@ mod tests {
             ),
             case("direct", "randread", &[60.0, 61.0, 59.0], 9_000.0, 131_072),
         ]));
+    }
+
+    /// `null` far ahead of three real methods, with the least CPU and
+    /// memory of all.
+    fn with_null() -> Vec<CaseResult> {
+        vec![
+            case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096),
+            case(
+                "buffered",
+                "randread",
+                &around(100.0, 2.0),
+                11_700.0,
+                1_717_986_918,
+            ),
+            case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
+            case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
+        ]
+    }
+
+    #[test]
+    fn null_is_a_reference_never_the_pick() {
+        let v = &all(&with_null())[0];
+        assert_eq!(v.pick, "uring");
+        assert_eq!(v.fastest, vec!["uring"]);
+        let methods: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+        assert_eq!(methods, ["uring", "buffered", "direct", "null"]);
+        let null = &v.ranking[3];
+        assert!(null.reference && !null.tied_with_fastest && !null.too_few_repetitions);
+        assert!(null.fastest_ratio < 1.0, "{}", null.fastest_ratio);
+        assert!(v.ranking[..3].iter().all(|r| !r.reference));
+        let b = v.ranking[1].fastest_ratio;
+        assert!((b - 2.31).abs() < 1e-9, "judged against uring: {b}");
+        assert_eq!(v.cheapest_cpu.as_ref().unwrap().method, "uring");
+        assert_eq!(v.least_memory.as_ref().unwrap().method, "direct");
+        let t = v.memory_trade.as_ref().unwrap();
+        assert_eq!((t.least.as_str(), t.most.as_str()), ("direct", "buffered"));
+        let text = v.text.join("\n");
+        assert!(
+            text.starts_with("randread 4k Q32T1: uring is fastest"),
+            "{text}"
+        );
+        assert!(!text.contains("use null"), "{text}");
+        assert_eq!(text.matches("null").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn the_reference_flag_reads_as_false_from_older_files() {
+        let v = &all(&with_null())[0];
+        let mut json = serde_json::to_value(v).unwrap();
+        for r in json["ranking"].as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("reference");
+        }
+        let back: Verdict = serde_json::from_value(json).unwrap();
+        assert!(back.ranking.iter().all(|r| !r.reference));
+    }
+
+    #[test]
+    fn null_alone_or_beside_one_method_gets_no_verdict() {
+        let null = || case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096);
+        assert!(all(&[null()]).is_empty());
+        assert!(all(&[
+            null(),
+            case("direct", "randread", &around(82.0, 2.0), 1.0, 1)
+        ])
+        .is_empty());
+    }
+
+    #[test]
+    fn wording_null_is_a_ceiling_not_a_candidate() {
+        insta::assert_snapshot!(text(&with_null()));
+    }
+
+    #[test]
+    fn wording_memory_with_few_repetitions() {
+        // 4 against 4, apart: real (1 in 35 by chance), but no 95% interval.
+        let t = text(&[
+            case(
+                "buffered",
+                "randread",
+                &[100.0, 101.0, 99.0, 102.0],
+                11_000.0,
+                1_717_986_918,
+            ),
+            case(
+                "direct",
+                "randread",
+                &[173.0, 175.0, 171.0, 174.0],
+                9_000.0,
+                131_072,
+            ),
+        ]);
+        let memory = t.lines().find(|l| l.starts_with("Memory")).unwrap();
+        assert!(memory.contains("over few repetitions"), "{memory}");
+        assert!(!t.contains("95% CI"), "{t}");
+        insta::assert_snapshot!(t);
+    }
+
+    #[test]
+    fn wording_frugal_method_much_slower() {
+        // The speed sentence's ratio and the memory sentence's percentage
+        // are one figure: 33.3x is 97% slower.
+        insta::assert_snapshot!(text(&[
+            case("mmap", "read", &around(2_000.0, 2.0), 2_000.0, 32 << 20),
+            case("direct", "read", &around(60.0, 2.0), 9_000.0, 4096),
+        ]));
+    }
+
+    #[test]
+    fn percentages_slower_never_round_to_all_or_nothing() {
+        assert_eq!(pct_slower(0.82), "18%");
+        assert_eq!(pct_slower(1.0 / 33.3), "97%");
+        assert_eq!(pct_slower(0.02), "98%");
+        assert_eq!(pct_slower(0.004), "99.6%");
+        assert_eq!(pct_slower(0.0001), "over 99.9%");
+        assert_eq!(pct_slower(0.996), "0.4%");
     }
 
     #[test]

@@ -496,25 +496,9 @@ fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
             let (place, m) = median_repetition(c)?;
             let s = m.series.as_ref()?;
             picked.push(format!("{} #{place}", c.method));
-            let step = s.interval_ns as f64 / 1e6;
-            let n = s.bw_bytes_per_s.len();
-            let mut t = 0.0;
-            let points = s
-                .bw_bytes_per_s
-                .iter()
-                .enumerate()
-                .map(|(i, &bw)| {
-                    t += if i + 1 == n {
-                        s.last_interval_ns as f64 / 1e6
-                    } else {
-                        step
-                    };
-                    (t, bw / MIB, false)
-                })
-                .collect();
             Some(Line {
                 method: c.method.clone(),
-                points,
+                points: timeline(s),
             })
         })
         .collect();
@@ -526,8 +510,9 @@ fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
         title: format!("{label}: throughput within a repetition"),
         caption: format!(
             "Throughput per interval within each method's median repetition ({}), \
-             plotted at the end of each interval. Writes run through the final flush: \
-             a long fsync shows as intervals near 0 at the end.",
+             plotted at the end of each interval (a last partial interval under a quarter \
+             of the others is merged into the one before). Writes run through the final \
+             flush: a long fsync shows as intervals near 0 at the end.",
             picked.join(", ")
         ),
         width: 900,
@@ -542,6 +527,36 @@ fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
             series,
         }),
     })
+}
+
+/// (end of interval in ms, MiB/s) for each interval of a repetition. A
+/// last partial interval shorter than a quarter of the others is merged
+/// into the one before: a handful of completions over a fraction of a
+/// millisecond would otherwise read as a spike of many GiB/s.
+fn timeline(s: &crate::result::Series) -> Vec<(f64, f64, bool)> {
+    let step = s.interval_ns as f64 / 1e6;
+    let last = s.last_interval_ns as f64 / 1e6;
+    let mut bw: Vec<f64> = s.bw_bytes_per_s.clone();
+    let mut lens: Vec<f64> = vec![step; bw.len()];
+    if let Some(l) = lens.last_mut() {
+        *l = last;
+    }
+    let n = bw.len();
+    if n >= 2 && last < step / 4.0 {
+        let merged = (bw[n - 2] * step + bw[n - 1] * last) / (step + last);
+        bw.truncate(n - 1);
+        bw[n - 2] = merged;
+        lens.truncate(n - 1);
+        lens[n - 2] = step + last;
+    }
+    let mut t = 0.0;
+    bw.iter()
+        .zip(&lens)
+        .map(|(&b, &len)| {
+            t += len;
+            (t, b / MIB, false)
+        })
+        .collect()
 }
 
 fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
@@ -1081,6 +1096,26 @@ mod tests {
         bw.sort_by(f64::total_cmp);
         // Four measured: the lower middle one.
         assert_eq!(m.bw_bytes_per_s, bw[1]);
+    }
+
+    #[test]
+    fn a_short_last_interval_is_merged_not_drawn_as_a_spike() {
+        // 10 ms intervals; the last lasted 0.5 ms with 1 MiB: 2000 MiB/s.
+        let s = crate::result::Series::from_counts(
+            10_000_000,
+            500_000,
+            &[10 << 20, 10 << 20, 1 << 20],
+            &[10, 10, 1],
+        );
+        let pts = timeline(&s);
+        assert_eq!(pts.len(), 2);
+        assert_eq!(pts[0], (10.0, 1000.0, false));
+        assert!((pts[1].0 - 20.5).abs() < 1e-9);
+        // 11 MiB over 10.5 ms.
+        assert!((pts[1].1 - 11.0 / 0.0105).abs() < 0.01, "{}", pts[1].1);
+        // A last interval of half the length is drawn as it is.
+        let s = crate::result::Series::from_counts(10_000_000, 5_000_000, &[0, 1 << 20], &[0, 1]);
+        assert_eq!(timeline(&s), vec![(10.0, 0.0, false), (15.0, 200.0, false)]);
     }
 
     #[test]
