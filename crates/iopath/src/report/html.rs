@@ -58,6 +58,7 @@ nav { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 12px 0 0; font-size
 table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 8px 0 4px; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; white-space: nowrap; }
+td.m { white-space: nowrap; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 figure { margin: 18px 0 8px; }
@@ -338,7 +339,7 @@ fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
         }
         write!(
             h,
-            "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td>",
+            "<tr><td class=\"m\"><span class=\"sw\" style=\"background:{}\"></span>{}</td><td class=\"m\">{}</td>",
             css_colour(&c.method),
             escape(&c.method),
             escape(&table::job(c))
