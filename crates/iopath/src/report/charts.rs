@@ -975,9 +975,7 @@ mod tests {
     use super::*;
     use crate::result::RunResult;
 
-    fn fixture() -> RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap()
-    }
+    use crate::report::testdata::fixture;
 
     fn all_figures(r: &RunResult) -> Vec<Figure> {
         crate::report::groups(r)

@@ -237,13 +237,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 mod tests {
     use super::*;
 
-    fn fixture() -> RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap()
-    }
-
-    fn v1() -> RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/compare/v1.json")).unwrap()
-    }
+    use crate::report::testdata::{fixture, v1};
 
     /// Header and rows, parsed back.
     fn parse(text: &str) -> (Vec<String>, Vec<::csv::StringRecord>) {

@@ -317,20 +317,8 @@ fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
          <th class=\"n\">device</th><th class=\"n\">cache</th><th>notes</th></tr>\n",
     );
     for c in cases {
-        let mut notes: Vec<String> = Vec::new();
-        if c.queue_depth < c.queue_depth_requested {
-            notes.push(format!(
-                "ran at QD{} (asked {}): synchronous method",
-                c.queue_depth, c.queue_depth_requested
-            ));
-        }
-        // The engine's own "is synchronous" note says the same at length.
-        notes.extend(
-            c.notes
-                .iter()
-                .filter(|n| !n.contains("is synchronous"))
-                .cloned(),
-        );
+        let mut notes: Vec<String> = table::depth_note(c).into_iter().collect();
+        notes.extend(table::other_notes(c).cloned());
         if let Some(s) = &c.skipped {
             notes.insert(0, format!("not run: {s}"));
         }

@@ -12,7 +12,9 @@
 
 use std::borrow::Cow;
 
-use crate::report::table::{dedup_vec as dedup, job, measured_n, pattern_title, spread};
+use crate::report::table::{
+    dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
+};
 use crate::result::{CaseResult, RunResult};
 use crate::units::{fmt_bytes, fmt_count, fmt_ns};
 use crate::verdict::{self, Verdict};
@@ -226,19 +228,8 @@ fn pattern_table(cases: &[&CaseResult]) -> String {
     );
     for c in cases {
         // Markdown already: the case's own notes are escaped.
-        let mut notes = Vec::new();
-        if c.queue_depth < c.queue_depth_requested {
-            notes.push(format!(
-                "qd {}→{} (sync method)",
-                c.queue_depth_requested, c.queue_depth
-            ));
-        }
-        for n in &c.notes {
-            // Said by the depth note above.
-            if !n.contains("is synchronous") {
-                notes.push(escape(n));
-            }
-        }
+        let mut notes: Vec<String> = depth_note(c).into_iter().collect();
+        notes.extend(other_notes(c).map(|n| escape(n)));
         let figures: Vec<String> = match (&c.summary, &c.skipped, &c.error) {
             (_, Some(_), _) => {
                 notes.insert(0, "skipped (see *Not run*)".into());
@@ -358,13 +349,7 @@ fn longest_backtick_run(s: &str) -> usize {
 mod tests {
     use super::*;
 
-    fn fixture() -> RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap()
-    }
-
-    fn v1() -> RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/compare/v1.json")).unwrap()
-    }
+    use crate::report::testdata::{fixture, v1};
 
     /// The rows of every pipe table: lines starting with `|`, split on
     /// unescaped `|`.

@@ -237,3 +237,19 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
     }
     out
 }
+
+/// The results the exporters' tests read: a real run (buffered, direct,
+/// mmap, uring, aio and a skipped uring-iopoll on read, randread and write;
+/// 1 warm-up + 4 repetitions each) and a schema-1 run.
+#[cfg(test)]
+pub(crate) mod testdata {
+    use crate::result::RunResult;
+
+    pub fn fixture() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap()
+    }
+
+    pub fn v1() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/compare/v1.json")).unwrap()
+    }
+}

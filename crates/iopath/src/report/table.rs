@@ -104,18 +104,10 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
         ]);
     let mut footnotes = Vec::new();
     for c in cases {
-        let mut notes = Vec::new();
-        if c.queue_depth < c.queue_depth_requested {
-            notes.push(format!(
-                "qd {}→{} (sync method)",
-                c.queue_depth_requested, c.queue_depth
-            ));
-        }
-        for n in &c.notes {
-            if !n.contains("is synchronous") {
-                footnotes.push(format!("{}: {n}", c.method));
-                notes.push("see below".to_string());
-            }
+        let mut notes: Vec<String> = depth_note(c).into_iter().collect();
+        for n in other_notes(c) {
+            footnotes.push(format!("{}: {n}", c.method));
+            notes.push("see below".to_string());
         }
         let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
             (_, Some(_), _) => dash_row(c, "skipped (see the end)"),
@@ -234,4 +226,21 @@ pub fn dedup_vec(v: Vec<String>) -> Vec<String> {
         }
     }
     out
+}
+
+/// The depth note of a synchronous method given a deeper queue
+/// (`qd 32→1 (sync method)`), if it applies.
+pub fn depth_note(c: &CaseResult) -> Option<String> {
+    (c.queue_depth < c.queue_depth_requested).then(|| {
+        format!(
+            "qd {}→{} (sync method)",
+            c.queue_depth_requested, c.queue_depth
+        )
+    })
+}
+
+/// The case's notes but the engine's "is synchronous" one, which
+/// [`depth_note`] says in short.
+pub fn other_notes(c: &CaseResult) -> impl Iterator<Item = &String> {
+    c.notes.iter().filter(|n| !n.contains("is synchronous"))
 }
