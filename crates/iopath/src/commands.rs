@@ -182,7 +182,7 @@ pub fn methods() -> String {
 /// `iopath report RESULT.json`: the report files asked for, or the
 /// terminal tables when none is.
 pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
-    args.reports.check(None)?;
+    args.reports.check(None, Some(&args.result))?;
     let mut result = crate::compare::load(&args.result)?;
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.

@@ -39,9 +39,39 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
+/// [`shell_quote`] for any argument: one that is not UTF-8 is written as
+/// bash's `$'...'` with `\xNN` for every byte outside printable ASCII, so
+/// the command can still be pasted and run.
+pub fn shell_quote_os(arg: &std::ffi::OsStr) -> String {
+    if let Some(s) = arg.to_str() {
+        return shell_quote(s);
+    }
+    let mut out = String::from("$'");
+    for &b in arg.as_encoded_bytes() {
+        match b {
+            b'\'' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shell_quote;
+    use super::{shell_quote, shell_quote_os};
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_quoted_for_bash() {
+        use std::os::unix::ffi::OsStrExt;
+        let arg = std::ffi::OsStr::from_bytes(b"x\xfe'y.html");
+        assert_eq!(shell_quote_os(arg), r"$'x\xfe\'y.html'");
+        assert_eq!(shell_quote_os(std::ffi::OsStr::new("a b")), "'a b'");
+    }
 
     #[test]
     fn quoting() {

@@ -13,7 +13,7 @@ use iopath::plan::{Plan, UsageError};
 use iopath::progress::Progress;
 use iopath::report::{json, table};
 use iopath::runner::Runner;
-use iopath::{commands, compare, shell_quote, Interrupted};
+use iopath::{commands, compare, shell_quote_os, Interrupted};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -74,8 +74,8 @@ fn default_run_args() -> RunArgs {
 
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let plan = Plan::from_args(args)?;
-    let command = std::env::args()
-        .map(|a| shell_quote(&a))
+    let command = std::env::args_os()
+        .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()
         .join(" ");
     let runner = Runner {
@@ -102,14 +102,21 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         print!("{text}");
     }
     // After the table, so a report that cannot be written does not hide
-    // the results (the JSON, if asked for, is already saved).
-    plan.reports.write(&result)?;
+    // the results (the JSON, if asked for, is already saved); an
+    // interrupted run still exits 130.
+    let reports = plan.reports.write(&result);
+    if let Err(e) = &reports {
+        eprintln!("error: {e:#}");
+    }
     if result.interrupted {
         eprintln!("iopath: interrupted; results so far were kept, temporary files removed");
         return Ok(ExitCode::from(130));
     }
     if result.cases.iter().any(|c| c.error.is_some()) {
         eprintln!("iopath: some cases failed (see the table)");
+        return Ok(ExitCode::from(1));
+    }
+    if reports.is_err() {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -4,7 +4,7 @@
 //! Everything that can be decided without touching the file system is
 //! checked here, and a mistake is a [`UsageError`] (exit code 2).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use iopath_io::data::DataMode;
@@ -246,32 +246,9 @@ impl Plan {
                 a.cache.name()
             )));
         }
-        if let Some(j) = a.json.as_ref().filter(|j| j.as_os_str() != "-") {
-            let parent = j
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if j.is_dir() {
-                return Err(UsageError(format!(
-                    "--json {} is a directory: name a file in it",
-                    j.display()
-                )));
-            }
-            if !parent.is_dir() {
-                return Err(UsageError(format!(
-                    "--json {}: directory {} does not exist",
-                    j.display(),
-                    parent.display()
-                )));
-            }
-        }
-        a.reports
-            .check(a.json.as_deref().filter(|j| j.as_os_str() != "-"))?;
-        if a.reports.uses_stdout() && a.json.as_ref().is_some_and(|j| j.as_os_str() == "-") {
-            return Err(UsageError(
-                "--json - and a report on stdout (`-`) cannot share it: write one of them to a file".into(),
-            ));
-        }
+        // The test file named by --file is read (or written) by the run: no
+        // report may replace it.
+        a.reports.check(a.json.as_deref(), a.file.as_deref())?;
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),

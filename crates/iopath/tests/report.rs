@@ -225,6 +225,24 @@ fn bad_inputs_and_outputs_are_usage_errors_that_name_the_file() {
             ],
             "is not a directory",
         ),
+        (
+            vec![
+                run_fixture().into(),
+                "--html".into(),
+                d.join("newdir/").into(),
+            ],
+            "not a file name",
+        ),
+        (
+            vec![
+                run_fixture().into(),
+                "--csv".into(),
+                d.join("a.csv").into(),
+                "--markdown".into(),
+                d.join(".").join("a.csv").into(),
+            ],
+            "give each its own file",
+        ),
     ];
     for (args, msg) in cases {
         let out = iopath().arg("report").args(&args).output().unwrap();
@@ -233,6 +251,100 @@ fn bad_inputs_and_outputs_are_usage_errors_that_name_the_file() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn report_never_replaces_its_input_or_follows_a_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let d = dir.path();
+    let input = d.join("in.json");
+    std::fs::copy(run_fixture(), &input).unwrap();
+    let out = iopath()
+        .arg("report")
+        .arg(&input)
+        .arg("--markdown")
+        .arg(d.join(".").join("in.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the result being read"));
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(run_fixture()).unwrap()
+    );
+
+    // A link planted where a careless tool would put its temporary file,
+    // and an existing report with its own permissions.
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, d.join(".r.md.tmp")).unwrap();
+    std::fs::write(d.join("r.md"), "old").unwrap();
+    std::fs::set_permissions(d.join("r.md"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = iopath()
+        .arg("report")
+        .arg(&input)
+        .arg("--markdown")
+        .arg(d.join("r.md"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let meta = std::fs::symlink_metadata(d.join("r.md")).unwrap();
+    assert!(meta.is_file(), "replaced by a regular file");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "permissions kept");
+    assert!(std::fs::read_to_string(d.join("r.md"))
+        .unwrap()
+        .starts_with("## iopath"));
+    let temps: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != ".r.md.tmp")
+        .collect();
+    assert!(temps.is_empty(), "temporary files left: {temps:?}");
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_written_and_quoted_in_the_command() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch();
+    let d = dir.path();
+    let md = d.join(std::ffi::OsStr::from_bytes(b"r\xfe.md"));
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(d)
+        .args([
+            "--methods",
+            "null",
+            "--patterns",
+            "randread",
+            "--size",
+            "1M",
+            "--repeat",
+            "1",
+        ])
+        .args(["--time", "10ms", "--quiet", "--json", "-", "--markdown"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = common::json_of(&out.stdout);
+    assert!(
+        v["command"].as_str().unwrap().contains(r"$'"),
+        "{}",
+        v["command"]
+    );
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .starts_with("## iopath"));
 }
 
 #[test]
@@ -282,7 +394,9 @@ fn run_writes_reports_at_the_end_and_keeps_json_pure() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot share it"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--json and --markdown both write to stdout")
+    );
 }
 
 /// A Chromium-family browser: `IOPATH_CHROMIUM`, or the usual names.

@@ -280,12 +280,34 @@ fn tidy(s: &str) -> String {
 }
 
 /// The cases of a group that have something to draw.
+/// The reference method `null` (no I/O) is left out when a real method
+/// was measured: its speed would flatten every other bar and line.
 fn drawn<'c>(cases: &[&'c CaseResult]) -> Vec<&'c CaseResult> {
-    cases
+    let measured: Vec<&CaseResult> = cases
         .iter()
         .copied()
         .filter(|c| c.summary.is_some())
-        .collect()
+        .collect();
+    if measured.iter().all(|c| is_reference(c)) {
+        return measured;
+    }
+    measured.into_iter().filter(|c| !is_reference(c)).collect()
+}
+
+fn is_reference(c: &CaseResult) -> bool {
+    c.method == "null"
+}
+
+/// A name short enough for an axis or a legend.
+fn short(name: &str) -> String {
+    const MAX: usize = 22;
+    if name.chars().count() <= MAX {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(MAX - 1).collect();
+        s.push('…');
+        s
+    }
 }
 
 /// A name for files and anchors: `randread-4k-q32-t1`.
@@ -331,6 +353,16 @@ pub fn median_repetition(c: &CaseResult) -> Option<(usize, &Measurement)> {
         .map(|(i, m)| (i + 1, m))
         .collect();
     if counted.is_empty() {
+        // Only a repetition cut short by Ctrl-C: the summary is made of it.
+        counted = c
+            .repetitions
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.warmup)
+            .map(|(i, m)| (i + 1, m))
+            .collect();
+    }
+    if counted.is_empty() {
         return None;
     }
     counted.sort_by(|a, b| a.1.bw_bytes_per_s.total_cmp(&b.1.bw_bytes_per_s));
@@ -339,14 +371,26 @@ pub fn median_repetition(c: &CaseResult) -> Option<(usize, &Measurement)> {
 
 /// Every figure of one group of cases (those differing only by method).
 pub fn figures(job: &Job, cases: &[&CaseResult]) -> Vec<Figure> {
+    let all = cases;
     let cases = drawn(cases);
     if cases.is_empty() {
         return Vec::new();
     }
     let id = job_id(job);
     let label = job.label();
+    let mut tp = throughput(&id, &label, &cases);
+    if let Some(s) = all
+        .iter()
+        .filter(|c| is_reference(c) && !cases.iter().any(|d| std::ptr::eq(**c, *d)))
+        .find_map(|c| c.summary.as_ref())
+    {
+        tp.caption.push_str(&format!(
+            " null (no I/O: iopath's own ceiling) reached {} MiB/s and is left out of the charts.",
+            Fmt::MiBs.show(s.bw_bytes_per_s / MIB)
+        ));
+    }
     let mut out = vec![
-        throughput(&id, &label, &cases),
+        tp,
         latency(&id, &label, &cases),
         cardiogram(&id, &label, &cases),
     ];
@@ -377,9 +421,14 @@ fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
                 value: s.bw_bytes_per_s / MIB,
                 ci,
                 label: format!(
-                    "{} MiB/s · {} IOPS · n={n}",
+                    "{} MiB/s · {} IOPS · n={n}{}",
                     Fmt::MiBs.show(s.bw_bytes_per_s / MIB),
-                    fmt_count(s.iops)
+                    fmt_count(s.iops),
+                    if n < 6 && ci.is_some() {
+                        ", whiskers = range"
+                    } else {
+                        ""
+                    }
                 ),
             }
         })
@@ -387,9 +436,10 @@ fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
     Figure {
         id: format!("{id}-throughput"),
         title: format!("{label}: throughput"),
-        caption: "Median throughput of the measured repetitions; whiskers: the 95% \
-                  interval of the median (from 6 repetitions; with fewer, the range of \
-                  the samples is wider than it looks)."
+        caption: "Median throughput of the measured repetitions (n). Whiskers: the 95% \
+                  interval of the median when n is 6 or more; below 6 no 95% interval of a \
+                  median exists, and the whiskers are the range of the samples, from the \
+                  slowest to the fastest (marked \"whiskers = range\")."
             .into(),
         width: 900,
         height: bar_height(rows.len()),
@@ -550,13 +600,40 @@ fn timeline(s: &crate::result::Series) -> Vec<(f64, f64, bool)> {
         lens[n - 2] = step + last;
     }
     let mut t = 0.0;
-    bw.iter()
+    let points: Vec<(f64, f64, bool)> = bw
+        .iter()
         .zip(&lens)
         .map(|(&b, &len)| {
             t += len;
             (t, b / MIB, false)
         })
-        .collect()
+        .collect();
+    thin(points, MAX_TIMELINE_POINTS)
+}
+
+/// More points than a chart can show add only bytes: a long repetition is
+/// drawn from the lowest and highest interval of each stretch, so stalls
+/// and bursts stay visible.
+const MAX_TIMELINE_POINTS: usize = 2000;
+
+fn thin(points: Vec<(f64, f64, bool)>, max: usize) -> Vec<(f64, f64, bool)> {
+    if points.len() <= max {
+        return points;
+    }
+    let per = points.len().div_ceil(max / 2);
+    let mut out = Vec::with_capacity(max);
+    for chunk in points.chunks(per) {
+        let lo = chunk.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let hi = chunk.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(&lo), Some(&hi)) = (lo, hi) {
+            if lo.0 <= hi.0 {
+                out.extend([lo, hi]);
+            } else {
+                out.extend([hi, lo]);
+            }
+        }
+    }
+    out
 }
 
 fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
@@ -605,8 +682,8 @@ fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
     Figure {
         id: format!("{id}-costs"),
         title: format!("{label}: costs"),
-        caption: "CPU time per I/O (workers, kernel and SQPOLL threads; whiskers: 95% \
-                  interval), memory the case held (the file's pages in the page cache plus \
+        caption: "CPU time per I/O (workers, kernel and SQPOLL threads; whiskers: the 95% \
+                  interval of the median, or the range of the samples below 6 repetitions), memory the case held (the file's pages in the page cache plus \
                   the I/O buffers), and the device fraction (bytes the disk moved / bytes \
                   asked: near 100% means the device was measured, near 0% the page cache). \
                   CPU and memory on log scales."
@@ -737,7 +814,8 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
     // Room on the right for the value written after each bar.
     let span = axis.hi - axis.lo;
     let right = axis.hi + span * if b.log { 0.45 } else { 0.35 };
-    let name_width = b.rows.iter().map(|r| r.method.len()).max().unwrap_or(4) as f64 * 8.0;
+    let names: Vec<String> = b.rows.iter().map(|r| short(&r.method)).collect();
+    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(4) as f64 * 8.0;
     let mut chart = ChartBuilder::on(&area)
         .margin_left(px.n(8.0))
         .margin_right(px.n(12.0))
@@ -754,7 +832,6 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
             axis.label(*t, fmt)
         }
     };
-    let names: Vec<String> = b.rows.iter().map(|r| r.method.clone()).collect();
     let yfmt = |t: &f64| {
         let i = t.round();
         if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
@@ -928,7 +1005,7 @@ fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -
             .drawn()?;
         legend
             .draw(&Text::new(
-                s.method.clone(),
+                short(&s.method),
                 (px.i(30.0), y - px.i(8.0)),
                 px.font(13.0),
             ))
@@ -1117,6 +1194,58 @@ mod tests {
     }
 
     #[test]
+    fn long_timelines_keep_their_extremes_within_the_point_budget() {
+        let pts: Vec<(f64, f64, bool)> = (0..100_000)
+            .map(|i| {
+                (
+                    i as f64,
+                    if i == 54_321 {
+                        0.0
+                    } else {
+                        100.0 + (i % 7) as f64
+                    },
+                    false,
+                )
+            })
+            .collect();
+        let thin = thin(pts, 2000);
+        assert!(thin.len() <= 2000, "{}", thin.len());
+        assert!(thin.iter().any(|p| p.1 == 0.0), "the stall survives");
+        assert!(thin.iter().any(|p| p.1 == 106.0), "so does the peak");
+        assert!(thin.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+    }
+
+    #[test]
+    fn null_is_left_out_of_the_charts_beside_real_methods() {
+        let r = fixture();
+        let mut null = r.cases[0].clone();
+        null.method = "null".into();
+        let cases: Vec<&CaseResult> = vec![&null, &r.cases[0], &r.cases[1]];
+        let figs = figures(&r.cases[0].job(), &cases);
+        let drawn = svg(&figs[0]).unwrap();
+        assert!(
+            !svg_has_text(&drawn, "null"),
+            "null drawn beside real methods"
+        );
+        assert!(svg_has_text(&drawn, &r.cases[0].method));
+        assert!(
+            figs[0].caption.contains("null (no I/O"),
+            "{}",
+            figs[0].caption
+        );
+        // Alone, it is what there is to draw.
+        let figs = figures(&r.cases[0].job(), &[&null]);
+        assert!(svg_has_text(&svg(&figs[0]).unwrap(), "null"));
+    }
+
+    fn svg_has_text(svg: &str, t: &str) -> bool {
+        roxmltree::Document::parse(svg)
+            .unwrap()
+            .descendants()
+            .any(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(t))
+    }
+
+    #[test]
     fn colours_are_fixed_per_method_and_distinct() {
         let known = [
             "buffered",
@@ -1134,7 +1263,6 @@ mod tests {
         c.sort();
         c.dedup();
         assert_eq!(c.len(), known.len());
-        assert_eq!(css_colour("future-method"), css_colour("future-method"));
     }
 
     #[test]

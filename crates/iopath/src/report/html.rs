@@ -71,8 +71,14 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px
 .kv { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0 24px; }
 .kv table td:first-child { color: var(--muted); width: 40%; }
 footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
+@page { margin: 12mm; }
 @media print {
   main { max-width: none; padding: 0; }
+  body { font-size: 11px; }
+  table { font-size: 9.5px; }
+  .scroll { overflow: visible; }
+  td.n, td.m, th { white-space: normal; }
+  th, td { padding: 3px 4px; }
   nav { display: none; }
   section.job, figure, .card { break-inside: avoid; }
   h2 { break-after: avoid; }
@@ -106,7 +112,7 @@ pub fn render(r: &RunResult) -> Result<String> {
     header(&mut h, r)?;
     write!(h, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n")?;
     if verdicts.is_empty() {
-        h.push_str("<p>No group of cases had two measured methods to compare.</p>\n");
+        h.push_str("<p>No verdict: a verdict needs two measured methods doing the same job (the reference <code>null</code> does not count).</p>\n");
     } else {
         h.push_str("<div class=\"verdicts\">\n");
         for v in &verdicts {
@@ -117,6 +123,9 @@ pub fn render(r: &RunResult) -> Result<String> {
     h.push_str("</section>\n");
     warnings(&mut h, r)?;
     write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
+    if r.cases.is_empty() {
+        h.push_str("<p>No case ran.</p>\n");
+    }
     for (job, cases) in groups(r) {
         write!(
             h,
@@ -229,7 +238,7 @@ fn header(h: &mut String, r: &RunResult) -> Result<()> {
     }
     writeln!(h, "<p class=\"sub\">{}</p>", facts.join(" · "))?;
     if r.interrupted {
-        h.push_str("<p class=\"banner\">This run was interrupted (Ctrl-C or a signal): only the cases finished before it are here.</p>\n");
+        h.push_str("<p class=\"banner\">This run was interrupted (Ctrl-C or a signal): here are the cases finished before it, and the one it cut short, measured over its completed repetitions (or over the cut one when none completed).</p>\n");
     }
     let mut methods: Vec<&str> = Vec::new();
     for c in r.cases.iter().filter(|c| c.summary.is_some()) {

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::result::RunResult;
 
@@ -17,47 +17,13 @@ use crate::result::RunResult;
 /// run is finished (`finished_at` set): renaming over it would replace the
 /// device node with a regular file, and a stream cannot be rewritten.
 pub fn write_file(path: &Path, result: &RunResult) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            if result.finished_at.is_none() {
-                return Ok(());
-            }
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
-            serde_json::to_writer_pretty(&mut f, result)?;
-            f.write_all(b"\n")?;
-            Ok(())
-        }
-        Ok(_) => {
-            let real = std::fs::canonicalize(path)
-                .with_context(|| format!("--json {}: cannot resolve the path", path.display()))?;
-            replace(&real, result)
-        }
-        Err(_) => replace(path, result),
+    let streamed = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if streamed && result.finished_at.is_none() {
+        return Ok(());
     }
-}
-
-/// Write `result` beside `path`, then rename it over `path`.
-fn replace(path: &Path, result: &RunResult) -> Result<()> {
-    let file_name = path
-        .file_name()
-        .with_context(|| format!("--json {}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(".{}.tmp", file_name.to_string_lossy()));
-    let mut f = std::fs::File::create(&tmp)
-        .with_context(|| format!("cannot write the JSON result to {}", tmp.display()))?;
-    serde_json::to_writer_pretty(&mut f, result)?;
-    f.write_all(b"\n")?;
-    f.sync_all().ok();
-    drop(f);
-    std::fs::rename(&tmp, path).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!(
-            "cannot move the JSON result into place at {}",
-            path.display()
-        )
-    })
+    let mut bytes = serde_json::to_vec_pretty(result)?;
+    bytes.push(b'\n');
+    crate::report::write_output(path, &bytes, "--json")
 }
 
 /// Print `result` on stdout.

@@ -93,7 +93,12 @@ fn patterns(r: &RunResult) -> Vec<String> {
 
 /// `iopath: read, randread, write on ext4 (vda)`.
 fn title(r: &RunResult, patterns: &[String]) -> String {
-    let mut s = format!("iopath: {}", escape(&patterns.join(", ")));
+    let what = if patterns.is_empty() {
+        "no case ran".to_string()
+    } else {
+        escape(&patterns.join(", "))
+    };
+    let mut s = format!("iopath: {what}");
     if r.target.is_some() {
         let fs = r.system.fs_type.as_deref().unwrap_or("unknown file system");
         s.push_str(&format!(" on {}", escape(fs)));

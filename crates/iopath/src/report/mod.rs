@@ -64,24 +64,27 @@ impl Outputs {
     }
 
     /// Refuse, before any I/O, what could only fail at the end of a run: a
-    /// directory named as a file, a missing parent directory, two outputs
-    /// on one path or two on stdout. `json` is the run's `--json`, if any.
-    pub fn check(&self, json: Option<&Path>) -> Result<(), UsageError> {
+    /// directory or device named as a file, a missing or read-only parent
+    /// directory, two outputs on one file (however spelled) or two on
+    /// stdout. `json` is the run's `--json`, if any; `input` a file that no
+    /// output may replace (`iopath report`'s result).
+    pub fn check(&self, json: Option<&Path>, input: Option<&Path>) -> Result<(), UsageError> {
         let files = [
-            ("--html", &self.html),
-            ("--csv", &self.csv),
-            ("--markdown", &self.markdown),
+            ("--json", json),
+            ("--html", self.html.as_deref()),
+            ("--csv", self.csv.as_deref()),
+            ("--markdown", self.markdown.as_deref()),
         ];
-        let mut seen: Vec<(&str, &Path)> = Vec::new();
-        if let Some(j) = json {
-            seen.push(("--json", j));
-        }
+        // (flag, as given, identity)
+        let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
         for (flag, path) in files {
             let Some(p) = path else { continue };
-            if !is_stdout(p) {
-                check_file(flag, p)?;
+            if is_stdout(p) {
+                seen.push((flag, p, p.to_path_buf()));
+                continue;
             }
-            seen.push((flag, p));
+            check_file(flag, p)?;
+            seen.push((flag, p, identity(p)));
         }
         if let Some(d) = &self.png_dir {
             if d.exists() && !d.is_dir() {
@@ -90,24 +93,39 @@ impl Outputs {
                     d.display()
                 )));
             }
-            if !d.exists() {
-                let parent = parent_of(d);
-                if !parent.is_dir() {
-                    return Err(UsageError(format!(
-                        "--png-dir {}: directory {} does not exist",
-                        d.display(),
-                        parent.display()
-                    )));
-                }
+            let parent = if d.exists() {
+                d.as_path()
+            } else {
+                parent_of(d)
+            };
+            if !parent.is_dir() {
+                return Err(UsageError(format!(
+                    "--png-dir {}: directory {} does not exist",
+                    d.display(),
+                    parent.display()
+                )));
+            }
+            writable_dir("--png-dir", d, parent)?;
+            seen.push(("--png-dir", d, identity(d)));
+        }
+        if let Some(input) = input {
+            let id = identity(input);
+            if let Some((flag, p, _)) = seen.iter().find(|(_, _, i)| *i == id) {
+                return Err(UsageError(format!(
+                    "{flag} {} is the result being read: write the report to another file",
+                    p.display()
+                )));
             }
         }
-        for (i, (fa, a)) in seen.iter().enumerate() {
-            for (fb, b) in &seen[i + 1..] {
-                if a == b {
+        for (i, (fa, a, ia)) in seen.iter().enumerate() {
+            for (fb, b, ib) in &seen[i + 1..] {
+                if ia == ib {
                     let what = if is_stdout(a) {
                         "both write to stdout (`-`)".to_string()
-                    } else {
+                    } else if a == b {
                         format!("both name {}", a.display())
+                    } else {
+                        format!("name the same file ({} and {})", a.display(), b.display())
                     };
                     return Err(UsageError(format!(
                         "{fa} and {fb} {what}: give each its own file"
@@ -118,21 +136,36 @@ impl Outputs {
         Ok(())
     }
 
-    /// Write every report asked for.
+    /// Write every report asked for; one that fails does not stop the
+    /// others, and the error names every one that failed.
     pub fn write(&self, r: &RunResult) -> Result<()> {
+        let mut failed: Vec<String> = Vec::new();
+        let mut keep = |res: Result<()>| {
+            if let Err(e) = res {
+                failed.push(format!("{e:#}"));
+            }
+        };
         if let Some(p) = &self.html {
-            write_output(p, html::render(r)?.as_bytes(), "--html")?;
+            keep(html::render(r).and_then(|h| write_output(p, h.as_bytes(), "--html")));
         }
         if let Some(p) = &self.csv {
-            write_output(p, csv::render(r)?.as_bytes(), "--csv")?;
+            keep(csv::render(r).and_then(|c| write_output(p, c.as_bytes(), "--csv")));
         }
         if let Some(p) = &self.markdown {
-            write_output(p, markdown::render(r).as_bytes(), "--markdown")?;
+            keep(write_output(
+                p,
+                markdown::render(r).as_bytes(),
+                "--markdown",
+            ));
         }
         if let Some(d) = &self.png_dir {
-            write_pngs(d, r)?;
+            keep(write_pngs(d, r).map(|_| ()));
         }
-        Ok(())
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!("{}", failed.join("; ")))
+        }
     }
 }
 
@@ -142,14 +175,52 @@ fn parent_of(p: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// A path a report file can be written to: not a directory, in a directory
-/// that exists.
+/// What a path names, for telling two spellings of one file apart: the
+/// real directory and the file name (`./a.json`, `a.json` and
+/// `../d/a.json` from `d` are one file; a symbolic link is followed).
+fn identity(p: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(p) {
+        return real;
+    }
+    match (std::fs::canonicalize(parent_of(p)), p.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+fn writable_dir(flag: &str, p: &Path, dir: &Path) -> Result<(), UsageError> {
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).map_err(|e| {
+        UsageError(format!(
+            "{flag} {}: cannot write in {} ({e}); choose a directory you can write to",
+            p.display(),
+            dir.display()
+        ))
+    })
+}
+
+/// A path a report file can be written to: a file name (not a directory,
+/// not a device), in a directory that exists and can be written to.
 pub fn check_file(flag: &str, p: &Path) -> Result<(), UsageError> {
     if p.is_dir() {
         return Err(UsageError(format!(
             "{flag} {} is a directory: name a file in it",
             p.display()
         )));
+    }
+    if p.file_name().is_none() || p.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(UsageError(format!(
+            "{flag} {}: not a file name; name a file (`report.html`)",
+            p.display()
+        )));
+    }
+    if let Ok(m) = std::fs::metadata(p) {
+        use std::os::unix::fs::FileTypeExt;
+        if m.file_type().is_block_device() {
+            return Err(UsageError(format!(
+                "{flag} {} is a block device: reports go to files, never onto a disk",
+                p.display()
+            )));
+        }
     }
     let parent = parent_of(p);
     if !parent.is_dir() {
@@ -159,48 +230,108 @@ pub fn check_file(flag: &str, p: &Path) -> Result<(), UsageError> {
             parent.display()
         )));
     }
+    if std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+        // Replaced through a new file beside it: the directory must be
+        // writable, not just the file.
+        return writable_dir(flag, p, parent);
+    }
+    if std::fs::metadata(p).is_err() {
+        return writable_dir(flag, p, parent);
+    }
     Ok(())
 }
 
 /// Write `bytes` to `path`: `-` is stdout; a regular file (or a new one) is
-/// replaced atomically, written beside it and renamed, so a reader never
-/// sees half a file; a symbolic link is followed; anything else (a FIFO,
-/// `/dev/stdout`, a device) is opened and written, never replaced.
+/// replaced atomically, written beside it under a new name and renamed, so
+/// a reader never sees half a file and a failure leaves nothing behind; a
+/// symbolic link is followed (the file it names is replaced); a FIFO or
+/// character device (`/dev/stdout`) is opened and written, never replaced.
 pub fn write_output(path: &Path, bytes: &[u8], flag: &str) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
     if is_stdout(path) {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes)?;
         return Ok(out.flush()?);
     }
+    let cannot =
+        |e: &dyn std::fmt::Display| format!("{flag}: cannot write {}: {e}", path.display());
     match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => Err(anyhow::anyhow!(
+            "{flag} {} is a block device: reports go to files, never onto a disk",
+            path.display()
+        )),
         Ok(m) if !m.is_file() => {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
-                .with_context(|| format!("{flag}: cannot write {}", path.display()))?;
-            f.write_all(bytes)
-                .with_context(|| format!("{flag}: cannot write {}", path.display()))
+                .map_err(|e| anyhow::anyhow!(cannot(&e)))?;
+            f.write_all(bytes).map_err(|e| anyhow::anyhow!(cannot(&e)))
         }
-        Ok(_) => {
-            let real = std::fs::canonicalize(path)
-                .with_context(|| format!("{flag} {}: cannot resolve the path", path.display()))?;
-            replace(&real, bytes, flag)
+        Ok(m) => {
+            let real = std::fs::canonicalize(path).map_err(|e| anyhow::anyhow!(cannot(&e)))?;
+            replace(&real, bytes, flag, Some(m.permissions()))
         }
-        Err(_) => replace(path, bytes, flag),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(anyhow::anyhow!(
+                    "{flag} {} is a symbolic link to nothing: remove it or name another file",
+                    path.display()
+                ));
+            }
+            replace(path, bytes, flag, None)
+        }
+        Err(e) => Err(anyhow::anyhow!(cannot(&e))),
     }
 }
 
-/// Write `bytes` beside `path`, then rename over it; on failure nothing is
-/// left behind.
-fn replace(path: &Path, bytes: &[u8], flag: &str) -> Result<()> {
+/// Write `bytes` to a new file beside `path` (a name nobody else holds,
+/// created exclusively, so no existing file or link is ever followed or
+/// truncated), then rename it over `path`, keeping `path`'s permissions
+/// when it existed. On failure the new file is removed.
+fn replace(
+    path: &Path,
+    bytes: &[u8],
+    flag: &str,
+    perms: Option<std::fs::Permissions>,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
     let name = path
         .file_name()
-        .with_context(|| format!("{flag} {}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(".{}.tmp", name.to_string_lossy()));
+        .with_context(|| format!("{flag} {}: not a file name", path.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let mut attempt = 0;
+    let (tmp, mut f) = loop {
+        let tmp = path.with_file_name(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "{flag}: cannot write {}: {e}",
+                    tmp.display()
+                ))
+            }
+        }
+    };
     let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
+        if let Some(p) = perms {
+            f.set_permissions(p)?;
+        }
         f.sync_all()?;
+        drop(f);
         std::fs::rename(&tmp, path)
     })();
     written.map_err(|e| {

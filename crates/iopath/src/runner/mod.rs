@@ -139,7 +139,8 @@ impl Runner<'_> {
                 result.interrupted = true;
                 break;
             }
-            // `buffered randread 4k Q32T1`, as the table names it.
+            // `buffered randread 4k Q32T1`, as verdicts name the job (the
+            // requested depth; the table shows the depth each method ran at).
             let name = format!(
                 "{} {}",
                 case.method,
