@@ -21,6 +21,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod buf;
+pub mod copy;
 pub mod data;
 pub mod engines;
 pub mod probe;
@@ -206,15 +207,29 @@ pub enum SyncPolicy {
     /// `fsync` after every write, counted in that write's latency
     /// (io_uring: a linked fsync request).
     Each,
+    /// Open with `O_SYNC`: as `Dsync`, and the file's metadata (size,
+    /// times) is durable too when a write completes (NIOBench's "sync"
+    /// modes; mmap: `msync` after each write).
+    Osync,
 }
 
 impl SyncPolicy {
+    /// The extra `open` flag the policy needs (`O_DSYNC`, `O_SYNC`), or 0.
+    pub fn open_flags(self) -> i32 {
+        match self {
+            SyncPolicy::Dsync => libc::O_DSYNC,
+            SyncPolicy::Osync => libc::O_SYNC,
+            _ => 0,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SyncPolicy::None => "none",
             SyncPolicy::End => "end",
             SyncPolicy::Dsync => "dsync",
             SyncPolicy::Each => "each",
+            SyncPolicy::Osync => "osync",
         }
     }
 
@@ -224,6 +239,7 @@ impl SyncPolicy {
             SyncPolicy::End,
             SyncPolicy::Dsync,
             SyncPolicy::Each,
+            SyncPolicy::Osync,
         ]
         .into_iter()
         .find(|p| p.name() == s)

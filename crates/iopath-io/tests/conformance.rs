@@ -380,8 +380,8 @@ fn check_sync_policies(m: Method) {
     }
     let Some(t) = target(m, FILE) else { return };
     let mut want = t.data.clone();
-    use SyncPolicy::{Dsync, Each, End};
-    let policies = [SyncPolicy::None, End, Dsync, Each];
+    use SyncPolicy::{Dsync, Each, End, Osync};
+    let policies = [SyncPolicy::None, End, Dsync, Each, Osync];
     for (i, policy) in policies.into_iter().enumerate() {
         if m == Method::UringIopoll && policy == SyncPolicy::Each {
             continue;

@@ -125,7 +125,8 @@ pub struct RunArgs {
     pub interval: Duration,
 
     /// When writes are made durable: none, end (fsync then close, timed),
-    /// dsync (O_DSYNC), each (fsync after every write).
+    /// dsync (O_DSYNC), osync (O_SYNC: data and metadata), each (fsync after
+    /// every write).
     #[arg(long, value_name = "POLICY", default_value = "end", value_parser = parse_sync)]
     pub sync: SyncPolicy,
 
@@ -277,7 +278,7 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
 
 fn parse_sync(s: &str) -> Result<SyncPolicy, String> {
     SyncPolicy::from_name(s.trim())
-        .ok_or_else(|| format!("unknown sync policy '{s}'; valid: none, end, dsync, each"))
+        .ok_or_else(|| format!("unknown sync policy '{s}'; valid: none, end, dsync, osync, each"))
 }
 
 #[cfg(test)]

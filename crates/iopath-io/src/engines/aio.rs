@@ -98,7 +98,7 @@ impl AioEngine {
             &spec.path,
             spec.write,
             true,
-            spec.sync == SyncPolicy::Dsync,
+            spec.sync,
         ) {
             Ok(f) => f,
             Err(e) => {

@@ -38,7 +38,7 @@ pub struct MmapEngine {
 
 impl MmapEngine {
     pub fn open(spec: &OpenSpec) -> Result<MmapEngine, EngineError> {
-        let file = super::open_target(Method::Mmap, &spec.path, spec.write, false, false)?;
+        let file = super::open_target(Method::Mmap, &spec.path, spec.write, false, SyncPolicy::None)?;
         // Map no further than the file ends. Touching a mapped page wholly
         // past end of file raises SIGBUS, so a span longer than the file let
         // safe code kill the process with a read past EOF. Requests past the
@@ -91,7 +91,10 @@ impl MmapEngine {
                 mem_align: 4096,
                 notes,
             },
-            msync_each: matches!(spec.sync, SyncPolicy::Dsync | SyncPolicy::Each),
+            msync_each: matches!(
+                spec.sync,
+                SyncPolicy::Dsync | SyncPolicy::Osync | SyncPolicy::Each
+            ),
         })
     }
 

@@ -16,20 +16,18 @@ use crate::buf::SlotPool;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, SyncPolicy};
 
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
-/// [`EngineError::Unsupported`] for `method`), `dsync` adds `O_DSYNC`.
+/// [`EngineError::Unsupported`] for `method`), `sync` adds `O_DSYNC` or
+/// `O_SYNC` ([`SyncPolicy::open_flags`]).
 pub(crate) fn open_target(
     method: Method,
     path: &Path,
     write: bool,
     direct: bool,
-    dsync: bool,
+    sync: SyncPolicy,
 ) -> Result<File, EngineError> {
-    let mut flags = 0;
+    let mut flags = sync.open_flags();
     if direct {
         flags |= libc::O_DIRECT;
-    }
-    if dsync {
-        flags |= libc::O_DSYNC;
     }
     let res = std::fs::OpenOptions::new()
         .read(true)

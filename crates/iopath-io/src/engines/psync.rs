@@ -34,7 +34,7 @@ impl PsyncEngine {
             &spec.path,
             spec.write,
             direct,
-            spec.sync == SyncPolicy::Dsync,
+            spec.sync,
         )?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut notes = Vec::new();

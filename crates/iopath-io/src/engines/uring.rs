@@ -151,7 +151,7 @@ impl UringEngine {
             &spec.path,
             spec.write,
             direct,
-            spec.sync == SyncPolicy::Dsync,
+            spec.sync,
         )?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut pool = SlotPool::new(qd, spec.block_size, mem_align);

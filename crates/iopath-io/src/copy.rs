@@ -1,0 +1,1 @@
+//! File copy by each copy method (being written).
