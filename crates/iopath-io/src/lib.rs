@@ -44,6 +44,9 @@ pub enum Method {
     Direct,
     /// `memcpy` from/to a shared file mapping.
     Mmap,
+    /// `memcpy` from/to a `MAP_SHARED_VALIDATE | MAP_SYNC` mapping (DAX
+    /// only), made durable with CPU cache-line write-backs.
+    MmapDax,
     /// io_uring with `O_DIRECT`, registered buffers and a registered file.
     Uring,
     /// io_uring through the page cache (no `O_DIRECT`).
@@ -54,19 +57,26 @@ pub enum Method {
     UringIopoll,
     /// Linux native AIO (`io_submit`/`io_getevents`) with `O_DIRECT`.
     Aio,
+    /// `copy_file_range(2)`: copies only (the copy pattern).
+    CopyFileRange,
+    /// `sendfile(2)`: copies only (the copy pattern).
+    Sendfile,
 }
 
 impl Method {
     /// Every method, in the order tables list them.
-    pub const ALL: [Method; 9] = [
+    pub const ALL: [Method; 12] = [
         Method::Buffered,
         Method::Direct,
         Method::Mmap,
+        Method::MmapDax,
         Method::Uring,
         Method::UringBuffered,
         Method::UringSqpoll,
         Method::UringIopoll,
         Method::Aio,
+        Method::CopyFileRange,
+        Method::Sendfile,
         Method::Null,
     ];
 
@@ -77,12 +87,22 @@ impl Method {
             Method::Buffered => "buffered",
             Method::Direct => "direct",
             Method::Mmap => "mmap",
+            Method::MmapDax => "mmap-dax",
             Method::Uring => "uring",
             Method::UringBuffered => "uring-buffered",
             Method::UringSqpoll => "uring-sqpoll",
             Method::UringIopoll => "uring-iopoll",
             Method::Aio => "aio",
+            Method::CopyFileRange => "copy-file-range",
+            Method::Sendfile => "sendfile",
         }
+    }
+
+    /// True for the methods that only copy a file (`copy-file-range`,
+    /// `sendfile`): the kernel moves the data, there are no requests to
+    /// issue.
+    pub fn copy_only(self) -> bool {
+        matches!(self, Method::CopyFileRange | Method::Sendfile)
     }
 
     /// Parse a method name as written by [`Method::name`].
@@ -119,6 +139,13 @@ impl Method {
         self == Method::Null
     }
 
+    /// True when a run without `--methods` includes the method. `null` is a
+    /// reference, and `mmap-dax` works only on persistent memory: both are
+    /// opt-in.
+    pub fn in_default_run(self) -> bool {
+        !matches!(self, Method::Null | Method::MmapDax) && !self.copy_only()
+    }
+
     /// One sentence: what the method does.
     pub fn summary(self) -> &'static str {
         match self {
@@ -128,6 +155,9 @@ impl Method {
                 "pread/pwrite with O_DIRECT: no page cache, aligned buffers, one request at a time"
             }
             Method::Mmap => "memcpy from/to a shared file mapping; page faults bring data in",
+            Method::MmapDax => {
+                "memcpy from/to a MAP_SYNC mapping on DAX; CPU cache flushes (clwb) instead of msync"
+            }
             Method::Uring => {
                 "io_uring + O_DIRECT, N requests in flight, registered buffers and file"
             }
@@ -141,6 +171,12 @@ impl Method {
             Method::Aio => {
                 "Linux native AIO (io_submit/io_getevents) + O_DIRECT, N requests in flight"
             }
+            Method::CopyFileRange => {
+                "copy pattern only: copy_file_range, the kernel copies (or shares extents) without a user buffer"
+            }
+            Method::Sendfile => {
+                "copy pattern only: sendfile, an in-kernel splice from the source's page cache"
+            }
         }
     }
 
@@ -151,6 +187,9 @@ impl Method {
             Method::Buffered => "data reused soon, small working sets, or code you cannot change",
             Method::Direct => "large streaming I/O where the cache would only waste memory",
             Method::Mmap => "read-mostly data that fits in memory, random access with pointers",
+            Method::MmapDax => {
+                "persistent memory (a file system mounted -o dax): load/store access, no page cache"
+            }
             Method::Uring => "fast SSDs/NVMe: deep queues with little CPU per I/O",
             Method::UringBuffered => {
                 "cached data with many outstanding requests, no alignment rules"
@@ -158,6 +197,10 @@ impl Method {
             Method::UringSqpoll => "very high IOPS when a spare core can spin for submissions",
             Method::UringIopoll => "lowest latency on NVMe with poll queues (nvme.poll_queues=N)",
             Method::Aio => "kernels or programs without io_uring; direct I/O only",
+            Method::CopyFileRange => {
+                "copying files: least CPU, and instant on reflink file systems"
+            }
+            Method::Sendfile => "copying a file into a file or socket without a user buffer",
         }
     }
 }
@@ -370,6 +413,11 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
         Method::Buffered => Ok(Box::new(engines::psync::PsyncEngine::open(spec, false)?)),
         Method::Direct => Ok(Box::new(engines::psync::PsyncEngine::open(spec, true)?)),
         Method::Mmap => Ok(Box::new(engines::mmap::MmapEngine::open(spec)?)),
+        Method::MmapDax => Ok(Box::new(engines::mmap::MmapEngine::open_dax(spec)?)),
+        Method::CopyFileRange | Method::Sendfile => Err(EngineError::Unsupported {
+            method,
+            reason: format!("{method} only copies files: use it with the copy pattern"),
+        }),
         Method::Uring | Method::UringBuffered | Method::UringSqpoll | Method::UringIopoll => {
             Ok(Box::new(engines::uring::UringEngine::open(method, spec)?))
         }

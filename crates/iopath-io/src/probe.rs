@@ -32,6 +32,14 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         unusable: None,
         notes: Vec::new(),
     };
+    if method.copy_only() {
+        // Nothing to open: the copy itself tells (EXDEV, ENOSYS), and a
+        // refusal skips the copy case with the reason.
+        st.notes.push(format!(
+            "{method} only copies files: it runs with the copy pattern"
+        ));
+        return st;
+    }
     let spec = OpenSpec {
         path: path.to_path_buf(),
         write: false,

@@ -371,6 +371,130 @@ pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
     Ok(r)
 }
 
+/// The mount that holds a path: one line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// Where it is mounted (`/`, `/mnt/pmem`).
+    pub mount_point: PathBuf,
+    /// File-system type (`ext4`, `xfs`, `tmpfs`).
+    pub fs_type: String,
+    /// What is mounted (`/dev/pmem0`, `tmpfs`).
+    pub source: String,
+    /// Per-mount options (`rw,relatime`).
+    pub mount_options: String,
+    /// The file system's own options (`rw,dax=always`): where `dax` shows.
+    pub super_options: String,
+}
+
+impl MountEntry {
+    /// Mount and file-system options together, each once, as `findmnt`
+    /// shows them (`rw,relatime,dax=always`).
+    pub fn options(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for o in self
+            .mount_options
+            .split(',')
+            .chain(self.super_options.split(','))
+        {
+            if !o.is_empty() && !seen.contains(&o) {
+                seen.push(o);
+            }
+        }
+        seen.join(",")
+    }
+
+    /// The DAX mode the options ask for: `Some("always")` for `dax` or
+    /// `dax=always`, `Some("inode")`, `Some("never")`, or `None` when no
+    /// option mentions DAX.
+    pub fn dax_option(&self) -> Option<&str> {
+        self.mount_options
+            .split(',')
+            .chain(self.super_options.split(','))
+            .find_map(|o| match o {
+                "dax" => Some("always"),
+                _ => o.strip_prefix("dax="),
+            })
+    }
+}
+
+/// The mount holding `path` (which must exist), from `/proc/self/mountinfo`.
+pub fn mount_of(path: &Path) -> Option<MountEntry> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let abs = std::fs::canonicalize(path).ok()?;
+    parse_mountinfo(&text, &abs, dev_numbers(&abs))
+}
+
+/// The entry of `mountinfo` text that holds the absolute path `abs`: the
+/// longest mount point above it; of several on that point, one of its
+/// device `(major, minor)`, else the last (a later mount hides an earlier
+/// one on the same point).
+pub fn parse_mountinfo(text: &str, abs: &Path, dev: Option<(u32, u32)>) -> Option<MountEntry> {
+    let mut best: Option<((usize, bool), MountEntry)> = None;
+    for line in text.lines() {
+        // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if l.len() < 6 || r.len() < 3 {
+            continue;
+        }
+        let mount_point = PathBuf::from(unescape_mountinfo(l[4]));
+        if !abs.starts_with(&mount_point) {
+            continue;
+        }
+        let same_dev = dev.is_some_and(|(ma, mi)| l[2] == format!("{ma}:{mi}"));
+        let rank = (mount_point.components().count(), same_dev);
+        if best.as_ref().is_some_and(|(b, _)| *b > rank) {
+            continue;
+        }
+        let entry = MountEntry {
+            mount_point,
+            fs_type: unescape_mountinfo(r[0]),
+            source: unescape_mountinfo(r[1]),
+            mount_options: l[5].to_string(),
+            super_options: r[2].to_string(),
+        };
+        best = Some((rank, entry));
+    }
+    best.map(|(_, e)| e)
+}
+
+/// Undo mountinfo's octal escapes (`\040` is a space).
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        if let (b'\\', Some(d)) = (b[i], oct) {
+            let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+            if let Ok(v) = u8::try_from(v) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether the kernel accesses `path` with DAX (`statx` attribute
+/// `STATX_ATTR_DAX`, Linux 5.8+); `None` when the kernel does not say.
+pub fn is_dax_file(path: &Path) -> Option<bool> {
+    use rustix::fs::{statx, AtFlags, StatxAttributes, StatxFlags, CWD};
+    let st = statx(CWD, path, AtFlags::empty(), StatxFlags::BASIC_STATS).ok()?;
+    let dax = StatxAttributes::DAX;
+    st.stx_attributes_mask
+        .contains(dax)
+        .then_some(st.stx_attributes.contains(dax))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,5 +569,52 @@ mod tests {
     #[test]
     fn memlock_request_below_limit_is_ok() {
         assert!(ensure_memlock(1).is_ok());
+    }
+
+    #[test]
+    fn mountinfo_finds_the_mount_of_a_path() {
+        let text = "\
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
+25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=100k
+40 27 259:0 / /mnt/pm\\040em rw,relatime shared:1 - xfs /dev/pmem0 rw,attr2,dax=always
+41 27 259:1 / /mnt/pm rw - ext4 /dev/pmem1 rw,dax
+";
+        let m = |p: &str, dev| parse_mountinfo(text, Path::new(p), dev).unwrap();
+        let root = m("/work/x.dat", None);
+        assert_eq!(
+            (root.fs_type.as_str(), root.source.as_str()),
+            ("ext4", "/dev/vda")
+        );
+        assert_eq!(root.options(), "rw,relatime,discard");
+        assert_eq!(root.dax_option(), None);
+        assert_eq!(m("/dev/shm/a", None).fs_type, "tmpfs");
+        let pm = m("/mnt/pm em/f", None);
+        assert_eq!(pm.mount_point, Path::new("/mnt/pm em"));
+        assert_eq!(pm.dax_option(), Some("always"));
+        assert_eq!(
+            m("/mnt/pm/f", None).dax_option(),
+            Some("always"),
+            "bare dax"
+        );
+        // Not a prefix by characters: /mnt/pmx is on /.
+        assert_eq!(m("/mnt/pmx", None).fs_type, "ext4");
+        // Of two mounts on one point, the later one, unless the other is
+        // the path's device.
+        let stacked = format!("{text}50 27 0:40 / /mnt/pm rw - tmpfs tmpfs rw\n");
+        let on = |dev| parse_mountinfo(&stacked, Path::new("/mnt/pm/f"), dev).unwrap();
+        assert_eq!(on(None).fs_type, "tmpfs");
+        assert_eq!(on(Some((259, 1))).fs_type, "ext4");
+    }
+
+    #[test]
+    fn mount_of_this_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = mount_of(dir.path()).expect("a mount");
+        assert!(dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .starts_with(&m.mount_point));
+        assert!(!m.fs_type.is_empty() && !m.options().is_empty(), "{m:?}");
     }
 }

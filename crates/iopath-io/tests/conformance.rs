@@ -12,13 +12,14 @@ use std::path::PathBuf;
 
 use iopath_io::buf::AlignedBuf;
 use iopath_io::data::Rng;
+use iopath_io::engines::mmap::{parse_mapping_note, MappingInfo};
 use iopath_io::{open, probe_method, Completion, Engine, EngineError, IoReq, Method, Op};
 use iopath_io::{OpenSpec, SyncPolicy};
 use tempfile::TempDir;
 
 const BS: usize = 4096;
 const QD: usize = 4;
-const BLOCKS: usize = 8;
+const BLOCKS: usize = 10;
 const FILE: usize = BLOCKS * BS;
 
 /// A prefilled file in a fresh directory under the target dir (a real disk,
@@ -463,7 +464,9 @@ macro_rules! conformance {
 
         #[test]
         fn every_method_is_covered() {
-            let (mut listed, mut all) = (vec![$($method),*], Method::ALL.to_vec());
+            // Copy-only methods have no engine (see the test below).
+            let all = Method::ALL.into_iter().filter(|m| !m.copy_only());
+            let (mut listed, mut all) = (vec![$($method),*], all.collect::<Vec<_>>());
             listed.sort();
             all.sort();
             assert_eq!(listed, all, "add new methods to the conformance! list");
@@ -475,10 +478,158 @@ conformance! {
     buffered => Method::Buffered,
     direct => Method::Direct,
     mmap => Method::Mmap,
+    mmap_dax => Method::MmapDax,
     uring => Method::Uring,
     uring_buffered => Method::UringBuffered,
     uring_sqpoll => Method::UringSqpoll,
     uring_iopoll => Method::UringIopoll,
     aio => Method::Aio,
     null => Method::Null,
+}
+
+/// `copy-file-range` and `sendfile` only copy (iopath_io::copy): opening
+/// them as an engine is refused with that reason, and the probe calls them
+/// usable with a note.
+#[test]
+fn copy_only_methods_open_no_engine() {
+    let t = Target::new(FILE);
+    for m in Method::ALL.into_iter().filter(|m| m.copy_only()) {
+        let spec = OpenSpec {
+            path: t.path.clone(),
+            write: false,
+            block_size: BS,
+            queue_depth: 1,
+            sync: SyncPolicy::None,
+            span_bytes: FILE as u64,
+            sqpoll_cpu: None,
+        };
+        match iopath_io::open(m, &spec) {
+            Err(EngineError::Unsupported { reason, .. }) => {
+                assert!(reason.contains("copy pattern"), "{m}: {reason}")
+            }
+            Err(e) => panic!("{m}: {e}"),
+            Ok(_) => panic!("{m} opened an engine"),
+        }
+        let st = iopath_io::probe_method(m, &t.path, BS);
+        assert!(st.unusable.is_none(), "{m}: {:?}", st.unusable);
+        assert!(!m.in_default_run() && !m.is_async());
+    }
+}
+
+/// The mapping notes of a mapping engine, read back.
+fn mappings(eng: &dyn Engine) -> Vec<MappingInfo> {
+    let notes = &eng.caps().notes;
+    notes.iter().filter_map(|n| parse_mapping_note(n)).collect()
+}
+
+/// mmap says where its mapping is, as DAXBench64 prints it: fd, length,
+/// first and last address, and the length is the span (cut at end of file).
+#[test]
+fn mmap_reports_its_mapping() {
+    let t = Target::new(FILE);
+    for (span, write) in [
+        (FILE, false),
+        (FILE, true),
+        (FILE / 2, false),
+        (2 * FILE, false),
+    ] {
+        let spec = OpenSpec {
+            span_bytes: span as u64,
+            ..t.spec(write, 1, SyncPolicy::None)
+        };
+        let eng = open(Method::Mmap, &spec).expect("open mmap");
+        let m = mappings(&*eng);
+        assert_eq!(m.len(), 1, "one mapping note: {:?}", eng.caps().notes);
+        let m = m[0];
+        assert_eq!(m.len, span.min(FILE) as u64, "span {span}: {m:?}");
+        assert!(m.fd > 0 && m.start < m.end, "{m:?}");
+        assert_eq!(m.end - m.start + 1, m.len, "{m:?}");
+        assert_eq!(m.start % 4096, 0, "a mapping starts on a page: {m:?}");
+        let note = eng.caps().notes.iter().find(|n| n.starts_with("mapping: "));
+        assert!(note.unwrap().contains(&format!("length {:#x}", m.len)));
+    }
+    // An empty span maps nothing and says nothing about a mapping.
+    let spec = OpenSpec {
+        span_bytes: 0,
+        ..t.spec(false, 1, SyncPolicy::None)
+    };
+    let eng = open(Method::Mmap, &spec).expect("open mmap, span 0");
+    assert!(mappings(&*eng).is_empty(), "{:?}", eng.caps().notes);
+}
+
+/// Open mmap-dax on a fresh file in `dir`: Unsupported with a reason that
+/// names MAP_SYNC unless `dir` is on DAX (then its mapping is reported).
+fn mmap_dax_in(dir: &std::path::Path) -> Option<String> {
+    let path = dir.join("dax.dat");
+    std::fs::write(&path, pattern(4, FILE)).expect("prefill");
+    let spec = OpenSpec {
+        path: path.clone(),
+        write: true,
+        block_size: BS,
+        queue_depth: 1,
+        sync: SyncPolicy::End,
+        span_bytes: FILE as u64,
+        sqpoll_cpu: None,
+    };
+    match open(Method::MmapDax, &spec) {
+        Err(EngineError::Unsupported { method, reason }) => {
+            assert_eq!(method, Method::MmapDax);
+            if cfg!(target_arch = "x86_64") {
+                assert!(reason.contains("MAP_SYNC refused"), "{reason}");
+                assert!(reason.contains(&path.display().to_string()), "{reason}");
+                assert!(reason.contains("-o dax"), "{reason}");
+            }
+            // probe_method says the same.
+            let st = probe_method(Method::MmapDax, &path, BS);
+            assert_eq!(st.unusable.as_deref(), Some(reason.as_str()));
+            Some(reason)
+        }
+        Err(e) => panic!("mmap-dax: {e}"),
+        Ok(eng) => {
+            // A DAX file system: the engine works (the conformance checks
+            // ran it) and reports its MAP_SYNC mapping.
+            assert_eq!(mappings(&*eng).len(), 1, "{:?}", eng.caps().notes);
+            eprintln!("{} is on DAX: mmap-dax opened", dir.display());
+            None
+        }
+    }
+}
+
+/// mmap-dax on the disk under the target directory: here ext4 without DAX.
+#[test]
+fn mmap_dax_says_why_not_on_disk() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    if let Some(reason) = mmap_dax_in(dir.path()) {
+        eprintln!("mmap-dax: {reason}");
+        let fs = iopath_io::sys::fs_type_of(dir.path()).unwrap();
+        if cfg!(target_arch = "x86_64") && fs != "unknown" {
+            assert!(reason.contains(fs), "names the file system {fs}: {reason}");
+        }
+    }
+}
+
+/// mmap-dax on tmpfs (/dev/shm, in a directory of a unique name removed
+/// afterwards): tmpfs never supports MAP_SYNC.
+#[test]
+fn mmap_dax_is_refused_on_tmpfs() {
+    let shm = std::path::Path::new("/dev/shm");
+    if iopath_io::sys::fs_type_of(shm).ok() != Some("tmpfs") {
+        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix("iopath-dax-")
+        .tempdir_in(shm)
+    else {
+        eprintln!("skipped: cannot create a directory in /dev/shm");
+        return;
+    };
+    let reason = mmap_dax_in(dir.path()).expect("tmpfs is never DAX");
+    eprintln!("mmap-dax: {reason}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            reason.contains("EOPNOTSUPP") && reason.contains("tmpfs"),
+            "{reason}"
+        );
+    }
 }

@@ -44,6 +44,9 @@ pub enum Command {
     /// Compare two results of `iopath run --json`: which cases got faster
     /// or slower, by how much, and whether that is real.
     Compare(CompareArgs),
+    /// The seed experiments as one-command presets: list them, or
+    /// `iopath presets show NAME` for the cases one runs.
+    Presets(PresetsArgs),
     /// Turn a saved result (`iopath run --json FILE`) into an HTML report,
     /// CSV, Markdown or PNG charts; with none of those, print its tables.
     Report(ReportArgs),
@@ -51,6 +54,22 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// Run a preset: one of the seed experiments (`iopath presets` lists
+    /// them). Run settings (--size, --dir, --repeat, --time, ...) override
+    /// the preset's; what its cases are cannot be changed.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+
+    /// Random patterns address only the first SIZE of the file (or N% of
+    /// the machine's memory: `10%ram`), capped at the file size.
+    #[arg(long, value_name = "SIZE|N%ram")]
+    pub span: Option<String>,
+
+    /// The flags given on the command line (ids), so that a preset knows
+    /// what the user set. Filled by [`parse`].
+    #[arg(skip)]
+    pub given: Vec<String>,
+
     /// Directory for iopath's temporary test file [default: current directory].
     #[arg(long, value_name = "DIR", conflicts_with = "file")]
     pub dir: Option<PathBuf>,
@@ -219,6 +238,39 @@ pub struct CompareArgs {
     /// Name shown for B [default: its file name].
     #[arg(long, value_name = "NAME")]
     pub name_b: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PresetsArgs {
+    #[command(subcommand)]
+    pub action: Option<PresetsAction>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PresetsAction {
+    /// The cases a preset runs, its run settings and its source's figures.
+    Show {
+        /// A preset name (`iopath presets` lists them).
+        name: String,
+    },
+}
+
+/// Parse the command line, noting which flags of `run` were given (a
+/// preset's settings yield to them).
+pub fn parse() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Some(Command::Run(a)), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
+        a.given = m
+            .ids()
+            .filter(|id| {
+                m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .map(|id| id.as_str().to_string())
+            .collect();
+    }
+    cli
 }
 
 #[derive(Debug, Clone, Args)]

@@ -195,3 +195,124 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
+
+/// `iopath presets` (one line each) and `iopath presets show NAME`.
+pub fn presets(args: &crate::cli::PresetsArgs) -> Result<std::process::ExitCode> {
+    match &args.action {
+        None => print!("{}", presets_list()),
+        Some(crate::cli::PresetsAction::Show { name }) => print!("{}", preset_show(name)?),
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// One line per preset.
+pub fn presets_list() -> String {
+    let all = crate::preset::all();
+    let width = all.iter().map(|p| p.name.len()).max().unwrap_or(8);
+    let mut out = String::new();
+    for p in &all {
+        out.push_str(&format!("{:width$}  {}\n", p.name, p.summary));
+    }
+    out.push_str(
+        "\nRun one: iopath run --preset NAME [--size ..] [--dir ..] [--repeat ..] [--time ..]\n\
+         Its cases: iopath presets show NAME. The experiments: docs/presets.md.\n",
+    );
+    out
+}
+
+/// A preset as the cases it runs, with its run settings and source.
+pub fn preset_show(name: &str) -> Result<String> {
+    let preset = crate::preset::find(name)?;
+    use clap::Parser;
+    let args = match crate::cli::Cli::parse_from(["iopath", "run", "--preset", name]).command {
+        Some(crate::cli::Command::Run(a)) => *a,
+        _ => unreachable!("`iopath run` parses to the run command"),
+    };
+    let plan = crate::plan::Plan::from_args(&args)?;
+    let mut out = format!(
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {}, cache {}{}\n\n",
+        preset.name,
+        preset.summary,
+        preset.source,
+        plan.size.map_or("default".to_string(), fmt_bytes),
+        match (plan.repeat, plan.time, plan.io_size) {
+            (Some(n), t, _) => format!(
+                "{n} repetitions{}",
+                t.map(|t| format!(" of {}", crate::units::fmt_duration(t)))
+                    .unwrap_or_default()
+            ),
+            (None, _, _) => "adaptive repetitions".to_string(),
+        },
+        plan.cache.name(),
+        if plan.warmup > 0 {
+            format!(", {} warm-up", plan.warmup)
+        } else {
+            String::new()
+        }
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "#",
+            "label",
+            "method",
+            "pattern",
+            "bs",
+            "QD",
+            "threads",
+            "sync",
+            "span",
+            "cache",
+            "other",
+            "published",
+        ]);
+    for (i, c) in plan.cases.iter().enumerate() {
+        let mut other = Vec::new();
+        if c.copy_to_user {
+            other.push("copy to a user buffer");
+        }
+        if c.sparse {
+            other.push("sparse file");
+        }
+        t.add_row(vec![
+            (i + 1).to_string(),
+            c.label.clone().unwrap_or_default(),
+            c.method.name().to_string(),
+            c.pattern.name().to_string(),
+            crate::units::fmt_bs(c.block_size),
+            c.queue_depth_requested.to_string(),
+            c.threads.to_string(),
+            c.sync.name().to_string(),
+            c.span.map_or("file".to_string(), fmt_bytes),
+            c.cache.unwrap_or(plan.cache).name().to_string(),
+            other.join(", "),
+            c.published.as_ref().map(|p| p.show()).unwrap_or_default(),
+        ]);
+    }
+    out.push_str(&format!("{t}\n"));
+    if !preset.reading.is_empty() {
+        out.push_str("\nhow to read it:\n");
+        for r in &preset.reading {
+            out.push_str(&format!("  - {r}\n"));
+        }
+    }
+    let published: Vec<String> = plan
+        .cases
+        .iter()
+        .filter_map(|c| c.published.as_ref().map(|p| p.on.clone()))
+        .fold(Vec::new(), |mut v, on| {
+            if !v.contains(&on) {
+                v.push(on);
+            }
+            v
+        });
+    if !published.is_empty() {
+        out.push_str("\npublished figures measured on:\n");
+        for on in published {
+            out.push_str(&format!("  - {on}\n"));
+        }
+    }
+    out.push_str(&format!("\nrun it: iopath run --preset {}\n", preset.name));
+    Ok(out)
+}

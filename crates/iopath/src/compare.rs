@@ -754,6 +754,7 @@ mod tests {
             system: crate::sysinfo::System::default(),
             target: None,
             config: RunConfig {
+                preset: None,
                 time_limit_ns: Some(150_000_000),
                 io_size_bytes: None,
                 repeat: Some(8),

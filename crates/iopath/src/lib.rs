@@ -10,6 +10,7 @@ pub mod commands;
 pub mod compare;
 pub mod metrics;
 pub mod plan;
+pub mod preset;
 pub mod progress;
 pub mod report;
 pub mod result;

@@ -16,13 +16,14 @@ use iopath::runner::Runner;
 use iopath::{commands, compare, shell_quote_os, Interrupted};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = iopath::cli::parse();
     // Only the commands that do I/O catch signals; `compare` and `methods`
     // keep the default actions, so Ctrl-C stops them at once (even while
     // `compare` waits on a pipe).
     let res = match cli.command {
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Report(a)) => commands::report(&a),
+        Some(Command::Presets(a)) => commands::presets(&a),
         Some(Command::Methods) => {
             print!("{}", commands::methods());
             Ok(ExitCode::SUCCESS)

@@ -38,6 +38,9 @@ pub enum Pattern {
     RandRead,
     RandWrite,
     RandRw,
+    /// Copy the test file to a new file beside it (NIOBench's copy), timed
+    /// through the destination's flush and close.
+    Copy,
 }
 
 impl Pattern {
@@ -55,6 +58,7 @@ impl Pattern {
             Pattern::RandRead => "randread",
             Pattern::RandWrite => "randwrite",
             Pattern::RandRw => "randrw",
+            Pattern::Copy => "copy",
         }
     }
 
@@ -65,6 +69,7 @@ impl Pattern {
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
             "randrw" => Pattern::RandRw,
+            "copy" => Pattern::Copy,
             _ => return None,
         })
     }
@@ -76,6 +81,8 @@ impl Pattern {
         )
     }
 
+    /// True when the pattern writes the test file (a copy writes a new
+    /// file of its own and only reads the test file).
     pub fn writes(self) -> bool {
         matches!(self, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
     }
@@ -127,7 +134,7 @@ impl CacheState {
 }
 
 /// One measured configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Case {
     pub method: Method,
     pub pattern: Pattern,
@@ -136,6 +143,39 @@ pub struct Case {
     pub threads: u32,
     pub sync: SyncPolicy,
     pub rwmix_read_pct: u8,
+    /// Random offsets within the first this many bytes of the file (capped
+    /// at its size); `None`: the whole file.
+    pub span: Option<u64>,
+    /// Reads are copied from the engine's buffer into a user buffer.
+    pub copy_to_user: bool,
+    /// The file is truncated before every repetition of this case.
+    pub sparse: bool,
+    /// This case's cache state, when not the run's.
+    pub cache: Option<CacheState>,
+    /// What a preset calls the case, and what its source published.
+    pub label: Option<String>,
+    pub published: Option<crate::preset::Published>,
+}
+
+impl Case {
+    /// A case of `method` on `pattern` with the run-wide settings.
+    pub fn new(method: Method, pattern: Pattern, bs: u64, qd: u32, threads: u32) -> Case {
+        Case {
+            method,
+            pattern,
+            block_size: bs,
+            queue_depth_requested: qd,
+            threads,
+            sync: SyncPolicy::End,
+            rwmix_read_pct: 50,
+            span: None,
+            copy_to_user: false,
+            sparse: false,
+            cache: None,
+            label: None,
+            published: None,
+        }
+    }
 }
 
 /// What the run measures on.
@@ -150,6 +190,8 @@ pub enum TargetSpec {
 /// A validated run.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The preset the cases come from, if any.
+    pub preset: Option<String>,
     pub target: TargetSpec,
     /// Requested file size (`None`: the existing file's size, or the default).
     pub size: Option<u64>,
@@ -185,8 +227,16 @@ impl Plan {
     }
 
     pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
+        let preset = a.preset.as_deref().map(crate::preset::find).transpose()?;
+        let a = &match &preset {
+            Some(p) => apply_preset_run(a, p)?,
+            None => a.clone(),
+        };
         let methods: Vec<Method> = if a.methods.is_empty() {
-            Method::ALL.into_iter().filter(|m| !m.is_null()).collect()
+            Method::ALL
+                .into_iter()
+                .filter(|m| m.in_default_run())
+                .collect()
         } else {
             dedup(&a.methods)
         };
@@ -254,20 +304,32 @@ impl Plan {
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
             ));
         }
+        let span = a
+            .span
+            .as_deref()
+            .map(|s| parse_span("--span", s))
+            .transpose()?;
         let mut cases = Vec::new();
-        for &pattern in &patterns {
-            for &method in &methods {
-                let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
-                cases.push(Case {
-                    method,
-                    pattern,
-                    block_size: bs,
-                    queue_depth_requested: a.qd.unwrap_or_else(|| pattern.default_queue_depth()),
-                    threads: a.threads,
-                    sync: a.sync,
-                    rwmix_read_pct: a.rwmix,
-                });
+        if let Some(p) = &preset {
+            cases = preset_cases(p, a)?;
+        } else {
+            for &pattern in &patterns {
+                for &method in &methods {
+                    let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
+                    let qd = a.qd.unwrap_or_else(|| pattern.default_queue_depth());
+                    cases.push(Case {
+                        sync: a.sync,
+                        rwmix_read_pct: a.rwmix,
+                        span,
+                        ..Case::new(method, pattern, bs, qd, a.threads)
+                    });
+                }
             }
+        }
+        if cases.iter().any(|c| c.sparse) && a.file.as_ref().is_some_and(|f| f.exists()) {
+            return Err(UsageError(
+                "this preset truncates the file before some repetitions (a sparse file): it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
+            ));
         }
         if let Some(size) = a.size {
             let max_bs = cases.iter().map(|c| c.block_size).max().unwrap_or(0);
@@ -283,6 +345,7 @@ impl Plan {
             }
         }
         Ok(Plan {
+            preset: preset.map(|p| p.name),
             target,
             size: a.size,
             cases,
@@ -317,6 +380,142 @@ impl Plan {
     /// True when some case touches a file (not only `null`).
     pub fn needs_file(&self) -> bool {
         self.cases.iter().any(|c| !c.method.is_null())
+    }
+}
+
+/// Flags that say what the cases are: a preset fixes them.
+const CASE_FLAGS: [&str; 8] = [
+    "methods", "patterns", "bs", "qd", "threads", "sync", "rwmix", "span",
+];
+
+/// `a` with the preset's run settings wherever the command line gave none.
+fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, UsageError> {
+    let given = |id: &str| a.given.iter().any(|g| g == id);
+    if let Some(flag) = CASE_FLAGS.iter().find(|f| given(f)) {
+        return Err(UsageError(format!(
+            "--preset {} fixes the cases, so --{} cannot change them; `iopath presets show {}` lists them (run settings such as --size, --dir, --repeat, --time apply)",
+            p.name,
+            flag.replace('_', "-"),
+            p.name
+        )));
+    }
+    let bad = |what: &str, v: &str, e: String| {
+        UsageError(format!("preset {}: {what} '{v}': {e}", p.name))
+    };
+    let mut a = a.clone();
+    let r = &p.run;
+    if let (Some(v), false) = (&r.size, given("size")) {
+        a.size = Some(crate::units::parse_size(v).map_err(|e| bad("size", v, e))?);
+    }
+    if let (Some(v), false) = (&r.time, given("time")) {
+        a.time = Some(crate::units::parse_duration(v).map_err(|e| bad("time", v, e))?);
+    }
+    if let (Some(v), false) = (&r.io_size, given("io_size")) {
+        a.io_size = Some(crate::units::parse_size(v).map_err(|e| bad("io size", v, e))?);
+    }
+    let adaptive = given("ci_target") || given("max_time");
+    if let (Some(n), false) = (r.repeat, given("repeat") || adaptive) {
+        a.repeat = Some(n);
+    }
+    if let (Some(n), false) = (r.warmup, given("warmup")) {
+        a.warmup = n;
+    }
+    if let (Some(v), false) = (&r.max_time, given("max_time")) {
+        a.max_time = crate::units::parse_duration(v).map_err(|e| bad("max time", v, e))?;
+    }
+    if let (Some(v), false) = (&r.cache, given("cache")) {
+        a.cache = CacheState::from_name(v).ok_or_else(|| bad("cache", v, "unknown".into()))?;
+    }
+    if let (Some(v), false) = (&r.data, given("data")) {
+        a.data = DataMode::parse(v).ok_or_else(|| bad("data", v, "unknown".into()))?;
+    }
+    Ok(a)
+}
+
+/// The preset's cases: for each entry, every pattern (outer) by every
+/// method it names.
+fn preset_cases(p: &crate::preset::Preset, a: &RunArgs) -> Result<Vec<Case>, UsageError> {
+    let bad = |what: &str, v: &str| UsageError(format!("preset {}: unknown {what} '{v}'", p.name));
+    let mut cases = Vec::new();
+    for pc in &p.cases {
+        let methods = pc
+            .method
+            .items()
+            .iter()
+            .map(|m| Method::from_name(m).ok_or_else(|| bad("method", m)))
+            .collect::<Result<Vec<_>, _>>()?;
+        for pat in pc.pattern.items() {
+            let pattern = Pattern::from_name(&pat).ok_or_else(|| bad("pattern", &pat))?;
+            let bs = match &pc.bs {
+                Some(v) => crate::units::parse_size(v).map_err(|_| bad("block size", v))?,
+                None => pattern.default_block_size(),
+            };
+            let sync = match &pc.sync {
+                Some(v) => SyncPolicy::from_name(v).ok_or_else(|| bad("sync policy", v))?,
+                None => a.sync,
+            };
+            let cache = match &pc.cache {
+                Some(v) => Some(CacheState::from_name(v).ok_or_else(|| bad("cache state", v))?),
+                None => None,
+            };
+            let span = pc
+                .span
+                .as_deref()
+                .map(|s| parse_span(&format!("preset {} span", p.name), s))
+                .transpose()?;
+            for &method in &methods {
+                cases.push(Case {
+                    sync,
+                    rwmix_read_pct: a.rwmix,
+                    span,
+                    copy_to_user: pc.copy_to_user,
+                    sparse: pc.sparse,
+                    cache,
+                    label: pc.label.clone(),
+                    published: pc.published.clone(),
+                    ..Case::new(
+                        method,
+                        pattern,
+                        bs,
+                        pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
+                        pc.threads.unwrap_or(1),
+                    )
+                });
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// A span: a size (`2G`) or a share of the machine's memory (`10%ram`).
+pub fn parse_span(what: &str, s: &str) -> Result<u64, UsageError> {
+    let s = s.trim();
+    if let Some(pct) = s.strip_suffix("%ram") {
+        let pct: f64 = pct
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "{what} '{s}': a share of memory is 1%ram to 100%ram"
+                ))
+            })?;
+        let total = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| crate::sysinfo::meminfo_kb(&m, "MemTotal"))
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "{what} '{s}': /proc/meminfo gives no MemTotal; give a size instead"
+                ))
+            })?;
+        return Ok(((total * 1024) as f64 * pct / 100.0) as u64);
+    }
+    match crate::units::parse_size(s) {
+        Ok(0) | Err(_) => Err(UsageError(format!(
+            "{what} '{s}': give a size (512M, 2G) or a share of memory (10%ram)"
+        ))),
+        Ok(n) => Ok(n),
     }
 }
 

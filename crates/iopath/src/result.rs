@@ -52,6 +52,9 @@ pub struct RunResult {
 /// The effective settings of the run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunConfig {
+    /// The preset the cases come from (`iopath run --preset NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     pub time_limit_ns: Option<u64>,
     pub io_size_bytes: Option<u64>,
     /// `--repeat N`; null: adaptive (see `ci_target`, `max_time_ns`).
@@ -98,6 +101,26 @@ pub struct CaseResult {
     pub sync: String,
     /// Read share of randrw, in percent; null for other patterns.
     pub rwmix_read_pct: Option<u8>,
+    /// What the preset calls the case (`SEQ1M Q8T1`, `sync write`); absent
+    /// outside presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Random offsets within the first `span_bytes` of the file; absent:
+    /// the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_bytes: Option<u64>,
+    /// Reads copied from the engine's buffer into a user buffer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copy_to_user: bool,
+    /// The file truncated before every repetition (writes allocate).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sparse: bool,
+    /// The case's own cache state, when not the run's (`config.cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// What the preset's source published for this case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<crate::preset::Published>,
     /// Null, or why the case did not run.
     pub skipped: Option<String>,
     /// Null, or the error that stopped the case.
@@ -132,6 +155,15 @@ pub struct Job {
     pub threads: u32,
     pub sync: String,
     pub rwmix_read_pct: Option<u8>,
+    /// A preset's name for the case; cases of a preset group by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copy_to_user: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sparse: bool,
 }
 
 impl Job {
@@ -147,6 +179,20 @@ impl Job {
         );
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
+        }
+        match &self.label {
+            Some(l) => s.push_str(&format!(" ({l})")),
+            None => {
+                if let Some(span) = self.span_bytes {
+                    s.push_str(&format!(" span {}", crate::units::fmt_bytes(span)));
+                }
+                if self.copy_to_user {
+                    s.push_str(" +copy");
+                }
+                if self.sparse {
+                    s.push_str(" sparse");
+                }
+            }
         }
         s
     }
@@ -180,6 +226,10 @@ impl CaseResult {
             threads: self.threads,
             sync: self.sync.clone(),
             rwmix_read_pct: self.rwmix_read_pct,
+            label: self.label.clone(),
+            span_bytes: self.span_bytes,
+            copy_to_user: self.copy_to_user,
+            sparse: self.sparse,
         }
     }
 

@@ -77,6 +77,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A duration as one would type it: `150ms`, `1s`, `2.5s`, `2m`.
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms < 1000.0 {
+        format!("{}ms", (ms * 1000.0).round() / 1000.0)
+    } else if ms < 120_000.0 || ms % 60_000.0 != 0.0 {
+        format!("{}s", (ms / 10.0).round() / 100.0)
+    } else {
+        format!("{}m", ms / 60_000.0)
+    }
+}
+
 /// A byte count in binary units: `4 KiB`, `1.5 GiB`, `512 B`.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -136,6 +148,20 @@ pub fn fmt_count(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_print_as_typed() {
+        for (d, s) in [
+            (Duration::from_millis(150), "150ms"),
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_millis(2500), "2.5s"),
+            (Duration::from_secs(180), "3m"),
+            (Duration::from_secs(90), "90s"),
+        ] {
+            assert_eq!(fmt_duration(d), s);
+            assert_eq!(parse_duration(s).unwrap(), d, "{s} reads back");
+        }
+    }
 
     #[test]
     fn sizes() {

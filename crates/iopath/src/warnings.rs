@@ -314,6 +314,7 @@ mod tests {
                 allocated_bytes: Some(1 << 30),
             }),
             config: RunConfig {
+                preset: None,
                 time_limit_ns: None,
                 io_size_bytes: None,
                 repeat: Some(1),

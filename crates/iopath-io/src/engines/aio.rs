@@ -93,13 +93,7 @@ impl AioEngine {
                 _ => EngineError::os("io_setup", &spec.path, e),
             });
         }
-        let file = match super::open_target(
-            Method::Aio,
-            &spec.path,
-            spec.write,
-            true,
-            spec.sync,
-        ) {
+        let file = match super::open_target(Method::Aio, &spec.path, spec.write, true, spec.sync) {
             Ok(f) => f,
             Err(e) => {
                 // SAFETY: ctx came from a successful io_setup and has no

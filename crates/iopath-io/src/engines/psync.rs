@@ -29,13 +29,7 @@ impl PsyncEngine {
         } else {
             Method::Buffered
         };
-        let file = super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            direct,
-            spec.sync,
-        )?;
+        let file = super::open_target(method, &spec.path, spec.write, direct, spec.sync)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut notes = Vec::new();
         if spec.queue_depth > 1 {

@@ -146,13 +146,7 @@ impl UringEngine {
             }
         };
 
-        let file = super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            direct,
-            spec.sync,
-        )?;
+        let file = super::open_target(method, &spec.path, spec.write, direct, spec.sync)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut pool = SlotPool::new(qd, spec.block_size, mem_align);
         let mut notes = Vec::new();

@@ -43,6 +43,13 @@ pub fn render(r: &RunResult) -> String {
             r.config.cache
         ));
     }
+    if let Some(p) = &r.config.preset {
+        out.push_str(&format!("preset: {p} (docs/presets.md)\n"));
+    }
+    for g in super::grids::all(r) {
+        out.push('\n');
+        out.push_str(&super::grids::text(&g));
+    }
     let mut patterns: Vec<&str> = Vec::new();
     for c in &r.cases {
         if !patterns.contains(&c.pattern.as_str()) {
@@ -208,7 +215,11 @@ pub fn spread(c: &CaseResult) -> String {
 /// The job as the tables show it: block size, depth it ran at, threads
 /// (`4k Q32T1`).
 pub fn job(c: &CaseResult) -> String {
-    format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads)
+    let mut s = format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads);
+    if let Some(l) = &c.label {
+        s.push_str(&format!(" ({l})"));
+    }
+    s
 }
 
 /// The heading of a pattern's table.

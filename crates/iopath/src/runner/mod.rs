@@ -11,6 +11,7 @@
 //! While a case runs with the progress display shown, a ticker thread puts
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
+pub mod copy;
 pub mod live;
 pub mod observe;
 pub mod repeat;
@@ -105,6 +106,7 @@ impl Runner<'_> {
             system,
             target: target.as_ref().map(|t| t.info.clone()),
             config: RunConfig {
+                preset: plan.preset.clone(),
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
@@ -141,20 +143,7 @@ impl Runner<'_> {
             }
             // `buffered randread 4k Q32T1`, as verdicts name the job (the
             // requested depth; the table shows the depth each method ran at).
-            let name = format!(
-                "{} {}",
-                case.method,
-                crate::result::Job {
-                    pattern: case.pattern.name().into(),
-                    block_size: case.block_size,
-                    queue_depth: case.queue_depth_requested,
-                    threads: case.threads,
-                    sync: case.sync.name().into(),
-                    rwmix_read_pct: (case.pattern == Pattern::RandRw)
-                        .then_some(case.rwmix_read_pct),
-                }
-                .label()
-            );
+            let name = format!("{} {}", case.method, case_result(case).job().label());
             bar.set_message(name.clone());
             let status = probes.iter().find(|p| p.method == case.method);
             // After each repetition, until the next one starts: its figures.
@@ -253,23 +242,11 @@ impl Runner<'_> {
         on_rep: &dyn Fn(&CaseResult),
         live: Option<&Live>,
     ) -> CaseResult {
-        let mut cr = CaseResult {
-            method: case.method.name().into(),
-            pattern: case.pattern.name().into(),
-            block_size: case.block_size,
-            queue_depth: case.queue_depth_requested,
-            queue_depth_requested: case.queue_depth_requested,
-            threads: case.threads,
-            sync: case.sync.name().into(),
-            rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
-            skipped: None,
-            error: None,
-            notes: Vec::new(),
-            repetitions: Vec::new(),
-            repetition_control: None,
-            summary: None,
-            stats: None,
-        };
+        let mut cr = case_result(case);
+        if let (Some(span), Some(t)) = (case.span, target) {
+            // What the case really addressed: capped at the file.
+            cr.span_bytes = Some(span.min(t.size()) / case.block_size * case.block_size);
+        }
         if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
             cr.skipped = Some(reason);
             return cr;
@@ -285,16 +262,16 @@ impl Runner<'_> {
             self.plan.warmup,
             |warmup| {
                 let t0 = Instant::now();
-                if let Some(t) = target.filter(|t| t.info.sparse) {
+                if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
                     if let Err(e) = t.retruncate() {
                         cr.error = Some(format!("{e:#}"));
                         return RepOutcome::Stop;
                     }
                 }
                 if let Some(t) = target {
-                    if let Err(e) = set_cache_state(t, self.plan.cache, self.plan.drop_caches) {
-                        let n =
-                            format!("could not make the cache {}: {e:#}", self.plan.cache.name());
+                    let cache = case.cache.unwrap_or(self.plan.cache);
+                    if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches) {
+                        let n = format!("could not make the cache {}: {e:#}", cache.name());
                         if !cr.notes.contains(&n) {
                             cr.notes.push(n);
                         }
@@ -331,7 +308,12 @@ impl Runner<'_> {
                     Ok((mut m, caps_notes, qd)) => {
                         cr.queue_depth = qd;
                         for n in caps_notes {
-                            if !cr.notes.contains(&n) {
+                            // The mapping's address changes every
+                            // repetition: the first one stands for them.
+                            let mapping = iopath_io::engines::mmap::MAPPING_NOTE_PREFIX;
+                            let again = n.starts_with(mapping)
+                                && cr.notes.iter().any(|o| o.starts_with(mapping));
+                            if !again && !cr.notes.contains(&n) {
                                 cr.notes.push(n);
                             }
                         }
@@ -399,11 +381,14 @@ impl Runner<'_> {
         obs: &Observer,
         live: Option<&Live>,
     ) -> Result<(Measurement, Vec<String>, u32), RepError> {
+        if case.pattern == Pattern::Copy {
+            return self.run_copy_repetition(case, target, obs);
+        }
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
         let bs = case.block_size;
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
-        let span = size / bs * bs;
+        let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
         let per_thread = span / threads / bs * bs;
         let time = time_limit(plan);
         let jobs: Vec<WorkerJob> = (0..threads)
@@ -431,6 +416,7 @@ impl Runner<'_> {
                     stream: i,
                     data: plan.data,
                     interval_ns: plan.interval.as_nanos() as u64,
+                    copy_to_user: case.copy_to_user && !case.pattern.writes(),
                 }
             })
             .collect();
@@ -570,6 +556,68 @@ impl Runner<'_> {
         // from the baseline.
         observe::wait_locked_release(locked_before, std::time::Duration::from_secs(1));
         Ok((m, notes, qd as u32))
+    }
+}
+
+impl Runner<'_> {
+    /// One repetition of the copy pattern: the test file to a new file
+    /// beside it, removed afterwards whatever happened.
+    fn run_copy_repetition(
+        &self,
+        case: &Case,
+        target: Option<&Target>,
+        obs: &Observer,
+    ) -> Result<(Measurement, Vec<String>, u32), RepError> {
+        let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
+        let cm = copy::copy_method(case.method).ok_or_else(|| {
+            RepError::Skip(format!(
+                "{} has no copy method; the copy pattern runs with {}",
+                case.method,
+                copy::copy_methods()
+            ))
+        })?;
+        let len = case.span.map_or(t.size(), |s| s.min(t.size()));
+        let depth = if cm == iopath_io::copy::CopyMethod::Uring {
+            case.queue_depth_requested.max(1)
+        } else {
+            1
+        };
+        let spec = iopath_io::copy::CopySpec {
+            src: t.path().to_path_buf(),
+            dst: copy::destination(t.path()),
+            len,
+            chunk: case.block_size as usize,
+            depth: depth as usize,
+            sync: case.sync,
+        };
+        let before = obs.before();
+        let (self0, main0) = (
+            iopath_io::sys::process_usage(),
+            iopath_io::sys::thread_usage(),
+        );
+        let res = copy::run(cm, &spec, self.plan.interval.as_nanos() as u64);
+        // The destination is iopath's own: gone before anything else.
+        let _ = std::fs::remove_file(&spec.dst);
+        let (out, notes) = match res {
+            Ok(r) => r,
+            Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+            Err(e) => return Err(RepError::Fail(e.to_string())),
+        };
+        let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
+        let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
+        let cost = WorkerCost {
+            cpu: out.cpu,
+            buffers_bytes: u64::from(depth) * case.block_size,
+            kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
+                self_ns.saturating_sub(main_ns)
+            } else {
+                0
+            },
+            ..WorkerCost::default()
+        };
+        let mut m = merge(&[out], self.plan.interval.as_nanos() as u64);
+        obs.finish(&before, &mut m, case, &cost);
+        Ok((m, notes, depth))
     }
 }
 
@@ -757,4 +805,25 @@ fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<(
         }
     }
     Ok(())
+}
+
+/// A case's result before it runs: what it is, nothing measured.
+fn case_result(case: &Case) -> CaseResult {
+    CaseResult {
+        method: case.method.name().into(),
+        pattern: case.pattern.name().into(),
+        block_size: case.block_size,
+        queue_depth: case.queue_depth_requested,
+        queue_depth_requested: case.queue_depth_requested,
+        threads: case.threads,
+        sync: case.sync.name().into(),
+        rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
+        label: case.label.clone(),
+        span_bytes: case.span,
+        copy_to_user: case.copy_to_user,
+        sparse: case.sparse,
+        cache: case.cache.map(|c| c.name().to_string()),
+        published: case.published.clone(),
+        ..CaseResult::default()
+    }
 }

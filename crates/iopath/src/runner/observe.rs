@@ -130,7 +130,11 @@ impl Observer {
 /// (writes would hide cache hits), writes for write patterns.
 pub fn device_fraction(pattern: Pattern, m: &Measurement, d: &DiskCounters) -> Option<f64> {
     let (dev, asked) = match pattern {
-        Pattern::Read | Pattern::RandRead | Pattern::RandRw => (d.read_bytes, m.read_bytes),
+        // A copy's source must come from the device for the copy to be
+        // measured (its writes go to a new file).
+        Pattern::Read | Pattern::RandRead | Pattern::RandRw | Pattern::Copy => {
+            (d.read_bytes, m.read_bytes)
+        }
         Pattern::Write | Pattern::RandWrite => (d.write_bytes, m.write_bytes),
     };
     (asked > 0).then(|| dev as f64 / asked as f64)

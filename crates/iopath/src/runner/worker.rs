@@ -46,6 +46,9 @@ pub struct WorkerJob {
     pub data: DataMode,
     /// Length of the time-series intervals, ns.
     pub interval_ns: u64,
+    /// Copy every read from the engine's buffer into a user buffer (what
+    /// reading into the caller's memory costs, against reading in place).
+    pub copy_to_user: bool,
 }
 
 /// What one worker measured.
@@ -105,7 +108,9 @@ impl IoGen {
             b
         };
         let op = match self.pattern {
-            Pattern::Read | Pattern::RandRead => Op::Read,
+            // Copies do not run through workers; a read is what they do
+            // to the test file.
+            Pattern::Read | Pattern::RandRead | Pattern::Copy => Op::Read,
             Pattern::Write | Pattern::RandWrite => Op::Write,
             Pattern::RandRw => {
                 if self.rng.below(100) < self.rwmix {
@@ -172,6 +177,9 @@ pub fn run(
     // Next time the totals are published for the live line; never when
     // nobody shows them.
     let mut live_edge_ns = if live.is_some() { 0 } else { u64::MAX };
+    // The caller's buffer for `copy_to_user`, touched now so that the
+    // timed copies do not fault its pages in.
+    let mut user_buf = vec![1u8; if job.copy_to_user { bs as usize } else { 0 }];
 
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
@@ -272,6 +280,13 @@ pub fn run(
                 Op::Read => {
                     read_ios += 1;
                     read_bytes += u64::from(n);
+                    if job.copy_to_user {
+                        if let Some(b) = engine.buf_mut(c.slot) {
+                            let n = (n as usize).min(b.len());
+                            user_buf[..n].copy_from_slice(&b[..n]);
+                            std::hint::black_box(&mut user_buf);
+                        }
+                    }
                 }
                 Op::Write => {
                     write_ios += 1;
@@ -355,6 +370,7 @@ mod tests {
             stream: 0,
             data: DataMode::Random,
             interval_ns: 100_000_000,
+            copy_to_user: false,
         }
     }
 

@@ -1,0 +1,229 @@
+//! The preset views: grids that put a preset's results in the shape of its
+//! source — CrystalDiskMark's read/write grid, NIOBench's statistics per
+//! mode and operation — and the source's published figures beside
+//! iopath's. Each grid is data; the terminal table, HTML and Markdown
+//! draw it their own way.
+
+use crate::preset::Layout;
+use crate::result::{CaseResult, RunResult};
+use crate::units::{fmt_count, fmt_ns};
+
+/// A small table: a title, a header, rows of cells, notes under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub title: String,
+    pub header: Vec<String>,
+    /// Which columns hold numbers (right-aligned).
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
+    pub notes: Vec<String>,
+}
+
+/// Every grid of a result: its preset's layout, then the published
+/// figures. Empty outside presets.
+pub fn all(r: &RunResult) -> Vec<Grid> {
+    let mut out = Vec::new();
+    let layout = r
+        .config
+        .preset
+        .as_deref()
+        .and_then(|p| crate::preset::find(p).ok())
+        .map(|p| p.layout);
+    match layout {
+        Some(Layout::Crystal) => out.extend(crystal(r)),
+        Some(Layout::Niobench) => out.extend(niobench(r)),
+        _ => {}
+    }
+    out.extend(published(r));
+    out
+}
+
+fn mbs(bw: f64) -> String {
+    let v = bw / 1e6;
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn reads(p: &str) -> bool {
+    matches!(p, "read" | "randread")
+}
+
+/// CrystalDiskMark's grid: a row per test label, read and write MB/s side
+/// by side, with IOPS and p99 latency added.
+fn crystal(r: &RunResult) -> Option<Grid> {
+    let mut labels: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        if let Some(l) = c.label.as_deref() {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+    }
+    if labels.is_empty() {
+        return None;
+    }
+    let find = |label: &str, read: bool| {
+        r.cases.iter().find(|c| {
+            c.label.as_deref() == Some(label) && reads(&c.pattern) == read && c.summary.is_some()
+        })
+    };
+    let cell = |c: Option<&CaseResult>, f: &dyn Fn(&CaseResult) -> String| c.map_or("-".into(), f);
+    let rows = labels
+        .iter()
+        .map(|l| {
+            let (rd, wr) = (find(l, true), find(l, false));
+            let s = |c: &CaseResult| c.summary.clone().unwrap_or_default();
+            vec![
+                l.to_string(),
+                cell(rd, &|c| mbs(s(c).bw_bytes_per_s)),
+                cell(wr, &|c| mbs(s(c).bw_bytes_per_s)),
+                cell(rd, &|c| fmt_count(s(c).iops)),
+                cell(wr, &|c| fmt_count(s(c).iops)),
+                cell(rd, &|c| fmt_ns(s(c).lat_ns.p99)),
+                cell(wr, &|c| fmt_ns(s(c).lat_ns.p99)),
+            ]
+        })
+        .collect();
+    Some(Grid {
+        title: format!(
+            "{} (MB/s = 10^6 bytes/s, median of the repetitions)",
+            r.config.preset.as_deref().unwrap_or("crystal")
+        ),
+        header: [
+            "test",
+            "Read MB/s",
+            "Write MB/s",
+            "Read IOPS",
+            "Write IOPS",
+            "Read p99",
+            "Write p99",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![false, true, true, true, true, true, true],
+        rows,
+        notes: vec!["CrystalDiskMark shows the best of its runs; iopath the median.".into()],
+    })
+}
+
+/// NIOBench's report: per mode (label) and operation, the median, mean,
+/// min and max MB/s over the iterations.
+fn niobench(r: &RunResult) -> Option<Grid> {
+    let rows: Vec<Vec<String>> = r
+        .cases
+        .iter()
+        .filter(|c| c.label.is_some())
+        .map(|c| {
+            let st = c.stats.as_ref().map(|s| &s.bw_bytes_per_s);
+            let f = |v: Option<f64>| v.map_or("-".into(), mbs);
+            vec![
+                c.label.clone().unwrap_or_default(),
+                c.pattern.clone(),
+                c.method.clone(),
+                c.sync.clone(),
+                f(st.map(|s| s.median)),
+                f(st.map(|s| s.mean)),
+                f(st.map(|s| s.min)),
+                f(st.map(|s| s.max)),
+                st.map_or("-".into(), |s| s.n.to_string()),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Grid {
+        title: "niobench: MB/s per mode and operation over the iterations".into(),
+        header: [
+            "mode", "operation", "method", "sync", "median", "mean", "min", "max", "n",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![false, false, false, false, true, true, true, true, true],
+        rows,
+        notes: vec![
+            "MB/s = 10^6 bytes/s; copy: bytes copied / time through the destination's flush and close.".into(),
+            "Every iteration in order is in the JSON (repetitions[]) and drawn in the HTML report.".into(),
+        ],
+    })
+}
+
+/// The source's figures beside iopath's, for the cases that have one.
+fn published(r: &RunResult) -> Option<Grid> {
+    let rows: Vec<Vec<String>> = r
+        .cases
+        .iter()
+        .filter_map(|c| {
+            let p = c.published.as_ref()?;
+            let ours = match (&c.summary, &c.skipped) {
+                (Some(s), _) => p
+                    .ours(s.bw_bytes_per_s, s.iops)
+                    .unwrap_or_else(|| "see the tables".into()),
+                (None, Some(_)) => "not run here".into(),
+                (None, None) => "-".into(),
+            };
+            let ratio = match (&c.summary, p.value, p.unit.as_deref()) {
+                (Some(s), Some(v), Some(u)) if v > 0.0 => {
+                    let ours = match u {
+                        "MB/s" => s.bw_bytes_per_s / 1e6,
+                        "MiB/s" => s.bw_bytes_per_s / 1048576.0,
+                        "GB/s" => s.bw_bytes_per_s / 1e9,
+                        "IOPS" => s.iops,
+                        _ => f64::NAN,
+                    };
+                    if ours.is_finite() {
+                        format!("{:.2}x", ours / v)
+                    } else {
+                        "-".into()
+                    }
+                }
+                _ => "-".into(),
+            };
+            Some(vec![
+                c.label.clone().unwrap_or_else(|| c.job().label()),
+                c.method.clone(),
+                p.show(),
+                ours,
+                ratio,
+                p.on.clone(),
+            ])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Grid {
+        title: "beside the source: its published figures and ours".into(),
+        header: ["case", "method", "published", "here", "here / published", "published on"]
+            .map(String::from)
+            .to_vec(),
+        numeric: vec![false, false, true, true, true, false],
+        rows,
+        notes: vec![
+            "Different machines: compare the shape (which method wins, by about how much), not the numbers."
+                .into(),
+        ],
+    })
+}
+
+/// A grid as a terminal table.
+pub fn text(g: &Grid) -> String {
+    use comfy_table::presets::UTF8_FULL_CONDENSED;
+    use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(g.header.clone());
+    for row in &g.rows {
+        t.add_row(row.iter().enumerate().map(|(i, v)| {
+            let c = Cell::new(v);
+            if g.numeric.get(i).copied().unwrap_or(false) {
+                c.set_alignment(CellAlignment::Right)
+            } else {
+                c
+            }
+        }));
+    }
+    let mut s = format!("{}\n{t}\n", g.title);
+    for n in &g.notes {
+        s.push_str(&format!("  {n}\n"));
+    }
+    s
+}
