@@ -34,6 +34,8 @@ pub enum Layout {
     Crystal,
     /// NIOBench's report: per mode and operation, median, mean, min, max.
     Niobench,
+    /// DAXBench64's mapping line: file descriptor, length, start and end.
+    Daxbench,
 }
 
 /// A preset as written in its file.

@@ -58,6 +58,9 @@ pub fn method_colour(method: &str) -> RGBColor {
         "uring-iopoll" => RGBColor(0xc9, 0xa2, 0x27),
         "aio" => RGBColor(0x9c, 0x75, 0x5f),
         "null" => RGBColor(0xba, 0xb0, 0xac),
+        "mmap-dax" => RGBColor(0x2f, 0x6b, 0x2a),
+        "copy-file-range" => RGBColor(0x49, 0x98, 0x94),
+        "sendfile" => RGBColor(0xd3, 0x72, 0x95),
         other => {
             let h = other
                 .bytes()
@@ -1257,6 +1260,9 @@ mod tests {
             "uring-iopoll",
             "aio",
             "null",
+            "mmap-dax",
+            "copy-file-range",
+            "sendfile",
         ];
         let mut c: Vec<String> = known.iter().map(|m| css_colour(m)).collect();
         assert_eq!(css_colour("buffered"), "#4e79a7");

@@ -32,6 +32,7 @@ pub fn all(r: &RunResult) -> Vec<Grid> {
     match layout {
         Some(Layout::Crystal) => out.extend(crystal(r)),
         Some(Layout::Niobench) => out.extend(niobench(r)),
+        Some(Layout::Daxbench) => out.extend(mappings(r)),
         _ => {}
     }
     out.extend(published(r));
@@ -148,47 +149,122 @@ fn niobench(r: &RunResult) -> Option<Grid> {
     })
 }
 
-/// The source's figures beside iopath's, for the cases that have one.
-fn published(r: &RunResult) -> Option<Grid> {
+/// DAXBench64's four numbers for every mapped case: the file descriptor,
+/// the mapping's length, its first and last address (hex), from the
+/// engine's mapping note (first repetition).
+fn mappings(r: &RunResult) -> Option<Grid> {
+    use iopath_io::engines::mmap::parse_mapping_note;
     let rows: Vec<Vec<String>> = r
         .cases
         .iter()
         .filter_map(|c| {
-            let p = c.published.as_ref()?;
-            let ours = match (&c.summary, &c.skipped) {
-                (Some(s), _) => p
-                    .ours(s.bw_bytes_per_s, s.iops)
-                    .unwrap_or_else(|| "see the tables".into()),
-                (None, Some(_)) => "not run here".into(),
-                (None, None) => "-".into(),
-            };
-            let ratio = match (&c.summary, p.value, p.unit.as_deref()) {
-                (Some(s), Some(v), Some(u)) if v > 0.0 => {
-                    let ours = match u {
-                        "MB/s" => s.bw_bytes_per_s / 1e6,
-                        "MiB/s" => s.bw_bytes_per_s / 1048576.0,
-                        "GB/s" => s.bw_bytes_per_s / 1e9,
-                        "IOPS" => s.iops,
-                        _ => f64::NAN,
-                    };
-                    if ours.is_finite() {
-                        format!("{:.2}x", ours / v)
-                    } else {
-                        "-".into()
-                    }
-                }
-                _ => "-".into(),
-            };
+            let m = c.notes.iter().find_map(|n| parse_mapping_note(n))?;
             Some(vec![
-                c.label.clone().unwrap_or_else(|| c.job().label()),
                 c.method.clone(),
-                p.show(),
-                ours,
-                ratio,
-                p.on.clone(),
+                c.pattern.clone(),
+                m.fd.to_string(),
+                format!("{:#x} ({})", m.len, crate::units::fmt_bytes(m.len)),
+                format!("{:#x}", m.start),
+                format!("{:#x}", m.end),
             ])
         })
         .collect();
+    let dax: Vec<String> = r
+        .cases
+        .iter()
+        .filter(|c| c.method == "mmap-dax")
+        .filter_map(|c| {
+            c.skipped
+                .as_ref()
+                .map(|why| format!("mmap-dax not run: {why}"))
+        })
+        .take(1)
+        .collect();
+    (!rows.is_empty() || !dax.is_empty()).then(|| Grid {
+        title: "the mappings (DAXBench64's four numbers)".into(),
+        header: ["method", "pattern", "fd", "length", "start", "last byte"]
+            .map(String::from)
+            .to_vec(),
+        numeric: vec![false, false, true, true, true, true],
+        rows,
+        notes: dax,
+    })
+}
+
+/// The source's figures beside iopath's, for the cases that have one.
+fn published(r: &RunResult) -> Option<Grid> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut worded: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        let Some(p) = c.published.as_ref() else {
+            continue;
+        };
+        let case = c.label.clone().unwrap_or_else(|| c.job().label());
+        if p.value.is_none() {
+            // A finding in words is about the group: one row with every
+            // method's figure, once per label.
+            let label = c.label.as_deref().unwrap_or("");
+            if worded.contains(&label) {
+                continue;
+            }
+            worded.push(label);
+            let here: Vec<String> = r
+                .cases
+                .iter()
+                .filter(|d| d.label == c.label && d.pattern == c.pattern)
+                .filter_map(|d| {
+                    d.summary
+                        .as_ref()
+                        .map(|s| format!("{} {} MB/s", d.method, mbs(s.bw_bytes_per_s)))
+                })
+                .collect();
+            rows.push(vec![
+                case,
+                "all".into(),
+                p.show(),
+                if here.is_empty() {
+                    "not run here".into()
+                } else {
+                    here.join("; ")
+                },
+                "-".into(),
+                p.on.clone(),
+            ]);
+            continue;
+        }
+        let ours = match (&c.summary, &c.skipped) {
+            (Some(s), _) => p
+                .ours(s.bw_bytes_per_s, s.iops)
+                .unwrap_or_else(|| "see the tables".into()),
+            (None, Some(_)) => "not run here".into(),
+            (None, None) => "-".into(),
+        };
+        let ratio = match (&c.summary, p.value, p.unit.as_deref()) {
+            (Some(s), Some(v), Some(u)) if v > 0.0 => {
+                let ours = match u {
+                    "MB/s" => s.bw_bytes_per_s / 1e6,
+                    "MiB/s" => s.bw_bytes_per_s / 1048576.0,
+                    "GB/s" => s.bw_bytes_per_s / 1e9,
+                    "IOPS" => s.iops,
+                    _ => f64::NAN,
+                };
+                if ours.is_finite() {
+                    format!("{:.2}x", ours / v)
+                } else {
+                    "-".into()
+                }
+            }
+            _ => "-".into(),
+        };
+        rows.push(vec![
+            case,
+            c.method.clone(),
+            p.show(),
+            ours,
+            ratio,
+            p.on.clone(),
+        ]);
+    }
     (!rows.is_empty()).then(|| Grid {
         title: "beside the source: its published figures and ours".into(),
         header: ["case", "method", "published", "here", "here / published", "published on"]

@@ -121,6 +121,18 @@ pub fn render(r: &RunResult) -> Result<String> {
         h.push_str("</div>\n");
     }
     h.push_str("</section>\n");
+    let grids = crate::report::grids::all(r);
+    if !grids.is_empty() {
+        write!(
+            h,
+            "<section id=\"preset\">\n<h2>Preset {}</h2>\n",
+            escape(r.config.preset.as_deref().unwrap_or(""))
+        )?;
+        for g in &grids {
+            grid(&mut h, g)?;
+        }
+        h.push_str("</section>\n");
+    }
     warnings(&mut h, r)?;
     write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
     if r.cases.is_empty() {
@@ -290,6 +302,40 @@ fn verdict_card(h: &mut String, v: &Verdict) -> Result<()> {
         writeln!(h, "<p{class}>{}</p>", escape(&line))?;
     }
     h.push_str("</div>\n");
+    Ok(())
+}
+
+fn grid(h: &mut String, g: &crate::report::grids::Grid) -> Result<()> {
+    write!(
+        h,
+        "<h3>{}</h3>\n<div class=\"scroll\"><table>\n<tr>",
+        escape(&g.title)
+    )?;
+    for (i, c) in g.header.iter().enumerate() {
+        let class = if g.numeric.get(i).copied().unwrap_or(false) {
+            " class=\"n\""
+        } else {
+            ""
+        };
+        write!(h, "<th{class}>{}</th>", escape(c))?;
+    }
+    h.push_str("</tr>\n");
+    for row in &g.rows {
+        h.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = if g.numeric.get(i).copied().unwrap_or(false) {
+                " class=\"n\""
+            } else {
+                ""
+            };
+            write!(h, "<td{class}>{}</td>", escape(c))?;
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table></div>\n");
+    for n in &g.notes {
+        writeln!(h, "<p class=\"sub\">{}</p>", escape(n))?;
+    }
     Ok(())
 }
 

@@ -37,6 +37,35 @@ pub fn render(r: &RunResult) -> String {
          cache: the file's pages left in the page cache.\n",
     );
 
+    for g in crate::report::grids::all(r) {
+        out.push_str(&format!("\n### {}\n\n", escape(&g.title)));
+        out.push_str(&format!(
+            "| {} |\n|{}|\n",
+            g.header
+                .iter()
+                .map(|c| escape(c))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            g.numeric
+                .iter()
+                .map(|&n| if n { "---:" } else { "---" })
+                .collect::<Vec<_>>()
+                .join("|")
+        ));
+        for row in &g.rows {
+            out.push_str(&format!(
+                "| {} |\n",
+                row.iter()
+                    .map(|c| escape(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+        }
+        for n in &g.notes {
+            out.push_str(&format!("\n{}\n", escape(n)));
+        }
+    }
+
     let verdicts: Cow<[Verdict]> = if r.verdicts.is_empty() {
         // Schema 1 recorded none: the same rules, on its repetitions.
         Cow::Owned(verdict::all(&r.cases))
