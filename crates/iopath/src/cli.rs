@@ -60,8 +60,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
 
-    /// Random patterns address only the first SIZE of the file (or N% of
-    /// the machine's memory: `10%ram`), capped at the file size.
+    /// Cases address only the first SIZE of the file (or N% of the
+    /// machine's memory: `10%ram`), capped at the file size: random offsets
+    /// fall within it, sequential passes cover it.
     #[arg(long, value_name = "SIZE|N%ram")]
     pub span: Option<String>,
 

@@ -332,15 +332,18 @@ impl Plan {
             ));
         }
         if let Some(size) = a.size {
-            let max_bs = cases.iter().map(|c| c.block_size).max().unwrap_or(0);
-            let per_thread = size / u64::from(a.threads.max(1));
-            if per_thread < max_bs {
+            // Each case's threads must get at least one of its blocks.
+            if let Some(c) = cases
+                .iter()
+                .find(|c| size / u64::from(c.threads.max(1)) < c.block_size)
+            {
+                let per_thread = size / u64::from(c.threads.max(1));
                 return Err(UsageError(format!(
                     "--size {} gives each of {} thread(s) {}, less than one {} block; use a larger --size or a smaller --bs",
                     fmt_bytes(size),
-                    a.threads,
+                    c.threads,
                     fmt_bytes(per_thread),
-                    fmt_bytes(max_bs)
+                    fmt_bytes(c.block_size)
                 )));
             }
         }

@@ -12,12 +12,16 @@ pub struct Warning {
     /// Stable identifier for scripts (`low_device_fraction`, ...).
     pub code: String,
     pub message: String,
-    /// The cases it concerns, as `method/pattern`.
+    /// The cases it concerns, as `method/pattern`, with a preset's label
+    /// when there is one (`buffered/read (sync write)`).
     pub cases: Vec<String>,
 }
 
 fn label(c: &CaseResult) -> String {
-    format!("{}/{}", c.method, c.pattern)
+    match &c.label {
+        Some(l) => format!("{}/{} ({l})", c.method, c.pattern),
+        None => format!("{}/{}", c.method, c.pattern),
+    }
 }
 
 fn is_cached_method(m: &str) -> bool {
@@ -33,10 +37,23 @@ fn is_write(p: &str) -> bool {
     matches!(p, "write" | "randwrite" | "randrw")
 }
 
+/// `cases` in order, each once (cases of one job at two block sizes read
+/// alike).
+fn dedup(cases: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(cases.len());
+    for c in cases {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Every warning that applies to `r`.
 pub fn collect(r: &RunResult) -> Vec<Warning> {
     let mut out = Vec::new();
     let mut push = |code: &str, message: String, cases: Vec<String>| {
+        let cases = dedup(cases);
         if !cases.is_empty() {
             out.push(Warning {
                 code: code.into(),
@@ -205,7 +222,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         "writes with --sync none may end in the page cache: these figures measure memory, not the device".into(),
         measured
             .iter()
-            .filter(|c| is_write(&c.pattern) && c.sync == "none")
+            .filter(|c| (is_write(&c.pattern) || c.pattern == "copy") && c.sync == "none")
             .map(|c| label(c))
             .collect(),
     );
@@ -351,6 +368,26 @@ mod tests {
         assert!(c.contains(&"depth_capped"), "{c:?}");
         let low = w.iter().find(|w| w.code == "low_device_fraction").unwrap();
         assert_eq!(low.cases, vec!["buffered/randread"]);
+    }
+
+    #[test]
+    fn preset_cases_are_named_with_their_label_and_copies_count_as_writes() {
+        let mut a = case("buffered", "read", Some(0.01), (1, 1), "end");
+        a.label = Some("sync write".into());
+        let mut b = a.clone();
+        b.label = Some("sync+sparse".into());
+        let twin = a.clone();
+        let copy = case("buffered", "copy", Some(1.0), (1, 1), "none");
+        let r = run(vec![a, b, twin, copy], "cold", 2);
+        let w = collect(&r);
+        let low = w.iter().find(|w| w.code == "low_device_fraction").unwrap();
+        assert_eq!(
+            low.cases,
+            vec!["buffered/read (sync write)", "buffered/read (sync+sparse)"],
+            "labelled, each once"
+        );
+        let none = w.iter().find(|w| w.code == "sync_none").unwrap();
+        assert_eq!(none.cases, vec!["buffered/copy"]);
     }
 
     #[test]

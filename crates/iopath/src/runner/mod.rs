@@ -598,7 +598,7 @@ impl Runner<'_> {
         let res = copy::run(cm, &spec, self.plan.interval.as_nanos() as u64);
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
-        let (out, notes) = match res {
+        let (out, mut notes) = match res {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
             Err(e) => return Err(RepError::Fail(e.to_string())),
@@ -615,6 +615,18 @@ impl Runner<'_> {
             },
             ..WorkerCost::default()
         };
+        if case.threads > 1 {
+            notes.push(format!(
+                "one thread copies: --threads {} does not apply to the copy pattern",
+                case.threads
+            ));
+        }
+        if self.plan.io_size.is_some() {
+            notes.push(format!(
+                "the copy moves the whole {} (--io-size does not apply to it)",
+                if case.span.is_some() { "span" } else { "file" }
+            ));
+        }
         let mut m = merge(&[out], self.plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
         Ok((m, notes, depth))
