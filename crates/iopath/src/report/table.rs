@@ -256,7 +256,11 @@ pub fn depth_note(c: &CaseResult) -> Option<String> {
 }
 
 /// The case's notes but the engine's "is synchronous" one, which
-/// [`depth_note`] says in short.
+/// [`depth_note`] says in short, and the mapping's address (in the JSON,
+/// and in daxbench's grid).
 pub fn other_notes(c: &CaseResult) -> impl Iterator<Item = &String> {
-    c.notes.iter().filter(|n| !n.contains("is synchronous"))
+    c.notes.iter().filter(|n| {
+        !n.contains("is synchronous")
+            && !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX)
+    })
 }
