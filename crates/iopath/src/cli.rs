@@ -71,6 +71,11 @@ pub struct RunArgs {
     #[arg(skip)]
     pub given: Vec<String>,
 
+    /// No time limit: every repetition is one whole pass (set by presets
+    /// whose run says `time = "pass"`).
+    #[arg(skip)]
+    pub whole_pass: bool,
+
     /// Directory for iopath's temporary test file [default: current directory].
     #[arg(long, value_name = "DIR", conflicts_with = "file")]
     pub dir: Option<PathBuf>,

@@ -229,26 +229,26 @@ pub fn preset_show(name: &str) -> Result<String> {
         _ => unreachable!("`iopath run` parses to the run command"),
     };
     let plan = crate::plan::Plan::from_args(&args)?;
+    let reps = plan.repeat.map_or("adaptive repetitions".to_string(), |n| {
+        format!("{n} repetitions")
+    });
+    let length = match (plan.time, plan.whole_pass) {
+        (Some(t), _) => format!(" of {}", crate::units::fmt_duration(t)),
+        (None, true) => ", each one whole pass over the file".to_string(),
+        (None, false) => String::new(),
+    };
+    let warmup = if plan.warmup > 0 {
+        format!(", {} warm-up", plan.warmup)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {}, cache {}{}\n\n",
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}\n\n",
         preset.name,
         preset.summary,
         preset.source,
         plan.size.map_or("default".to_string(), fmt_bytes),
-        match (plan.repeat, plan.time, plan.io_size) {
-            (Some(n), t, _) => format!(
-                "{n} repetitions{}",
-                t.map(|t| format!(" of {}", crate::units::fmt_duration(t)))
-                    .unwrap_or_default()
-            ),
-            (None, _, _) => "adaptive repetitions".to_string(),
-        },
         plan.cache.name(),
-        if plan.warmup > 0 {
-            format!(", {} warm-up", plan.warmup)
-        } else {
-            String::new()
-        }
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)

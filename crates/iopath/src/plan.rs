@@ -198,6 +198,9 @@ pub struct Plan {
     pub cases: Vec<Case>,
     pub time: Option<Duration>,
     pub io_size: Option<u64>,
+    /// No time limit: every repetition is one whole pass over the file or
+    /// span (presets with `time = "pass"`).
+    pub whole_pass: bool,
     /// `Some(n)`: exactly n measured repetitions; `None`: adaptive.
     pub repeat: Option<u32>,
     pub ci_target: f64,
@@ -314,6 +317,15 @@ impl Plan {
             cases = preset_cases(p, a)?;
         } else {
             for &pattern in &patterns {
+                // The copy pattern by default runs the methods that copy.
+                let methods: Vec<Method> = if pattern == Pattern::Copy && a.methods.is_empty() {
+                    Method::ALL
+                        .into_iter()
+                        .filter(|m| crate::runner::copy::copy_method(*m).is_some())
+                        .collect()
+                } else {
+                    methods.clone()
+                };
                 for &method in &methods {
                     let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
                     let qd = a.qd.unwrap_or_else(|| pattern.default_queue_depth());
@@ -354,6 +366,7 @@ impl Plan {
             cases,
             time: a.time,
             io_size: a.io_size,
+            whole_pass: a.whole_pass,
             repeat: a.repeat,
             ci_target: a.ci_target,
             max_time: a.max_time,
@@ -410,8 +423,12 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
     if let (Some(v), false) = (&r.size, given("size")) {
         a.size = Some(crate::units::parse_size(v).map_err(|e| bad("size", v, e))?);
     }
-    if let (Some(v), false) = (&r.time, given("time")) {
-        a.time = Some(crate::units::parse_duration(v).map_err(|e| bad("time", v, e))?);
+    if let (Some(v), false) = (&r.time, given("time") || given("io_size")) {
+        if v == "pass" {
+            a.whole_pass = true;
+        } else {
+            a.time = Some(crate::units::parse_duration(v).map_err(|e| bad("time", v, e))?);
+        }
     }
     if let (Some(v), false) = (&r.io_size, given("io_size")) {
         a.io_size = Some(crate::units::parse_size(v).map_err(|e| bad("io size", v, e))?);

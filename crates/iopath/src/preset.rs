@@ -64,6 +64,8 @@ pub struct Preset {
 #[serde(deny_unknown_fields)]
 pub struct RunDefaults {
     pub size: Option<String>,
+    /// A repetition's time limit, or `"pass"`: no limit, every repetition
+    /// is one whole pass over the file (or span).
     pub time: Option<String>,
     pub io_size: Option<String>,
     pub repeat: Option<u32>,

@@ -63,7 +63,9 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         }
     };
     let measured: Vec<&CaseResult> = r.cases.iter().filter(|c| c.summary.is_some()).collect();
-    let cold = r.config.cache == "cold";
+    // A case's own cache state (presets) wins over the run's.
+    let cache_of = |c: &CaseResult| c.cache.clone().unwrap_or_else(|| r.config.cache.clone());
+    let cold = measured.iter().all(|c| cache_of(c) == "cold");
 
     if let (Some(t), Some(avail)) = (&r.target, r.system.memory_available_bytes) {
         if t.size_bytes <= avail {
@@ -150,10 +152,10 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             vec!["all".into()],
         );
     }
-    if cold {
+    {
         let low: Vec<String> = measured
             .iter()
-            .filter(|c| is_read(&c.pattern))
+            .filter(|c| is_read(&c.pattern) && cache_of(c) == "cold")
             .filter(|c| {
                 c.summary
                     .as_ref()
@@ -378,7 +380,11 @@ mod tests {
         b.label = Some("sync+sparse".into());
         let twin = a.clone();
         let copy = case("buffered", "copy", Some(1.0), (1, 1), "none");
-        let r = run(vec![a, b, twin, copy], "cold", 2);
+        // A case with its own as-is cache is not a cold read case.
+        let mut warm = case("buffered", "read", Some(0.0), (1, 1), "end");
+        warm.label = Some("asynchronous".into());
+        warm.cache = Some("as-is".into());
+        let r = run(vec![a, b, twin, copy, warm], "cold", 2);
         let w = collect(&r);
         let low = w.iter().find(|w| w.code == "low_device_fraction").unwrap();
         assert_eq!(

@@ -599,6 +599,72 @@ fn copy_says_what_it_does_not_honour() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+#[test]
+fn whole_pass_presets_read_and_write_the_whole_file_every_iteration() {
+    let dir = scratch();
+    let out = iopath()
+        .args(["run", "--preset", "niobench", "--dir"])
+        .arg(dir.path())
+        .args(["--size", "4M", "--repeat", "1", "--json", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert!(v["config"]["time_limit_ns"].is_null(), "{}", v["config"]);
+    for c in cases(&v) {
+        assert_eq!(
+            c["summary"]["io_bytes"],
+            4 << 20,
+            "{} {}",
+            c["label"],
+            c["pattern"]
+        );
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn a_span_capped_at_the_file_says_so_and_copy_defaults_to_the_copy_methods() {
+    let dir = scratch();
+    let v = run_json(
+        dir.path(),
+        &[
+            "--patterns",
+            "randread,copy",
+            "--methods",
+            "buffered",
+            "--span",
+            "1G",
+            "--size",
+            "2M",
+        ],
+    );
+    let c = case(&v, "buffered", "randread");
+    assert_eq!(c["span_bytes"], 2 << 20);
+    assert!(c["notes"].to_string().contains("capped at the file"), "{c}");
+    let v = run_json(dir.path(), &["--patterns", "copy", "--size", "1M"]);
+    let methods: Vec<&str> = cases(&v)
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "buffered",
+            "direct",
+            "mmap",
+            "uring",
+            "copy-file-range",
+            "sendfile"
+        ]
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
 // ---------------------------------------------------------------------------
 // daxbench: the mapping
 

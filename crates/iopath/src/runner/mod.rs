@@ -245,7 +245,15 @@ impl Runner<'_> {
         let mut cr = case_result(case);
         if let (Some(span), Some(t)) = (case.span, target) {
             // What the case really addressed: capped at the file.
-            cr.span_bytes = Some(span.min(t.size()) / case.block_size * case.block_size);
+            let real = span.min(t.size()) / case.block_size * case.block_size;
+            cr.span_bytes = Some(real);
+            if real < span {
+                cr.notes.push(format!(
+                    "span {} capped at the file: {} (use a larger --size)",
+                    fmt_bytes(span),
+                    fmt_bytes(real)
+                ));
+            }
         }
         if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
             cr.skipped = Some(reason);
@@ -401,6 +409,7 @@ impl Runner<'_> {
                 let byte_budget = match plan.io_size {
                     Some(total) => Some((total / threads).max(bs)),
                     None if !case.pattern.is_random() => Some(per_thread),
+                    None if plan.whole_pass => Some((span / threads).max(bs)),
                     None => None,
                 };
                 WorkerJob {
@@ -644,9 +653,12 @@ enum RepError {
     Fail(String),
 }
 
-/// The time limit of a repetition: `--time`, else 1 s unless `--io-size`
-/// alone bounds it.
+/// The time limit of a repetition: `--time`, else the default (150 ms)
+/// unless `--io-size` alone bounds it or a preset asks for whole passes.
 pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
+    if plan.whole_pass && plan.time.is_none() {
+        return None;
+    }
     match (plan.time, plan.io_size) {
         (Some(t), _) => Some(t),
         (None, Some(_)) => None,
