@@ -30,6 +30,10 @@ pub const COLUMNS: &[&str] = &[
     "threads",
     "sync",
     "rwmix_read_pct",
+    "label",
+    "span_bytes",
+    "copy_to_user",
+    "sparse",
     // What the row is.
     "status",
     "reason",
@@ -81,7 +85,7 @@ pub const COLUMNS: &[&str] = &[
 ];
 
 /// Columns before the measurement's.
-const IDENTITY_COLUMNS: usize = 15;
+const IDENTITY_COLUMNS: usize = 19;
 
 /// Render `r` as CSV (RFC 4180: comma-separated, fields quoted when they
 /// need it, `\n` line ends), header first.
@@ -115,6 +119,10 @@ fn case_rows(r: &RunResult, index: usize, c: &CaseResult) -> Vec<Vec<String>> {
             c.threads.to_string(),
             c.sync.clone(),
             opt(c.rwmix_read_pct),
+            c.label.clone().unwrap_or_default(),
+            opt(c.span_bytes),
+            c.copy_to_user.to_string(),
+            c.sparse.to_string(),
             status.to_string(),
             reason.to_string(),
             c.notes.join("; "),
