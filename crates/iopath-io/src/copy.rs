@@ -19,7 +19,9 @@
 //!   `fsync` after every chunk, counted in that chunk's latency.
 //! - `on_chunk(bytes, ns)` is called once per chunk copied, with its length
 //!   and latency; the bytes of all calls add up to `len`. No allocation
-//!   happens between chunks.
+//!   happens between chunks. It answers whether to go on: `false` (Ctrl-C)
+//!   ends the copy with an error whose reason is [`STOPPED`], after the
+//!   requests in flight completed, and removes the destination.
 //!
 //! O_DIRECT methods (`read-write-direct`, `uring`) move the largest multiple
 //! of the O_DIRECT alignment of `len` (the larger of the two files'
@@ -51,6 +53,9 @@ use crate::{EngineError, Method, SyncPolicy};
 /// Largest chunk: one read or write call moves at most 2 GiB - 4 KiB on
 /// Linux, and io_uring lengths are 32-bit.
 pub const MAX_CHUNK: usize = 1 << 30;
+
+/// The reason of the error a copy stopped by its caller ends with.
+pub const STOPPED: &str = "the copy was stopped by its caller";
 
 /// Largest `depth` (chunks in flight) of the `uring` method.
 pub const MAX_DEPTH: usize = 4096;
@@ -203,7 +208,7 @@ pub struct CopyOut {
 pub fn copy(
     method: CopyMethod,
     spec: &CopySpec,
-    on_chunk: &mut dyn FnMut(u64, u64),
+    on_chunk: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<CopyOut, EngineError> {
     if spec.chunk == 0 || spec.chunk > MAX_CHUNK {
         return Err(EngineError::Invalid(format!(
@@ -393,7 +398,7 @@ struct Job<'a> {
     method: CopyMethod,
     spec: &'a CopySpec,
     src: &'a File,
-    on_chunk: &'a mut dyn FnMut(u64, u64),
+    on_chunk: &'a mut dyn FnMut(u64, u64) -> bool,
     notes: Vec<String>,
     chunks: u64,
 }
@@ -428,10 +433,17 @@ impl Job<'_> {
         Ok(())
     }
 
+    /// Report a chunk; `on_chunk` answering `false` stops the copy (Ctrl-C):
+    /// an [`EngineError::Invalid`] ends it, and the destination is removed.
     #[inline]
-    fn chunk_done(&mut self, bytes: u64, t0: Instant) {
-        (self.on_chunk)(bytes, ns_since(t0));
+    fn chunk_done(&mut self, bytes: u64, t0: Instant) -> Result<(), EngineError> {
+        let go_on = (self.on_chunk)(bytes, ns_since(t0));
         self.chunks += 1;
+        if go_on {
+            Ok(())
+        } else {
+            Err(EngineError::Invalid(STOPPED.into()))
+        }
     }
 
     /// Length of chunk buffers: a chunk, or less when the copy is shorter,
@@ -459,7 +471,7 @@ impl Job<'_> {
             pread_full(s, &mut buf[..n], off, &self.spec.src, self.spec.len)?;
             pwrite_full(d, &buf[..n], off, &self.spec.dst)?;
             self.sync_each(dst)?;
-            self.chunk_done(n as u64, t0);
+            self.chunk_done(n as u64, t0)?;
             off += n as u64;
         }
         Ok(())
@@ -572,7 +584,7 @@ impl Job<'_> {
                 }
             }
             self.sync_each(dst)?;
-            self.chunk_done(n, t0);
+            self.chunk_done(n, t0)?;
         }
         Ok(())
     }
@@ -603,7 +615,7 @@ impl Job<'_> {
                 }
             }
             self.sync_each(dst)?;
-            self.chunk_done(n, t0);
+            self.chunk_done(n, t0)?;
         }
         Ok(())
     }
@@ -636,7 +648,7 @@ impl Job<'_> {
             let t0 = Instant::now();
             pwrite_full(d, &map[off..off + n], off as u64, &self.spec.dst)?;
             self.sync_each(dst)?;
-            self.chunk_done(n as u64, t0);
+            self.chunk_done(n as u64, t0)?;
             off += n;
         }
         drop(map);
@@ -1026,7 +1038,7 @@ impl<'f> Pipeline<'f> {
                 }
                 // The chunk is copied: report it and start the next one in
                 // this slot.
-                job.chunk_done(u64::from(st.len), st.t0);
+                job.chunk_done(u64::from(st.len), st.t0)?;
                 self.slots[s].phase = Phase::Idle;
                 if next < prefix {
                     let n = (prefix - next).min(chunk);
@@ -1146,7 +1158,7 @@ mod tests {
                 depth,
                 sync: SyncPolicy::None,
             };
-            let r = copy(CopyMethod::ReadWrite, &spec, &mut |_, _| {});
+            let r = copy(CopyMethod::ReadWrite, &spec, &mut |_, _| true);
             assert!(matches!(r, Err(EngineError::Invalid(_))), "{r:?}");
             assert!(!dst.exists());
         }
@@ -1163,7 +1175,7 @@ mod tests {
             sync: SyncPolicy::None,
         };
         let f = tempfile::tempfile().unwrap();
-        let mut cb = |_: u64, _: u64| {};
+        let mut cb = |_: u64, _: u64| true;
         let job = Job {
             method: CopyMethod::ReadWrite,
             spec: &spec,

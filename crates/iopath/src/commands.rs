@@ -51,6 +51,7 @@ pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
         &TargetSpec::TempIn(dir.to_path_buf()),
         Some(1 << 20),
         false,
+        false,
         crate::target::Fill::random(1),
         stop,
         &Progress::hidden(),

@@ -755,6 +755,7 @@ mod tests {
             target: None,
             config: RunConfig {
                 preset: None,
+                whole_pass: false,
                 time_limit_ns: Some(150_000_000),
                 io_size_bytes: None,
                 repeat: Some(8),

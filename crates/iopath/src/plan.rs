@@ -338,6 +338,24 @@ impl Plan {
                 }
             }
         }
+        if let Some(c) = cases.iter().find(|c| {
+            c.span
+                .is_some_and(|s| s < c.block_size * u64::from(c.threads.max(1)))
+        }) {
+            return Err(UsageError(format!(
+                "a span of {} is less than one {} block per thread ({} thread(s)): give a larger span or a smaller --bs",
+                fmt_bytes(c.span.unwrap_or(0)),
+                fmt_bytes(c.block_size),
+                c.threads
+            )));
+        }
+        if cases.iter().any(|c| c.pattern == Pattern::Copy)
+            && a.file.as_ref().is_some_and(|f| f.exists())
+        {
+            return Err(UsageError(
+                "the copy pattern writes a copy beside the file it copies: run it on iopath's own test file (--dir), not on an existing --file".into(),
+            ));
+        }
         if cases.iter().any(|c| c.sparse) && a.file.as_ref().is_some_and(|f| f.exists()) {
             return Err(UsageError(
                 "this preset truncates the file before some repetitions (a sparse file): it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
@@ -420,7 +438,9 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
     };
     let mut a = a.clone();
     let r = &p.run;
-    if let (Some(v), false) = (&r.size, given("size")) {
+    // An existing --file has its own size.
+    let existing = a.file.as_ref().is_some_and(|f| f.exists());
+    if let (Some(v), false) = (&r.size, given("size") || existing) {
         a.size = Some(crate::units::parse_size(v).map_err(|e| bad("size", v, e))?);
     }
     if let (Some(v), false) = (&r.time, given("time") || given("io_size")) {
@@ -467,9 +487,20 @@ fn preset_cases(p: &crate::preset::Preset, a: &RunArgs) -> Result<Vec<Case>, Usa
         for pat in pc.pattern.items() {
             let pattern = Pattern::from_name(&pat).ok_or_else(|| bad("pattern", &pat))?;
             let bs = match &pc.bs {
-                Some(v) => crate::units::parse_size(v).map_err(|_| bad("block size", v))?,
+                Some(v) => crate::units::parse_size(v)
+                    .ok()
+                    .filter(|b| (1..=1 << 30).contains(b))
+                    .ok_or_else(|| bad("block size (1 byte to 1 GiB)", v))?,
                 None => pattern.default_block_size(),
             };
+            if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
+                || pc.threads.is_some_and(|t| !(1..=1024).contains(&t))
+            {
+                return Err(UsageError(format!(
+                    "preset {}: qd must be 1 to 4096 and threads 1 to 1024",
+                    p.name
+                )));
+            }
             let sync = match &pc.sync {
                 Some(v) => SyncPolicy::from_name(v).ok_or_else(|| bad("sync policy", v))?,
                 None => a.sync,

@@ -55,6 +55,10 @@ pub struct RunConfig {
     /// The preset the cases come from (`iopath run --preset NAME`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// Null `time_limit_ns` because every repetition is one whole pass (a
+    /// preset's `time = "pass"`); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole_pass: bool,
     pub time_limit_ns: Option<u64>,
     pub io_size_bytes: Option<u64>,
     /// `--repeat N`; null: adaptive (see `ci_target`, `max_time_ns`).

@@ -114,6 +114,7 @@ pub fn prepare(
     spec: &TargetSpec,
     size: Option<u64>,
     writes: bool,
+    copies: bool,
     fill: Fill,
     stop: &AtomicBool,
     progress: &Progress,
@@ -134,7 +135,7 @@ pub fn prepare(
             // Absolute, so results and messages name the file unambiguously.
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
             let size = size.unwrap_or(DEFAULT_SIZE);
-            check_free_space(dir, size)?;
+            check_free_space(dir, size, copies)?;
             let path = dir.join(format!(
                 "iopath-{}-{:08x}.dat",
                 std::process::id(),
@@ -157,7 +158,7 @@ pub fn prepare(
                     ))
                     .into());
                 }
-                check_free_space(dir, size)?;
+                check_free_space(dir, size, copies)?;
                 create_prefilled(path.clone(), size, "file", fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
@@ -173,7 +174,10 @@ fn nanos() -> u64 {
         .unwrap_or(0)
 }
 
-fn check_free_space(dir: &Path, size: u64) -> Result<()> {
+/// Room for the test file of `size` bytes, and with `copies` for the copy
+/// pattern's destination beside it (as large again), plus a margin.
+fn check_free_space(dir: &Path, size: u64, copies: bool) -> Result<()> {
+    let need = if copies { size.saturating_mul(2) } else { size };
     if iopath_io::sys::is_read_only(dir).unwrap_or(false) {
         return Err(UsageError(format!(
             "{} is on a read-only file system: iopath cannot create its test file there; use --dir on a writable file system, or --file with an existing file for read patterns",
@@ -184,10 +188,11 @@ fn check_free_space(dir: &Path, size: u64) -> Result<()> {
     let free = iopath_io::sys::free_bytes(dir)
         .with_context(|| format!("cannot read free space of {}", dir.display()))?;
     let margin = head_room(free);
-    if size.saturating_add(margin) > free {
+    if need.saturating_add(margin) > free {
         return Err(UsageError(format!(
-            "a {} test file does not fit in {}: {} is available and iopath leaves {} free; use a smaller --size or another --dir",
+            "a {} test file{} does not fit in {}: {} is available and iopath leaves {} free; use a smaller --size or another --dir",
             fmt_bytes(size),
+            if copies { " and its copy" } else { "" },
             dir.display(),
             fmt_bytes(free),
             fmt_bytes(margin)

@@ -334,6 +334,7 @@ mod tests {
             }),
             config: RunConfig {
                 preset: None,
+                whole_pass: false,
                 time_limit_ns: None,
                 io_size_bytes: None,
                 repeat: Some(1),

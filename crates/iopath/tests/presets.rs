@@ -665,6 +665,85 @@ fn a_span_capped_at_the_file_says_so_and_copy_defaults_to_the_copy_methods() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+/// Ctrl-C in the middle of a copy case ends it after the chunk in hand:
+/// exit 130, the results so far kept, the destination and the test file
+/// removed.
+#[test]
+fn ctrl_c_during_a_copy_stops_it_and_cleans_up() {
+    let dir = scratch();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--patterns",
+            "copy",
+            "--methods",
+            "buffered",
+            "--sync",
+            "each",
+            "--bs",
+            "4k",
+            "--size",
+            "64M",
+            "--repeat",
+            "200",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the copy is under way: its destination exists.
+    let started = std::time::Instant::now();
+    let copying = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().contains("-copy-"))
+    };
+    while !copying() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no copy started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let c = &v["cases"][0];
+    let reps = c["repetitions"].as_array().map_or(0, |r| r.len());
+    assert!(
+        reps < 200,
+        "the case went on after Ctrl-C: {reps} repetitions"
+    );
+    assert!(
+        c["skipped"]
+            .as_str()
+            .is_some_and(|s| s.contains("interrupted"))
+            || c["notes"].to_string().contains("interrupted"),
+        "{c}"
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
 // ---------------------------------------------------------------------------
 // daxbench: the mapping
 
@@ -802,10 +881,13 @@ fn glommio_presets_show_their_figures_beside_the_source() {
                     p["unit"].as_str().unwrap()
                 );
                 assert_eq!(r[2], figure, "{out}");
-                assert_eq!(r[5], p["on"].as_str().unwrap(), "{out}");
+                assert_eq!(r[6], p["on"].as_str().unwrap(), "{out}");
                 if measured(c) {
                     assert!(r[3].ends_with(p["unit"].as_str().unwrap()), "{out}");
                     assert!(r[4].ends_with('x'), "{out}");
+                    // Memory held: page cache + buffers, never nothing (a
+                    // direct case holds its buffers).
+                    assert!(r[5].ends_with('B') && r[5] != "0 B", "{out}");
                 } else {
                     assert_eq!(r[3], "not run here", "{out}");
                 }

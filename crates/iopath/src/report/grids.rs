@@ -162,7 +162,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
             Some(vec![
                 c.method.clone(),
                 c.pattern.clone(),
-                m.fd.to_string(),
+                format!("{} ({:#x})", m.fd, m.fd),
                 format!("{:#x} ({})", m.len, crate::units::fmt_bytes(m.len)),
                 format!("{:#x}", m.start),
                 format!("{:#x}", m.end),
@@ -228,6 +228,7 @@ fn published(r: &RunResult) -> Option<Grid> {
                     here.join("; ")
                 },
                 "-".into(),
+                "-".into(),
                 p.on.clone(),
             ]);
             continue;
@@ -256,27 +257,46 @@ fn published(r: &RunResult) -> Option<Grid> {
             }
             _ => "-".into(),
         };
+        let held = c.summary.as_ref().map_or("-".into(), |s| {
+            crate::units::fmt_bytes(held_bytes(&s.memory))
+        });
         rows.push(vec![
             case,
             c.method.clone(),
             p.show(),
             ours,
             ratio,
+            held,
             p.on.clone(),
         ]);
     }
     (!rows.is_empty()).then(|| Grid {
         title: "beside the source: its published figures and ours".into(),
-        header: ["case", "method", "published", "here", "here / published", "published on"]
-            .map(String::from)
-            .to_vec(),
-        numeric: vec![false, false, false, false, true, false],
+        header: [
+            "case",
+            "method",
+            "published",
+            "here",
+            "here / published",
+            "memory held",
+            "published on",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![false, false, false, false, true, true, false],
         rows,
         notes: vec![
             "Different machines: compare the shape (which method wins, by about how much), not the numbers."
                 .into(),
+            "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size.".into(),
         ],
     })
+}
+
+/// What a case held: the file's pages in the page cache and the engine's
+/// buffers (schema-1 results have no total).
+fn held_bytes(m: &crate::result::Memory) -> u64 {
+    m.total_bytes.max(m.page_cache_bytes + m.buffers_bytes)
 }
 
 /// A grid as a terminal table.

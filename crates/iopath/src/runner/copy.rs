@@ -60,6 +60,7 @@ pub fn run(
     method: CopyMethod,
     spec: &CopySpec,
     interval_ns: u64,
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(WorkerOut, Vec<String>), EngineError> {
     let interval_ns = interval_ns.max(1);
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3).expect("valid bounds");
@@ -80,6 +81,8 @@ pub fn run(
         cur_bytes += bytes;
         cur_ios += 1;
         hist.saturating_record(ns.max(1));
+        // Ctrl-C ends the copy after this chunk (`iopath_io::copy::STOPPED`).
+        !stop.load(std::sync::atomic::Ordering::Relaxed)
     })?;
     let end = Instant::now();
     let cpu = iopath_io::sys::thread_usage().since(&cpu0);

@@ -65,6 +65,7 @@ impl Runner<'_> {
                 &plan.target,
                 plan.size,
                 plan.writes(),
+                plan.cases.iter().any(|c| c.pattern == Pattern::Copy),
                 target::Fill {
                     seed: plan.seed,
                     data: plan.data,
@@ -107,6 +108,7 @@ impl Runner<'_> {
             target: target.as_ref().map(|t| t.info.clone()),
             config: RunConfig {
                 preset: plan.preset.clone(),
+                whole_pass: plan.whole_pass && plan.time.is_none(),
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
@@ -167,7 +169,10 @@ impl Runner<'_> {
             let cr = live::with_ticker(live.as_ref(), || {
                 self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
             });
-            let interrupted = cr.repetitions.iter().any(|r| r.interrupted);
+            // A signal during the case: a worker marks the repetition it
+            // cut; a copy (or a set-up step) just stops.
+            let interrupted =
+                cr.repetitions.iter().any(|r| r.interrupted) || self.stop.load(Ordering::Relaxed);
             result.cases.push(cr);
             result.warnings = crate::warnings::collect(&result);
             result.verdicts = crate::verdict::all(&result.cases);
@@ -244,14 +249,19 @@ impl Runner<'_> {
     ) -> CaseResult {
         let mut cr = case_result(case);
         if let (Some(span), Some(t)) = (case.span, target) {
-            // What the case really addressed: capped at the file.
-            let real = span.min(t.size()) / case.block_size * case.block_size;
-            cr.span_bytes = Some(real);
-            if real < span {
+            // What the case really addressed: capped at the file, and for
+            // requests whole blocks of it (a copy copies the bytes).
+            let capped = span.min(t.size());
+            cr.span_bytes = Some(if case.pattern == Pattern::Copy {
+                capped
+            } else {
+                capped / case.block_size * case.block_size
+            });
+            if capped < span {
                 cr.notes.push(format!(
-                    "span {} capped at the file: {} (use a larger --size)",
+                    "span {} capped at the file size, {} (use a larger --size)",
                     fmt_bytes(span),
-                    fmt_bytes(real)
+                    fmt_bytes(capped)
                 ));
             }
         }
@@ -604,19 +614,35 @@ impl Runner<'_> {
             iopath_io::sys::process_usage(),
             iopath_io::sys::thread_usage(),
         );
-        let res = copy::run(cm, &spec, self.plan.interval.as_nanos() as u64);
+        let res = copy::run(cm, &spec, self.plan.interval.as_nanos() as u64, self.stop);
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
         let (out, mut notes) = match res {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+            Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
+                return Err(RepError::Skip(
+                    "interrupted (Ctrl-C) during the copy; its destination was removed".into(),
+                ))
+            }
             Err(e) => return Err(RepError::Fail(e.to_string())),
         };
         let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
         let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
         let cost = WorkerCost {
             cpu: out.cpu,
-            buffers_bytes: u64::from(depth) * case.block_size,
+            // The copy's own buffers: none for the kernel's copies and the
+            // mapped source, one chunk for the loops, a chunk per slot in
+            // flight for io_uring.
+            buffers_bytes: match cm {
+                iopath_io::copy::CopyMethod::CopyFileRange
+                | iopath_io::copy::CopyMethod::Sendfile
+                | iopath_io::copy::CopyMethod::MmapWrite => 0,
+                iopath_io::copy::CopyMethod::Uring => {
+                    u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
+                }
+                _ => case.block_size,
+            },
             kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
                 self_ns.saturating_sub(main_ns)
             } else {
