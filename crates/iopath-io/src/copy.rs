@@ -797,50 +797,12 @@ impl<'f> Pipeline<'f> {
     ) -> Result<Pipeline<'f>, EngineError> {
         let ring = new_ring(method, slots, dst_path)?;
         let mut pool = SlotPool::new(slots, slot_size, mem_align);
-        let iovecs = pool.iovecs();
-        let bases: Vec<*mut u8> = iovecs.iter().map(|v| v.iov_base.cast()).collect();
-        // Registered buffers are pinned memory charged to RLIMIT_MEMLOCK
-        // (unless CAP_IPC_LOCK): try, on ENOMEM/EPERM raise the soft limit
-        // up to the hard one and try again, else fall back to plain buffers
-        // and say why.
-        // SAFETY: every iovec points into `pool`'s allocation, which stays
-        // at a fixed address for as long as the ring: both live in the
-        // pipeline, whose Drop waits for every request before the ring and
-        // then the pool are dropped.
-        let register = || unsafe { ring.submitter().register_buffers(&iovecs) };
-        let fixed_bufs = match register() {
-            Ok(()) => true,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EPERM)) => {
-                match crate::sys::ensure_memlock(pool.bytes() as u64) {
-                    Err(why) => {
-                        notes.push(format!(
-                            "registered buffers unavailable ({why}); using plain buffers"
-                        ));
-                        false
-                    }
-                    Ok(_) => match register() {
-                        Ok(()) => {
-                            notes.push(
-                                "raised the RLIMIT_MEMLOCK soft limit to register buffers".into(),
-                            );
-                            true
-                        }
-                        Err(e) => {
-                            notes.push(format!(
-                                "registering {} bytes of buffers failed ({e}: raise RLIMIT_MEMLOCK with ulimit -l, or lower the depth or chunk); using plain buffers",
-                                pool.bytes()
-                            ));
-                            false
-                        }
-                    },
-                }
-            }
-            Err(e) => {
-                notes.push(format!(
-                    "registering buffers failed ({e}); using plain buffers"
-                ));
-                false
-            }
+        let bases: Vec<*mut u8> = pool.iovecs().iter().map(|v| v.iov_base.cast()).collect();
+        // SAFETY: `pool` stays at a fixed address for as long as the ring:
+        // both live in the pipeline, whose Drop waits for every request
+        // before the ring and then the pool are dropped.
+        let fixed_bufs = unsafe {
+            crate::engines::uring::register_pool(&ring, &mut pool, notes, "the depth or chunk")
         };
         let fixed_files = ring
             .submitter()

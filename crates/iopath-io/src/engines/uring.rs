@@ -159,47 +159,10 @@ impl UringEngine {
             notes.push("more slots than registered buffers allow; using plain buffers".into());
             false
         } else {
-            let iovecs = pool.iovecs();
-            // SAFETY: every iovec points into `pool`'s allocation, which lives
-            // in this engine at a fixed address until the ring is dropped
-            // (Drop waits for in-flight requests, and the ring is declared,
-            // hence dropped, before the pool).
-            let register = || unsafe { ring.submitter().register_buffers(&iovecs) };
-            match register() {
-                Ok(()) => true,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EPERM)) => {
-                    match ensure_memlock(pool.bytes() as u64) {
-                        Err(why) => {
-                            notes.push(format!(
-                                "registered buffers unavailable ({why}); using plain buffers"
-                            ));
-                            false
-                        }
-                        Ok(_) => match register() {
-                            Ok(()) => {
-                                notes.push(
-                                    "raised the RLIMIT_MEMLOCK soft limit to register buffers"
-                                        .into(),
-                                );
-                                true
-                            }
-                            Err(e) => {
-                                notes.push(format!(
-                                    "registering {} of buffers failed ({e}: raise RLIMIT_MEMLOCK with ulimit -l, or lower --qd/--bs); using plain buffers",
-                                    pool.bytes()
-                                ));
-                                false
-                            }
-                        },
-                    }
-                }
-                Err(e) => {
-                    notes.push(format!(
-                        "registering buffers failed ({e}); using plain buffers"
-                    ));
-                    false
-                }
-            }
+            // SAFETY: `pool` lives in this engine at a fixed address until
+            // the ring is dropped (Drop waits for in-flight requests, and the
+            // ring is declared, hence dropped, before the pool).
+            unsafe { register_pool(&ring, &mut pool, &mut notes, "--qd/--bs") }
         };
         let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
         if !fixed_file {
@@ -519,6 +482,61 @@ pub fn features() -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// Register `pool`'s buffers with `ring`. Registered buffers are pinned
+/// memory charged to RLIMIT_MEMLOCK (unless CAP_IPC_LOCK): on ENOMEM/EPERM
+/// raise the soft limit up to the hard one and try again; when they still
+/// cannot be registered, say why in `notes` (naming `smaller`, the options
+/// that shrink them) and answer false: the caller uses plain buffers.
+///
+/// # Safety
+/// `pool` must stay at its address and alive until `ring` is dropped, and
+/// the ring dropped only once no request using the buffers is in flight.
+pub(crate) unsafe fn register_pool(
+    ring: &IoUring,
+    pool: &mut SlotPool,
+    notes: &mut Vec<String>,
+    smaller: &str,
+) -> bool {
+    let iovecs = pool.iovecs();
+    // SAFETY: every iovec points into `pool`'s allocation, which the caller
+    // keeps in place and alive for as long as the ring (this fn's contract).
+    let register = || unsafe { ring.submitter().register_buffers(&iovecs) };
+    match register() {
+        Ok(()) => true,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOMEM) | Some(libc::EPERM)) => {
+            match ensure_memlock(pool.bytes() as u64) {
+                Err(why) => {
+                    notes.push(format!(
+                        "registered buffers unavailable ({why}); using plain buffers"
+                    ));
+                    false
+                }
+                Ok(_) => match register() {
+                    Ok(()) => {
+                        notes.push(
+                            "raised the RLIMIT_MEMLOCK soft limit to register buffers".into(),
+                        );
+                        true
+                    }
+                    Err(e) => {
+                        notes.push(format!(
+                            "registering {} bytes of buffers failed ({e}: raise RLIMIT_MEMLOCK with ulimit -l, or lower {smaller}); using plain buffers",
+                            pool.bytes()
+                        ));
+                        false
+                    }
+                },
+            }
+        }
+        Err(e) => {
+            notes.push(format!(
+                "registering buffers failed ({e}); using plain buffers"
+            ));
+            false
+        }
+    }
 }
 
 #[cfg(test)]
