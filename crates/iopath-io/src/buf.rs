@@ -13,9 +13,15 @@
 //! - When a slot spans more than one page, the pool asks for huge pages
 //!   ([`AlignedBuf::new_huge`]): a request then covers a few physically
 //!   contiguous pieces instead of one scattered 4 KiB page per segment.
+//! - A pool with a NUMA memory policy ([`SlotPool::new_placed`]) is always a
+//!   mapping of its own whose policy is set before any page is touched, so
+//!   every page is allocated under it; [`SlotPool::buffer_nodes`] says where
+//!   the pages really are.
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
+
+use crate::numa::{self, MemPolicy};
 
 /// A zero-filled buffer with a fixed alignment.
 #[derive(Debug)]
@@ -92,14 +98,68 @@ impl AlignedBuf {
     pub fn new_huge(len: usize, align: usize) -> AlignedBuf {
         let align = align.max(1).next_power_of_two();
         let size = len.max(1).div_ceil(align) * align;
-        Self::map(len, size, align).unwrap_or_else(|| Self::new(len, align))
+        Self::map(len, size, align, true).unwrap_or_else(|| Self::new(len, align))
     }
 
-    /// A fresh anonymous mapping of `size` bytes (rounded up to huge pages),
-    /// aligned to `align` and to [`HUGE_PAGE`]; `None` if mapping fails.
-    fn map(len: usize, size: usize, align: usize) -> Option<AlignedBuf> {
-        let unit = align.max(HUGE_PAGE);
-        let map_len = size.checked_next_multiple_of(HUGE_PAGE)?;
+    /// `len` zeroed bytes aligned to `align` in a fresh anonymous mapping
+    /// of their own, given the NUMA memory policy `policy` ([`numa::place`])
+    /// before any page is touched, then touched page by page, so that every
+    /// page is allocated under the policy. `huge` asks for transparent huge
+    /// pages as [`AlignedBuf::new_huge`] does.
+    ///
+    /// Never falls back to the heap, whose pages may already live on
+    /// another node. Errors are [`numa::place`]'s (which policy, which node,
+    /// which nodes there are), or the mapping's.
+    pub fn new_placed(
+        len: usize,
+        align: usize,
+        huge: bool,
+        policy: &MemPolicy,
+    ) -> std::io::Result<AlignedBuf> {
+        let align = align.max(1).next_power_of_two();
+        let size = len.max(1).div_ceil(align) * align;
+        let mut buf =
+            Self::map(len, size, align, huge).ok_or_else(std::io::Error::last_os_error)?;
+        let Backing::Map(map_len) = buf.backing else {
+            unreachable!("map() always makes a mapping")
+        };
+        numa::place(buf.as_ptr(), map_len, policy)?;
+        buf.touch();
+        Ok(buf)
+    }
+
+    /// Fault in every page of the buffer for writing (one byte per page,
+    /// read and written back unchanged), so that its memory is allocated
+    /// now, under whatever memory policy applies, rather than at first use.
+    pub fn touch(&mut self) {
+        let page = rustix::param::page_size();
+        let base = self.ptr.as_ptr();
+        let start = base as usize;
+        let end = start + self.len;
+        let mut at = start;
+        while at < end {
+            // SAFETY: start <= at < start + len, so the byte is inside the
+            // allocation; &mut self makes this the only access, and the
+            // byte is written back with its own value.
+            unsafe {
+                let p = base.add(at - start);
+                p.write_volatile(p.read_volatile());
+            }
+            at = (at / page + 1) * page;
+        }
+    }
+
+    /// A fresh anonymous mapping of `size` bytes aligned to `align`: rounded
+    /// up to, aligned to and advised as transparent huge pages when `huge`,
+    /// else to base pages; `None` if mapping fails.
+    fn map(len: usize, size: usize, align: usize, huge: bool) -> Option<AlignedBuf> {
+        let granule = if huge {
+            HUGE_PAGE
+        } else {
+            rustix::param::page_size()
+        };
+        let unit = align.max(granule);
+        let map_len = size.checked_next_multiple_of(granule)?;
         // Over-map by one alignment unit, then trim both ends so that what
         // remains starts on `unit`.
         let over = map_len.checked_add(unit)?;
@@ -136,7 +196,9 @@ impl AlignedBuf {
             }
             // Advice only: without THP (or with it disabled) this fails or
             // does nothing, and the buffer keeps ordinary pages.
-            libc::madvise(start as *mut libc::c_void, map_len, libc::MADV_HUGEPAGE);
+            if huge {
+                libc::madvise(start as *mut libc::c_void, map_len, libc::MADV_HUGEPAGE);
+            }
         }
         Some(AlignedBuf {
             ptr,
@@ -221,6 +283,53 @@ impl SlotPool {
             busy: vec![false; slots],
             busy_count: 0,
         }
+    }
+
+    /// Like [`SlotPool::new`], with every page touched before it returns
+    /// (so its memory exists, and first-touch faults are not timed later)
+    /// and, when `policy` is given, placed by it: the memory is then a fresh
+    /// mapping of its own ([`AlignedBuf::new_placed`]) whose policy is set
+    /// before the first touch. Where the pages ended up:
+    /// [`SlotPool::buffer_nodes`].
+    pub fn new_placed(
+        slots: usize,
+        slot_size: usize,
+        align: usize,
+        policy: Option<&MemPolicy>,
+    ) -> std::io::Result<SlotPool> {
+        let Some(policy) = policy else {
+            let mut pool = SlotPool::new(slots, slot_size, align);
+            pool.buf.touch();
+            return Ok(pool);
+        };
+        let align = align.max(1).next_power_of_two();
+        let stride = slot_size.max(1).div_ceil(align) * align;
+        let slots = slots.max(1);
+        let buf = AlignedBuf::new_placed(stride * slots, align, slot_size > PAGE, policy)?;
+        Ok(SlotPool {
+            buf,
+            slot_size,
+            stride,
+            busy: vec![false; slots],
+            busy_count: 0,
+        })
+    }
+
+    /// Pages of the pool's memory on each NUMA node, `(node, pages)`
+    /// ascending by node ([`numa::pages_per_node`]); pages never touched are
+    /// not counted.
+    pub fn buffer_nodes(&self) -> std::io::Result<Vec<(u32, u64)>> {
+        numa::pages_per_node(self.buf.as_ptr(), self.bytes())
+    }
+
+    /// Base pages the pool's slots span ([`SlotPool::bytes`], widened to
+    /// whole pages): what [`SlotPool::buffer_nodes`] adds up to once every
+    /// page is touched.
+    pub fn pages(&self) -> u64 {
+        let page = rustix::param::page_size();
+        let start = self.buf.as_ptr() as usize;
+        let end = (start + self.bytes()).next_multiple_of(page);
+        ((end - start / page * page) / page) as u64
     }
 
     pub fn slots(&self) -> usize {

@@ -24,6 +24,7 @@ pub mod buf;
 pub mod copy;
 pub mod data;
 pub mod engines;
+pub mod numa;
 pub mod probe;
 pub mod sys;
 
@@ -305,6 +306,13 @@ pub struct OpenSpec {
     pub span_bytes: u64,
     /// CPU for the SQPOLL thread, if any.
     pub sqpoll_cpu: Option<u32>,
+    /// NUMA memory policy of the engine's I/O buffers, set before their
+    /// first touch ([`buf::SlotPool::new_placed`]); `None`: the kernel's
+    /// default (the node of the CPU that touches them, at open). A node
+    /// that does not exist or has no memory makes `open` fail with
+    /// [`EngineError::Invalid`]; a kernel without NUMA policies, with
+    /// [`EngineError::Unsupported`].
+    pub mem_policy: Option<numa::MemPolicy>,
 }
 
 /// What an opened engine actually does; may differ from what was asked.
@@ -321,6 +329,10 @@ pub struct Caps {
     /// Departures from the request, said plainly ("registered buffers
     /// unavailable: ...; using plain buffers"). Empty when none.
     pub notes: Vec<String>,
+    /// Where the engine's I/O buffers are: `(node, pages)` ascending by
+    /// node, in base pages ([`numa::pages_per_node`]), measured at open
+    /// after every page was touched; empty when the kernel does not say.
+    pub buffer_nodes: Vec<(u32, u64)>,
 }
 
 /// Errors of the engine layer. Each says what failed, where, and what to do.
@@ -409,7 +421,7 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
         )));
     }
     match method {
-        Method::Null => Ok(Box::new(engines::null::NullEngine::new(spec))),
+        Method::Null => Ok(Box::new(engines::null::NullEngine::new(spec)?)),
         Method::Buffered => Ok(Box::new(engines::psync::PsyncEngine::open(spec, false)?)),
         Method::Direct => Ok(Box::new(engines::psync::PsyncEngine::open(spec, true)?)),
         Method::Mmap => Ok(Box::new(engines::mmap::MmapEngine::open(spec)?)),

@@ -48,6 +48,7 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         sync: SyncPolicy::None,
         span_bytes: len as u64,
         sqpoll_cpu: None,
+        mem_policy: None,
     };
     let mut eng = match open(method, &spec) {
         Ok(e) => e,

@@ -6,6 +6,9 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
+/// CPU affinity of the calling thread; they live with the NUMA helpers.
+pub use crate::numa::{current_affinity, current_cpu, pin_current_thread};
+
 /// Alignment O_DIRECT requires for a file, and where the figure came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DioAlign {

@@ -52,6 +52,7 @@ impl Target {
             sync,
             span_bytes: self.data.len() as u64,
             sqpoll_cpu: None,
+            mem_policy: None,
         }
     }
 
@@ -502,6 +503,7 @@ fn copy_only_methods_open_no_engine() {
             sync: SyncPolicy::None,
             span_bytes: FILE as u64,
             sqpoll_cpu: None,
+            mem_policy: None,
         };
         match iopath_io::open(m, &spec) {
             Err(EngineError::Unsupported { reason, .. }) => {
@@ -570,6 +572,7 @@ fn mmap_dax_in(dir: &std::path::Path) -> Option<String> {
         sync: SyncPolicy::End,
         span_bytes: FILE as u64,
         sqpoll_cpu: None,
+        mem_policy: None,
     };
     match open(Method::MmapDax, &spec) {
         Err(EngineError::Unsupported { method, reason }) => {

@@ -66,6 +66,29 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE|N%ram")]
     pub span: Option<String>,
 
+    /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
+    /// the list): `0-3,8`.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Run workers on the CPUs of NUMA node N.
+    #[arg(long, value_name = "N")]
+    pub numa_node: Option<u32>,
+
+    /// Place the I/O buffers on NUMA node N (mbind; checked page by page).
+    #[arg(long, value_name = "N")]
+    pub mem_node: Option<u32>,
+
+    /// How --mem-node places buffers: bind, preferred, interleave, or local
+    /// (the node of the CPU that touches them) [default with --mem-node:
+    /// bind].
+    #[arg(long, value_name = "POLICY", value_parser = crate::placement::parse_policy_mode)]
+    pub mem_policy: Option<iopath_io::numa::MemPolicyMode>,
+
+    /// Bind io_uring's SQPOLL kernel thread to CPU N (uring-sqpoll).
+    #[arg(long, value_name = "N")]
+    pub sqpoll_cpu: Option<u32>,
+
     /// The flags given on the command line (ids), so that a preset knows
     /// what the user set. Filled by [`parse`].
     #[arg(skip)]

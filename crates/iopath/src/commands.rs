@@ -269,12 +269,25 @@ pub fn preset_show(name: &str) -> Result<String> {
             "published",
         ]);
     for (i, c) in plan.cases.iter().enumerate() {
-        let mut other = Vec::new();
+        let mut other: Vec<String> = Vec::new();
         if c.copy_to_user {
-            other.push("copy to a user buffer");
+            other.push("copy to a user buffer".into());
         }
         if c.sparse {
-            other.push("sparse file");
+            other.push("sparse file".into());
+        }
+        if let Some(pair) = &c.pair {
+            other.push(format!(
+                "{pair} (cpus {}, {})",
+                c.placement
+                    .cpus
+                    .as_deref()
+                    .map_or("any".into(), crate::topology::format_cpulist),
+                c.placement
+                    .mem
+                    .as_ref()
+                    .map_or("default".into(), crate::placement::policy_name)
+            ));
         }
         t.add_row(vec![
             (i + 1).to_string(),

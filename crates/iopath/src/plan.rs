@@ -155,6 +155,10 @@ pub struct Case {
     /// What a preset calls the case, and what its source published.
     pub label: Option<String>,
     pub published: Option<crate::preset::Published>,
+    /// Where its workers run and its buffers live.
+    pub placement: crate::placement::Placement,
+    /// The NUMA pair of the placement study (`cpu n0 local / mem n1 remote`).
+    pub pair: Option<String>,
 }
 
 impl Case {
@@ -174,6 +178,8 @@ impl Case {
             cache: None,
             label: None,
             published: None,
+            placement: crate::placement::Placement::default(),
+            pair: None,
         }
     }
 }
@@ -230,7 +236,26 @@ impl Plan {
     }
 
     pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
+        let topo = crate::topology::Topology::read(std::path::Path::new("/sys"));
+        Plan::from_args_on(a, &topo, &|| device_node_under(a))
+    }
+
+    /// [`Plan::from_args`] on a given topology, with the device's node
+    /// asked for only when the placement study needs it.
+    pub fn from_args_on(
+        a: &RunArgs,
+        topo: &crate::topology::Topology,
+        device_node: &dyn Fn() -> Option<u32>,
+    ) -> Result<Plan, UsageError> {
         let preset = a.preset.as_deref().map(crate::preset::find).transpose()?;
+        let placement = crate::placement::from_flags(
+            a.cpus.as_deref(),
+            a.numa_node,
+            a.mem_node,
+            a.mem_policy,
+            a.sqpoll_cpu,
+            topo,
+        )?;
         let a = &match &preset {
             Some(p) => apply_preset_run(a, p)?,
             None => a.clone(),
@@ -314,7 +339,20 @@ impl Plan {
             .transpose()?;
         let mut cases = Vec::new();
         if let Some(p) = &preset {
-            cases = preset_cases(p, a)?;
+            let pairs = p
+                .cases
+                .iter()
+                .any(|c| c.placement.as_deref() == Some("numa-pairs"));
+            if pairs && !placement.is_default() {
+                return Err(UsageError(format!(
+                    "--preset {} places every case itself (each CPU node x memory node pair): drop --cpus, --numa-node, --mem-node, --mem-policy and --sqpoll-cpu",
+                    p.name
+                )));
+            }
+            cases = preset_cases(p, a, topo, device_node)?;
+            for c in cases.iter_mut().filter(|c| c.pair.is_none()) {
+                c.placement = placement.clone();
+            }
         } else {
             for &pattern in &patterns {
                 // The copy pattern by default runs the methods that copy.
@@ -333,6 +371,7 @@ impl Plan {
                         sync: a.sync,
                         rwmix_read_pct: a.rwmix,
                         span,
+                        placement: placement.clone(),
                         ..Case::new(method, pattern, bs, qd, a.threads)
                     });
                 }
@@ -474,7 +513,87 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
 
 /// The preset's cases: for each entry, every pattern (outer) by every
 /// method it names.
-fn preset_cases(p: &crate::preset::Preset, a: &RunArgs) -> Result<Vec<Case>, UsageError> {
+/// The NUMA node of the disk under the run's directory, if the kernel says.
+fn device_node_under(a: &RunArgs) -> Option<u32> {
+    let at = match (&a.file, &a.dir) {
+        (Some(f), _) if f.exists() => f.clone(),
+        (Some(f), _) => f
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), |p| p.to_path_buf()),
+        (None, Some(d)) => d.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    crate::sysinfo::device_of(&at)
+        .and_then(|d| d.numa_node)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// The (CPU node, memory node) pairs of the placement study, relative to
+/// the device's node: local/local, local/remote, remote/local,
+/// remote/remote, "remote" being the node farthest from local that has
+/// CPUs (for workers) or memory (for buffers). One pair on one node.
+pub fn numa_pairs(
+    topo: &crate::topology::Topology,
+    device_node: Option<u32>,
+) -> Vec<(u32, u32, String)> {
+    let with_cpus: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty())
+        .map(|n| n.id)
+        .collect();
+    let with_mem: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| n.memory_bytes != Some(0))
+        .map(|n| n.id)
+        .collect();
+    let local = device_node
+        .filter(|n| with_cpus.contains(n))
+        .or_else(|| with_cpus.first().copied())
+        .unwrap_or(0);
+    let local_mem = if with_mem.contains(&local) {
+        local
+    } else {
+        with_mem.first().copied().unwrap_or(local)
+    };
+    let distance = |a: u32, b: u32| topo.distance(a, b).unwrap_or(if a == b { 10 } else { 20 });
+    let farthest = |from: u32, among: &[u32]| {
+        among
+            .iter()
+            .copied()
+            .filter(|&n| n != from)
+            .max_by_key(|&n| (distance(from, n), std::cmp::Reverse(n)))
+    };
+    let remote_cpu = farthest(local, &with_cpus);
+    let remote_mem = farthest(local, &with_mem);
+    let name = |c: u32, m: u32| {
+        format!(
+            "cpu n{c} {} / mem n{m} {}",
+            if c == local { "local" } else { "remote" },
+            if m == local_mem { "local" } else { "remote" }
+        )
+    };
+    let mut pairs = vec![(local, local_mem)];
+    if let Some(rm) = remote_mem {
+        pairs.push((local, rm));
+    }
+    if let Some(rc) = remote_cpu {
+        pairs.push((rc, local_mem));
+        if let Some(rm) = remote_mem {
+            pairs.push((rc, rm));
+        }
+    }
+    pairs.into_iter().map(|(c, m)| (c, m, name(c, m))).collect()
+}
+
+fn preset_cases(
+    p: &crate::preset::Preset,
+    a: &RunArgs,
+    topo: &crate::topology::Topology,
+    device_node: &dyn Fn() -> Option<u32>,
+) -> Result<Vec<Case>, UsageError> {
     let bad = |what: &str, v: &str| UsageError(format!("preset {}: unknown {what} '{v}'", p.name));
     let mut cases = Vec::new();
     for pc in &p.cases {
@@ -514,24 +633,52 @@ fn preset_cases(p: &crate::preset::Preset, a: &RunArgs) -> Result<Vec<Case>, Usa
                 .as_deref()
                 .map(|s| parse_span(&format!("preset {} span", p.name), s))
                 .transpose()?;
-            for &method in &methods {
-                cases.push(Case {
-                    sync,
-                    rwmix_read_pct: a.rwmix,
-                    span,
-                    copy_to_user: pc.copy_to_user,
-                    sparse: pc.sparse,
-                    cache,
-                    label: pc.label.clone(),
-                    published: pc.published.clone(),
-                    ..Case::new(
-                        method,
-                        pattern,
-                        bs,
-                        pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
-                        pc.threads.unwrap_or(1),
-                    )
-                });
+            let pairs: Vec<(Option<String>, crate::placement::Placement)> =
+                match pc.placement.as_deref() {
+                    None => vec![(None, crate::placement::Placement::default())],
+                    Some("numa-pairs") => numa_pairs(topo, device_node())
+                        .into_iter()
+                        .map(|(c, m, name)| {
+                            let cpus = topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default();
+                            (
+                                Some(name),
+                                crate::placement::Placement {
+                                    cpus: Some(cpus),
+                                    round_robin: false,
+                                    cpu_node: Some(c),
+                                    mem: Some(iopath_io::numa::MemPolicy {
+                                        mode: iopath_io::numa::MemPolicyMode::Bind,
+                                        nodes: vec![m],
+                                    }),
+                                    sqpoll_cpu: None,
+                                },
+                            )
+                        })
+                        .collect(),
+                    Some(other) => return Err(bad("placement", other)),
+                };
+            for (pair, placement) in &pairs {
+                for &method in &methods {
+                    cases.push(Case {
+                        sync,
+                        rwmix_read_pct: a.rwmix,
+                        span,
+                        copy_to_user: pc.copy_to_user,
+                        sparse: pc.sparse,
+                        cache,
+                        label: pc.label.clone(),
+                        published: pc.published.clone(),
+                        placement: placement.clone(),
+                        pair: pair.clone(),
+                        ..Case::new(
+                            method,
+                            pattern,
+                            bs,
+                            pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
+                            pc.threads.unwrap_or(1),
+                        )
+                    });
+                }
             }
         }
     }
@@ -583,6 +730,65 @@ fn dedup<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The numa preset's cases on a fixture topology, one line each.
+    fn numa_cases(fixture: &str, device_node: Option<u32>) -> String {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/topology")
+            .join(fixture);
+        let topo = crate::topology::Topology::read(&root);
+        let args = match crate::cli::Cli::parse_from(["iopath", "run", "--preset", "numa"]).command
+        {
+            Some(crate::cli::Command::Run(a)) => *a,
+            _ => unreachable!(),
+        };
+        let plan = Plan::from_args_on(&args, &topo, &|| device_node).unwrap();
+        plan.cases
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {} | {} | cpus {} | mem {}",
+                    c.label.as_deref().unwrap_or(""),
+                    c.method.name(),
+                    c.pattern.name(),
+                    c.pair.as_deref().unwrap_or(""),
+                    c.placement
+                        .cpus
+                        .as_deref()
+                        .map_or("-".into(), crate::topology::format_cpulist),
+                    c.placement
+                        .mem
+                        .as_ref()
+                        .map_or("-".into(), crate::placement::policy_name),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn numa_preset_pairs_on_two_nodes_relative_to_the_device() {
+        // The NVMe disk of the 2-node fixture hangs off node 1.
+        insta::assert_snapshot!("numa_2node_device_on_1", numa_cases("2node", Some(1)));
+        let unknown = numa_cases("2node", None);
+        assert!(unknown.contains("cpu n0 local / mem n0 local"), "{unknown}");
+    }
+
+    #[test]
+    fn numa_preset_on_four_nodes_picks_the_farthest_nodes_with_cpus_and_memory() {
+        insta::assert_snapshot!("numa_4node_device_on_0", numa_cases("4node", Some(0)));
+    }
+
+    #[test]
+    fn numa_preset_on_one_node_has_one_pair() {
+        let text = numa_cases("1node", Some(0));
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.lines()
+                .all(|l| l.contains("cpu n0 local / mem n0 local")),
+            "{text}"
+        );
+    }
     use crate::cli::{Cli, Command};
     use clap::Parser;
 

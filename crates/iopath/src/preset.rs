@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::UsageError;
 
 /// Every preset, in the order `iopath presets` lists them.
-const SOURCES: [(&str, &str); 6] = [
+const SOURCES: [(&str, &str); 7] = [
     ("niobench", include_str!("../presets/niobench.toml")),
     ("daxbench", include_str!("../presets/daxbench.toml")),
     ("glommio-scan", include_str!("../presets/glommio-scan.toml")),
@@ -20,6 +20,7 @@ const SOURCES: [(&str, &str); 6] = [
     ),
     ("crystal", include_str!("../presets/crystal.toml")),
     ("crystal-nvme", include_str!("../presets/crystal-nvme.toml")),
+    ("numa", include_str!("../presets/numa.toml")),
 ];
 
 /// How a preset's results are laid out under the usual tables.
@@ -36,6 +37,9 @@ pub enum Layout {
     Niobench,
     /// DAXBench64's mapping line: file descriptor, length, start and end.
     Daxbench,
+    /// The placement study: each (CPU node, memory node) pair against
+    /// local/local.
+    Numa,
 }
 
 /// A preset as written in its file.
@@ -118,6 +122,10 @@ pub struct PresetCase {
     pub cache: Option<String>,
     /// What the source measured for this case.
     pub published: Option<Published>,
+    /// `"numa-pairs"`: the case once for each (CPU node, memory node) pair
+    /// relative to the device's node — local/local, local/remote,
+    /// remote/local, remote/remote (one pair on a one-node machine).
+    pub placement: Option<String>,
 }
 
 /// A figure from the source experiment, shown beside iopath's.

@@ -125,6 +125,15 @@ pub struct CaseResult {
     /// What the preset's source published for this case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<crate::preset::Published>,
+    /// The placement study's (CPU node, memory node) pair, relative to the
+    /// device (`cpu n0 local / mem n1 remote`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<String>,
+    /// Where the workers ran and the I/O buffers lived, as read back (CPU
+    /// affinity inside each worker, buffer pages per node); null for a case
+    /// that did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementResult>,
     /// Null, or why the case did not run.
     pub skipped: Option<String>,
     /// Null, or the error that stopped the case.
@@ -168,6 +177,8 @@ pub struct Job {
     pub copy_to_user: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sparse: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<String>,
 }
 
 impl Job {
@@ -184,9 +195,11 @@ impl Job {
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
         }
-        match &self.label {
-            Some(l) => s.push_str(&format!(" ({l})")),
-            None => {
+        match (&self.label, &self.pair) {
+            (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
+            (Some(l), None) => s.push_str(&format!(" ({l})")),
+            (None, Some(p)) => s.push_str(&format!(" ({p})")),
+            (None, None) => {
                 if let Some(span) = self.span_bytes {
                     s.push_str(&format!(" span {}", crate::units::fmt_bytes(span)));
                 }
@@ -234,6 +247,7 @@ impl CaseResult {
             span_bytes: self.span_bytes,
             copy_to_user: self.copy_to_user,
             sparse: self.sparse,
+            pair: self.pair.clone(),
         }
     }
 

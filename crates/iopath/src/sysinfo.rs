@@ -28,6 +28,10 @@ pub struct System {
     /// counters give `device` figures.
     #[serde(default)]
     pub device_stack: Option<crate::metrics::blockdev::DeviceStack>,
+    /// NUMA nodes (CPUs, memory, distances) and online CPUs, from
+    /// `/sys/devices/system`; `None` when sysfs could not be read.
+    #[serde(default)]
+    pub topology: Option<crate::topology::Topology>,
 }
 
 /// The whole disk under the target.
@@ -49,6 +53,8 @@ pub struct Device {
     /// 1 when the queue supports polled I/O (IOPOLL can work).
     pub io_poll: Option<bool>,
     pub dax: Option<bool>,
+    /// NUMA node of the disk (its device, or the PCI function above it);
+    /// `None` when the kernel does not know (-1) or says nothing.
     pub numa_node: Option<i64>,
 }
 
@@ -91,6 +97,8 @@ pub fn collect(at: &Path) -> System {
         mount_options: mount.map(|m| m.1),
         device: device_of(at),
         device_stack: None,
+        topology: Some(crate::topology::Topology::read(Path::new("/sys")))
+            .filter(|t| !t.nodes.is_empty()),
     }
 }
 
@@ -147,6 +155,7 @@ pub fn device_of(at: &Path) -> Option<Device> {
         .then(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .flatten();
     let q = disk.join("queue");
+    let numa_node = crate::topology::device_numa_node(Path::new("/sys"), &name).map(i64::from);
     Some(Device {
         name,
         partition: part,
@@ -161,7 +170,7 @@ pub fn device_of(at: &Path) -> Option<Device> {
         max_sectors_kb: read_num(q.join("max_sectors_kb")),
         io_poll: read_num::<u8>(q.join("io_poll")).map(|v| v == 1),
         dax: read_num::<u8>(q.join("dax")).map(|v| v == 1),
-        numa_node: read_num(disk.join("device/numa_node")),
+        numa_node,
     })
 }
 

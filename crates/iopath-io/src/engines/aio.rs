@@ -103,11 +103,20 @@ impl AioEngine {
             }
         };
         let (offset_align, mem_align) = super::layout(&spec.path, true);
+        let (pool, buffer_nodes) = match super::slot_pool(Method::Aio, spec, qd, mem_align) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: ctx came from a successful io_setup and has no
+                // requests in flight.
+                unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
+                return Err(e);
+            }
+        };
         Ok(AioEngine {
             ctx,
             file,
             path: spec.path.clone(),
-            pool: SlotPool::new(qd, spec.block_size, mem_align),
+            pool,
             iocbs: vec![Iocb::default(); qd].into_boxed_slice(),
             ptrs: Vec::with_capacity(qd),
             events: vec![IoEvent::default(); qd],
@@ -117,6 +126,7 @@ impl AioEngine {
                 offset_align,
                 mem_align,
                 notes: Vec::new(),
+                buffer_nodes,
             },
             fsync_each: spec.sync == SyncPolicy::Each,
         })

@@ -440,17 +440,19 @@ impl MmapEngine {
                 spec.queue_depth
             ));
         }
+        let (pool, buffer_nodes) = super::slot_pool(method, spec, 1, 4096)?;
         Ok(MmapEngine {
             map,
             file,
             path: spec.path.clone(),
-            pool: SlotPool::new(1, spec.block_size, 4096),
+            pool,
             caps: Caps {
                 is_async: false,
                 queue_depth: 1,
                 offset_align: 1,
                 mem_align: 4096,
                 notes,
+                buffer_nodes,
             },
             sync_each: matches!(
                 spec.sync,
@@ -678,6 +680,7 @@ mod tests {
             sync,
             span_bytes: 1 << 20,
             sqpoll_cpu: None,
+            mem_policy: None,
         };
         let policies = [
             SyncPolicy::None,

@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::buf::SlotPool;
-use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, SyncPolicy};
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, SyncPolicy};
 
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
 /// [`EngineError::Unsupported`] for `method`), `sync` adds `O_DSYNC` or
@@ -81,6 +81,30 @@ pub(crate) fn layout(path: &Path, direct: bool) -> (usize, usize) {
     } else {
         (1, 4096)
     }
+}
+
+/// The I/O buffers of `method`: `slots` slots of `spec.block_size` bytes
+/// aligned to `align`, placed by `spec.mem_policy` and touched
+/// ([`SlotPool::new_placed`]), with where their pages are (empty when the
+/// kernel does not say). A policy the caller got wrong (a node that does not
+/// exist) is [`EngineError::Invalid`]; one this kernel cannot apply,
+/// [`EngineError::Unsupported`].
+pub(crate) fn slot_pool(
+    method: Method,
+    spec: &OpenSpec,
+    slots: usize,
+    align: usize,
+) -> Result<(SlotPool, Vec<(u32, u64)>), EngineError> {
+    let pool = SlotPool::new_placed(slots, spec.block_size, align, spec.mem_policy.as_ref())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => EngineError::Invalid(e.to_string()),
+            _ => EngineError::Unsupported {
+                method,
+                reason: e.to_string(),
+            },
+        })?;
+    let nodes = pool.buffer_nodes().unwrap_or_default();
+    Ok((pool, nodes))
 }
 
 /// `flush(how)` of an engine whose end-of-run flush is one `fsync`.

@@ -5,7 +5,7 @@
 //! depth, like fio's null engine.
 
 use crate::buf::SlotPool;
-use crate::{Caps, Completion, Engine, EngineError, IoReq, OpenSpec, SyncPolicy};
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, SyncPolicy};
 
 #[derive(Debug)]
 pub struct NullEngine {
@@ -14,18 +14,21 @@ pub struct NullEngine {
 }
 
 impl NullEngine {
-    pub fn new(spec: &OpenSpec) -> NullEngine {
+    /// Fails only when `spec.mem_policy` cannot be applied.
+    pub fn new(spec: &OpenSpec) -> Result<NullEngine, EngineError> {
         let qd = spec.queue_depth.max(1);
-        NullEngine {
-            pool: SlotPool::new(qd, spec.block_size, 4096),
+        let (pool, buffer_nodes) = super::slot_pool(Method::Null, spec, qd, 4096)?;
+        Ok(NullEngine {
+            pool,
             caps: Caps {
                 is_async: true,
                 queue_depth: qd,
                 offset_align: 1,
                 mem_align: 4096,
                 notes: Vec::new(),
+                buffer_nodes,
             },
-        }
+        })
     }
 }
 

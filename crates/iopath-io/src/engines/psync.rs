@@ -38,16 +38,18 @@ impl PsyncEngine {
                 spec.queue_depth
             ));
         }
+        let (pool, buffer_nodes) = super::slot_pool(method, spec, 1, mem_align)?;
         Ok(PsyncEngine {
             file,
             path: spec.path.clone(),
-            pool: SlotPool::new(1, spec.block_size, mem_align),
+            pool,
             caps: Caps {
                 is_async: false,
                 queue_depth: 1,
                 offset_align,
                 mem_align,
                 notes,
+                buffer_nodes,
             },
             fsync_each: spec.sync == SyncPolicy::Each,
         })

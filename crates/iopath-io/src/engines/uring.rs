@@ -148,7 +148,7 @@ impl UringEngine {
 
         let file = super::open_target(method, &spec.path, spec.write, direct, spec.sync)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
-        let mut pool = SlotPool::new(qd, spec.block_size, mem_align);
+        let (mut pool, buffer_nodes) = super::slot_pool(method, spec, qd, mem_align)?;
         let mut notes = Vec::new();
 
         // Registered buffers: pinned memory, counted against RLIMIT_MEMLOCK
@@ -180,6 +180,7 @@ impl UringEngine {
                 offset_align,
                 mem_align,
                 notes,
+                buffer_nodes,
             },
             fixed_bufs,
             fixed_file,
@@ -556,6 +557,7 @@ mod tests {
             sync: SyncPolicy::None,
             span_bytes: 65536,
             sqpoll_cpu: None,
+            mem_policy: None,
         }
     }
 

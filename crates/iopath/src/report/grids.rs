@@ -33,6 +33,7 @@ pub fn all(r: &RunResult) -> Vec<Grid> {
         Some(Layout::Crystal) => out.extend(crystal(r)),
         Some(Layout::Niobench) => out.extend(niobench(r)),
         Some(Layout::Daxbench) => out.extend(mappings(r)),
+        Some(Layout::Numa) => out.extend(numa(r)),
         _ => {}
     }
     out.extend(published(r));
@@ -191,6 +192,109 @@ fn mappings(r: &RunResult) -> Option<Grid> {
     })
 }
 
+/// The placement study: every (CPU node, memory node) pair of a label and
+/// pattern against local/local (the first pair), with the nodes the
+/// workers and buffers were really on, and a sentence on whether placement
+/// mattered.
+fn numa(r: &RunResult) -> Option<Grid> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut groups: Vec<(Option<String>, String)> = Vec::new();
+    for c in r.cases.iter().filter(|c| c.pair.is_some()) {
+        let key = (c.label.clone(), c.pattern.clone());
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    for (label, pattern) in &groups {
+        let cases: Vec<&CaseResult> = r
+            .cases
+            .iter()
+            .filter(|c| c.pair.is_some() && &c.label == label && &c.pattern == pattern)
+            .collect();
+        let Some(base) = cases.first() else { continue };
+        let base_bw = base.samples(|m| m.bw_bytes_per_s);
+        let mut worst: Option<(String, crate::stats::Comparison)> = None;
+        for c in &cases {
+            let bw = c.samples(|m| m.bw_bytes_per_s);
+            let cmp = crate::stats::compare(&base_bw, &bw);
+            let (vs, real) = match (&cmp, std::ptr::eq(*c, *base)) {
+                (_, true) => ("baseline".to_string(), String::new()),
+                (Some(k), false) => (
+                    format!(
+                        "{:.2}x ({:.2}-{:.2}x)",
+                        k.ratio, k.ratio_ci95[0], k.ratio_ci95[1]
+                    ),
+                    if k.distinct {
+                        "yes".into()
+                    } else if k.undersampled {
+                        "too few repetitions".into()
+                    } else {
+                        "no (intervals overlap)".into()
+                    },
+                ),
+                (None, false) => ("-".into(), "-".into()),
+            };
+            if let (Some(k), false) = (cmp, std::ptr::eq(*c, *base)) {
+                if worst.as_ref().is_none_or(|(_, w)| k.ratio < w.ratio) {
+                    worst = Some((c.pair.clone().unwrap_or_default(), k));
+                }
+            }
+            let placed = c.placement.as_ref();
+            rows.push(vec![
+                label.clone().unwrap_or_default(),
+                pattern.clone(),
+                c.pair.clone().unwrap_or_default(),
+                c.summary.as_ref().map_or("-".into(), |s| {
+                    format!("{:.1}", s.bw_bytes_per_s / 1048576.0)
+                }),
+                vs,
+                real,
+                placed.map_or("-".into(), |p| p.short()),
+            ]);
+        }
+        let what = format!(
+            "{}{pattern}",
+            label.as_ref().map(|l| format!("{l}, ")).unwrap_or_default()
+        );
+        notes.push(match (cases.len(), worst) {
+            (1, _) => format!(
+                "{what}: one NUMA node here (or one with CPUs and memory): nothing to compare; the case ran {}.",
+                base.placement.as_ref().map_or("where the scheduler put it".into(), |p| p.short())
+            ),
+            (_, Some((pair, k))) if k.distinct => format!(
+                "{what}: placement matters here: {pair} ran at {:.2}x local/local (95% CI {:.2}-{:.2}x).",
+                k.ratio, k.ratio_ci95[0], k.ratio_ci95[1]
+            ),
+            (_, Some((pair, k))) if k.undersampled => format!(
+                "{what}: {pair} measured {:.2}x local/local, too few repetitions to call that real (--repeat 6 or more).",
+                k.ratio
+            ),
+            (_, Some(_)) => format!(
+                "{what}: placement made no measurable difference here (every pair's interval overlaps local/local's)."
+            ),
+            (_, None) => format!("{what}: not measured."),
+        });
+    }
+    (!rows.is_empty()).then(|| Grid {
+        title: "placement: each (CPU node, memory node) pair against local/local".into(),
+        header: [
+            "case",
+            "pattern",
+            "pair",
+            "MiB/s",
+            "vs local/local (95% CI)",
+            "real?",
+            "placed (read back)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![false, false, false, true, true, false, false],
+        rows,
+        notes,
+    })
+}
+
 /// The source's figures beside iopath's, for the cases that have one.
 fn published(r: &RunResult) -> Option<Grid> {
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -213,9 +317,11 @@ fn published(r: &RunResult) -> Option<Grid> {
                 .iter()
                 .filter(|d| d.label == c.label && d.pattern == c.pattern)
                 .filter_map(|d| {
+                    // Cases of one label differ by method, or by placement.
+                    let who = d.pair.clone().unwrap_or_else(|| d.method.clone());
                     d.summary
                         .as_ref()
-                        .map(|s| format!("{} {} MB/s", d.method, mbs(s.bw_bytes_per_s)))
+                        .map(|s| format!("{who} {} MB/s", mbs(s.bw_bytes_per_s)))
                 })
                 .collect();
             rows.push(vec![

@@ -145,7 +145,7 @@ pub fn render(r: &RunResult) -> Result<String> {
             charts::job_id(&job),
             escape(&job.label())
         )?;
-        results_table(&mut h, &cases)?;
+        results_table(&mut h, &cases, table::show_placement(r))?;
         for fig in charts::figures(&job, &cases) {
             write!(
                 h,
@@ -364,13 +364,17 @@ fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
     Ok(())
 }
 
-fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
+fn results_table(h: &mut String, cases: &[&CaseResult], placement: bool) -> Result<()> {
     h.push_str(
         "<div class=\"scroll\"><table>\n<tr><th>method</th><th>job</th><th class=\"n\">MiB/s</th>\
          <th class=\"n\">±95%</th><th class=\"n\">n</th><th class=\"n\">IOPS</th><th class=\"n\">p50</th>\
          <th class=\"n\">p99</th><th class=\"n\">p99.9</th><th class=\"n\">CPU/IO</th>\
-         <th class=\"n\">device</th><th class=\"n\">cache</th><th>notes</th></tr>\n",
+         <th class=\"n\">device</th><th class=\"n\">cache</th>",
     );
+    if placement {
+        h.push_str("<th>placement</th>");
+    }
+    h.push_str("<th>notes</th></tr>\n");
     for c in cases {
         let mut notes: Vec<String> = table::depth_note(c).into_iter().collect();
         notes.extend(table::other_notes(c).cloned());
@@ -406,6 +410,13 @@ fn results_table(h: &mut String, cases: &[&CaseResult]) -> Result<()> {
                 fmt_bytes(s.memory.page_cache_bytes)
             )?,
             None => h.push_str(&"<td class=\"n\">-</td>".repeat(10)),
+        }
+        if placement {
+            write!(
+                h,
+                "<td class=\"m\">{}</td>",
+                escape(&c.placement.as_ref().map_or("-".into(), |p| p.short()))
+            )?;
         }
         writeln!(h, "<td>{}</td></tr>", escape(&notes.join("; ")))?;
     }

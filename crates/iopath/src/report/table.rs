@@ -59,7 +59,7 @@ pub fn render(r: &RunResult) -> String {
     for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
-        out.push_str(&render_pattern(p, &cases));
+        out.push_str(&render_pattern(p, &cases, show_placement(r)));
         for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
             out.push_str("verdict:\n");
             for line in &v.text {
@@ -96,7 +96,22 @@ pub fn render(r: &RunResult) -> String {
     out
 }
 
-fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
+/// Whether the tables show where each case ran: when the run placed its
+/// workers or buffers, or the machine has more than one NUMA node.
+pub fn show_placement(r: &RunResult) -> bool {
+    r.cases.iter().any(|c| {
+        c.pair.is_some()
+            || c.placement.as_ref().is_some_and(|p| {
+                !p.cpus.is_empty() || p.mem_policy.is_some() || p.sqpoll_cpu.is_some()
+            })
+    }) || r
+        .system
+        .topology
+        .as_ref()
+        .is_some_and(|t| t.nodes.len() > 1)
+}
+
+fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> String {
     // The reference method `null` does no I/O: the best is the best real
     // method, and null's own cell says what it is.
     let best_bw = cases
@@ -105,13 +120,17 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0f64, f64::max);
+    let mut header = vec![
+        "method", "job", "MiB/s", "±95%", "n", "IOPS", "p50", "p99", "p99.9", "device", "CPU/IO",
+        "cache", "vs best", "notes",
+    ];
+    if placement {
+        header.insert(header.len() - 1, "placement");
+    }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "method", "job", "MiB/s", "±95%", "n", "IOPS", "p50", "p99", "p99.9", "device",
-            "CPU/IO", "cache", "vs best", "notes",
-        ]);
+        .set_header(header);
     let mut footnotes = Vec::new();
     for c in cases {
         let mut notes: Vec<String> = depth_note(c).into_iter().collect();
@@ -160,6 +179,11 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult]) -> String {
             }
             (None, None, None) => dash_row(c, "no data"),
         };
+        let mut row = row;
+        if placement {
+            let cell = c.placement.as_ref().map_or("-".into(), |p| p.short());
+            row.insert(row.len() - 1, Cell::new(cell));
+        }
         t.add_row(row);
     }
     let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));
@@ -216,8 +240,11 @@ pub fn spread(c: &CaseResult) -> String {
 /// (`4k Q32T1`).
 pub fn job(c: &CaseResult) -> String {
     let mut s = format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads);
-    if let Some(l) = &c.label {
-        s.push_str(&format!(" ({l})"));
+    match (&c.label, &c.pair) {
+        (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
+        (Some(l), None) => s.push_str(&format!(" ({l})")),
+        (None, Some(p)) => s.push_str(&format!(" ({p})")),
+        (None, None) => {}
     }
     s
 }

@@ -25,6 +25,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 
+use crate::placement::PlacementResult;
 use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
 use crate::progress::{rep_line, Progress, RepTag};
 use crate::result::{
@@ -166,9 +167,26 @@ impl Runner<'_> {
                 .progress
                 .is_enabled()
                 .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
-            let cr = live::with_ticker(live.as_ref(), || {
+            let mut cr = live::with_ticker(live.as_ref(), || {
                 self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
             });
+            if let Some(p) = &mut cr.placement {
+                if let Some(topo) = &result.system.topology {
+                    p.cpu_nodes = p
+                        .affinity
+                        .iter()
+                        .filter_map(|&c| topo.node_of_cpu(c))
+                        .collect();
+                    p.cpu_nodes.sort_unstable();
+                    p.cpu_nodes.dedup();
+                }
+                p.device_node = result
+                    .system
+                    .device
+                    .as_ref()
+                    .and_then(|d| d.numa_node)
+                    .and_then(|n| u32::try_from(n).ok());
+            }
             // A signal during the case: a worker marks the repetition it
             // cut; a copy (or a set-up step) just stops.
             let interrupted =
@@ -323,8 +341,11 @@ impl Runner<'_> {
                 };
                 let done = cr.repetitions.len();
                 match rep {
-                    Ok((mut m, caps_notes, qd)) => {
+                    Ok((mut m, caps_notes, qd, placed)) => {
                         cr.queue_depth = qd;
+                        if cr.placement.is_none() {
+                            cr.placement = Some(placed);
+                        }
                         for n in caps_notes {
                             // The mapping's address changes every
                             // repetition: the first one stands for them.
@@ -398,7 +419,7 @@ impl Runner<'_> {
         target: Option<&Target>,
         obs: &Observer,
         live: Option<&Live>,
-    ) -> Result<(Measurement, Vec<String>, u32), RepError> {
+    ) -> Result<(Measurement, Vec<String>, u32, PlacementResult), RepError> {
         if case.pattern == Pattern::Copy {
             return self.run_copy_repetition(case, target, obs);
         }
@@ -446,9 +467,13 @@ impl Runner<'_> {
             queue_depth: case.queue_depth_requested as usize,
             sync: case.sync,
             span_bytes: span,
-            sqpoll_cpu: None,
+            sqpoll_cpu: case.placement.sqpoll_cpu,
+            mem_policy: case.placement.mem.clone(),
         };
         let opened = Barrier::new(jobs.len());
+        // Where the workers really ran and the buffers really are.
+        let placed: Mutex<(Vec<u32>, std::collections::BTreeMap<u32, u64>)> =
+            Mutex::new((Vec::new(), Default::default()));
         let start = Barrier::new(jobs.len());
         let open_failed = AtomicBool::new(false);
         let caps_out: Mutex<Option<(Vec<String>, usize)>> = Mutex::new(None);
@@ -466,10 +491,31 @@ impl Runner<'_> {
                 let handles: Vec<_> = jobs
                     .iter()
                     .map(|job| {
-                        let (spec, opened, start, open_failed, caps_out, locked_out) =
-                            (&spec, &opened, &start, &open_failed, &caps_out, &locked_out);
+                        let (spec, opened, start, open_failed, caps_out, locked_out, placed) = (
+                            &spec,
+                            &opened,
+                            &start,
+                            &open_failed,
+                            &caps_out,
+                            &locked_out,
+                            &placed,
+                        );
                         s.spawn(move || {
-                            let eng = iopath_io::open(case.method, spec);
+                            // Pinned before the engine is opened, so that its
+                            // buffers are first touched from where it runs.
+                            let pinned = match case.placement.cpus_of_worker(job.stream as usize) {
+                                Some(cpus) => {
+                                    iopath_io::numa::pin_current_thread(&cpus).map_err(|e| {
+                                        EngineError::Invalid(format!(
+                                            "cannot pin worker {} to CPU(s) {}: {e}",
+                                            job.stream,
+                                            crate::topology::format_cpulist(&cpus)
+                                        ))
+                                    })
+                                }
+                                None => Ok(()),
+                            };
+                            let eng = pinned.and_then(|()| iopath_io::open(case.method, spec));
                             if eng.is_err() {
                                 open_failed.store(true, Ordering::SeqCst);
                             }
@@ -490,6 +536,16 @@ impl Runner<'_> {
                                 c.get_or_insert_with(|| {
                                     (eng.caps().notes.clone(), eng.caps().queue_depth)
                                 });
+                            }
+                            if let Ok(mut p) = placed.lock() {
+                                for cpu in iopath_io::numa::current_affinity().unwrap_or_default() {
+                                    if !p.0.contains(&cpu) {
+                                        p.0.push(cpu);
+                                    }
+                                }
+                                for &(node, pages) in &eng.caps().buffer_nodes {
+                                    *p.1.entry(node).or_default() += pages;
+                                }
                             }
                             if job.stream == 0 {
                                 // Every engine is open now (all passed `opened`).
@@ -574,7 +630,14 @@ impl Runner<'_> {
         // repetition's rings pinned, so the next one's locked_bytes starts
         // from the baseline.
         observe::wait_locked_release(locked_before, std::time::Duration::from_secs(1));
-        Ok((m, notes, qd as u32))
+        let (mut affinity, buffer_nodes) = placed.into_inner().unwrap_or_default();
+        affinity.sort_unstable();
+        Ok((
+            m,
+            notes,
+            qd as u32,
+            self.placement_result(case, affinity, buffer_nodes.into_iter().collect()),
+        ))
     }
 }
 
@@ -586,7 +649,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         obs: &Observer,
-    ) -> Result<(Measurement, Vec<String>, u32), RepError> {
+    ) -> Result<(Measurement, Vec<String>, u32, PlacementResult), RepError> {
         let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
         let cm = copy::copy_method(case.method).ok_or_else(|| {
             RepError::Skip(format!(
@@ -664,7 +727,40 @@ impl Runner<'_> {
         }
         let mut m = merge(&[out], self.plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
-        Ok((m, notes, depth))
+        // One thread copies: this one (not pinned; the copy methods own
+        // their buffers, so no buffer nodes are read back).
+        let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
+        Ok((
+            m,
+            notes,
+            depth,
+            self.placement_result(case, affinity, Vec::new()),
+        ))
+    }
+}
+
+impl Runner<'_> {
+    /// What a case's placement was: asked for, and read back.
+    fn placement_result(
+        &self,
+        case: &Case,
+        affinity: Vec<u32>,
+        buffer_nodes: Vec<(u32, u64)>,
+    ) -> PlacementResult {
+        // cpu_nodes and device_node are filled in by `run`, which has the
+        // system's topology.
+        PlacementResult {
+            cpus: case.placement.cpus.clone().unwrap_or_default(),
+            affinity,
+            mem_policy: case
+                .placement
+                .mem
+                .as_ref()
+                .map(crate::placement::policy_name),
+            buffer_nodes,
+            sqpoll_cpu: case.placement.sqpoll_cpu,
+            ..PlacementResult::default()
+        }
     }
 }
 
@@ -874,6 +970,7 @@ fn case_result(case: &Case) -> CaseResult {
         sparse: case.sparse,
         cache: case.cache.map(|c| c.name().to_string()),
         published: case.published.clone(),
+        pair: case.pair.clone(),
         ..CaseResult::default()
     }
 }

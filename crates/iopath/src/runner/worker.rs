@@ -408,6 +408,7 @@ mod tests {
             sync: SyncPolicy::End,
             span_bytes: 4096 * 4,
             sqpoll_cpu: None,
+            mem_policy: None,
         };
         let live = super::super::live::Live::new(
             1,
