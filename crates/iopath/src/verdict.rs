@@ -525,7 +525,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::{Cpu, Measurement, Memory};
 

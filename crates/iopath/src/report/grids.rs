@@ -429,3 +429,74 @@ pub fn text(g: &Grid) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Measurement;
+
+    fn placed(pair: &str, mibs: &[f64]) -> CaseResult {
+        let mut c = crate::verdict::tests::case("uring", "write", mibs, 1000.0, 4096);
+        c.label = Some("1 MiB direct at depth 8".into());
+        c.pair = Some(pair.into());
+        c.summary = Measurement::median_of(&c.measured());
+        c
+    }
+
+    fn numa_run(cases: Vec<CaseResult>) -> RunResult {
+        RunResult {
+            cases,
+            ..crate::report::testdata::fixture()
+        }
+    }
+
+    #[test]
+    fn a_remote_pair_measurably_slower_is_called_out() {
+        let fast = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+        let slow = [60.0, 61.0, 59.0, 60.5, 59.5, 60.0];
+        let r = numa_run(vec![
+            placed("cpu n0 local / mem n0 local", &fast),
+            placed("cpu n0 local / mem n1 remote", &fast),
+            placed("cpu n1 remote / mem n0 local", &slow),
+            placed("cpu n1 remote / mem n1 remote", &slow),
+        ]);
+        let g = numa(&r).unwrap();
+        assert_eq!(g.rows.len(), 4);
+        assert_eq!(g.rows[0][4], "baseline");
+        assert!(g.rows[2][4].starts_with("0.60x"), "{:?}", g.rows[2]);
+        assert_eq!(g.rows[2][5], "yes");
+        assert_eq!(g.rows[1][5], "no (intervals overlap)");
+        assert_eq!(g.notes.len(), 1);
+        assert!(
+            g.notes[0].contains("placement matters here"),
+            "{}",
+            g.notes[0]
+        );
+        assert!(g.notes[0].contains("remote"), "{}", g.notes[0]);
+    }
+
+    #[test]
+    fn overlapping_pairs_make_no_difference_and_one_pair_has_nothing_to_compare() {
+        let a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+        let b = [100.2, 100.8, 99.1, 100.4, 99.7, 100.1];
+        let r = numa_run(vec![
+            placed("cpu n0 local / mem n0 local", &a),
+            placed("cpu n1 remote / mem n1 remote", &b),
+        ]);
+        let g = numa(&r).unwrap();
+        assert!(
+            g.notes[0].contains("no measurable difference"),
+            "{}",
+            g.notes[0]
+        );
+        let r = numa_run(vec![placed("cpu n0 local / mem n0 local", &a)]);
+        let g = numa(&r).unwrap();
+        assert!(g.notes[0].contains("nothing to compare"), "{}", g.notes[0]);
+        let r = numa_run(vec![
+            placed("cpu n0 local / mem n0 local", &a[..3]),
+            placed("cpu n1 remote / mem n1 remote", &[50.0, 51.0, 49.0]),
+        ]);
+        let g = numa(&r).unwrap();
+        assert!(g.notes[0].contains("too few repetitions"), "{}", g.notes[0]);
+    }
+}
