@@ -60,8 +60,10 @@ pub fn parse_policy_mode(s: &str) -> Result<MemPolicyMode, String> {
     }
 }
 
-/// What the flags ask for, checked against `topo`: CPUs and nodes that do
-/// not exist are usage errors that list what does.
+/// What the flags ask for, checked against `topo` and `allowed` (the CPUs
+/// this process may run on: cgroup cpusets and `taskset` narrow them): CPUs
+/// and nodes that do not exist, or cannot be used, are usage errors that
+/// list what can.
 pub fn from_flags(
     cpus: Option<&str>,
     numa_node: Option<u32>,
@@ -69,6 +71,7 @@ pub fn from_flags(
     mem_policy: Option<MemPolicyMode>,
     sqpoll_cpu: Option<u32>,
     topo: &Topology,
+    allowed: &[u32],
 ) -> Result<Placement, UsageError> {
     let mut p = Placement {
         sqpoll_cpu,
@@ -86,12 +89,21 @@ pub fn from_flags(
             return Err(UsageError(format!("--cpus {list} names no CPU")));
         }
         check_cpus("--cpus", &set, topo)?;
+        check_allowed("--cpus", &set, allowed)?;
         p.cpus = Some(set);
         p.round_robin = true;
     }
     if let Some(n) = numa_node {
         let node = node_with_cpus("--numa-node", n, topo)?;
-        p.cpus = Some(node.cpus.clone());
+        let usable = usable_cpus(&node.cpus, allowed);
+        if usable.is_empty() {
+            return Err(UsageError(format!(
+                "--numa-node {n}: this process may not run on any CPU of node {n} (CPUs {}); it may run on {}",
+                format_cpulist(&node.cpus),
+                format_cpulist(allowed)
+            )));
+        }
+        p.cpus = Some(usable);
         p.cpu_node = Some(n);
     }
     if let Some(cpu) = sqpoll_cpu {
@@ -126,6 +138,30 @@ pub fn from_flags(
         }
     }
     Ok(p)
+}
+
+/// `cpus` this process may use (all of them when `allowed` is unknown).
+pub fn usable_cpus(cpus: &[u32], allowed: &[u32]) -> Vec<u32> {
+    if allowed.is_empty() {
+        return cpus.to_vec();
+    }
+    cpus.iter()
+        .copied()
+        .filter(|c| allowed.contains(c))
+        .collect()
+}
+
+fn check_allowed(flag: &str, cpus: &[u32], allowed: &[u32]) -> Result<(), UsageError> {
+    if let Some(bad) = cpus
+        .iter()
+        .find(|c| !allowed.is_empty() && !allowed.contains(c))
+    {
+        return Err(UsageError(format!(
+            "{flag}: CPU {bad} is online but this process may not run on it (a cgroup cpuset or taskset); it may run on {}",
+            format_cpulist(allowed)
+        )));
+    }
+    Ok(())
 }
 
 fn check_cpus(flag: &str, cpus: &[u32], topo: &Topology) -> Result<(), UsageError> {
@@ -201,6 +237,10 @@ pub struct PlacementResult {
     /// `sched_getaffinity` inside each worker (all workers together).
     #[serde(default)]
     pub affinity: Vec<u32>,
+    /// Each worker's own affinity, in worker order (round-robin pinning
+    /// gives worker i the i-th CPU of the list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_affinity: Vec<Vec<u32>>,
     /// The nodes of those CPUs.
     #[serde(default)]
     pub cpu_nodes: Vec<u32>,
@@ -292,19 +332,28 @@ mod tests {
     #[test]
     fn flags_become_a_placement() {
         let t = two_nodes();
-        let p = from_flags(Some("1,3-4"), None, Some(1), None, Some(7), &t).unwrap();
+        let p = from_flags(Some("1,3-4"), None, Some(1), None, Some(7), &t, &[]).unwrap();
         assert_eq!(p.cpus, Some(vec![1, 3, 4]));
         assert_eq!(p.cpus_of_worker(0), Some(vec![1]));
         assert_eq!(p.cpus_of_worker(4), Some(vec![3]), "round robin");
         assert_eq!(policy_name(p.mem.as_ref().unwrap()), "bind:1");
-        let p = from_flags(None, Some(1), None, Some(MemPolicyMode::Local), None, &t).unwrap();
+        let p = from_flags(
+            None,
+            Some(1),
+            None,
+            Some(MemPolicyMode::Local),
+            None,
+            &t,
+            &[],
+        )
+        .unwrap();
         assert_eq!(
             p.cpus_of_worker(3),
             Some(vec![4, 5, 6, 7]),
             "the whole node"
         );
         assert_eq!(policy_name(p.mem.as_ref().unwrap()), "local");
-        assert!(from_flags(None, None, None, None, None, &t)
+        assert!(from_flags(None, None, None, None, None, &t, &[])
             .unwrap()
             .is_default());
     }
@@ -312,33 +361,55 @@ mod tests {
     #[test]
     fn what_does_not_exist_is_named_with_what_does() {
         let t = two_nodes();
-        let e = from_flags(Some("9"), None, None, None, None, &t)
+        let e = from_flags(Some("9"), None, None, None, None, &t, &[])
             .unwrap_err()
             .0;
         assert!(e.contains("CPU 9") && e.contains("online CPUs: 0-7"), "{e}");
-        let e = from_flags(None, Some(2), None, None, None, &t)
+        let e = from_flags(None, Some(2), None, None, None, &t, &[])
             .unwrap_err()
             .0;
         assert!(
             e.contains("no such NUMA node") && e.contains("1 (CPUs 4-7"),
             "{e}"
         );
-        let e = from_flags(None, None, Some(5), None, None, &t)
+        let e = from_flags(None, None, Some(5), None, None, &t, &[])
             .unwrap_err()
             .0;
         assert!(e.contains("--mem-node 5"), "{e}");
-        let e = from_flags(None, None, None, Some(MemPolicyMode::Bind), None, &t)
+        let e = from_flags(None, None, None, Some(MemPolicyMode::Bind), None, &t, &[])
             .unwrap_err()
             .0;
         assert!(e.contains("need --mem-node"), "{e}");
-        let e = from_flags(Some("0"), Some(0), None, None, None, &t)
+        let e = from_flags(Some("0"), Some(0), None, None, None, &t, &[])
             .unwrap_err()
             .0;
         assert!(e.contains("give one"), "{e}");
-        let e = from_flags(None, None, None, None, Some(64), &t)
+        let e = from_flags(None, None, None, None, Some(64), &t, &[])
             .unwrap_err()
             .0;
         assert!(e.contains("--sqpoll-cpu") && e.contains("CPU 64"), "{e}");
+    }
+
+    #[test]
+    fn a_cpuset_narrows_what_can_be_asked() {
+        let t = two_nodes();
+        let e = from_flags(Some("5"), None, None, None, None, &t, &[0, 1, 4])
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("may not run on it") && e.contains("0-1,4"),
+            "{e}"
+        );
+        let p = from_flags(None, Some(1), None, None, None, &t, &[0, 1, 4]).unwrap();
+        assert_eq!(
+            p.cpus,
+            Some(vec![4]),
+            "the node's CPUs this process may use"
+        );
+        let e = from_flags(None, Some(1), None, None, None, &t, &[0, 1])
+            .unwrap_err()
+            .0;
+        assert!(e.contains("may not run on any CPU of node 1"), "{e}");
     }
 
     #[test]

@@ -237,7 +237,9 @@ impl Plan {
 
     pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
         let topo = crate::topology::Topology::read(std::path::Path::new("/sys"));
-        Plan::from_args_on(a, &topo, &|| device_node_under(a))
+        // The CPUs this process may run on (cgroup cpuset, taskset).
+        let allowed = iopath_io::numa::current_affinity().unwrap_or_default();
+        Plan::from_args_on(a, &topo, &allowed, &|| device_node_under(a))
     }
 
     /// [`Plan::from_args`] on a given topology, with the device's node
@@ -245,6 +247,7 @@ impl Plan {
     pub fn from_args_on(
         a: &RunArgs,
         topo: &crate::topology::Topology,
+        allowed: &[u32],
         device_node: &dyn Fn() -> Option<u32>,
     ) -> Result<Plan, UsageError> {
         let preset = a.preset.as_deref().map(crate::preset::find).transpose()?;
@@ -255,6 +258,7 @@ impl Plan {
             a.mem_policy,
             a.sqpoll_cpu,
             topo,
+            allowed,
         )?;
         let a = &match &preset {
             Some(p) => apply_preset_run(a, p)?,
@@ -349,7 +353,7 @@ impl Plan {
                     p.name
                 )));
             }
-            cases = preset_cases(p, a, topo, device_node)?;
+            cases = preset_cases(p, a, topo, allowed, device_node)?;
             for c in cases.iter_mut().filter(|c| c.pair.is_none()) {
                 c.placement = placement.clone();
             }
@@ -567,7 +571,7 @@ pub fn numa_pairs(
             .max_by_key(|&n| (distance(from, n), std::cmp::Reverse(n)))
     };
     let remote_cpu = farthest(local, &with_cpus);
-    let remote_mem = farthest(local, &with_mem);
+    let remote_mem = farthest(local_mem, &with_mem);
     let name = |c: u32, m: u32| {
         format!(
             "cpu n{c} {} / mem n{m} {}",
@@ -592,6 +596,7 @@ fn preset_cases(
     p: &crate::preset::Preset,
     a: &RunArgs,
     topo: &crate::topology::Topology,
+    allowed: &[u32],
     device_node: &dyn Fn() -> Option<u32>,
 ) -> Result<Vec<Case>, UsageError> {
     let bad = |what: &str, v: &str| UsageError(format!("preset {}: unknown {what} '{v}'", p.name));
@@ -639,14 +644,26 @@ fn preset_cases(
                     Some("numa-pairs") => numa_pairs(topo, device_node())
                         .into_iter()
                         .map(|(c, m, name)| {
-                            let cpus = topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default();
+                            let cpus = crate::placement::usable_cpus(
+                                &topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default(),
+                                allowed,
+                            );
+                            // With one node holding memory, binding to it
+                            // changes nothing and may be refused (seccomp):
+                            // the buffers go where they would anyway.
+                            let one_mem_node = topo
+                                .nodes
+                                .iter()
+                                .filter(|n| n.memory_bytes != Some(0))
+                                .count()
+                                <= 1;
                             (
                                 Some(name),
                                 crate::placement::Placement {
                                     cpus: Some(cpus),
                                     round_robin: false,
                                     cpu_node: Some(c),
-                                    mem: Some(iopath_io::numa::MemPolicy {
+                                    mem: (!one_mem_node).then(|| iopath_io::numa::MemPolicy {
                                         mode: iopath_io::numa::MemPolicyMode::Bind,
                                         nodes: vec![m],
                                     }),
@@ -742,7 +759,7 @@ mod tests {
             Some(crate::cli::Command::Run(a)) => *a,
             _ => unreachable!(),
         };
-        let plan = Plan::from_args_on(&args, &topo, &|| device_node).unwrap();
+        let plan = Plan::from_args_on(&args, &topo, &topo.cpus_online, &|| device_node).unwrap();
         plan.cases
             .iter()
             .map(|c| {
@@ -776,7 +793,45 @@ mod tests {
 
     #[test]
     fn numa_preset_on_four_nodes_picks_the_farthest_nodes_with_cpus_and_memory() {
-        insta::assert_snapshot!("numa_4node_device_on_0", numa_cases("4node", Some(0)));
+        // The fixture's NVMe (multipath) disk is on node 1.
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology/4node");
+        let dev =
+            crate::topology::device_numa_node(&root, "nvme0n1").and_then(|n| u32::try_from(n).ok());
+        assert_eq!(dev, Some(1));
+        insta::assert_snapshot!("numa_4node_device_on_1", numa_cases("4node", dev));
+    }
+
+    #[test]
+    fn numa_pairs_never_repeat_when_the_device_node_has_no_memory() {
+        use crate::topology::{Node, Topology};
+        let topo = Topology {
+            nodes: vec![
+                Node {
+                    id: 0,
+                    cpus: vec![0, 1],
+                    memory_bytes: Some(8 << 30),
+                    distances: vec![10, 21],
+                },
+                Node {
+                    id: 1,
+                    cpus: vec![2, 3],
+                    memory_bytes: Some(0),
+                    distances: vec![21, 10],
+                },
+            ],
+            cpus_online: vec![0, 1, 2, 3],
+            ..Topology::default()
+        };
+        let pairs = numa_pairs(&topo, Some(1));
+        let mut seen: Vec<(u32, u32)> = pairs.iter().map(|(c, m, _)| (*c, *m)).collect();
+        let n = seen.len();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "{pairs:?}");
+        // CPUs local to the device (node 1), memory nearest to it (node 0,
+        // the only node with memory): two pairs, no remote memory.
+        assert_eq!(seen, vec![(0, 0), (1, 0)], "{pairs:?}");
     }
 
     #[test]

@@ -84,8 +84,14 @@ fn round_robin_over_a_cpu_list_and_a_whole_node() {
         ],
     );
     let p = &case(&v, "direct", "randread")["placement"];
-    // One worker per CPU: together they were on every CPU of the list.
+    // One worker per CPU: together they were on every CPU of the list, and
+    // worker i, read back from inside it, on the i-th CPU alone.
     assert_eq!(p["affinity"], serde_json::json!(cpus), "{p}");
+    let per_worker = p["worker_affinity"].as_array().unwrap();
+    assert_eq!(per_worker.len(), cpus.len(), "{p}");
+    for (i, a) in per_worker.iter().enumerate() {
+        assert_eq!(*a, serde_json::json!([cpus[i]]), "worker {i}: {p}");
+    }
     let v = run_json(
         dir.path(),
         &[

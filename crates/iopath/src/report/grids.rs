@@ -214,7 +214,9 @@ fn numa(r: &RunResult) -> Option<Grid> {
             .collect();
         let Some(base) = cases.first() else { continue };
         let base_bw = base.samples(|m| m.bw_bytes_per_s);
-        let mut worst: Option<(String, crate::stats::Comparison)> = None;
+        // Every pair against the baseline: the verdict names the slowest
+        // pair whose difference is real, else the slowest measured.
+        let mut compared: Vec<(String, crate::stats::Comparison)> = Vec::new();
         for c in &cases {
             let bw = c.samples(|m| m.bw_bytes_per_s);
             let cmp = crate::stats::compare(&base_bw, &bw);
@@ -236,9 +238,7 @@ fn numa(r: &RunResult) -> Option<Grid> {
                 (None, false) => ("-".into(), "-".into()),
             };
             if let (Some(k), false) = (cmp, std::ptr::eq(*c, *base)) {
-                if worst.as_ref().is_none_or(|(_, w)| k.ratio < w.ratio) {
-                    worst = Some((c.pair.clone().unwrap_or_default(), k));
-                }
+                compared.push((c.pair.clone().unwrap_or_default(), k));
             }
             let placed = c.placement.as_ref();
             rows.push(vec![
@@ -257,6 +257,24 @@ fn numa(r: &RunResult) -> Option<Grid> {
             "{}{pattern}",
             label.as_ref().map(|l| format!("{l}, ")).unwrap_or_default()
         );
+        let by_ratio = |v: &mut Vec<&(String, crate::stats::Comparison)>| {
+            v.sort_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio));
+        };
+        let mut real: Vec<&(String, crate::stats::Comparison)> =
+            compared.iter().filter(|(_, k)| k.distinct).collect();
+        by_ratio(&mut real);
+        let mut all: Vec<&(String, crate::stats::Comparison)> = compared.iter().collect();
+        by_ratio(&mut all);
+        let worst = real
+            .first()
+            .or(all.first())
+            .map(|(p, k)| (p.clone(), *k));
+        if base.summary.is_none() {
+            notes.push(format!(
+                "{what}: local/local did not run, so nothing is compared."
+            ));
+            continue;
+        }
         notes.push(match (cases.len(), worst) {
             (1, _) => format!(
                 "{what}: one NUMA node here (or one with CPUs and memory): nothing to compare; the case ran {}.",
@@ -275,6 +293,22 @@ fn numa(r: &RunResult) -> Option<Grid> {
             ),
             (_, None) => format!("{what}: not measured."),
         });
+    }
+    let unknown_device = r
+        .cases
+        .iter()
+        .filter(|c| c.pair.is_some())
+        .filter_map(|c| c.placement.as_ref())
+        .any(|p| p.device_node.is_none());
+    let several = r
+        .system
+        .topology
+        .as_ref()
+        .is_some_and(|t| t.nodes.len() > 1);
+    if unknown_device && several {
+        notes.push(
+            "The kernel does not say which NUMA node the device is on: \"local\" is the first node with CPUs, not necessarily the device's.".into(),
+        );
     }
     (!rows.is_empty()).then(|| Grid {
         title: "placement: each (CPU node, memory node) pair against local/local".into(),

@@ -472,8 +472,12 @@ impl Runner<'_> {
         };
         let opened = Barrier::new(jobs.len());
         // Where the workers really ran and the buffers really are.
-        let placed: Mutex<(Vec<u32>, std::collections::BTreeMap<u32, u64>)> =
-            Mutex::new((Vec::new(), Default::default()));
+        #[allow(clippy::type_complexity)]
+        let placed: Mutex<(
+            Vec<u32>,
+            std::collections::BTreeMap<u32, u64>,
+            Vec<(u64, Vec<u32>)>,
+        )> = Mutex::new((Vec::new(), Default::default(), Vec::new()));
         let start = Barrier::new(jobs.len());
         let open_failed = AtomicBool::new(false);
         let caps_out: Mutex<Option<(Vec<String>, usize)>> = Mutex::new(None);
@@ -538,11 +542,13 @@ impl Runner<'_> {
                                 });
                             }
                             if let Ok(mut p) = placed.lock() {
-                                for cpu in iopath_io::numa::current_affinity().unwrap_or_default() {
+                                let mine = iopath_io::numa::current_affinity().unwrap_or_default();
+                                for &cpu in &mine {
                                     if !p.0.contains(&cpu) {
                                         p.0.push(cpu);
                                     }
                                 }
+                                p.2.push((job.stream, mine));
                                 for &(node, pages) in &eng.caps().buffer_nodes {
                                     *p.1.entry(node).or_default() += pages;
                                 }
@@ -592,7 +598,13 @@ impl Runner<'_> {
         if let Some(e) = first_err {
             return Err(e);
         }
-        let (notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
+        let (mut notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
+        if case.placement.sqpoll_cpu.is_some() && case.method != iopath_io::Method::UringSqpoll {
+            notes.push(format!(
+                "--sqpoll-cpu applies to uring-sqpoll only; {} has no SQPOLL thread",
+                case.method
+            ));
+        }
         // io_uring kernel threads (SQPOLL, io-wq) are threads of this
         // process: what the process used beyond this thread and the
         // workers (whole lives) is theirs. RUSAGE_SELF keeps threads that
@@ -630,14 +642,12 @@ impl Runner<'_> {
         // repetition's rings pinned, so the next one's locked_bytes starts
         // from the baseline.
         observe::wait_locked_release(locked_before, std::time::Duration::from_secs(1));
-        let (mut affinity, buffer_nodes) = placed.into_inner().unwrap_or_default();
+        let (mut affinity, buffer_nodes, mut per_worker) = placed.into_inner().unwrap_or_default();
         affinity.sort_unstable();
-        Ok((
-            m,
-            notes,
-            qd as u32,
-            self.placement_result(case, affinity, buffer_nodes.into_iter().collect()),
-        ))
+        per_worker.sort_by_key(|(i, _)| *i);
+        let mut placed = self.placement_result(case, affinity, buffer_nodes.into_iter().collect());
+        placed.worker_affinity = per_worker.into_iter().map(|(_, a)| a).collect();
+        Ok((m, notes, qd as u32, placed))
     }
 }
 
@@ -729,13 +739,15 @@ impl Runner<'_> {
         obs.finish(&before, &mut m, case, &cost);
         // One thread copies: this one (not pinned; the copy methods own
         // their buffers, so no buffer nodes are read back).
+        if !case.placement.is_default() {
+            notes.push(
+                "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
+            );
+        }
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
-        Ok((
-            m,
-            notes,
-            depth,
-            self.placement_result(case, affinity, Vec::new()),
-        ))
+        let mut placed = self.placement_result(case, affinity, Vec::new());
+        (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
+        Ok((m, notes, depth, placed))
     }
 }
 
