@@ -265,10 +265,7 @@ fn numa(r: &RunResult) -> Option<Grid> {
         by_ratio(&mut real);
         let mut all: Vec<&(String, crate::stats::Comparison)> = compared.iter().collect();
         by_ratio(&mut all);
-        let worst = real
-            .first()
-            .or(all.first())
-            .map(|(p, k)| (p.clone(), *k));
+        let worst = real.first().or(all.first()).map(|(p, k)| (p.clone(), *k));
         if base.summary.is_none() {
             notes.push(format!(
                 "{what}: local/local did not run, so nothing is compared."
