@@ -66,6 +66,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE|N%ram")]
     pub span: Option<String>,
 
+    /// Run every case inside a memory cgroup capped at SIZE (page cache
+    /// included), made for the run and removed after it: data much larger
+    /// than the memory a program may use, without a huge file.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub cache_limit: Option<u64>,
+
     /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
     /// the list): `0-3,8`.
     #[arg(long, value_name = "LIST")]

@@ -756,6 +756,7 @@ mod tests {
             config: RunConfig {
                 preset: None,
                 whole_pass: false,
+                cache_limit: None,
                 time_limit_ns: Some(150_000_000),
                 io_size_bytes: None,
                 repeat: Some(8),

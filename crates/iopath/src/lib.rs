@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cgroup;
 pub mod cli;
 pub mod commands;
 pub mod compare;

@@ -221,6 +221,8 @@ pub struct Plan {
     pub json: Option<PathBuf>,
     /// Report files written at the end.
     pub reports: crate::report::Outputs,
+    /// `--cache-limit`: the memory cgroup cap cases run under.
+    pub cache_limit: Option<u64>,
     pub quiet: bool,
 }
 
@@ -440,6 +442,7 @@ impl Plan {
             sparse: a.sparse,
             json: a.json.clone(),
             reports: a.reports.clone(),
+            cache_limit: a.cache_limit,
             quiet: a.quiet,
         })
     }

@@ -59,6 +59,9 @@ pub struct RunConfig {
     /// preset's `time = "pass"`); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub whole_pass: bool,
+    /// `--cache-limit`: the memory cgroup the cases ran in; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_limit: Option<CacheLimitInfo>,
     pub time_limit_ns: Option<u64>,
     pub io_size_bytes: Option<u64>,
     /// `--repeat N`; null: adaptive (see `ci_target`, `max_time_ns`).
@@ -314,6 +317,20 @@ impl Series {
                 .collect(),
         }
     }
+}
+
+/// The memory cgroup of `--cache-limit`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CacheLimitInfo {
+    pub limit_bytes: u64,
+    /// 1 (`memory.limit_in_bytes`) or 2 (`memory.max`).
+    pub cgroup_version: u8,
+    /// Where it was (removed after the run).
+    pub dir: String,
+    /// The cgroup's peak memory charge over the run.
+    pub peak_bytes: Option<u64>,
+    /// Times the cap was hit (v1 failcnt, v2 `max` events).
+    pub limit_hits: Option<u64>,
 }
 
 /// One measured repetition (or, in `summary`, medians of repetitions).

@@ -335,6 +335,7 @@ mod tests {
             config: RunConfig {
                 preset: None,
                 whole_pass: false,
+                cache_limit: None,
                 time_limit_ns: None,
                 io_size_bytes: None,
                 repeat: Some(1),

@@ -43,6 +43,15 @@ pub fn render(r: &RunResult) -> String {
             r.config.cache
         ));
     }
+    if let Some(l) = &r.config.cache_limit {
+        out.push_str(&format!(
+            "cache limit: {} (memory cgroup v{}, peak {}, cap hit {} times): cached methods held at most that much of the file\n",
+            fmt_bytes(l.limit_bytes),
+            l.cgroup_version,
+            l.peak_bytes.map_or("?".into(), fmt_bytes),
+            l.limit_hits.map_or("?".into(), |n| n.to_string())
+        ));
+    }
     if let Some(p) = &r.config.preset {
         out.push_str(&format!("preset: {p} (docs/presets.md)\n"));
     }

@@ -85,7 +85,16 @@ impl Runner<'_> {
         };
         let system = sysinfo::collect(&at);
         let probes = self.probe_all(target.as_ref());
-        let obs = Observer::new(target.as_ref());
+        let mut obs = Observer::new(target.as_ref());
+        // `--cache-limit`: a cgroup of its own, removed when this function
+        // returns (its Drop), whatever the way out.
+        let mut limit = plan
+            .cache_limit
+            .map(crate::cgroup::CacheLimit::create)
+            .transpose()?;
+        if let Some(l) = &limit {
+            obs.use_cgroup(l.as_mem_cgroup());
+        }
         let mut system = system;
         if !obs.stack.leaves.is_empty() {
             system.device_stack = Some(obs.stack.clone());
@@ -110,6 +119,7 @@ impl Runner<'_> {
             config: RunConfig {
                 preset: plan.preset.clone(),
                 whole_pass: plan.whole_pass && plan.time.is_none(),
+                cache_limit: None,
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
@@ -167,9 +177,24 @@ impl Runner<'_> {
                 .progress
                 .is_enabled()
                 .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+            if let Some(l) = &mut limit {
+                l.enter().with_context(|| {
+                    format!("--cache-limit: cannot move iopath into {}", l.dir.display())
+                })?;
+            }
             let mut cr = live::with_ticker(live.as_ref(), || {
                 self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
             });
+            if let Some(l) = &mut limit {
+                let _ = l.leave();
+                result.config.cache_limit = Some(crate::result::CacheLimitInfo {
+                    limit_bytes: l.limit,
+                    cgroup_version: l.version,
+                    dir: l.dir.display().to_string(),
+                    peak_bytes: l.peak_bytes(),
+                    limit_hits: l.limit_hits(),
+                });
+            }
             if let Some(p) = &mut cr.placement {
                 if let Some(topo) = &result.system.topology {
                     p.cpu_nodes = p

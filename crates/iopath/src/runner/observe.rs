@@ -66,6 +66,12 @@ impl Observer {
         }
     }
 
+    /// Read the page-cache figures of `cg` (the run's `--cache-limit`
+    /// cgroup) instead of the cgroup the process started in.
+    pub fn use_cgroup(&mut self, cg: MemCgroup) {
+        self.cgroup = Some(cg);
+    }
+
     fn residency(&self) -> u64 {
         let Some(p) = &self.target else { return 0 };
         std::fs::File::open(p)

@@ -1,0 +1,232 @@
+//! `--cache-limit`: run cases inside a memory cgroup of their own, capped
+//! at a size, so that "my data is much larger than the memory I may use"
+//! can be measured without a huge file (the hmmap experiment's page cache
+//! limited to 128 MiB).
+//!
+//! The cgroup is a child of the process's own memory cgroup (v2
+//! `memory.max` where the v2 hierarchy has the memory controller, else v1
+//! `memory.limit_in_bytes`), named `iopath-<pid>-<n>`. The whole process is
+//! moved in while a case runs (memory is charged per process, not per
+//! thread) and back afterwards; the cgroup is emptied and removed when the
+//! run ends — also on error and Ctrl-C (a guard's `Drop`), and one left by
+//! a killed run (its pid gone) is removed by the next run that looks.
+
+use std::path::{Path, PathBuf};
+
+use crate::metrics::procfs::{stat_value, MemCgroup};
+use crate::plan::UsageError;
+
+/// A memory cgroup iopath made; removed when dropped.
+#[derive(Debug)]
+pub struct CacheLimit {
+    /// The cgroup's directory.
+    pub dir: PathBuf,
+    /// 1 or 2.
+    pub version: u8,
+    /// The cap, bytes.
+    pub limit: u64,
+    /// Where the process was (and goes back to).
+    home: PathBuf,
+    entered: bool,
+}
+
+fn procs_file(dir: &Path) -> PathBuf {
+    dir.join("cgroup.procs")
+}
+
+impl CacheLimit {
+    /// Make a cgroup capped at `limit` under the process's memory cgroup.
+    pub fn create(limit: u64) -> Result<CacheLimit, UsageError> {
+        CacheLimit::create_under(MemCgroup::current(), limit)
+    }
+
+    /// [`CacheLimit::create`] under `parent` (None: no memory controller).
+    pub fn create_under(parent: Option<MemCgroup>, limit: u64) -> Result<CacheLimit, UsageError> {
+        let Some(parent) = parent else {
+            return Err(UsageError(
+                "--cache-limit needs a memory cgroup controller, and this process is in none (no v1 `memory` hierarchy, no v2 hierarchy with `memory` in cgroup.controllers): mount one, or run without --cache-limit".into(),
+            ));
+        };
+        if limit < (4 << 20) {
+            return Err(UsageError(format!(
+                "--cache-limit {}: give at least 4 MiB (the process itself needs some)",
+                crate::units::fmt_bytes(limit)
+            )));
+        }
+        reap_stale(&parent.dir);
+        let dir = (0..100)
+            .map(|n| {
+                parent
+                    .dir
+                    .join(format!("iopath-{}-{n}", std::process::id()))
+            })
+            .find(|d| !d.exists())
+            .ok_or_else(|| UsageError("--cache-limit: no free cgroup name".into()))?;
+        if parent.version == 2 {
+            // The controller must be enabled for the children.
+            let ctl = parent.dir.join("cgroup.subtree_control");
+            let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
+            if !enabled.split_whitespace().any(|c| c == "memory") {
+                std::fs::write(&ctl, "+memory").map_err(|e| {
+                    UsageError(format!(
+                        "--cache-limit: cannot enable the memory controller for children of {} ({e}); run as root, from a cgroup whose memory controller may be delegated",
+                        parent.dir.display()
+                    ))
+                })?;
+            }
+        }
+        std::fs::create_dir(&dir).map_err(|e| {
+            UsageError(format!(
+                "--cache-limit: cannot create the cgroup {} ({e}); it needs root (or a delegated cgroup)",
+                dir.display()
+            ))
+        })?;
+        let mut made = CacheLimit {
+            dir,
+            version: parent.version,
+            limit,
+            home: parent.dir.clone(),
+            entered: false,
+        };
+        let (file, value) = if made.version == 2 {
+            ("memory.max", limit.to_string())
+        } else {
+            ("memory.limit_in_bytes", limit.to_string())
+        };
+        if let Err(e) = std::fs::write(made.dir.join(file), value) {
+            // `made` drops here and removes the directory.
+            return Err(UsageError(format!(
+                "--cache-limit: cannot write {} in {} ({e})",
+                file,
+                made.dir.display()
+            )));
+        }
+        made.entered = false;
+        Ok(made)
+    }
+
+    /// Move the whole process into the cgroup.
+    pub fn enter(&mut self) -> std::io::Result<()> {
+        std::fs::write(procs_file(&self.dir), std::process::id().to_string())?;
+        self.entered = true;
+        Ok(())
+    }
+
+    /// Move the process back where it was.
+    pub fn leave(&mut self) -> std::io::Result<()> {
+        if self.entered {
+            std::fs::write(procs_file(&self.home), std::process::id().to_string())?;
+            self.entered = false;
+        }
+        Ok(())
+    }
+
+    /// The cgroup as [`MemCgroup`] (for the per-repetition figures).
+    pub fn as_mem_cgroup(&self) -> MemCgroup {
+        MemCgroup {
+            version: self.version,
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// Page cache charged to the cgroup now (v2 `file`, v1 `cache`).
+    pub fn file_bytes(&self) -> Option<u64> {
+        self.as_mem_cgroup().file_bytes()
+    }
+
+    /// Peak memory charged (v2 `memory.peak`, v1 `memory.max_usage_in_bytes`).
+    pub fn peak_bytes(&self) -> Option<u64> {
+        let f = if self.version == 2 {
+            "memory.peak"
+        } else {
+            "memory.max_usage_in_bytes"
+        };
+        std::fs::read_to_string(self.dir.join(f))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+
+    /// Times the cap was hit (v1 `memory.failcnt`, v2 `max` in
+    /// `memory.events`).
+    pub fn limit_hits(&self) -> Option<u64> {
+        if self.version == 2 {
+            let text = std::fs::read_to_string(self.dir.join("memory.events")).ok()?;
+            stat_value(&text, "max")
+        } else {
+            std::fs::read_to_string(self.dir.join("memory.failcnt"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        }
+    }
+}
+
+impl Drop for CacheLimit {
+    fn drop(&mut self) {
+        let _ = self.leave();
+        remove(&self.dir, self.version);
+    }
+}
+
+/// Empty a cgroup iopath made and remove it (a few tries: the kernel may
+/// still be moving the last task out).
+fn remove(dir: &Path, version: u8) {
+    if version == 1 {
+        // Reclaim what is charged, so nothing is left to reparent.
+        let _ = std::fs::write(dir.join("memory.force_empty"), "0");
+    }
+    for _ in 0..50 {
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Remove `iopath-<pid>-<n>` cgroups under `parent` whose process is gone
+/// (a run killed before it could clean up). A live run's cgroup is left.
+pub fn reap_stale(parent: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return removed;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("iopath-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let version = if e.path().join("memory.limit_in_bytes").exists() {
+            1
+        } else {
+            2
+        };
+        remove(&e.path(), version);
+        if !e.path().exists() {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_memory_controller_is_a_clear_usage_error() {
+        let e = CacheLimit::create_under(None, 64 << 20).unwrap_err().0;
+        assert!(e.contains("memory cgroup controller"), "{e}");
+        let fake = MemCgroup {
+            version: 1,
+            dir: PathBuf::from("/nonexistent"),
+        };
+        let e = CacheLimit::create_under(Some(fake), 1 << 20).unwrap_err().0;
+        assert!(e.contains("at least 4 MiB"), "{e}");
+    }
+}
