@@ -148,8 +148,10 @@ pub struct RunArgs {
     pub time: Option<Duration>,
 
     /// Bytes to transfer per repetition, all threads together [default:
-    /// one pass over the file for sequential patterns].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    /// one pass over the file for sequential patterns]. `--touch` says the
+    /// same for small random accesses: `--bs 8 --touch 8M` reads 8 MiB in
+    /// 8-byte pieces (hmmap's RR).
+    #[arg(long, visible_alias = "touch", value_name = "SIZE", value_parser = parse_size)]
     pub io_size: Option<u64>,
 
     /// Run each case exactly N measured repetitions [default: adaptive, see

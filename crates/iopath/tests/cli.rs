@@ -840,3 +840,31 @@ fn json_to_a_fifo_or_through_a_symlink_keeps_them() {
     let v = json_of(std::fs::read(&real).unwrap().as_slice());
     assert_eq!(v["tool"]["name"], "iopath");
 }
+
+/// hmmap's RR: 8-byte random reads through a mapping, a fixed amount
+/// touched (`--touch`, another name for `--io-size`).
+#[test]
+fn eight_byte_reads_touch_what_is_asked() {
+    let dir = scratch();
+    let v = run_json(
+        dir.path(),
+        &[
+            "--methods",
+            "mmap,buffered",
+            "--patterns",
+            "randread",
+            "--bs",
+            "8",
+            "--touch",
+            "256k",
+            "--size",
+            "4M",
+        ],
+    );
+    for m in ["mmap", "buffered"] {
+        let s = &case(&v, m, "randread")["summary"];
+        assert_eq!(s["io_bytes"], 256 << 10, "{m}: {s}");
+        assert_eq!(s["ios"], (256 << 10) / 8, "{m}: {s}");
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
