@@ -62,11 +62,22 @@ pub enum Method {
     CopyFileRange,
     /// `sendfile(2)`: copies only (the copy pattern).
     Sendfile,
+    /// An application-level page cache over `O_DIRECT`: a fixed memory
+    /// budget of pages, CLOCK eviction, write-back of dirty pages
+    /// ([`engines::ucache`]).
+    Ucache,
+    /// `memcpy` from/to an anonymous region whose page faults a
+    /// userfaultfd thread fills with `O_DIRECT` reads, a bounded resident
+    /// set, every resident page written back ([`engines::uffd`]).
+    Uffd,
+    /// As [`Method::Uffd`], with userfaultfd write-protection: only pages
+    /// actually stored to are written back.
+    UffdWp,
 }
 
 impl Method {
     /// Every method, in the order tables list them.
-    pub const ALL: [Method; 12] = [
+    pub const ALL: [Method; 15] = [
         Method::Buffered,
         Method::Direct,
         Method::Mmap,
@@ -78,6 +89,9 @@ impl Method {
         Method::Aio,
         Method::CopyFileRange,
         Method::Sendfile,
+        Method::Ucache,
+        Method::Uffd,
+        Method::UffdWp,
         Method::Null,
     ];
 
@@ -96,6 +110,9 @@ impl Method {
             Method::Aio => "aio",
             Method::CopyFileRange => "copy-file-range",
             Method::Sendfile => "sendfile",
+            Method::Ucache => "ucache",
+            Method::Uffd => "uffd",
+            Method::UffdWp => "uffd-wp",
         }
     }
 
@@ -141,10 +158,16 @@ impl Method {
     }
 
     /// True when a run without `--methods` includes the method. `null` is a
-    /// reference, and `mmap-dax` works only on persistent memory: both are
-    /// opt-in.
+    /// reference, `mmap-dax` works only on persistent memory, and the
+    /// user-space caches are opt-in.
     pub fn in_default_run(self) -> bool {
-        !matches!(self, Method::Null | Method::MmapDax) && !self.copy_only()
+        // The user-space caches (ucache, uffd) are opt-in: they answer a
+        // question of their own (a bounded cache: --cache-limit, the hmmap
+        // preset), and the default run must stay under a minute.
+        !matches!(
+            self,
+            Method::Null | Method::MmapDax | Method::Ucache | Method::Uffd | Method::UffdWp
+        ) && !self.copy_only()
     }
 
     /// One sentence: what the method does.
@@ -178,6 +201,15 @@ impl Method {
             Method::Sendfile => {
                 "copy pattern only: sendfile, an in-kernel splice from the source's page cache"
             }
+            Method::Ucache => {
+                "a user-space page cache over O_DIRECT: fixed budget, CLOCK eviction, dirty pages written back"
+            }
+            Method::Uffd => {
+                "memcpy from/to a region whose page faults a userfaultfd thread fills with O_DIRECT reads; bounded resident pages, all written back"
+            }
+            Method::UffdWp => {
+                "as uffd, with userfaultfd write-protect faults: only pages actually written are written back"
+            }
         }
     }
 
@@ -202,6 +234,15 @@ impl Method {
                 "copying files: least CPU, and instant on reflink file systems"
             }
             Method::Sendfile => "copying a file into a file or socket without a user buffer",
+            Method::Ucache => {
+                "reused data under a memory cap you set, with small or unaligned requests (databases)"
+            }
+            Method::Uffd => {
+                "pointer access to a file larger than the memory you allow, without the page cache's read-ahead"
+            }
+            Method::UffdWp => {
+                "as uffd when few of the touched pages are written: write-back only of what changed"
+            }
         }
     }
 }
@@ -434,5 +475,9 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
             Ok(Box::new(engines::uring::UringEngine::open(method, spec)?))
         }
         Method::Aio => Ok(Box::new(engines::aio::AioEngine::open(spec)?)),
+        Method::Ucache => Ok(Box::new(engines::ucache::UcacheEngine::open(spec)?)),
+        Method::Uffd | Method::UffdWp => {
+            Ok(Box::new(engines::uffd::UffdEngine::open(method, spec)?))
+        }
     }
 }

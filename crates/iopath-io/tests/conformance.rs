@@ -485,6 +485,9 @@ conformance! {
     uring_sqpoll => Method::UringSqpoll,
     uring_iopoll => Method::UringIopoll,
     aio => Method::Aio,
+    ucache => Method::Ucache,
+    uffd => Method::Uffd,
+    uffd_wp => Method::UffdWp,
     null => Method::Null,
 }
 

@@ -72,6 +72,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_limit: Option<u64>,
 
+    /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
+    /// pages) [default: --cache-limit, else 64 MiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub ucache_size: Option<u64>,
+
+    /// Page size of `ucache` (a multiple of the O_DIRECT alignment).
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = parse_size)]
+    pub ucache_page: u64,
+
     /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
     /// the list): `0-3,8`.
     #[arg(long, value_name = "LIST")]

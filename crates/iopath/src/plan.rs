@@ -159,6 +159,10 @@ pub struct Case {
     pub placement: crate::placement::Placement,
     /// The NUMA pair of the placement study (`cpu n0 local / mem n1 remote`).
     pub pair: Option<String>,
+    /// Bytes per repetition for this case, instead of `--io-size`.
+    pub io_size: Option<u64>,
+    /// Runs inside the `--cache-limit` cgroup.
+    pub cache_limited: bool,
 }
 
 impl Case {
@@ -180,6 +184,8 @@ impl Case {
             published: None,
             placement: crate::placement::Placement::default(),
             pair: None,
+            io_size: None,
+            cache_limited: true,
         }
     }
 }
@@ -223,6 +229,9 @@ pub struct Plan {
     pub reports: crate::report::Outputs,
     /// `--cache-limit`: the memory cgroup cap cases run under.
     pub cache_limit: Option<u64>,
+    /// Budget of the user-space caches (ucache, uffd).
+    pub ucache_size: u64,
+    pub ucache_page: u64,
     pub quiet: bool,
 }
 
@@ -422,13 +431,23 @@ impl Plan {
                 )));
             }
         }
+        // A preset whose cases say how much they touch takes `--touch` for
+        // those cases only; the others keep their whole passes.
+        let touch_cases = preset
+            .as_ref()
+            .is_some_and(|p| p.cases.iter().any(|c| c.touch.is_some()));
+        let io_size = if touch_cases && a.given.iter().any(|g| g == "io_size") {
+            None
+        } else {
+            a.io_size
+        };
         Ok(Plan {
             preset: preset.map(|p| p.name),
             target,
             size: a.size,
             cases,
             time: a.time,
-            io_size: a.io_size,
+            io_size,
             whole_pass: a.whole_pass,
             repeat: a.repeat,
             ci_target: a.ci_target,
@@ -443,6 +462,8 @@ impl Plan {
             json: a.json.clone(),
             reports: a.reports.clone(),
             cache_limit: a.cache_limit,
+            ucache_size: a.ucache_size.or(a.cache_limit).unwrap_or(64 << 20),
+            ucache_page: a.ucache_page,
             quiet: a.quiet,
         })
     }
@@ -489,12 +510,18 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
     if let (Some(v), false) = (&r.size, given("size") || existing) {
         a.size = Some(crate::units::parse_size(v).map_err(|e| bad("size", v, e))?);
     }
-    if let (Some(v), false) = (&r.time, given("time") || given("io_size")) {
+    // `--io-size` replaces a preset's time, unless the preset has cases
+    // with their own touch size (then `--touch` is theirs).
+    let touch_cases = p.cases.iter().any(|c| c.touch.is_some());
+    if let (Some(v), false) = (&r.time, given("time") || (given("io_size") && !touch_cases)) {
         if v == "pass" {
             a.whole_pass = true;
         } else {
             a.time = Some(crate::units::parse_duration(v).map_err(|e| bad("time", v, e))?);
         }
+    }
+    if let (Some(v), false) = (&r.cache_limit, given("cache_limit")) {
+        a.cache_limit = Some(crate::units::parse_size(v).map_err(|e| bad("cache limit", v, e))?);
     }
     if let (Some(v), false) = (&r.io_size, given("io_size")) {
         a.io_size = Some(crate::units::parse_size(v).map_err(|e| bad("io size", v, e))?);
@@ -620,8 +647,21 @@ fn preset_cases(
                     .ok_or_else(|| bad("block size (1 byte to 1 GiB)", v))?,
                 None => pattern.default_block_size(),
             };
+            let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.counts());
+            // `--touch`/`--io-size` on the command line wins, as run settings do.
+            let touch_given = a.given.iter().any(|g| g == "io_size");
+            let touch = match pc.touch.as_ref().filter(|_| !touch_given) {
+                None if touch_given && pc.touch.is_some() => a.io_size,
+                Some(v) => Some(
+                    crate::units::parse_size(v)
+                        .ok()
+                        .filter(|b| *b > 0)
+                        .ok_or_else(|| bad("touch size", v))?,
+                ),
+                None => None,
+            };
             if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
-                || pc.threads.is_some_and(|t| !(1..=1024).contains(&t))
+                || thread_counts.iter().any(|t| !(1..=1024).contains(t))
             {
                 return Err(UsageError(format!(
                     "preset {}: qd must be 1 to 4096 and threads 1 to 1024",
@@ -677,27 +717,34 @@ fn preset_cases(
                         .collect(),
                     Some(other) => return Err(bad("placement", other)),
                 };
-            for (pair, placement) in &pairs {
-                for &method in &methods {
-                    cases.push(Case {
-                        sync,
-                        rwmix_read_pct: a.rwmix,
-                        span,
-                        copy_to_user: pc.copy_to_user,
-                        sparse: pc.sparse,
-                        cache,
-                        label: pc.label.clone(),
-                        published: pc.published.clone(),
-                        placement: placement.clone(),
-                        pair: pair.clone(),
-                        ..Case::new(
-                            method,
-                            pattern,
-                            bs,
-                            pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
-                            pc.threads.unwrap_or(1),
-                        )
-                    });
+            for &threads in &thread_counts {
+                for (pair, placement) in &pairs {
+                    for &method in &methods {
+                        cases.push(Case {
+                            sync,
+                            rwmix_read_pct: a.rwmix,
+                            span,
+                            copy_to_user: pc.copy_to_user,
+                            sparse: pc.sparse,
+                            cache,
+                            label: pc.label.clone(),
+                            published: pc
+                                .published
+                                .clone()
+                                .or_else(|| p.reference(method.name(), pattern.name(), threads)),
+                            placement: placement.clone(),
+                            pair: pair.clone(),
+                            io_size: touch,
+                            cache_limited: pc.cache_limited,
+                            ..Case::new(
+                                method,
+                                pattern,
+                                bs,
+                                pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
+                                threads,
+                            )
+                        });
+                    }
                 }
             }
         }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::UsageError;
 
 /// Every preset, in the order `iopath presets` lists them.
-const SOURCES: [(&str, &str); 7] = [
+const SOURCES: [(&str, &str); 8] = [
     ("niobench", include_str!("../presets/niobench.toml")),
     ("daxbench", include_str!("../presets/daxbench.toml")),
     ("glommio-scan", include_str!("../presets/glommio-scan.toml")),
@@ -21,6 +21,7 @@ const SOURCES: [(&str, &str); 7] = [
     ("crystal", include_str!("../presets/crystal.toml")),
     ("crystal-nvme", include_str!("../presets/crystal-nvme.toml")),
     ("numa", include_str!("../presets/numa.toml")),
+    ("hmmap", include_str!("../presets/hmmap.toml")),
 ];
 
 /// How a preset's results are laid out under the usual tables.
@@ -40,6 +41,8 @@ pub enum Layout {
     /// The placement study: each (CPU node, memory node) pair against
     /// local/local.
     Numa,
+    /// hmmap's table: seconds for W, R and RR per thread count and method.
+    Hmmap,
 }
 
 /// A preset as written in its file.
@@ -60,6 +63,38 @@ pub struct Preset {
     pub run: RunDefaults,
     #[serde(rename = "case")]
     pub cases: Vec<PresetCase>,
+    /// The source's figures for cases by method, pattern and threads (when
+    /// a case has no `published` of its own): hmmap's tables.
+    #[serde(default, rename = "reference")]
+    pub references: Vec<Reference>,
+}
+
+/// A published figure for the cases of one method, pattern and thread
+/// count.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub method: String,
+    pub pattern: String,
+    pub threads: u32,
+    pub value: f64,
+    pub unit: String,
+    pub on: String,
+}
+
+impl Preset {
+    /// The reference figure for a case, if the preset has one.
+    pub fn reference(&self, method: &str, pattern: &str, threads: u32) -> Option<Published> {
+        self.references
+            .iter()
+            .find(|r| r.method == method && r.pattern == pattern && r.threads == threads)
+            .map(|r| Published {
+                value: Some(r.value),
+                unit: Some(r.unit.clone()),
+                on: r.on.clone(),
+                text: None,
+            })
+    }
 }
 
 /// Run settings a preset starts from; a flag given on the command line
@@ -68,6 +103,8 @@ pub struct Preset {
 #[serde(deny_unknown_fields)]
 pub struct RunDefaults {
     pub size: Option<String>,
+    /// `--cache-limit` for the cases marked `cache_limited`.
+    pub cache_limit: Option<String>,
     /// A repetition's time limit, or `"pass"`: no limit, every repetition
     /// is one whole pass over the file (or span).
     pub time: Option<String>,
@@ -96,6 +133,23 @@ impl OneOrMany {
     }
 }
 
+/// One thread count or a list of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Threads {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Threads {
+    pub fn counts(&self) -> Vec<u32> {
+        match self {
+            Threads::One(n) => vec![*n],
+            Threads::Many(v) => v.clone(),
+        }
+    }
+}
+
 /// One entry of a preset: every method x every pattern it names.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -106,7 +160,8 @@ pub struct PresetCase {
     pub pattern: OneOrMany,
     pub bs: Option<String>,
     pub qd: Option<u32>,
-    pub threads: Option<u32>,
+    /// Worker threads: one number, or a list (the case once per count).
+    pub threads: Option<Threads>,
     pub sync: Option<String>,
     /// Random offsets within this much of the file: a size (`1G`) or a
     /// share of the machine's memory (`10%ram`).
@@ -120,6 +175,13 @@ pub struct PresetCase {
     pub sparse: bool,
     /// This case's cache state, instead of the run's.
     pub cache: Option<String>,
+    /// Bytes each repetition transfers (all threads), instead of the
+    /// run's: `8M` for hmmap's RR.
+    pub touch: Option<String>,
+    /// Run inside the `--cache-limit` cgroup (the run's `cache_limit`);
+    /// without it only the cases that say so are limited.
+    #[serde(default)]
+    pub cache_limited: bool,
     /// What the source measured for this case.
     pub published: Option<Published>,
     /// `"numa-pairs"`: the case once for each (CPU node, memory node) pair
@@ -135,7 +197,8 @@ pub struct Published {
     /// The number, in `unit`; absent for a finding stated in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
-    /// `MB/s` (10^6 bytes/s), `MiB/s`, `GB/s`, `IOPS`.
+    /// `MB/s` (10^6 bytes/s), `MiB/s`, `GB/s`, `IOPS`, `s` (seconds a
+    /// repetition took).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// Where and on what: `Intel Optane, 53 GB file (Glommio article)`.
@@ -159,11 +222,23 @@ impl Published {
     /// iopath's figure in the published unit, when it has one iopath
     /// measures: bytes/s for MB/s, MiB/s, GB/s; IOPS.
     pub fn ours(&self, bw_bytes_per_s: f64, iops: f64) -> Option<String> {
+        self.ours_with(bw_bytes_per_s, iops, None)
+    }
+
+    /// [`Published::ours`], and for `s` (a time, as hmmap published) the
+    /// repetition's duration.
+    pub fn ours_with(
+        &self,
+        bw_bytes_per_s: f64,
+        iops: f64,
+        duration_ns: Option<u64>,
+    ) -> Option<String> {
         let v = match self.unit.as_deref()? {
             "MB/s" => bw_bytes_per_s / 1e6,
             "MiB/s" => bw_bytes_per_s / 1048576.0,
             "GB/s" => bw_bytes_per_s / 1e9,
             "IOPS" => iops,
+            "s" => duration_ns? as f64 / 1e9,
             _ => return None,
         };
         Some(format!(

@@ -379,7 +379,7 @@ fn probe_reports_every_method_with_reasons() {
     let methods = v["methods"].as_array().unwrap();
     // Every method, the opt-in ones (mmap-dax, the copy-only
     // copy-file-range and sendfile, null) included.
-    assert_eq!(methods.len(), 12);
+    assert_eq!(methods.len(), 15);
     for m in methods {
         if m["usable"] == false {
             assert!(m["reason"].as_str().is_some_and(|r| r.len() > 10), "{m}");

@@ -23,8 +23,9 @@ const PRESETS: [(&str, usize); 6] = [
 ];
 
 /// Every preset, as `iopath presets` lists them; `numa` (whose cases depend
-/// on the machine's NUMA nodes) is tested in tests/placement.rs.
-const ALL: [&str; 7] = [
+/// on the machine's NUMA nodes) is tested in tests/placement.rs, `hmmap`
+/// (16 threads, a memory cgroup) below.
+const ALL: [&str; 8] = [
     "niobench",
     "daxbench",
     "glommio-scan",
@@ -32,6 +33,7 @@ const ALL: [&str; 7] = [
     "crystal",
     "crystal-nvme",
     "numa",
+    "hmmap",
 ];
 
 const MIB: u64 = 1 << 20;
@@ -951,4 +953,51 @@ fn niobench_shows_its_statistics_per_mode_and_operation() {
             assert_eq!(r[8], "1", "{out}");
         }
     }
+}
+
+/// hmmap end to end at a tiny size: every method at 1 to 16 threads for W,
+/// R and RR, mmap inside the cache-limit cgroup (when this machine can make
+/// one), the seed's seconds beside ours, nothing left behind.
+#[test]
+fn hmmap_runs_end_to_end_at_a_tiny_size() {
+    let dir = scratch();
+    let out = iopath()
+        .args(["run", "--preset", "hmmap", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--size", "32M", "--repeat", "1", "--touch", "64k", "--json", "-", "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("memory cgroup controller") || err.contains("cannot create the cgroup") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v = json_of(&out.stdout);
+    assert_eq!(v["config"]["preset"], "hmmap");
+    assert_eq!(v["config"]["cache_limit"]["limit_bytes"], 128 << 20);
+    let cases = cases(&v);
+    // W and R: 5 methods, RR: 4 (no direct 8-byte reads), at 5 thread counts.
+    assert_eq!(cases.len(), (5 + 5 + 4) * 5);
+    for c in cases {
+        assert!(c["error"].is_null(), "{c}");
+        if c["skipped"].is_null() {
+            let s = &c["summary"];
+            if c["label"] == "RR" {
+                assert_eq!(s["io_bytes"], 64 << 10, "{c}");
+                assert_eq!(c["block_size"], 8);
+            } else {
+                assert_eq!(s["io_bytes"], 32 << 20, "whole passes: {c}");
+            }
+        }
+    }
+    let mmap_w1 = cases
+        .iter()
+        .find(|c| c["method"] == "mmap" && c["label"] == "W" && c["threads"] == 1)
+        .unwrap();
+    assert_eq!(mmap_w1["published"]["value"], 6.8, "{mmap_w1}");
+    assert_eq!(mmap_w1["published"]["unit"], "s");
+    assert!(leftovers(dir.path()).is_empty());
 }

@@ -6,6 +6,8 @@ pub mod aio;
 pub mod mmap;
 pub mod null;
 pub mod psync;
+pub mod ucache;
+pub mod uffd;
 pub mod uring;
 
 use std::fs::File;

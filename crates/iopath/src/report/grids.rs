@@ -34,6 +34,7 @@ pub fn all(r: &RunResult) -> Vec<Grid> {
         Some(Layout::Niobench) => out.extend(niobench(r)),
         Some(Layout::Daxbench) => out.extend(mappings(r)),
         Some(Layout::Numa) => out.extend(numa(r)),
+        Some(Layout::Hmmap) => out.extend(hmmap(r)),
         _ => {}
     }
     out.extend(published(r));
@@ -326,6 +327,73 @@ fn numa(r: &RunResult) -> Option<Grid> {
     })
 }
 
+/// hmmap's table: for each thread count and method, the seconds W (write
+/// everything), R (read everything) and RR (8-byte random reads) took —
+/// the median repetition's duration — beside MB/s, and the seed's seconds.
+fn hmmap(r: &RunResult) -> Option<Grid> {
+    let mut keys: Vec<(u32, String)> = Vec::new();
+    for c in r.cases.iter().filter(|c| c.label.is_some()) {
+        let k = (c.threads, c.method.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.sort_by_key(|(t, _)| *t);
+    let find = |t: u32, m: &str, col: &str| {
+        r.cases
+            .iter()
+            .find(|c| c.threads == t && c.method == m && c.label.as_deref() == Some(col))
+    };
+    let secs = |c: Option<&CaseResult>| {
+        c.and_then(|c| c.summary.as_ref())
+            .map_or("-".to_string(), |s| {
+                format!("{:.2}", s.duration_ns as f64 / 1e9)
+            })
+    };
+    let rate = |c: Option<&CaseResult>| {
+        c.and_then(|c| c.summary.as_ref())
+            .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
+    };
+    let seed = |c: Option<&CaseResult>| {
+        c.and_then(|c| c.published.as_ref())
+            .and_then(|p| p.value)
+            .map_or("-".to_string(), |v| format!("{v:.2}"))
+    };
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .map(|(t, m)| {
+            let (w, rd, rr) = (find(*t, m, "W"), find(*t, m, "R"), find(*t, m, "RR"));
+            let not_run = [w, rd, rr].iter().flatten().find_map(|c| c.skipped.clone());
+            vec![
+                t.to_string(),
+                m.clone(),
+                secs(w),
+                secs(rd),
+                secs(rr),
+                rate(w),
+                rate(rd),
+                rate(rr),
+                format!("{} {} {}", seed(w), seed(rd), seed(rr)),
+                not_run.map_or(String::new(), |why| format!("not run: {why}")),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Grid {
+        title: "hmmap: seconds per W (write all), R (read all), RR (8-byte random reads, touch-limited), median repetition".into(),
+        header: [
+            "threads", "method", "W s", "R s", "RR s", "W MB/s", "R MB/s", "RR MB/s",
+            "seed W R RR (s)", "",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![true, false, true, true, true, true, true, true, true, false],
+        rows,
+        notes: vec![
+            "Seed: hmmap (kernel cache) figures beside ucache and uffd, hmmap write-protect beside uffd-wp, mmap under a 128 MiB cgroup beside mmap (4 GiB brd device, 10 runs).".into(),
+        ],
+    })
+}
+
 /// The source's figures beside iopath's, for the cases that have one.
 fn published(r: &RunResult) -> Option<Grid> {
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -372,7 +440,7 @@ fn published(r: &RunResult) -> Option<Grid> {
         }
         let ours = match (&c.summary, &c.skipped) {
             (Some(s), _) => p
-                .ours(s.bw_bytes_per_s, s.iops)
+                .ours_with(s.bw_bytes_per_s, s.iops, Some(s.duration_ns))
                 .unwrap_or_else(|| "see the tables".into()),
             (None, Some(_)) => "not run here".into(),
             (None, None) => "-".into(),
@@ -384,6 +452,7 @@ fn published(r: &RunResult) -> Option<Grid> {
                     "MiB/s" => s.bw_bytes_per_s / 1048576.0,
                     "GB/s" => s.bw_bytes_per_s / 1e9,
                     "IOPS" => s.iops,
+                    "s" => s.duration_ns as f64 / 1e9,
                     _ => f64::NAN,
                 };
                 if ours.is_finite() {

@@ -85,6 +85,9 @@ impl Runner<'_> {
         };
         let system = sysinfo::collect(&at);
         let probes = self.probe_all(target.as_ref());
+        // The user-space caches' budgets (ucache pages, uffd resident pages).
+        iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
+        iopath_io::engines::uffd::configure(plan.ucache_size);
         let mut obs = Observer::new(target.as_ref());
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
@@ -92,6 +95,13 @@ impl Runner<'_> {
             .cache_limit
             .map(crate::cgroup::CacheLimit::create)
             .transpose()?;
+        let limit_info = |l: &crate::cgroup::CacheLimit| crate::result::CacheLimitInfo {
+            limit_bytes: l.limit,
+            cgroup_version: l.version,
+            dir: l.dir.display().to_string(),
+            peak_bytes: l.peak_bytes(),
+            limit_hits: l.limit_hits(),
+        };
         if let Some(l) = &limit {
             obs.use_cgroup(l.as_mem_cgroup());
         }
@@ -119,7 +129,7 @@ impl Runner<'_> {
             config: RunConfig {
                 preset: plan.preset.clone(),
                 whole_pass: plan.whole_pass && plan.time.is_none(),
-                cache_limit: None,
+                cache_limit: limit.as_ref().map(limit_info),
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
@@ -177,7 +187,33 @@ impl Runner<'_> {
                 .progress
                 .is_enabled()
                 .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
-            if let Some(l) = &mut limit {
+            // Under the cap, the process's own memory (thread stacks, I/O
+            // buffers, iopath itself) is charged too: a cap that cannot hold
+            // it would have the kernel kill iopath mid-run, so such a case is
+            // skipped with the reason instead.
+            let depth = if case.method.is_async() {
+                u64::from(case.queue_depth_requested.max(1))
+            } else {
+                1
+            };
+            let own = u64::from(case.threads.max(1)) * (depth * case.block_size * 2 + (2 << 20))
+                + (24 << 20);
+            if let Some(l) = limit
+                .as_ref()
+                .filter(|l| case.cache_limited && l.limit < own)
+            {
+                let mut cr = case_result(case);
+                cr.skipped = Some(format!(
+                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers and iopath itself); the kernel would kill the run: give a larger --cache-limit",
+                    fmt_bytes(l.limit),
+                    fmt_bytes(own),
+                    case.threads
+                ));
+                result.cases.push(cr);
+                bar.inc(1);
+                continue;
+            }
+            if let Some(l) = limit.as_mut().filter(|_| case.cache_limited) {
                 l.enter().with_context(|| {
                     format!("--cache-limit: cannot move iopath into {}", l.dir.display())
                 })?;
@@ -187,13 +223,7 @@ impl Runner<'_> {
             });
             if let Some(l) = &mut limit {
                 let _ = l.leave();
-                result.config.cache_limit = Some(crate::result::CacheLimitInfo {
-                    limit_bytes: l.limit,
-                    cgroup_version: l.version,
-                    dir: l.dir.display().to_string(),
-                    peak_bytes: l.peak_bytes(),
-                    limit_hits: l.limit_hits(),
-                });
+                result.config.cache_limit = Some(limit_info(l));
             }
             if let Some(p) = &mut cr.placement {
                 if let Some(topo) = &result.system.topology {
@@ -454,7 +484,11 @@ impl Runner<'_> {
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
         let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
         let per_thread = span / threads / bs * bs;
-        let time = time_limit(plan);
+        let time = if case.io_size.is_some() && plan.time.is_none() {
+            None
+        } else {
+            time_limit(plan)
+        };
         let jobs: Vec<WorkerJob> = (0..threads)
             .map(|i| {
                 let (start, len) = if case.pattern.is_random() {
@@ -462,7 +496,7 @@ impl Runner<'_> {
                 } else {
                     (i * per_thread, per_thread)
                 };
-                let byte_budget = match plan.io_size {
+                let byte_budget = match case.io_size.or(plan.io_size) {
                     Some(total) => Some((total / threads).max(bs)),
                     None if !case.pattern.is_random() => Some(per_thread),
                     None if plan.whole_pass => Some((span / threads).max(bs)),
