@@ -342,6 +342,17 @@ impl Plan {
         // The test file named by --file is read (or written) by the run: no
         // report may replace it.
         a.reports.check(a.json.as_deref(), a.file.as_deref())?;
+        if a.ucache_size == Some(0) {
+            return Err(UsageError(
+                "--ucache-size 0 leaves the cache no page".into(),
+            ));
+        }
+        if a.ucache_page == 0 || a.ucache_page % 512 != 0 || a.ucache_page > (1 << 30) {
+            return Err(UsageError(format!(
+                "--ucache-page {}: give a multiple of 512 bytes (the O_DIRECT alignment; 4k by default), at most 1 GiB",
+                a.ucache_page
+            )));
+        }
         if a.allow_write && a.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
@@ -521,7 +532,18 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
         }
     }
     if let (Some(v), false) = (&r.cache_limit, given("cache_limit")) {
-        a.cache_limit = Some(crate::units::parse_size(v).map_err(|e| bad("cache limit", v, e))?);
+        let limit = crate::units::parse_size(v).map_err(|e| bad("cache limit", v, e))?;
+        // The cache keeps its ratio to the file (hmmap: 128 MiB for 4 GiB)
+        // when --size changes it, never below 32 MiB (iopath's own memory
+        // must fit under the cap).
+        a.cache_limit = Some(match (&r.size, given("size").then_some(a.size).flatten()) {
+            (Some(preset_size), Some(size)) => {
+                let base = crate::units::parse_size(preset_size)
+                    .map_err(|e| bad("size", preset_size, e))?;
+                ((limit as u128 * size as u128 / base.max(1) as u128) as u64).max(32 << 20)
+            }
+            _ => limit,
+        });
     }
     if let (Some(v), false) = (&r.io_size, given("io_size")) {
         a.io_size = Some(crate::units::parse_size(v).map_err(|e| bad("io size", v, e))?);

@@ -965,7 +965,17 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
         .args(["run", "--preset", "hmmap", "--dir"])
         .arg(dir.path())
         .args([
-            "--size", "32M", "--repeat", "1", "--touch", "64k", "--json", "-", "--quiet",
+            "--size",
+            "16M",
+            "--cache-limit",
+            "64M",
+            "--repeat",
+            "1",
+            "--touch",
+            "64k",
+            "--json",
+            "-",
+            "--quiet",
         ])
         .output()
         .unwrap();
@@ -977,7 +987,7 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
     assert!(out.status.success(), "{err}");
     let v = json_of(&out.stdout);
     assert_eq!(v["config"]["preset"], "hmmap");
-    assert_eq!(v["config"]["cache_limit"]["limit_bytes"], 128 << 20);
+    assert_eq!(v["config"]["cache_limit"]["limit_bytes"], 64 << 20);
     let cases = cases(&v);
     // W and R: 5 methods, RR: 4 (no direct 8-byte reads), at 5 thread counts.
     assert_eq!(cases.len(), (5 + 5 + 4) * 5);
@@ -989,7 +999,7 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
                 assert_eq!(s["io_bytes"], 64 << 10, "{c}");
                 assert_eq!(c["block_size"], 8);
             } else {
-                assert_eq!(s["io_bytes"], 32 << 20, "whole passes: {c}");
+                assert_eq!(s["io_bytes"], 16 << 20, "whole passes: {c}");
             }
         }
     }
@@ -1000,4 +1010,40 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
     assert_eq!(mmap_w1["published"]["value"], 6.8, "{mmap_w1}");
     assert_eq!(mmap_w1["published"]["unit"], "s");
     assert!(leftovers(dir.path()).is_empty());
+}
+
+/// hmmap's cache keeps its ratio to the file when --size changes it (128
+/// MiB for 4 GiB), never below 32 MiB; --cache-limit wins.
+#[test]
+fn hmmap_scales_its_cache_with_the_file() {
+    // `presets show` lists the preset's own settings.
+    assert!(stdout_of(&["presets", "show", "hmmap"]).contains("size 4 GiB"));
+    use clap::Parser;
+    use iopath::cli::{Cli, Command};
+    let plan = |args: &[&str]| {
+        let mut argv = vec!["iopath", "run", "--preset", "hmmap"];
+        argv.extend_from_slice(args);
+        let mut a = match Cli::parse_from(&argv).command {
+            Some(Command::Run(a)) => *a,
+            _ => unreachable!(),
+        };
+        // What the command line gave, as iopath::cli::parse records it.
+        a.given = args
+            .iter()
+            .filter_map(|s| s.strip_prefix("--"))
+            .map(|s| s.replace('-', "_"))
+            .collect();
+        iopath::plan::Plan::from_args(&a).unwrap()
+    };
+    assert_eq!(plan(&[]).cache_limit, Some(128 << 20));
+    assert_eq!(plan(&["--size", "16G"]).cache_limit, Some(512 << 20));
+    assert_eq!(
+        plan(&["--size", "64M"]).cache_limit,
+        Some(32 << 20),
+        "the floor"
+    );
+    assert_eq!(
+        plan(&["--size", "16G", "--cache-limit", "1G"]).cache_limit,
+        Some(1 << 30)
+    );
 }

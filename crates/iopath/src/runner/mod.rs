@@ -87,12 +87,13 @@ impl Runner<'_> {
         let probes = self.probe_all(target.as_ref());
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
-        iopath_io::engines::uffd::configure(plan.ucache_size);
         let mut obs = Observer::new(target.as_ref());
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
+        // Only when some case runs under it (a preset marks its cases).
         let mut limit = plan
             .cache_limit
+            .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
             .map(crate::cgroup::CacheLimit::create)
             .transpose()?;
         let limit_info = |l: &crate::cgroup::CacheLimit| crate::result::CacheLimitInfo {
@@ -196,18 +197,31 @@ impl Runner<'_> {
             } else {
                 1
             };
-            let own = u64::from(case.threads.max(1)) * (depth * case.block_size * 2 + (2 << 20))
-                + (24 << 20);
+            let threads = u64::from(case.threads.max(1));
+            // The user-space caches are memory the process holds, and
+            // without swap the kernel cannot take it back: count them.
+            let span = target.as_ref().map_or(0, |t| t.size());
+            let caches = match case.method {
+                Method::Ucache => plan.ucache_size,
+                Method::Uffd | Method::UffdWp => plan.ucache_size + threads * (span / 512),
+                _ => 0,
+            };
+            let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
+            // uffd's budget is per engine (one per worker): split the case's
+            // budget among its workers, as ucache's one cache is shared.
+            iopath_io::engines::uffd::configure((plan.ucache_size / threads).max(4096));
             if let Some(l) = limit
                 .as_ref()
                 .filter(|l| case.cache_limited && l.limit < own)
             {
                 let mut cr = case_result(case);
                 cr.skipped = Some(format!(
-                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers and iopath itself); the kernel would kill the run: give a larger --cache-limit",
+                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
                     fmt_bytes(l.limit),
                     fmt_bytes(own),
-                    case.threads
+                    case.threads,
+                    if caches > 0 { ", its cache" } else { "" },
+                    if caches > 0 { " or a smaller --ucache-size" } else { "" }
                 ));
                 result.cases.push(cr);
                 bar.inc(1);
@@ -222,7 +236,13 @@ impl Runner<'_> {
                 self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
             });
             if let Some(l) = &mut limit {
-                let _ = l.leave();
+                // Left in the cgroup, later cases would run capped unseen.
+                l.leave().with_context(|| {
+                    format!(
+                        "--cache-limit: cannot move iopath back out of {}",
+                        l.dir.display()
+                    )
+                })?;
                 result.config.cache_limit = Some(limit_info(l));
             }
             if let Some(p) = &mut cr.placement {
