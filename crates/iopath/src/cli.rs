@@ -131,7 +131,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Methods to compare, comma-separated [default: all but null].
+    /// Methods to compare, comma-separated [default: all but the opt-in
+    /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
+    /// copy-file-range and sendfile].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_method)]
     pub methods: Vec<Method>,
 

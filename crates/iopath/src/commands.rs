@@ -238,13 +238,18 @@ pub fn preset_show(name: &str) -> Result<String> {
         (None, true) => ", each one whole pass over the file".to_string(),
         (None, false) => String::new(),
     };
+    let limit = plan
+        .cache_limit
+        .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
+        .map(|l| format!(", cache limit {} (a memory cgroup)", fmt_bytes(l)))
+        .unwrap_or_default();
     let warmup = if plan.warmup > 0 {
         format!(", {} warm-up", plan.warmup)
     } else {
         String::new()
     };
     let mut out = format!(
-        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}\n\n",
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}\n\n",
         preset.name,
         preset.summary,
         preset.source,
@@ -275,6 +280,12 @@ pub fn preset_show(name: &str) -> Result<String> {
         }
         if c.sparse {
             other.push("sparse file".into());
+        }
+        if let Some(t) = c.io_size {
+            other.push(format!("touch {}", fmt_bytes(t)));
+        }
+        if plan.cache_limit.is_some() && c.cache_limited && preset.run.cache_limit.is_some() {
+            other.push("under the cache limit".into());
         }
         if let Some(pair) = &c.pair {
             other.push(format!(

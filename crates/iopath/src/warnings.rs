@@ -24,8 +24,13 @@ fn label(c: &CaseResult) -> String {
     }
 }
 
+/// Methods that keep pages in a cache (the kernel's or their own) and so
+/// serve re-reads from memory and read whole pages for small requests.
 fn is_cached_method(m: &str) -> bool {
-    matches!(m, "buffered" | "mmap" | "uring-buffered")
+    matches!(
+        m,
+        "buffered" | "mmap" | "uring-buffered" | "ucache" | "uffd" | "uffd-wp"
+    )
 }
 
 /// Patterns with reads, whose device fraction is about reads.

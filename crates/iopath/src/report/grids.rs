@@ -389,7 +389,7 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         numeric: vec![true, false, true, true, true, true, true, true, true, false],
         rows,
         notes: vec![
-            "Seed: hmmap (kernel cache) figures beside ucache and uffd, hmmap write-protect beside uffd-wp, mmap under a 128 MiB cgroup beside mmap (4 GiB brd device, 10 runs).".into(),
+            "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".into(),
         ],
     })
 }

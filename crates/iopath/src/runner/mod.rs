@@ -692,9 +692,15 @@ impl Runner<'_> {
         let self_ns = cpu_ns(&iopath_io::sys::process_usage().since(&self0));
         let main_ns = cpu_ns(&iopath_io::sys::thread_usage().since(&main0));
         let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
+        // The user-space caches hold their budget (ucache: one cache for
+        // the case; uffd: a share per worker): memory the case holds.
+        let own_cache = match case.method {
+            Method::Ucache | Method::Uffd | Method::UffdWp => plan.ucache_size,
+            _ => 0,
+        };
         let mut cost = WorkerCost {
             locked_bytes: locked_out.into_inner().unwrap_or(0),
-            buffers_bytes: threads * qd as u64 * bs,
+            buffers_bytes: threads * qd as u64 * bs + own_cache,
             // Only io_uring methods have kernel threads; elsewhere the
             // difference is thread start-up and exit, not I/O.
             kernel_threads_ns: if case.method.name().starts_with("uring") {
