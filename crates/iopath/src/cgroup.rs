@@ -53,18 +53,30 @@ impl CacheLimit {
                 crate::units::fmt_bytes(limit)
             )));
         }
-        reap_stale(&parent.dir);
+        // On v2 a cgroup that holds processes cannot give its children a
+        // controller (the no-internal-processes rule): the new cgroup is
+        // then a sibling of the process's own, under a parent that already
+        // enables memory for its children. On v1 it is a child.
+        let base = if parent.version == 2 {
+            parent
+                .dir
+                .parent()
+                .filter(|p| {
+                    std::fs::read_to_string(p.join("cgroup.subtree_control"))
+                        .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"))
+                })
+                .map_or_else(|| parent.dir.clone(), Path::to_path_buf)
+        } else {
+            parent.dir.clone()
+        };
+        reap_stale(&base);
         let dir = (0..100)
-            .map(|n| {
-                parent
-                    .dir
-                    .join(format!("iopath-{}-{n}", std::process::id()))
-            })
+            .map(|n| base.join(format!("iopath-{}-{n}", std::process::id())))
             .find(|d| !d.exists())
             .ok_or_else(|| UsageError("--cache-limit: no free cgroup name".into()))?;
-        if parent.version == 2 {
+        if parent.version == 2 && base == parent.dir {
             // The controller must be enabled for the children.
-            let ctl = parent.dir.join("cgroup.subtree_control");
+            let ctl = base.join("cgroup.subtree_control");
             let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
             if !enabled.split_whitespace().any(|c| c == "memory") {
                 std::fs::write(&ctl, "+memory").map_err(|e| {
