@@ -225,6 +225,23 @@ impl Published {
         self.ours_with(bw_bytes_per_s, iops, None)
     }
 
+    /// iopath's figure as a number in the published unit, if it has one.
+    pub fn ours_value(
+        &self,
+        bw_bytes_per_s: f64,
+        iops: f64,
+        duration_ns: Option<u64>,
+    ) -> Option<f64> {
+        Some(match self.unit.as_deref()? {
+            "MB/s" => bw_bytes_per_s / 1e6,
+            "MiB/s" => bw_bytes_per_s / 1048576.0,
+            "GB/s" => bw_bytes_per_s / 1e9,
+            "IOPS" => iops,
+            "s" => duration_ns? as f64 / 1e9,
+            _ => return None,
+        })
+    }
+
     /// [`Published::ours`], and for `s` (a time, as hmmap published) the
     /// repetition's duration.
     pub fn ours_with(
@@ -233,14 +250,7 @@ impl Published {
         iops: f64,
         duration_ns: Option<u64>,
     ) -> Option<String> {
-        let v = match self.unit.as_deref()? {
-            "MB/s" => bw_bytes_per_s / 1e6,
-            "MiB/s" => bw_bytes_per_s / 1048576.0,
-            "GB/s" => bw_bytes_per_s / 1e9,
-            "IOPS" => iops,
-            "s" => duration_ns? as f64 / 1e9,
-            _ => return None,
-        };
+        let v = self.ours_value(bw_bytes_per_s, iops, duration_ns)?;
         Some(format!(
             "{} {}",
             trim_number(round3(v)),

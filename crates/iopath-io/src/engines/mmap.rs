@@ -88,7 +88,7 @@ impl fmt::Display for MappingInfo {
             "{MAPPING_NOTE_PREFIX}fd {}, length {:#x} ({}), start {:#x}, last byte {:#x}",
             self.fd,
             self.len,
-            human_bytes(self.len),
+            super::human_bytes(self.len),
             self.start,
             self.end
         )
@@ -112,21 +112,6 @@ pub fn parse_mapping_note(s: &str) -> Option<MappingInfo> {
     };
     let consistent = m.fd >= 0 && m.len > 0 && m.start.checked_add(m.len - 1) == Some(m.end);
     consistent.then_some(m)
-}
-
-/// `100 MiB`, `9.8 KiB`, `512 B`.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut unit = 0;
-    while unit + 1 < UNITS.len() && n >= 1u64 << (10 * (unit + 1)) {
-        unit += 1;
-    }
-    let size = 1u64 << (10 * unit);
-    if n % size == 0 {
-        format!("{} {}", n / size, UNITS[unit])
-    } else {
-        format!("{:.1} {}", n as f64 / size as f64, UNITS[unit])
-    }
 }
 
 #[derive(Debug)]
@@ -633,10 +618,10 @@ mod tests {
 
     #[test]
     fn sizes_read_like_sizes() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(4096), "4 KiB");
-        assert_eq!(human_bytes(1 << 30), "1 GiB");
-        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(crate::engines::human_bytes(512), "512 B");
+        assert_eq!(crate::engines::human_bytes(4096), "4 KiB");
+        assert_eq!(crate::engines::human_bytes(1 << 30), "1 GiB");
+        assert_eq!(crate::engines::human_bytes(3 << 29), "1.5 GiB");
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -186,6 +186,21 @@ pub(crate) fn request_buf<'a>(
     Ok(&mut buf[..r.len as usize])
 }
 
+/// `100 MiB`, `9.8 KiB`, `512 B`: what engines' notes say of sizes.
+pub(crate) fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && n >= 1u64 << (10 * (unit + 1)) {
+        unit += 1;
+    }
+    let size = 1u64 << (10 * unit);
+    if n % size == 0 {
+        format!("{} {}", n / size, UNITS[unit])
+    } else {
+        format!("{:.1} {}", n as f64 / size as f64, UNITS[unit])
+    }
+}
+
 /// `fsync(file)`, with the path in the error.
 pub(crate) fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
     rustix::fs::fsync(file).map_err(|e| EngineError::os("fsync", path, e.into()))

@@ -1097,8 +1097,8 @@ impl UffdEngine {
         let name = method.name();
         let mut notes = vec![format!(
             "{name}: region of {}, at most {budget} resident pages ({}), write-protect: {}",
-            human_bytes(len as u64),
-            human_bytes(budget as u64 * page as u64),
+            super::human_bytes(len as u64),
+            super::human_bytes(budget as u64 * page as u64),
             if wp { "on" } else { "off" }
         )];
         notes.push(format!(
@@ -1296,21 +1296,6 @@ fn runs(pages: &[usize], keep: impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
         }
     }
     out
-}
-
-/// `100 MiB`, `9.8 KiB`, `512 B`.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut unit = 0;
-    while unit + 1 < UNITS.len() && n >= 1u64 << (10 * (unit + 1)) {
-        unit += 1;
-    }
-    let size = 1u64 << (10 * unit);
-    if n % size == 0 {
-        format!("{} {}", n / size, UNITS[unit])
-    } else {
-        format!("{:.1} {}", n as f64 / size as f64, UNITS[unit])
-    }
 }
 
 #[cfg(test)]

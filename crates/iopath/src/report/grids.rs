@@ -445,22 +445,11 @@ fn published(r: &RunResult) -> Option<Grid> {
             (None, Some(_)) => "not run here".into(),
             (None, None) => "-".into(),
         };
-        let ratio = match (&c.summary, p.value, p.unit.as_deref()) {
-            (Some(s), Some(v), Some(u)) if v > 0.0 => {
-                let ours = match u {
-                    "MB/s" => s.bw_bytes_per_s / 1e6,
-                    "MiB/s" => s.bw_bytes_per_s / 1048576.0,
-                    "GB/s" => s.bw_bytes_per_s / 1e9,
-                    "IOPS" => s.iops,
-                    "s" => s.duration_ns as f64 / 1e9,
-                    _ => f64::NAN,
-                };
-                if ours.is_finite() {
-                    format!("{:.2}x", ours / v)
-                } else {
-                    "-".into()
-                }
-            }
+        let ratio = match (&c.summary, p.value) {
+            (Some(s), Some(v)) if v > 0.0 => p
+                .ours_value(s.bw_bytes_per_s, s.iops, Some(s.duration_ns))
+                .filter(|o| o.is_finite())
+                .map_or("-".into(), |o| format!("{:.2}x", o / v)),
             _ => "-".into(),
         };
         let held = c.summary.as_ref().map_or("-".into(), |s| {
