@@ -446,7 +446,7 @@ impl Plan {
         // those cases only; the others keep their whole passes.
         let touch_cases = preset
             .as_ref()
-            .is_some_and(|p| p.cases.iter().any(|c| c.touch.is_some()));
+            .is_some_and(crate::preset::Preset::has_touch_cases);
         let io_size = if touch_cases && a.given.iter().any(|g| g == "io_size") {
             None
         } else {
@@ -523,7 +523,7 @@ fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, U
     }
     // `--io-size` replaces a preset's time, unless the preset has cases
     // with their own touch size (then `--touch` is theirs).
-    let touch_cases = p.cases.iter().any(|c| c.touch.is_some());
+    let touch_cases = p.has_touch_cases();
     if let (Some(v), false) = (&r.time, given("time") || (given("io_size") && !touch_cases)) {
         if v == "pass" {
             a.whole_pass = true;

@@ -83,6 +83,12 @@ pub struct Reference {
 }
 
 impl Preset {
+    /// True when some case says how much it touches (`touch`): such a
+    /// preset gives `--touch` to those cases only.
+    pub fn has_touch_cases(&self) -> bool {
+        self.cases.iter().any(|c| c.touch.is_some())
+    }
+
     /// The reference figure for a case, if the preset has one.
     pub fn reference(&self, method: &str, pattern: &str, threads: u32) -> Option<Published> {
         self.references
