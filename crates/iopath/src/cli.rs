@@ -133,7 +133,8 @@ pub struct RunArgs {
 
     /// Methods to compare, comma-separated [default: all but the opt-in
     /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
-    /// copy-file-range and sendfile].
+    /// copy-file-range and sendfile]. A method named twice runs as two arms
+    /// of an A/A check (`direct,direct`: `direct` and `direct#2`).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_method)]
     pub methods: Vec<Method>,
 
@@ -181,6 +182,13 @@ pub struct RunArgs {
     /// case stops before a repetition that would not fit (after at least 3).
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
     pub max_time: Duration,
+
+    /// Order of repetitions: interleaved (the methods of a job take turns,
+    /// one repetition each per round, in an order shuffled per round from
+    /// --seed, so drift between cases is not credited to a method) or
+    /// sequential (each case runs all its repetitions back to back).
+    #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = parse_schedule)]
+    pub schedule: crate::plan::Schedule,
 
     /// Warm-up repetitions per case, run and recorded first but not counted.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
@@ -374,6 +382,11 @@ fn parse_data(s: &str) -> Result<DataMode, String> {
 fn parse_cache(s: &str) -> Result<CacheState, String> {
     CacheState::from_name(s.trim())
         .ok_or_else(|| format!("unknown cache state '{s}'; valid: cold, warm, as-is"))
+}
+
+fn parse_schedule(s: &str) -> Result<crate::plan::Schedule, String> {
+    crate::plan::Schedule::from_name(s.trim())
+        .ok_or_else(|| format!("unknown schedule '{s}'; valid: interleaved, sequential"))
 }
 
 fn parse_sync(s: &str) -> Result<SyncPolicy, String> {

@@ -763,6 +763,7 @@ mod tests {
                 ci_target: None,
                 max_time_ns: None,
                 warmup: 0,
+                schedule: None,
                 interval_ns: 100_000_000,
                 seed: 1,
                 cache: "cold".into(),

@@ -133,10 +133,38 @@ impl CacheState {
     }
 }
 
+/// The order repetitions run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Within a job (cases that differ only by method), one repetition of
+    /// every method per round, in an order shuffled per round.
+    Interleaved,
+    /// Each case runs all its repetitions before the next case starts.
+    Sequential,
+}
+
+impl Schedule {
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Interleaved => "interleaved",
+            Schedule::Sequential => "sequential",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Schedule> {
+        [Schedule::Interleaved, Schedule::Sequential]
+            .into_iter()
+            .find(|x| x.name() == s)
+    }
+}
+
 /// One measured configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
     pub method: Method,
+    /// 1, or 2, 3, .. for a method named again in `--methods` (an A/A
+    /// check: the same method as another arm of the same job).
+    pub arm: u32,
     pub pattern: Pattern,
     pub block_size: u64,
     pub queue_depth_requested: u32,
@@ -170,6 +198,7 @@ impl Case {
     pub fn new(method: Method, pattern: Pattern, bs: u64, qd: u32, threads: u32) -> Case {
         Case {
             method,
+            arm: 1,
             pattern,
             block_size: bs,
             queue_depth_requested: qd,
@@ -218,6 +247,7 @@ pub struct Plan {
     pub ci_target: f64,
     pub max_time: Duration,
     pub warmup: u32,
+    pub schedule: Schedule,
     pub interval: Duration,
     pub seed: u64,
     pub cache: CacheState,
@@ -281,7 +311,9 @@ impl Plan {
                 .filter(|m| m.in_default_run())
                 .collect()
         } else {
-            dedup(&a.methods)
+            // A method named again is another arm of the same method (an
+            // A/A check), not a duplicate to drop.
+            a.methods.clone()
         };
         let patterns: Vec<Pattern> = if a.patterns.is_empty() {
             Pattern::DEFAULT.to_vec()
@@ -390,10 +422,12 @@ impl Plan {
                 } else {
                     methods.clone()
                 };
-                for &method in &methods {
+                for (i, &method) in methods.iter().enumerate() {
                     let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
                     let qd = a.qd.unwrap_or_else(|| pattern.default_queue_depth());
+                    let arm = 1 + methods[..i].iter().filter(|&&m| m == method).count() as u32;
                     cases.push(Case {
+                        arm,
                         sync: a.sync,
                         rwmix_read_pct: a.rwmix,
                         span,
@@ -464,6 +498,7 @@ impl Plan {
             ci_target: a.ci_target,
             max_time: a.max_time,
             warmup: a.warmup,
+            schedule: a.schedule,
             interval: a.interval,
             seed: a.seed,
             cache: a.cache,

@@ -14,7 +14,11 @@ use crate::warnings::Warning;
 
 /// 2: adaptive repetition (`config.repeat` null), warm-up repetitions,
 /// per-interval series, `cases[].repetition_control`, `verdicts[]`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: interleaved rounds (`config.schedule`, `repetitions[].round` and
+/// `.seq`), A/A arms (`cases[].arm`), latency per request with the number
+/// of requests behind it (`lat_ns.count`), summary percentiles from the
+/// merged histograms, paired verdict ratios.
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {
@@ -76,6 +80,12 @@ pub struct RunConfig {
     /// Warm-up repetitions per case: run and recorded, not counted.
     #[serde(default)]
     pub warmup: u32,
+    /// `interleaved`: the methods of a job take turns, one repetition each
+    /// per round, in an order shuffled per round from `seed`;
+    /// `sequential`: each case runs all its repetitions back to back.
+    /// Absent in results older than schema 3 (sequential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
     /// Length of the intervals of each repetition's time series.
     #[serde(default)]
     pub interval_ns: u64,
@@ -108,6 +118,10 @@ pub struct CaseResult {
     pub sync: String,
     /// Read share of randrw, in percent; null for other patterns.
     pub rwmix_read_pct: Option<u8>,
+    /// The arm of a method named more than once (`--methods direct,direct`
+    /// runs `direct` and `direct#2`: an A/A check); absent for the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<u32>,
     /// What the preset calls the case (`SEQ1M Q8T1`, `sync write`); absent
     /// outside presets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,6 +251,15 @@ pub struct RepetitionControl {
 }
 
 impl CaseResult {
+    /// The method as tables, verdicts and `compare` name it: `direct`, or
+    /// `direct#2` for the second arm of an A/A check.
+    pub fn name(&self) -> String {
+        match self.arm {
+            Some(a) if a > 1 => format!("{}#{a}", self.method),
+            _ => self.method.clone(),
+        }
+    }
+
     /// What the case ran, apart from its method.
     pub fn job(&self) -> Job {
         Job {
@@ -376,6 +399,14 @@ pub struct Measurement {
     /// Throughput per interval within the repetition; absent in summaries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// The interleaved round this repetition ran in (1-based; warm-ups
+    /// are round 0); absent in summaries and sequential runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// Its place in the whole run's order of repetitions (1-based, warm-ups
+    /// included): with `round`, the order every round really ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u32>,
 }
 
 pub type Repetition = Measurement;
@@ -430,9 +461,15 @@ pub struct Memory {
     pub cgroup_file_bytes: Option<u64>,
 }
 
-/// Latency of individual requests, submit to completion, in ns.
+/// Latency of individual requests, from right before the request's own
+/// submission to its completion (fio's `lat`), in ns, measured in a closed
+/// loop (docs/statistics.md). In a summary: from the merged histograms of
+/// the measured repetitions.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
+    /// Requests behind the figures; 0 in results older than schema 3.
+    #[serde(default)]
+    pub count: u64,
     pub min: u64,
     pub mean: f64,
     pub p50: u64,
@@ -448,6 +485,7 @@ impl Latency {
             return Latency::default();
         }
         Latency {
+            count: h.len(),
             min: h.min(),
             mean: h.mean(),
             p50: h.value_at_quantile(0.50),
@@ -487,6 +525,7 @@ impl Measurement {
             bw_bytes_per_s: med(&|m| m.bw_bytes_per_s),
             iops: med(&|m| m.iops),
             lat_ns: Latency {
+                count: reps.iter().map(|m| m.lat_ns.count).sum(),
                 min: medu(&|m| m.lat_ns.min),
                 mean: med(&|m| m.lat_ns.mean),
                 p50: medu(&|m| m.lat_ns.p50),
@@ -533,6 +572,8 @@ impl Measurement {
             interrupted: reps.iter().any(|m| m.interrupted),
             warmup: false,
             series: None,
+            round: None,
+            seq: None,
         })
     }
 }
@@ -575,6 +616,7 @@ mod tests {
             bw_bytes_per_s: bw,
             iops: bw / 2.0,
             lat_ns: Latency {
+                count: 1,
                 min: 1,
                 mean: 1.0,
                 p50: 1,
@@ -590,6 +632,7 @@ mod tests {
             interrupted: false,
             warmup: false,
             series: None,
+            ..Default::default()
         };
         let s = Measurement::median_of(&[&rep(1.0, 30), &rep(9.0, 10), &rep(5.0, 20)]).unwrap();
         assert_eq!(s.bw_bytes_per_s, 5.0);

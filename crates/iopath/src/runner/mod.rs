@@ -140,6 +140,7 @@ impl Runner<'_> {
                     .is_none()
                     .then_some(plan.max_time.as_nanos() as u64),
                 warmup: plan.warmup,
+                schedule: Some(plan.schedule.name().into()),
                 interval_ns: plan.interval.as_nanos() as u64,
                 seed: plan.seed,
                 cache: plan.cache.name().into(),
@@ -939,6 +940,8 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> Measurement {
         interrupted: outs.iter().any(|o| o.interrupted),
         warmup: false,
         series,
+        round: None,
+        seq: None,
     }
 }
 
@@ -1054,6 +1057,7 @@ fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<(
 fn case_result(case: &Case) -> CaseResult {
     CaseResult {
         method: case.method.name().into(),
+        arm: (case.arm > 1).then_some(case.arm),
         pattern: case.pattern.name().into(),
         block_size: case.block_size,
         queue_depth: case.queue_depth_requested,
