@@ -237,6 +237,13 @@ impl StopReason {
 }
 
 impl StopRule {
+    /// True when `samples` have a real 95% interval of their median (6 or
+    /// more) within the target.
+    pub fn met(&self, samples: &[f64]) -> bool {
+        describe(samples)
+            .is_some_and(|s| s.ci95_median_level >= 0.95 && median_ci_rel(&s) <= self.ci_target)
+    }
+
     /// Decide after a repetition: `None` to go on, or why to stop.
     /// `samples` are the measured (non-warm-up) throughputs so far,
     /// `elapsed_ns` the case's time so far, `last_rep_ns` how long the
@@ -247,12 +254,8 @@ impl StopRule {
     /// stops on the target before 6 repetitions, whatever `min_reps` says.
     pub fn decide(&self, samples: &[f64], elapsed_ns: u64, last_rep_ns: u64) -> Option<StopReason> {
         let n = samples.len();
-        if n >= self.min_reps {
-            if let Some(s) = describe(samples) {
-                if s.ci95_median_level >= 0.95 && median_ci_rel(&s) <= self.ci_target {
-                    return Some(StopReason::CiTarget);
-                }
-            }
+        if n >= self.min_reps && self.met(samples) {
+            return Some(StopReason::CiTarget);
         }
         if n >= self.max_reps {
             return Some(StopReason::MaxReps);

@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 pub mod copy;
+pub mod job;
 pub mod live;
 pub mod observe;
 pub mod repeat;
@@ -27,10 +28,10 @@ use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 
 use crate::placement::PlacementResult;
 use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
-use crate::progress::{rep_line, Progress, RepTag};
+use crate::progress::Progress;
 use crate::result::{
-    CaseResult, Latency, Measurement, ProbeEntry, RepetitionControl, RunConfig, RunResult, Series,
-    Tool, SCHEMA_VERSION,
+    CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Series, Tool,
+    SCHEMA_VERSION,
 };
 use crate::sysinfo;
 use crate::target::{self, Target};
@@ -38,7 +39,6 @@ use crate::units::fmt_bytes;
 
 use live::Live;
 use observe::{Observer, WorkerCost};
-use repeat::RepOutcome;
 use worker::WorkerJob;
 
 /// Everything a run needs besides the plan.
@@ -96,13 +96,6 @@ impl Runner<'_> {
             .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
             .map(crate::cgroup::CacheLimit::create)
             .transpose()?;
-        let limit_info = |l: &crate::cgroup::CacheLimit| crate::result::CacheLimitInfo {
-            limit_bytes: l.limit,
-            cgroup_version: l.version,
-            dir: l.dir.display().to_string(),
-            peak_bytes: l.peak_bytes(),
-            limit_hits: l.limit_hits(),
-        };
         if let Some(l) = &limit {
             obs.use_cgroup(l.as_mem_cgroup());
         }
@@ -130,7 +123,7 @@ impl Runner<'_> {
             config: RunConfig {
                 preset: plan.preset.clone(),
                 whole_pass: plan.whole_pass && plan.time.is_none(),
-                cache_limit: limit.as_ref().map(limit_info),
+                cache_limit: limit.as_ref().map(job::limit_info),
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
                 io_size_bytes: plan.io_size,
                 repeat: plan.repeat,
@@ -161,118 +154,28 @@ impl Runner<'_> {
         };
 
         let bar = self.progress.cases(plan.cases.len() as u64);
-        for case in &plan.cases {
+        let mut shared = job::Shared {
+            target: target.as_ref(),
+            probes: &probes,
+            obs: &obs,
+            limit: &mut limit,
+            seq: 0,
+        };
+        for (job_no, range) in job::jobs(&plan.cases, plan.schedule)
+            .into_iter()
+            .enumerate()
+        {
             if self.stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
                 break;
             }
-            // `buffered randread 4k Q32T1`, as verdicts name the job (the
-            // requested depth; the table shows the depth each method ran at).
-            let name = format!("{} {}", case.method, case_result(case).job().label());
-            bar.set_message(name.clone());
-            let status = probes.iter().find(|p| p.method == case.method);
-            // After each repetition, until the next one starts: its figures.
-            let on_rep = |cr: &CaseResult| {
-                if let Some(m) = cr.repetitions.last() {
-                    let tag = self.rep_tag(&cr.repetitions, m.warmup, 0);
-                    bar.set_message(rep_line(
-                        &name,
-                        tag,
-                        m.bw_bytes_per_s / (1024.0 * 1024.0),
-                        m.iops,
-                        false,
-                    ));
-                }
-            };
-            // During a repetition: live figures, only where they are seen.
-            let live = self
-                .progress
-                .is_enabled()
-                .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
-            // Under the cap, the process's own memory (thread stacks, I/O
-            // buffers, iopath itself) is charged too: a cap that cannot hold
-            // it would have the kernel kill iopath mid-run, so such a case is
-            // skipped with the reason instead.
-            let depth = if case.method.is_async() {
-                u64::from(case.queue_depth_requested.max(1))
-            } else {
-                1
-            };
-            let threads = u64::from(case.threads.max(1));
-            // The user-space caches are memory the process holds, and
-            // without swap the kernel cannot take it back: count them.
-            let span = target.as_ref().map_or(0, |t| t.size());
-            let caches = match case.method {
-                Method::Ucache => plan.ucache_size,
-                Method::Uffd | Method::UffdWp => plan.ucache_size + threads * (span / 512),
-                _ => 0,
-            };
-            let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
-            // uffd's budget is per engine (one per worker): split the case's
-            // budget among its workers, as ucache's one cache is shared.
-            iopath_io::engines::uffd::configure((plan.ucache_size / threads).max(4096));
-            if let Some(l) = limit
-                .as_ref()
-                .filter(|l| case.cache_limited && l.limit < own)
-            {
-                let mut cr = case_result(case);
-                cr.skipped = Some(format!(
-                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
-                    fmt_bytes(l.limit),
-                    fmt_bytes(own),
-                    case.threads,
-                    if caches > 0 { ", its cache" } else { "" },
-                    if caches > 0 { " or a smaller --ucache-size" } else { "" }
-                ));
-                result.cases.push(cr);
-                bar.inc(1);
-                continue;
-            }
-            if let Some(l) = limit.as_mut().filter(|_| case.cache_limited) {
-                l.enter().with_context(|| {
-                    format!("--cache-limit: cannot move iopath into {}", l.dir.display())
-                })?;
-            }
-            let mut cr = live::with_ticker(live.as_ref(), || {
-                self.run_case(case, target.as_ref(), status, &obs, &on_rep, live.as_ref())
-            });
-            if let Some(l) = &mut limit {
-                // Left in the cgroup, later cases would run capped unseen.
-                l.leave().with_context(|| {
-                    format!(
-                        "--cache-limit: cannot move iopath back out of {}",
-                        l.dir.display()
-                    )
-                })?;
-                result.config.cache_limit = Some(limit_info(l));
-            }
-            if let Some(p) = &mut cr.placement {
-                if let Some(topo) = &result.system.topology {
-                    p.cpu_nodes = p
-                        .affinity
-                        .iter()
-                        .filter_map(|&c| topo.node_of_cpu(c))
-                        .collect();
-                    p.cpu_nodes.sort_unstable();
-                    p.cpu_nodes.dedup();
-                }
-                p.device_node = result
-                    .system
-                    .device
-                    .as_ref()
-                    .and_then(|d| d.numa_node)
-                    .and_then(|n| u32::try_from(n).ok());
-            }
-            // A signal during the case: a worker marks the repetition it
-            // cut; a copy (or a set-up step) just stops.
-            let interrupted =
-                cr.repetitions.iter().any(|r| r.interrupted) || self.stop.load(Ordering::Relaxed);
-            result.cases.push(cr);
-            result.warnings = crate::warnings::collect(&result);
-            result.verdicts = crate::verdict::all(&result.cases);
-            on_case(&result)?;
-            bar.inc(1);
-            if interrupted {
+            let cases = &plan.cases[range];
+            bar.set_message(format!(
+                "{} {}",
+                cases[0].method,
+                case_result(&cases[0]).job().label()
+            ));
+            if self.run_job(job_no, cases, &mut shared, &mut result, on_case, &bar)? {
                 result.interrupted = true;
                 break;
             }
@@ -317,185 +220,13 @@ impl Runner<'_> {
             .collect()
     }
 
-    /// Which repetition of its kind (warm-up or measured) comes `ahead`
-    /// after `done`.
-    fn rep_tag(&self, done: &[Measurement], warmup: bool, ahead: u32) -> RepTag {
-        let n = done.iter().filter(|m| m.warmup == warmup).count() as u32;
-        RepTag {
-            warmup,
-            n: n + ahead,
-            of: if warmup {
-                Some(self.plan.warmup)
-            } else {
-                self.plan.repeat
-            },
-        }
-    }
-
-    fn run_case(
-        &self,
-        case: &Case,
-        target: Option<&Target>,
-        status: Option<&MethodStatus>,
-        obs: &Observer,
-        on_rep: &dyn Fn(&CaseResult),
-        live: Option<&Live>,
-    ) -> CaseResult {
-        let mut cr = case_result(case);
-        if let (Some(span), Some(t)) = (case.span, target) {
-            // What the case really addressed: capped at the file, and for
-            // requests whole blocks of it (a copy copies the bytes).
-            let capped = span.min(t.size());
-            cr.span_bytes = Some(if case.pattern == Pattern::Copy {
-                capped
-            } else {
-                capped / case.block_size * case.block_size
-            });
-            if capped < span {
-                cr.notes.push(format!(
-                    "span {} capped at the file size, {} (use a larger --size)",
-                    fmt_bytes(span),
-                    fmt_bytes(capped)
-                ));
-            }
-        }
-        if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
-            cr.skipped = Some(reason);
-            return cr;
-        }
-        if let Some(s) = status {
-            cr.notes
-                .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
-        }
-        let case_start = Instant::now();
-        let end = repeat::repeat_case(
-            self.plan.repeat,
-            self.plan.stop_rule(),
-            self.plan.warmup,
-            |warmup| {
-                let t0 = Instant::now();
-                if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
-                    if let Err(e) = t.retruncate() {
-                        cr.error = Some(format!("{e:#}"));
-                        return RepOutcome::Stop;
-                    }
-                }
-                if let Some(t) = target {
-                    let cache = case.cache.unwrap_or(self.plan.cache);
-                    if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches) {
-                        let n = format!("could not make the cache {}: {e:#}", cache.name());
-                        if !cr.notes.contains(&n) {
-                            cr.notes.push(n);
-                        }
-                    }
-                }
-                // A method that worked in earlier repetitions and is now
-                // refused (io_uring_setup's ENOMEM while the kernel still
-                // holds closed rings' memory against the user's
-                // RLIMIT_MEMLOCK) is retried for up to a second.
-                let mut attempt = 0;
-                let tag = self.rep_tag(&cr.repetitions, warmup, 1);
-                let rep = loop {
-                    if let Some(l) = live {
-                        l.begin(tag);
-                    }
-                    let rep = self.run_repetition(case, target, obs, live);
-                    if let Some(l) = live {
-                        l.end();
-                    }
-                    match rep {
-                        Err(RepError::Skip(_))
-                            if !cr.repetitions.is_empty()
-                                && attempt < SKIP_RETRIES
-                                && !self.stop.load(Ordering::Relaxed) =>
-                        {
-                            attempt += 1;
-                            std::thread::sleep(SKIP_RETRY_WAIT);
-                        }
-                        other => break other,
-                    }
-                };
-                let done = cr.repetitions.len();
-                match rep {
-                    Ok((mut m, caps_notes, qd, placed)) => {
-                        cr.queue_depth = qd;
-                        if cr.placement.is_none() {
-                            cr.placement = Some(placed);
-                        }
-                        for n in caps_notes {
-                            // The mapping's address changes every
-                            // repetition: the first one stands for them.
-                            let mapping = iopath_io::engines::mmap::MAPPING_NOTE_PREFIX;
-                            let again = n.starts_with(mapping)
-                                && cr.notes.iter().any(|o| o.starts_with(mapping));
-                            if !again && !cr.notes.contains(&n) {
-                                cr.notes.push(n);
-                            }
-                        }
-                        m.warmup = warmup;
-                        let (stop, bw) = (m.interrupted, m.bw_bytes_per_s);
-                        cr.repetitions.push(m);
-                        on_rep(&cr);
-                        if stop {
-                            return RepOutcome::Stop;
-                        }
-                        RepOutcome::Done {
-                            bw,
-                            wall_ns: t0.elapsed().as_nanos() as u64,
-                        }
-                    }
-                    // After good repetitions, a refusal ends the case but
-                    // keeps what it measured, and says why. (A failure is
-                    // an error whenever it comes: the run exits 1, and the
-                    // repetitions before it stay in the JSON.)
-                    Err(RepError::Skip(reason)) if done > 0 => {
-                        cr.notes.push(format!(
-                            "repetition {} could not run ({reason}); the case keeps its {done} earlier repetition(s)",
-                            done + 1
-                        ));
-                        RepOutcome::Stop
-                    }
-                    Err(RepError::Skip(reason)) => {
-                        cr.skipped = Some(reason);
-                        RepOutcome::Stop
-                    }
-                    Err(RepError::Fail(e)) => {
-                        cr.error = Some(e);
-                        RepOutcome::Stop
-                    }
-                }
-            },
-        );
-        // Summaries leave out warm-ups, and a repetition cut short by
-        // Ctrl-C unless it is all there is.
-        let basis = cr.measured();
-        let measured = basis.len() as u32;
-        let (summary, stats) = (
-            Measurement::median_of(&basis),
-            crate::stats::CaseStats::of(&basis),
-        );
-        (cr.summary, cr.stats) = (summary, stats);
-        if !cr.repetitions.is_empty() {
-            let bw = cr.stats.as_ref().map(|s| &s.bw_bytes_per_s);
-            cr.repetition_control = Some(RepetitionControl {
-                stopped_by: end.stopped_by,
-                measured,
-                warmup: end.warmup,
-                ci_rel: bw.filter(|s| s.n >= 2).map(crate::stats::median_ci_rel),
-                ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
-                elapsed_ns: case_start.elapsed().as_nanos() as u64,
-            });
-        }
-        cr
-    }
-
     fn run_repetition(
         &self,
         case: &Case,
         target: Option<&Target>,
         obs: &Observer,
         live: Option<&Live>,
-    ) -> Result<(Measurement, Vec<String>, u32, PlacementResult), RepError> {
+    ) -> Result<RepOk, RepError> {
         if case.pattern == Pattern::Copy {
             return self.run_copy_repetition(case, target, obs);
         }
@@ -722,7 +453,7 @@ impl Runner<'_> {
             cost.cpu.majflt += u.majflt;
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
-        let mut m = merge(&outs, plan.interval.as_nanos() as u64);
+        let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
@@ -733,7 +464,7 @@ impl Runner<'_> {
         per_worker.sort_by_key(|(i, _)| *i);
         let mut placed = self.placement_result(case, affinity, buffer_nodes.into_iter().collect());
         placed.worker_affinity = per_worker.into_iter().map(|(_, a)| a).collect();
-        Ok((m, notes, qd as u32, placed))
+        Ok((m, notes, qd as u32, placed, hist))
     }
 }
 
@@ -745,7 +476,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         obs: &Observer,
-    ) -> Result<(Measurement, Vec<String>, u32, PlacementResult), RepError> {
+    ) -> Result<RepOk, RepError> {
         let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
         let cm = copy::copy_method(case.method).ok_or_else(|| {
             RepError::Skip(format!(
@@ -821,7 +552,7 @@ impl Runner<'_> {
                 if case.span.is_some() { "span" } else { "file" }
             ));
         }
-        let mut m = merge(&[out], self.plan.interval.as_nanos() as u64);
+        let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
         obs.finish(&before, &mut m, case, &cost);
         // One thread copies: this one (not pinned; the copy methods own
         // their buffers, so no buffer nodes are read back).
@@ -833,7 +564,7 @@ impl Runner<'_> {
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
         let mut placed = self.placement_result(case, affinity, Vec::new());
         (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok((m, notes, depth, placed))
+        Ok((m, notes, depth, placed, hist))
     }
 }
 
@@ -867,6 +598,16 @@ impl Runner<'_> {
 const SKIP_RETRIES: u32 = 20;
 const SKIP_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// A repetition that ran: its measurement, notes for the case, the depth
+/// it ran at, where it ran, and its requests' latency histogram.
+type RepOk = (
+    Measurement,
+    Vec<String>,
+    u32,
+    PlacementResult,
+    Histogram<u64>,
+);
+
 #[derive(Debug)]
 enum RepError {
     Skip(String),
@@ -886,7 +627,8 @@ pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
     }
 }
 
-fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> Measurement {
+/// The workers' measurements as one, with their merged latency histogram.
+fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogram<u64>) {
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, worker::MAX_LAT_NS, 3).expect("valid bounds");
     let (mut rio, mut wio, mut rb, mut wb) = (0, 0, 0, 0);
@@ -922,7 +664,7 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> Measurement {
     let series = (len > 0).then(|| Series::from_counts(interval_ns, last_ns, &sb, &si));
     let io_bytes = rb + wb;
     let ios = rio + wio;
-    Measurement {
+    let m = Measurement {
         io_bytes,
         ios,
         read_ios: rio,
@@ -942,7 +684,8 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> Measurement {
         series,
         round: None,
         seq: None,
-    }
+    };
+    (m, hist)
 }
 
 /// Put the target's pages in the page-cache state the plan asks for.

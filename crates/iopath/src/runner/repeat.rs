@@ -1,9 +1,23 @@
-//! How many repetitions a case runs: a fixed count (`--repeat N`), or
-//! adaptively until the median throughput's 95% interval is narrow enough
-//! ([`StopRule`]), within the case's time budget. Warm-up repetitions come
-//! first and are not counted.
+//! The order repetitions run in, and when they stop.
 //!
-//! The loop only sees what each repetition reports (throughput and wall
+//! A **job** is a set of **arms** (cases that differ only by method, or by
+//! the arm of one method named twice). Warm-up repetitions of every arm come
+//! first, in arm order. Then the arms take turns in **rounds**: one measured
+//! repetition of every arm still running per round, in an order shuffled per
+//! round from the seed. Anything that drifts between cases (other traffic on
+//! a shared disk, device state, the host) then falls on every arm alike
+//! instead of being credited to one method, and repetitions of one round can
+//! be paired (the verdict's ratios come from them).
+//!
+//! When to stop is decided after each round: after a fixed number of rounds
+//! (`--repeat N`), or adaptively ([`StopRule`]) once every running arm's
+//! median throughput has a 95% interval within the target, or when the next
+//! round would not fit in the job's budget (the rule's per-case budget times
+//! the number of arms), never before the rule's floor of rounds.
+//!
+//! `--schedule sequential` is the same loop with a job of one arm per case.
+//!
+//! The loop sees only what each repetition reports (throughput and wall
 //! time), so it is tested with a deterministic fake in place of the engines.
 
 use crate::stats::{StopReason, StopRule};
@@ -14,78 +28,215 @@ pub enum RepOutcome {
     /// A repetition completed: its throughput and the wall time it took,
     /// set-up included.
     Done { bw: f64, wall_ns: u64 },
-    /// The case cannot go on (Ctrl-C, an error, a skip).
+    /// This arm cannot go on (an error, a skip); the others can.
     Stop,
+    /// The whole run must end now (Ctrl-C).
+    Abort,
 }
 
-/// How the loop ended.
+/// The repetition the loop asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepCall {
+    /// Which arm (index into the job's arms).
+    pub arm: usize,
+    pub warmup: bool,
+    /// 0 for warm-ups, else 1, 2, ...
+    pub round: u32,
+}
+
+/// How the job ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobEnd {
+    /// Why the job stopped repeating (for arms still running at the end).
+    pub stopped_by: StopReason,
+    /// Measured rounds begun.
+    pub rounds: u32,
+    /// Per arm, in arm order.
+    pub arms: Vec<ArmEnd>,
+    /// True when an `Abort` ended the job.
+    pub aborted: bool,
+}
+
+/// How one arm ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LoopEnd {
+pub struct ArmEnd {
     pub stopped_by: StopReason,
     pub measured: u32,
     pub warmup: u32,
+    /// Sum of its repetitions' wall times.
     pub elapsed_ns: u64,
 }
 
-/// Run `warmup` uncounted repetitions, then measured ones until `fixed`
-/// repetitions ran, or, without `fixed`, until `rule` says stop. `one` is
-/// called with `true` for a warm-up.
-pub fn repeat_case(
-    fixed: Option<u32>,
-    rule: Option<StopRule>,
-    warmup: u32,
-    mut one: impl FnMut(bool) -> RepOutcome,
-) -> LoopEnd {
-    let mut end = LoopEnd {
+/// What decides the order and the end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Schedule {
+    /// `--repeat N`: exactly N rounds.
+    pub fixed: Option<u32>,
+    /// Adaptive stopping, when not fixed.
+    pub rule: Option<StopRule>,
+    /// Warm-up repetitions per arm.
+    pub warmup: u32,
+    /// Seeds the per-round shuffles.
+    pub seed: u64,
+}
+
+/// Run a job of `arms` arms. `one` runs the repetition it is given.
+pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOutcome) -> JobEnd {
+    let mut end = JobEnd {
         stopped_by: StopReason::Stopped,
-        measured: 0,
-        warmup: 0,
-        elapsed_ns: 0,
+        rounds: 0,
+        arms: vec![
+            ArmEnd {
+                stopped_by: StopReason::Stopped,
+                measured: 0,
+                warmup: 0,
+                elapsed_ns: 0,
+            };
+            arms
+        ],
+        aborted: false,
     };
-    let mut samples: Vec<f64> = Vec::new();
-    let mut slowest = 0u64;
-    loop {
-        let is_warmup = end.warmup < warmup;
-        match one(is_warmup) {
+    let mut alive = vec![true; arms];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); arms];
+    let mut slowest = vec![0u64; arms];
+    let mut elapsed = 0u64;
+    // Runs one repetition and books it; false when the job must end.
+    let mut call = |c: RepCall,
+                    alive: &mut [bool],
+                    end: &mut JobEnd,
+                    samples: &mut [Vec<f64>],
+                    slowest: &mut [u64],
+                    elapsed: &mut u64| {
+        match one(c) {
+            RepOutcome::Abort => {
+                end.aborted = true;
+                false
+            }
             RepOutcome::Stop => {
-                end.stopped_by = StopReason::Stopped;
-                return end;
+                alive[c.arm] = false;
+                true
             }
             RepOutcome::Done { bw, wall_ns } => {
-                end.elapsed_ns = end.elapsed_ns.saturating_add(wall_ns);
-                slowest = slowest.max(wall_ns);
-                if is_warmup {
-                    end.warmup += 1;
+                let a = &mut end.arms[c.arm];
+                a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
+                *elapsed = elapsed.saturating_add(wall_ns);
+                slowest[c.arm] = slowest[c.arm].max(wall_ns);
+                if c.warmup {
+                    a.warmup += 1;
                 } else {
-                    end.measured += 1;
-                    samples.push(bw);
+                    a.measured += 1;
+                    samples[c.arm].push(bw);
                 }
+                true
             }
         }
-        if let Some(n) = fixed {
-            if end.measured >= n {
-                end.stopped_by = StopReason::Fixed;
-                return end;
+    };
+    'warm: for arm in 0..arms {
+        for _ in 0..s.warmup {
+            if !alive[arm] {
+                continue 'warm;
             }
-            continue;
-        }
-        let Some(rule) = rule else {
-            // Neither a count nor a rule: one measured repetition.
-            if end.measured >= 1 {
-                end.stopped_by = StopReason::Fixed;
-                return end;
+            let c = RepCall {
+                arm,
+                warmup: true,
+                round: 0,
+            };
+            if !call(
+                c,
+                &mut alive,
+                &mut end,
+                &mut samples,
+                &mut slowest,
+                &mut elapsed,
+            ) {
+                return finish(end, &alive, StopReason::Stopped);
             }
-            continue;
-        };
-        if samples.is_empty() {
-            // Warm-ups also spend the budget; a case with none measured
-            // yet still gets one.
-            continue;
         }
-        if let Some(why) = rule.decide(&samples, end.elapsed_ns, slowest) {
-            end.stopped_by = why;
-            return end;
+    }
+    let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
+    let mut order: Vec<usize> = Vec::with_capacity(arms);
+    loop {
+        if !alive.iter().any(|&a| a) {
+            return finish(end, &alive, StopReason::Stopped);
         }
+        end.rounds += 1;
+        order.clear();
+        order.extend((0..arms).filter(|&a| alive[a]));
+        shuffle(&mut order, &mut rng);
+        for &arm in &order {
+            let c = RepCall {
+                arm,
+                warmup: false,
+                round: end.rounds,
+            };
+            if !call(
+                c,
+                &mut alive,
+                &mut end,
+                &mut samples,
+                &mut slowest,
+                &mut elapsed,
+            ) {
+                return finish(end, &alive, StopReason::Stopped);
+            }
+        }
+        if let Some(why) = decide(s, &alive, &samples, &slowest, elapsed, end.rounds, arms) {
+            return finish(end, &alive, why);
+        }
+    }
+}
+
+/// The seed's mix for the shuffles (any constant; fixed so that a seed
+/// always gives the same orders).
+const ORDER_MIX: u64 = 0x5eed_0bde;
+
+/// Decide after a round: `None` to go on.
+fn decide(
+    s: &Schedule,
+    alive: &[bool],
+    samples: &[Vec<f64>],
+    slowest: &[u64],
+    elapsed: u64,
+    rounds: u32,
+    arms: usize,
+) -> Option<StopReason> {
+    if let Some(n) = s.fixed {
+        return (rounds >= n).then_some(StopReason::Fixed);
+    }
+    let Some(rule) = s.rule else {
+        // Neither a count nor a rule: one round.
+        return Some(StopReason::Fixed);
+    };
+    let running: Vec<usize> = (0..alive.len()).filter(|&a| alive[a]).collect();
+    let n = rounds as usize;
+    if n >= rule.min_reps && running.iter().all(|&a| rule.met(&samples[a])) {
+        return Some(StopReason::CiTarget);
+    }
+    if n >= rule.max_reps {
+        return Some(StopReason::MaxReps);
+    }
+    // The job's budget: each arm's share, as a case alone would have.
+    let budget = rule.max_time_ns.saturating_mul(arms as u64);
+    let next: u64 = running.iter().map(|&a| slowest[a]).sum();
+    if n >= rule.min_reps && elapsed.saturating_add(next) > budget {
+        return Some(StopReason::MaxTime);
+    }
+    None
+}
+
+fn finish(mut end: JobEnd, alive: &[bool], why: StopReason) -> JobEnd {
+    end.stopped_by = why;
+    for (a, &live) in end.arms.iter_mut().zip(alive) {
+        a.stopped_by = if live { why } else { StopReason::Stopped };
+    }
+    end
+}
+
+/// Fisher-Yates, from the run's own generator.
+fn shuffle(v: &mut [usize], rng: &mut iopath_io::data::Rng) {
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
     }
 }
 
@@ -104,13 +255,37 @@ mod tests {
         }
     }
 
-    /// A fake engine: throughputs from a fixed list (cycled), each
-    /// repetition taking `wall_ms`.
-    fn fake(bws: &'static [f64], wall_ms: u64) -> impl FnMut(bool) -> RepOutcome {
-        let mut i = 0;
-        move |_| {
-            let bw = bws[i % bws.len()];
-            i += 1;
+    fn adaptive(ci: f64, max_time_ms: u64, warmup: u32) -> Schedule {
+        Schedule {
+            fixed: None,
+            rule: Some(rule(ci, max_time_ms)),
+            warmup,
+            seed: 1,
+        }
+    }
+
+    fn fixed(n: u32, warmup: u32, seed: u64) -> Schedule {
+        Schedule {
+            fixed: Some(n),
+            rule: None,
+            warmup,
+            seed,
+        }
+    }
+
+    /// A fake engine per arm: throughputs from a fixed list (cycled), each
+    /// repetition taking `wall_ms`; it logs every call.
+    fn fake<'a>(
+        bws: &'a [&'a [f64]],
+        wall_ms: u64,
+        log: &'a mut Vec<RepCall>,
+    ) -> impl FnMut(RepCall) -> RepOutcome + 'a {
+        let mut i = vec![0usize; bws.len()];
+        move |c| {
+            log.push(c);
+            let list = bws[c.arm];
+            let bw = list[i[c.arm] % list.len()];
+            i[c.arm] += 1;
             RepOutcome::Done {
                 bw,
                 wall_ns: wall_ms * MS,
@@ -119,75 +294,112 @@ mod tests {
     }
 
     #[test]
-    fn steady_engine_stops_at_six_on_the_target() {
-        let e = repeat_case(
-            None,
-            Some(rule(0.03, 10_000)),
-            0,
-            fake(&[100.0, 101.0, 99.0], 10),
-        );
-        assert_eq!(e.stopped_by, StopReason::CiTarget);
-        assert_eq!(e.measured, 6);
-        assert_eq!(e.elapsed_ns, 60 * MS);
+    fn every_round_runs_each_arm_once_in_a_shuffled_order() {
+        let mut log = Vec::new();
+        let arms: [&[f64]; 4] = [&[1.0], &[2.0], &[3.0], &[4.0]];
+        let e = run_job(4, &fixed(12, 0, 7), fake(&arms, 1, &mut log));
+        assert_eq!((e.rounds, e.stopped_by), (12, StopReason::Fixed));
+        assert_eq!(log.len(), 48);
+        let rounds: Vec<Vec<usize>> = log
+            .chunks(4)
+            .enumerate()
+            .map(|(r, c)| {
+                assert!(c.iter().all(|x| x.round == r as u32 + 1 && !x.warmup));
+                c.iter().map(|x| x.arm).collect()
+            })
+            .collect();
+        for r in &rounds {
+            let mut s = r.clone();
+            s.sort_unstable();
+            assert_eq!(s, vec![0, 1, 2, 3], "each arm once per round: {r:?}");
+        }
+        // Shuffled: not always the same order, and every arm gets to go
+        // first at some point in 12 rounds of 4.
+        assert!(rounds.iter().any(|r| r != &rounds[0]), "{rounds:?}");
+        let firsts: std::collections::BTreeSet<usize> = rounds.iter().map(|r| r[0]).collect();
+        assert_eq!(firsts.len(), 4, "{rounds:?}");
+        // The seed decides the orders: the same seed, the same log.
+        let mut again = Vec::new();
+        run_job(4, &fixed(12, 0, 7), fake(&arms, 1, &mut again));
+        assert_eq!(log, again);
+        let mut other = Vec::new();
+        run_job(4, &fixed(12, 0, 8), fake(&arms, 1, &mut other));
+        assert_ne!(log, other);
     }
 
     #[test]
-    fn noisy_engine_runs_until_the_interval_narrows() {
-        // One repetition in four 10% faster: the order-statistic interval
-        // [X(j), X(n+1-j)] tightens as n grows (n = 10 uses the 2nd and 9th
-        // values) and leaves the fast quarter out only after many more than
-        // the 6 a steady engine needs.
-        static BW: [f64; 4] = [100.0, 100.0, 110.0, 100.0];
-        let e = repeat_case(None, Some(rule(0.03, 100_000)), 0, fake(&BW, 10));
-        assert_eq!(e.stopped_by, StopReason::CiTarget);
-        assert!(e.measured > 6, "{e:?}");
-        // Deterministic: the same fake gives the same count.
-        let again = repeat_case(None, Some(rule(0.03, 100_000)), 0, fake(&BW, 10));
-        assert_eq!(e, again);
-    }
-
-    #[test]
-    fn hopeless_engine_stops_on_the_time_budget() {
-        static BW: [f64; 2] = [50.0, 150.0];
-        let e = repeat_case(None, Some(rule(0.03, 1000)), 0, fake(&BW, 300));
-        assert_eq!(e.stopped_by, StopReason::MaxTime);
-        // 3 x 300 ms fit in 1 s; a 4th would end at 1.2 s.
-        assert_eq!(e.measured, 3);
-        assert!(e.elapsed_ns <= 1000 * MS);
-    }
-
-    #[test]
-    fn warmups_come_first_and_are_not_counted() {
-        let mut seen = Vec::new();
-        let e = repeat_case(Some(4), None, 2, |w| {
-            seen.push(w);
-            RepOutcome::Done {
-                bw: 1.0,
-                wall_ns: MS,
-            }
-        });
-        assert_eq!(seen, vec![true, true, false, false, false, false]);
+    fn warmups_of_every_arm_come_first_and_are_not_counted() {
+        let mut log = Vec::new();
+        let arms: [&[f64]; 2] = [&[1.0], &[1.0]];
+        let e = run_job(2, &fixed(3, 2, 1), fake(&arms, 1, &mut log));
+        let head: Vec<(usize, bool, u32)> = log
+            .iter()
+            .take(4)
+            .map(|c| (c.arm, c.warmup, c.round))
+            .collect();
         assert_eq!(
-            (e.measured, e.warmup, e.stopped_by),
-            (4, 2, StopReason::Fixed)
+            head,
+            vec![(0, true, 0), (0, true, 0), (1, true, 0), (1, true, 0)]
         );
+        assert!(log[4..].iter().all(|c| !c.warmup && c.round >= 1));
+        for a in &e.arms {
+            assert_eq!(
+                (a.measured, a.warmup, a.stopped_by),
+                (3, 2, StopReason::Fixed)
+            );
+        }
     }
 
     #[test]
-    fn the_floor_of_three_holds_past_the_budget() {
-        // A warm-up alone spends the 100 ms budget: three measured
-        // repetitions still run, no more.
-        let e = repeat_case(None, Some(rule(0.03, 100)), 1, fake(&[1.0], 500));
-        assert_eq!((e.warmup, e.measured), (1, 3));
+    fn adaptive_stop_waits_for_every_arm() {
+        // Arm 0 is steady (meets 3% at 6 rounds); arm 1 alternates by 10%
+        // and needs more: the job goes on for both, so that rounds stay
+        // paired, and stops when arm 1 meets the target too.
+        let mut log = Vec::new();
+        let arms: [&[f64]; 2] = [&[100.0, 101.0, 99.0], &[100.0, 100.0, 110.0, 100.0]];
+        let e = run_job(2, &adaptive(0.03, 100_000, 0), fake(&arms, 10, &mut log));
+        assert_eq!(e.stopped_by, StopReason::CiTarget);
+        assert!(e.rounds > 6, "{e:?}");
+        assert_eq!(e.arms[0].measured, e.rounds);
+        assert_eq!(e.arms[1].measured, e.rounds);
+        // One arm alone stops at 6, as a steady case always did.
+        let mut one = Vec::new();
+        let e1 = run_job(
+            1,
+            &adaptive(0.03, 100_000, 0),
+            fake(&arms[..1], 10, &mut one),
+        );
+        assert_eq!((e1.rounds, e1.stopped_by), (6, StopReason::CiTarget));
+    }
+
+    #[test]
+    fn the_budget_is_per_arm_and_decided_per_round() {
+        // 2 arms x 300 ms per repetition, 1 s per arm: rounds of 600 ms
+        // in a 2 s budget. Three rounds (1.8 s) fit; a fourth would not.
+        static BW: [f64; 2] = [50.0, 150.0];
+        let arms: [&[f64]; 2] = [&BW, &BW];
+        let mut log = Vec::new();
+        let e = run_job(2, &adaptive(0.03, 1000, 0), fake(&arms, 300, &mut log));
+        assert_eq!((e.rounds, e.stopped_by), (3, StopReason::MaxTime));
+        assert_eq!(e.arms[0].elapsed_ns + e.arms[1].elapsed_ns, 1800 * MS);
+    }
+
+    #[test]
+    fn the_floor_of_three_rounds_holds_past_the_budget() {
+        let arms: [&[f64]; 1] = [&[1.0]];
+        let mut log = Vec::new();
+        let e = run_job(1, &adaptive(0.03, 100, 1), fake(&arms, 500, &mut log));
+        assert_eq!((e.arms[0].warmup, e.arms[0].measured), (1, 3));
         assert_eq!(e.stopped_by, StopReason::MaxTime);
     }
 
     #[test]
-    fn stop_ends_the_loop_at_once() {
-        let mut n = 0;
-        let e = repeat_case(None, Some(rule(0.03, 10_000)), 0, |_| {
-            n += 1;
-            if n == 3 {
+    fn a_stopped_arm_leaves_and_the_others_go_on() {
+        let mut calls = Vec::new();
+        let e = run_job(3, &fixed(5, 0, 3), |c| {
+            calls.push(c);
+            // Arm 1 fails in its third round.
+            if c.arm == 1 && c.round == 3 {
                 RepOutcome::Stop
             } else {
                 RepOutcome::Done {
@@ -196,6 +408,35 @@ mod tests {
                 }
             }
         });
-        assert_eq!((e.measured, e.stopped_by), (2, StopReason::Stopped));
+        assert_eq!(e.rounds, 5);
+        assert_eq!(
+            (e.arms[1].measured, e.arms[1].stopped_by),
+            (2, StopReason::Stopped)
+        );
+        assert_eq!(
+            (e.arms[0].measured, e.arms[0].stopped_by),
+            (5, StopReason::Fixed)
+        );
+        assert_eq!(e.arms[2].measured, 5);
+        assert!(!calls.iter().any(|c| c.arm == 1 && c.round > 3));
+    }
+
+    #[test]
+    fn abort_ends_the_job_at_once() {
+        let mut n = 0;
+        let e = run_job(2, &adaptive(0.03, 10_000, 0), |_| {
+            n += 1;
+            if n == 3 {
+                RepOutcome::Abort
+            } else {
+                RepOutcome::Done {
+                    bw: 1.0,
+                    wall_ns: MS,
+                }
+            }
+        });
+        assert!(e.aborted);
+        assert_eq!(n, 3);
+        assert_eq!(e.arms.iter().map(|a| a.measured).sum::<u32>(), 2);
     }
 }

@@ -1,0 +1,517 @@
+//! One job: the cases that differ only by method (or by the arm of one
+//! method named twice), run as the arms of [`repeat::run_job`]: warm-ups of
+//! each arm first, then rounds of one repetition per arm in a shuffled
+//! order (or, with `--schedule sequential`, a job of one case).
+//!
+//! Per repetition: the cgroup of `--cache-limit` entered (and left after),
+//! a sparse file truncated again, the cache state made, the engines run
+//! (`run_repetition`), and the measurement booked into the case with its
+//! round and its place in the run's order. The JSON is rewritten after every
+//! round, so that a killed run keeps every round it finished. Latency
+//! summaries come from the merged histograms of the measured repetitions.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use iopath_io::{Method, MethodStatus};
+
+use super::live::{self, Live};
+use super::observe::Observer;
+use super::repeat::{self, ArmEnd, RepOutcome};
+use super::{case_result, set_cache_state, RepError, Runner, SKIP_RETRIES, SKIP_RETRY_WAIT};
+use crate::cgroup::CacheLimit;
+use crate::plan::{Case, Pattern, Schedule};
+use crate::progress::{rep_line, RepTag};
+use crate::result::{
+    CacheLimitInfo, CaseResult, Latency, Measurement, RepetitionControl, RunResult,
+};
+use crate::stats::StopReason;
+use crate::target::Target;
+use crate::units::fmt_bytes;
+
+/// The jobs of a plan, as ranges of its cases: consecutive cases that
+/// differ only by method (interleaved), or each case alone (sequential).
+pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut last = None;
+    for (i, c) in cases.iter().enumerate() {
+        let key = case_result(c).job();
+        match out.last_mut() {
+            Some(r) if schedule == Schedule::Interleaved && last.as_ref() == Some(&key) => {
+                r.end = i + 1
+            }
+            _ => out.push(i..i + 1),
+        }
+        last = Some(key);
+    }
+    out
+}
+
+/// What a run carries from job to job.
+#[derive(Debug)]
+pub struct Shared<'r> {
+    pub target: Option<&'r Target>,
+    pub probes: &'r [MethodStatus],
+    pub obs: &'r Observer,
+    pub limit: &'r mut Option<CacheLimit>,
+    /// Repetitions run so far in the whole run (the next one's `seq` - 1).
+    pub seq: u32,
+}
+
+/// One arm of the job being run.
+struct Arm<'c> {
+    case: &'c Case,
+    /// Its index in `RunResult::cases`.
+    idx: usize,
+    /// How the progress line names it.
+    name: String,
+    live: Option<Live>,
+    /// Merged latency of the measured repetitions: complete ones, and
+    /// those cut short by Ctrl-C (counted only when nothing else is there,
+    /// as [`CaseResult::measured`] does).
+    complete: Histogram<u64>,
+    cut: Histogram<u64>,
+    /// Wall time of its repetitions so far, set-up included.
+    elapsed_ns: u64,
+    end: Option<ArmEnd>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, super::worker::MAX_LAT_NS, 3).expect("valid bounds")
+}
+
+pub fn limit_info(l: &CacheLimit) -> CacheLimitInfo {
+    CacheLimitInfo {
+        limit_bytes: l.limit,
+        cgroup_version: l.version,
+        dir: l.dir.display().to_string(),
+        peak_bytes: l.peak_bytes(),
+        limit_hits: l.limit_hits(),
+    }
+}
+
+impl Runner<'_> {
+    /// Run the job `cases` (number `job_no` of the run) into `result`,
+    /// rewriting it through `on_case` after every round. Returns true when
+    /// the run was interrupted.
+    pub(super) fn run_job(
+        &self,
+        job_no: usize,
+        cases: &[Case],
+        sh: &mut Shared<'_>,
+        result: &mut RunResult,
+        on_case: &mut dyn FnMut(&RunResult) -> Result<()>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<bool> {
+        let mut arms: Vec<Arm> = Vec::new();
+        for case in cases {
+            let cr = self.prepare_case(case, sh);
+            let idx = result.cases.len();
+            let runs = cr.skipped.is_none();
+            result.cases.push(cr);
+            if runs {
+                // `direct randread 4k Q1T1`: the job as this method runs it.
+                let c = &result.cases[idx];
+                let mut j = c.job();
+                j.queue_depth = if case.method.is_async() {
+                    case.queue_depth_requested
+                } else {
+                    1
+                };
+                let name = format!("{} {}", c.name(), j.label());
+                let live = self
+                    .progress
+                    .is_enabled()
+                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+                arms.push(Arm {
+                    case,
+                    idx,
+                    name,
+                    live,
+                    complete: histogram(),
+                    cut: histogram(),
+                    elapsed_ns: 0,
+                    end: None,
+                });
+            }
+        }
+        let sched = repeat::Schedule {
+            fixed: self.plan.repeat,
+            rule: self.plan.stop_rule(),
+            warmup: self.plan.warmup,
+            seed: self.plan.seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        };
+        let interleaved = self.plan.schedule == Schedule::Interleaved;
+        let mut fatal: Option<anyhow::Error> = None;
+        let mut last_round = 0;
+        let end = repeat::run_job(arms.len(), &sched, |call| {
+            if call.round > 1 && call.round != last_round {
+                // A round is over: the JSON gets it now.
+                for a in &arms {
+                    summarize(&mut result.cases[a.idx], a);
+                }
+                result.warnings = crate::warnings::collect(result);
+                result.verdicts = crate::verdict::all(&result.cases);
+                if let Err(e) = on_case(result) {
+                    fatal = Some(e);
+                    return RepOutcome::Abort;
+                }
+            }
+            last_round = call.round;
+            if self.stop.load(Ordering::Relaxed) {
+                return RepOutcome::Abort;
+            }
+            sh.seq += 1;
+            let arm = &mut arms[call.arm];
+            let book = Book {
+                round: interleaved.then_some(call.round),
+                seq: sh.seq,
+            };
+            match self.one_repetition(arm, call.warmup, book, sh, result, bar) {
+                Ok(o) => o,
+                Err(e) => {
+                    fatal = Some(e);
+                    RepOutcome::Abort
+                }
+            }
+        });
+        for (a, e) in arms.iter_mut().zip(&end.arms) {
+            a.end = Some(*e);
+        }
+        for a in &arms {
+            let cr = &mut result.cases[a.idx];
+            summarize(cr, a);
+            if let Some(p) = &mut cr.placement {
+                if let Some(topo) = &result.system.topology {
+                    p.cpu_nodes = p
+                        .affinity
+                        .iter()
+                        .filter_map(|&c| topo.node_of_cpu(c))
+                        .collect();
+                    p.cpu_nodes.sort_unstable();
+                    p.cpu_nodes.dedup();
+                }
+                p.device_node = result
+                    .system
+                    .device
+                    .as_ref()
+                    .and_then(|d| d.numa_node)
+                    .and_then(|n| u32::try_from(n).ok());
+            }
+        }
+        if let Some(e) = fatal {
+            return Err(e);
+        }
+        let interrupted = end.aborted
+            || self.stop.load(Ordering::Relaxed)
+            || arms.iter().any(|a| {
+                result.cases[a.idx]
+                    .repetitions
+                    .iter()
+                    .any(|r| r.interrupted)
+            });
+        result.warnings = crate::warnings::collect(result);
+        result.verdicts = crate::verdict::all(&result.cases);
+        on_case(result)?;
+        bar.inc(cases.len() as u64);
+        Ok(interrupted)
+    }
+
+    /// A case's result before its first repetition, skipped already when
+    /// it cannot run (its method unusable here, or a cache limit too small
+    /// for its own memory).
+    fn prepare_case(&self, case: &Case, sh: &Shared<'_>) -> CaseResult {
+        let plan = self.plan;
+        let mut cr = case_result(case);
+        if let (Some(span), Some(t)) = (case.span, sh.target) {
+            // What the case really addressed: capped at the file, and for
+            // requests whole blocks of it (a copy copies the bytes).
+            let capped = span.min(t.size());
+            cr.span_bytes = Some(if case.pattern == Pattern::Copy {
+                capped
+            } else {
+                capped / case.block_size * case.block_size
+            });
+            if capped < span {
+                cr.notes.push(format!(
+                    "span {} capped at the file size, {} (use a larger --size)",
+                    fmt_bytes(span),
+                    fmt_bytes(capped)
+                ));
+            }
+        }
+        // Under the cap, the process's own memory (thread stacks, I/O
+        // buffers, iopath itself) is charged too: a cap that cannot hold
+        // it would have the kernel kill iopath mid-run, so such a case is
+        // skipped with the reason instead.
+        let depth = if case.method.is_async() {
+            u64::from(case.queue_depth_requested.max(1))
+        } else {
+            1
+        };
+        let threads = u64::from(case.threads.max(1));
+        // The user-space caches are memory the process holds, and
+        // without swap the kernel cannot take it back: count them.
+        let span = sh.target.map_or(0, |t| t.size());
+        let caches = match case.method {
+            Method::Ucache => plan.ucache_size,
+            Method::Uffd | Method::UffdWp => plan.ucache_size + threads * (span / 512),
+            _ => 0,
+        };
+        let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
+        if let Some(l) = sh
+            .limit
+            .as_ref()
+            .filter(|l| case.cache_limited && l.limit < own)
+        {
+            cr.skipped = Some(format!(
+                "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
+                fmt_bytes(l.limit),
+                fmt_bytes(own),
+                case.threads,
+                if caches > 0 { ", its cache" } else { "" },
+                if caches > 0 { " or a smaller --ucache-size" } else { "" }
+            ));
+            return cr;
+        }
+        let status = sh.probes.iter().find(|p| p.method == case.method);
+        if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
+            cr.skipped = Some(reason);
+            return cr;
+        }
+        if let Some(s) = status {
+            cr.notes
+                .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
+        }
+        cr
+    }
+
+    /// One repetition of one arm, booked into its case.
+    fn one_repetition(
+        &self,
+        arm: &mut Arm<'_>,
+        warmup: bool,
+        book: Book,
+        sh: &mut Shared<'_>,
+        result: &mut RunResult,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<RepOutcome> {
+        let (plan, case) = (self.plan, arm.case);
+        let t0 = Instant::now();
+        let threads = u64::from(case.threads.max(1));
+        // uffd's budget is per engine (one per worker): split the case's
+        // budget among its workers, as ucache's one cache is shared.
+        iopath_io::engines::uffd::configure((plan.ucache_size / threads).max(4096));
+        let limited = case.cache_limited;
+        if let Some(l) = sh.limit.as_mut().filter(|_| limited) {
+            l.enter().with_context(|| {
+                format!("--cache-limit: cannot move iopath into {}", l.dir.display())
+            })?;
+        }
+        let rep = self.prepared_repetition(arm, warmup, sh, &result.cases[arm.idx]);
+        if let Some(l) = sh.limit.as_mut() {
+            // Left in the cgroup, later cases would run capped unseen.
+            l.leave().with_context(|| {
+                format!(
+                    "--cache-limit: cannot move iopath back out of {}",
+                    l.dir.display()
+                )
+            })?;
+            result.config.cache_limit = Some(limit_info(l));
+        }
+        let cr = &mut result.cases[arm.idx];
+        let done = cr.repetitions.len();
+        let (rep, prep_notes) = rep;
+        for n in prep_notes {
+            if !cr.notes.contains(&n) {
+                cr.notes.push(n);
+            }
+        }
+        let outcome = match rep {
+            Ok((mut m, caps_notes, qd, placed, hist)) => {
+                cr.queue_depth = qd;
+                if cr.placement.is_none() {
+                    cr.placement = Some(placed);
+                }
+                for n in caps_notes {
+                    // The mapping's address changes every repetition: the
+                    // first one stands for them.
+                    let mapping = iopath_io::engines::mmap::MAPPING_NOTE_PREFIX;
+                    let again =
+                        n.starts_with(mapping) && cr.notes.iter().any(|o| o.starts_with(mapping));
+                    if !again && !cr.notes.contains(&n) {
+                        cr.notes.push(n);
+                    }
+                }
+                m.warmup = warmup;
+                (m.round, m.seq) = (book.round, Some(book.seq));
+                if !warmup {
+                    let into = if m.interrupted {
+                        &mut arm.cut
+                    } else {
+                        &mut arm.complete
+                    };
+                    let _ = into.add(&hist);
+                }
+                let (stop, bw) = (m.interrupted, m.bw_bytes_per_s);
+                let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
+                tag.n += 1;
+                bar.set_message(rep_line(
+                    &arm.name,
+                    tag,
+                    m.bw_bytes_per_s / (1024.0 * 1024.0),
+                    m.iops,
+                    false,
+                ));
+                cr.repetitions.push(m);
+                if stop {
+                    RepOutcome::Abort
+                } else {
+                    RepOutcome::Done {
+                        bw,
+                        wall_ns: t0.elapsed().as_nanos() as u64,
+                    }
+                }
+            }
+            // After good repetitions, a refusal ends the case but keeps
+            // what it measured, and says why. (A failure is an error
+            // whenever it comes: the run exits 1, and the repetitions
+            // before it stay in the JSON.)
+            Err(RepError::Skip(reason)) if done > 0 => {
+                cr.notes.push(format!(
+                    "repetition {} could not run ({reason}); the case keeps its {done} earlier repetition(s)",
+                    done + 1
+                ));
+                RepOutcome::Stop
+            }
+            Err(RepError::Skip(reason)) => {
+                cr.skipped = Some(reason);
+                RepOutcome::Stop
+            }
+            Err(RepError::Fail(e)) => {
+                cr.error = Some(e);
+                RepOutcome::Stop
+            }
+        };
+        arm.elapsed_ns += t0.elapsed().as_nanos() as u64;
+        if outcome == RepOutcome::Stop && self.stop.load(Ordering::Relaxed) {
+            return Ok(RepOutcome::Abort);
+        }
+        Ok(outcome)
+    }
+
+    /// Set-up (sparse truncation, cache state) and the repetition itself,
+    /// retried for a while when a method that worked is refused. Returns
+    /// notes for the case beside the outcome.
+    fn prepared_repetition(
+        &self,
+        arm: &Arm<'_>,
+        warmup: bool,
+        sh: &Shared<'_>,
+        cr: &CaseResult,
+    ) -> (Result<super::RepOk, RepError>, Vec<String>) {
+        let (case, target) = (arm.case, sh.target);
+        let mut notes = Vec::new();
+        if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
+            if let Err(e) = t.retruncate() {
+                return (Err(RepError::Fail(format!("{e:#}"))), notes);
+            }
+        }
+        if let Some(t) = target {
+            let cache = case.cache.unwrap_or(self.plan.cache);
+            if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches) {
+                notes.push(format!("could not make the cache {}: {e:#}", cache.name()));
+            }
+        }
+        // A method that worked in earlier repetitions and is now refused
+        // (io_uring_setup's ENOMEM while the kernel still holds closed
+        // rings' memory against the user's RLIMIT_MEMLOCK) is retried for
+        // up to a second.
+        let mut attempt = 0;
+        let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
+        tag.n += 1;
+        loop {
+            if let Some(l) = &arm.live {
+                l.begin(tag);
+            }
+            let rep = live::with_ticker(arm.live.as_ref(), || {
+                self.run_repetition(case, target, sh.obs, arm.live.as_ref())
+            });
+            if let Some(l) = &arm.live {
+                l.end();
+            }
+            match rep {
+                Err(RepError::Skip(_))
+                    if !cr.repetitions.is_empty()
+                        && attempt < SKIP_RETRIES
+                        && !self.stop.load(Ordering::Relaxed) =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(SKIP_RETRY_WAIT);
+                }
+                other => return (other, notes),
+            }
+        }
+    }
+}
+
+/// Where a repetition stands in the run.
+#[derive(Debug, Clone, Copy)]
+struct Book {
+    round: Option<u32>,
+    seq: u32,
+}
+
+/// How many repetitions of its kind (warm-up or measured) are done, for
+/// the progress line.
+fn rep_tag(done: &[Measurement], warmup: bool, plan: &crate::plan::Plan) -> RepTag {
+    let n = done.iter().filter(|m| m.warmup == warmup).count() as u32;
+    RepTag {
+        warmup,
+        n,
+        of: if warmup {
+            Some(plan.warmup)
+        } else {
+            plan.repeat
+        },
+    }
+}
+
+/// A case's summary, statistics and repetition control from what it has
+/// measured so far. Latency percentiles come from the merged histograms of
+/// the measured repetitions, not from medians of per-repetition figures.
+fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
+    // Summaries leave out warm-ups, and a repetition cut short by Ctrl-C
+    // unless it is all there is.
+    let basis = cr.measured();
+    let measured = basis.len() as u32;
+    let mut summary = Measurement::median_of(&basis);
+    let hist = if arm.complete.is_empty() {
+        &arm.cut
+    } else {
+        &arm.complete
+    };
+    if let Some(s) = &mut summary {
+        if !hist.is_empty() {
+            s.lat_ns = Latency::from_hist(hist);
+        }
+    }
+    let stats = crate::stats::CaseStats::of(&basis);
+    (cr.summary, cr.stats) = (summary, stats);
+    if cr.repetitions.is_empty() {
+        return;
+    }
+    let bw = cr.stats.as_ref().map(|s| &s.bw_bytes_per_s);
+    cr.repetition_control = Some(RepetitionControl {
+        // Still running (the JSON of a round in progress), or stopped.
+        stopped_by: arm.end.map_or(StopReason::Stopped, |e| e.stopped_by),
+        measured,
+        warmup: cr.repetitions.iter().filter(|m| m.warmup).count() as u32,
+        ci_rel: bw.filter(|s| s.n >= 2).map(crate::stats::median_ci_rel),
+        ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
+        elapsed_ns: arm.elapsed_ns,
+    });
+}
