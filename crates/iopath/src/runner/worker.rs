@@ -2,10 +2,21 @@
 //! engine until its time or byte budget is spent, then flushes and closes
 //! the engine inside the timed interval.
 //!
+//! Latency is per request, submit to completion (fio's `lat`): each batch
+//! of requests is stamped by a clock read right before the call that hands
+//! it to the engine (after its write buffers are prepared), and each
+//! completion by a clock read right after the call that returned it. The
+//! loop's own bookkeeping between a completion and the next submission
+//! (histogram, series, copying a read to the user's buffer) is in no
+//! request's latency. Requests handed over in one call share its stamp, as
+//! completions returned by one call share theirs: a request's latency
+//! includes the kernel's work on the requests ahead of it in the same
+//! io_uring_enter, and nothing of the loop.
+//!
 //! Hot-loop rules: no allocation (every Vec is sized before the start
-//! barrier), no lock, one clock read per loop turn (the completion time of
-//! one batch is the submit time of the next), latencies into a per-thread
-//! histogram merged after the run. With the progress display shown, the
+//! barrier), no lock, two clock reads per loop turn (one before a submit,
+//! one after a reap), latencies into a per-thread histogram merged after
+//! the run. With the progress display shown, the
 //! running totals are also published for the live line (`super::live`):
 //! two `Relaxed` stores into the worker's own cache line, at most every
 //! 5 ms of the clock the loop reads anyway; when it is hidden, a compare
@@ -24,6 +35,24 @@ use crate::plan::Pattern;
 
 /// Highest latency the histogram holds (longer ones saturate): one hour.
 pub const MAX_LAT_NS: u64 = 3_600_000_000_000;
+
+/// The loop's clock: nanoseconds since the repetition's start. The real one
+/// is monotonic time; tests give a fake one whose time moves only when a
+/// fake engine says so, to check which interval each latency covers.
+pub trait Clock {
+    fn ns(&self) -> u64;
+}
+
+/// Monotonic time since `0`.
+#[derive(Debug, Clone, Copy)]
+pub struct Mono(pub Instant);
+
+impl Clock for Mono {
+    #[inline]
+    fn ns(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
 
 /// What one worker does in one repetition.
 #[derive(Debug, Clone)]
@@ -129,11 +158,23 @@ impl IoGen {
 /// interval, after the flush `job.sync` asks for. `live`, when the progress
 /// display is shown, receives the running totals.
 pub fn run(
+    engine: Box<dyn Engine>,
+    job: &WorkerJob,
+    barrier: &Barrier,
+    stop: &AtomicBool,
+    live: Option<LiveSlot<'_>>,
+) -> Result<WorkerOut, String> {
+    run_clocked(engine, job, barrier, stop, live, Mono)
+}
+
+/// [`run`] with the clock made from the start instant by `clock`.
+pub fn run_clocked<C: Clock>(
     mut engine: Box<dyn Engine>,
     job: &WorkerJob,
     barrier: &Barrier,
     stop: &AtomicBool,
     live: Option<LiveSlot<'_>>,
+    clock: impl FnOnce(Instant) -> C,
 ) -> Result<WorkerOut, String> {
     let qd = engine.caps().queue_depth.max(1);
     let bs = job.block_size;
@@ -184,6 +225,7 @@ pub fn run(
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
     let start = Instant::now();
+    let clock = clock(start);
     if let Some(l) = &live {
         l.started(start);
     }
@@ -198,12 +240,10 @@ pub fn run(
             interrupted = true;
         }
         reqs.clear();
-        let mut batch_writes = false;
         while issuing && issued < byte_budget {
             let Some(slot) = free.pop() else { break };
             let (op, offset) = gen.next_req();
             if op == Op::Write {
-                batch_writes = true;
                 if let Some(b) = engine.buf_mut(slot) {
                     data_rng.scramble_as(b, job.data);
                 }
@@ -219,14 +259,11 @@ pub fn run(
             issued += u64::from(bs);
         }
         if !reqs.is_empty() {
-            // Latency starts when requests are handed over: after write
-            // buffers were prepared (a fresh clock read), else at the last
-            // completion time, which is now.
-            if batch_writes {
-                now_ns = start.elapsed().as_nanos() as u64;
-            }
+            // Latency starts when the requests are handed over: now, after
+            // their buffers were prepared, not when the last batch came back.
+            let submit_at = clock.ns();
             for r in &reqs {
-                submit_ns[r.slot as usize] = now_ns;
+                submit_ns[r.slot as usize] = submit_at;
             }
             let accepted = engine.submit(&reqs, &mut done).map_err(|e| e.to_string())?;
             in_flight += accepted;
@@ -244,7 +281,7 @@ pub fn run(
             }
             engine.reap(1, &mut done).map_err(|e| e.to_string())?;
         }
-        now_ns = start.elapsed().as_nanos() as u64;
+        now_ns = clock.ns();
         while now_ns >= edge_ns {
             series_bytes.push(cur_bytes);
             series_ios.push(cur_ios);
@@ -424,6 +461,125 @@ mod tests {
         let eng = iopath_io::open(iopath_io::Method::Null, &spec).unwrap();
         let out = run(eng, &j, &barrier, &stop, None).unwrap();
         assert_eq!(out.write_ios, 1000);
+    }
+
+    /// Fake time shared by [`FakeEngine`] and the worker's clock: it moves
+    /// only when the engine serves a request (by that request's latency) or
+    /// when the loop touches a buffer (preparing a write, copying a read
+    /// out: the loop's own work, which is no request's latency).
+    #[derive(Debug, Clone, Default)]
+    struct FakeTime(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+    impl FakeTime {
+        fn add(&self, ns: u64) {
+            self.0.fetch_add(ns, Ordering::SeqCst);
+        }
+    }
+
+    impl Clock for FakeTime {
+        fn ns(&self) -> u64 {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    const LOOP_WORK_NS: u64 = 50_000;
+
+    /// Serves each request inside `submit` (a synchronous engine) in a
+    /// latency known from its offset, and logs every latency it served.
+    #[derive(Debug)]
+    struct FakeEngine {
+        time: FakeTime,
+        caps: iopath_io::Caps,
+        buf: Vec<u8>,
+        served: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+    }
+
+    impl Engine for FakeEngine {
+        fn caps(&self) -> &iopath_io::Caps {
+            &self.caps
+        }
+        fn buf_mut(&mut self, _slot: u32) -> Option<&mut [u8]> {
+            self.time.add(LOOP_WORK_NS);
+            Some(&mut self.buf)
+        }
+        fn submit(
+            &mut self,
+            reqs: &[IoReq],
+            done: &mut Vec<Completion>,
+        ) -> Result<usize, iopath_io::EngineError> {
+            for r in reqs {
+                // 8, 16, 24 or 32 us by offset: exact in the histogram.
+                let lat = 8192 * (1 + (r.offset / 4096) % 4);
+                self.time.add(lat);
+                self.served.lock().unwrap().push(lat);
+                done.push(Completion {
+                    slot: r.slot,
+                    result: Ok(r.len),
+                });
+            }
+            Ok(reqs.len())
+        }
+        fn reap(
+            &mut self,
+            _min: usize,
+            _done: &mut Vec<Completion>,
+        ) -> Result<(), iopath_io::EngineError> {
+            Ok(())
+        }
+        fn flush(&mut self, _how: SyncPolicy) -> Result<(), iopath_io::EngineError> {
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            0
+        }
+    }
+
+    /// Regression (issue 13): latency was the cycle of a request slot,
+    /// from the previous completion, so the loop's own work (here 50 us of
+    /// copying each read out and preparing each write) was in every
+    /// request's latency. Now each request's latency is exactly what the
+    /// engine took to serve it.
+    #[test]
+    fn latency_is_per_request_not_the_loops_cycle() {
+        let time = FakeTime::default();
+        let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let eng = FakeEngine {
+            time: time.clone(),
+            caps: iopath_io::Caps {
+                is_async: false,
+                queue_depth: 1,
+                offset_align: 1,
+                mem_align: 1,
+                notes: Vec::new(),
+                buffer_nodes: Vec::new(),
+            },
+            buf: vec![0; 4096],
+            served: served.clone(),
+        };
+        let mut j = job(Pattern::RandRw);
+        j.len = 4096 * 64;
+        j.byte_budget = Some(4096 * 500);
+        j.copy_to_user = true;
+        let (barrier, stop) = (Barrier::new(1), AtomicBool::new(false));
+        let out = run_clocked(Box::new(eng), &j, &barrier, &stop, None, |_| time.clone()).unwrap();
+        let served = served.lock().unwrap().clone();
+        assert_eq!(served.len(), 500);
+        assert!(out.read_ios > 100 && out.write_ios > 100, "{out:?}");
+        let mut want = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3).unwrap();
+        for &l in &served {
+            want.record(l).unwrap();
+        }
+        assert_eq!(out.hist.len(), 500);
+        for q in [0.0, 0.25, 0.5, 0.75, 0.99, 1.0] {
+            assert_eq!(
+                out.hist.value_at_quantile(q),
+                want.value_at_quantile(q),
+                "quantile {q}"
+            );
+        }
+        assert_eq!(out.hist.max(), want.max(), "no loop work in any latency");
+        assert!(out.hist.max() < 4 * 8192 + 100, "{}", out.hist.max());
+        assert_eq!(out.hist.mean(), want.mean());
     }
 
     #[test]
