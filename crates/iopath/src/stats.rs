@@ -345,11 +345,63 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
             ratios[((ratios.len() - 1) as f64 * p).round() as usize]
         }
     };
+    let ratio_ci95 = [q(0.025), q(0.975)];
+    // A difference inside the equivalence margin is a tie however precise.
+    let inside = within_margin(ratio_ci95);
     Some(Comparison {
         ratio: sb.median / sa.median,
-        ratio_ci95: [q(0.025), q(0.975)],
-        distinct,
-        undersampled: few && ranges_apart && !distinct,
+        ratio_ci95,
+        distinct: distinct && !inside,
+        undersampled: few && ranges_apart && !distinct && !inside,
+    })
+}
+
+/// Differences smaller than this (a ratio within 1/1.03 to 1.03) are not
+/// called real even when precisely measured: a tie is called when the
+/// interval includes 1 or lies inside this margin.
+pub const EQUIVALENCE_MARGIN: f64 = 0.03;
+
+/// True when the interval `ci` of a ratio lies inside the equivalence
+/// margin.
+pub fn within_margin(ci: [f64; 2]) -> bool {
+    ci[0] >= 1.0 / (1.0 + EQUIVALENCE_MARGIN) && ci[1] <= 1.0 + EQUIVALENCE_MARGIN
+}
+
+/// How `b` compares with `a` on observations made side by side: `pairs`
+/// holds `(a_i, b_i)` from the same round of an interleaved schedule, and
+/// the comparison is on the per-round ratios `b_i / a_i`.
+///
+/// - `ratio`: the median of the per-round ratios.
+/// - `ratio_ci95`: the distribution-free interval of that median from order
+///   statistics (the sign test's binomial ranks, as [`describe`]); with
+///   fewer than 6 rounds no pair of order statistics reaches 95% and the
+///   interval is the range of the ratios.
+/// - `distinct`: the interval is a real 95% one, excludes 1, and does not
+///   lie inside [`EQUIVALENCE_MARGIN`].
+/// - `undersampled`: fewer than 6 rounds, every ratio on one side of 1 and
+///   not all inside the margin: more rounds could show a real difference.
+///
+/// Why this works on a drifting machine: whatever changes between rounds
+/// (other traffic, device state) multiplies both sides of a round alike and
+/// cancels in its ratio, and the order inside a round is shuffled, so when
+/// the two sides do not differ the ratios are as likely above 1 as below,
+/// which is all the sign test assumes. `None` without a usable pair.
+pub fn compare_paired(pairs: &[(f64, f64)]) -> Option<Comparison> {
+    let r: Vec<f64> = pairs
+        .iter()
+        .filter(|(a, b)| *a > 0.0 && b.is_finite())
+        .map(|(a, b)| b / a)
+        .collect();
+    let s = describe(&r)?;
+    let ci = s.ci95_median;
+    let real = s.ci95_median_level >= 0.95;
+    let excludes_one = ci[0] > 1.0 || ci[1] < 1.0;
+    let inside = within_margin(ci);
+    Some(Comparison {
+        ratio: s.median,
+        ratio_ci95: ci,
+        distinct: real && excludes_one && !inside,
+        undersampled: !real && excludes_one && !inside,
     })
 }
 
@@ -540,5 +592,120 @@ mod tests {
         let four = compare(&[100.0, 101.0, 99.0, 100.0], &[120.0, 121.0, 119.0, 122.0]).unwrap();
         assert!(four.distinct);
         assert!(compare(&[0.0], &a).is_none());
+    }
+}
+
+/// The paired interval against simulations with a known answer.
+#[cfg(test)]
+mod paired_sim {
+    use super::*;
+    use iopath_io::data::Rng;
+
+    /// A standard normal deviate (Box-Muller).
+    fn normal(rng: &mut Rng) -> f64 {
+        let u = |r: &mut Rng| ((r.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let (a, b) = (u(rng), u(rng));
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    }
+
+    /// One interleaved job of two arms on a drifting machine: every round
+    /// has its own level (5% spread, other traffic), throughput also drifts
+    /// by 1% per slot within a round, the order of the two arms is shuffled
+    /// per round, and every repetition has 2% noise of its own. Arm B is
+    /// `true_ratio` times arm A. Returns the `(a, b)` pairs.
+    fn interleaved(rng: &mut Rng, rounds: usize, true_ratio: f64) -> Vec<(f64, f64)> {
+        (0..rounds)
+            .map(|_| {
+                let level = 100.0 * (0.05 * normal(rng)).exp();
+                let b_first = rng.below(2) == 1;
+                let slot = |first: bool| if first { 1.0 } else { 0.99 };
+                let a = level * slot(!b_first) * (0.02 * normal(rng)).exp();
+                let b = true_ratio * level * slot(b_first) * (0.02 * normal(rng)).exp();
+                (a, b)
+            })
+            .collect()
+    }
+
+    fn rate(jobs: usize, mut f: impl FnMut() -> bool) -> f64 {
+        (0..jobs).filter(|_| f()).count() as f64 / jobs as f64
+    }
+
+    #[test]
+    fn aa_jobs_are_called_different_at_most_one_time_in_twenty() {
+        let mut rng = Rng::new(13);
+        for rounds in [6, 10, 20] {
+            let false_calls = rate(2000, || {
+                compare_paired(&interleaved(&mut rng, rounds, 1.0))
+                    .unwrap()
+                    .distinct
+            });
+            // The sign test's own level: at most 3.1% (n = 6), 2.1% (10),
+            // 4.1% (20), less after the margin.
+            assert!(false_calls <= 0.05, "{rounds} rounds: {false_calls}");
+        }
+    }
+
+    #[test]
+    fn the_unpaired_rule_on_drifting_cases_is_what_went_wrong() {
+        // The same machine, cases run one after another (each case its own
+        // level): the old rule credits the drift to the method.
+        let mut rng = Rng::new(14);
+        let false_calls = rate(300, || {
+            let (ka, kb) = (
+                (0.05 * normal(&mut rng)).exp(),
+                (0.05 * normal(&mut rng)).exp(),
+            );
+            let a: Vec<f64> = (0..10)
+                .map(|_| 100.0 * ka * (0.02 * normal(&mut rng)).exp())
+                .collect();
+            let b: Vec<f64> = (0..10)
+                .map(|_| 100.0 * kb * (0.02 * normal(&mut rng)).exp())
+                .collect();
+            compare(&a, &b).unwrap().distinct
+        });
+        assert!(false_calls > 0.3, "{false_calls}");
+    }
+
+    #[test]
+    fn a_real_difference_is_found_and_covered() {
+        let mut rng = Rng::new(15);
+        let (mut found, mut covered) = (0, 0);
+        let jobs = 2000;
+        for _ in 0..jobs {
+            let c = compare_paired(&interleaved(&mut rng, 10, 1.10)).unwrap();
+            found += usize::from(c.distinct && c.ratio > 1.0);
+            covered += usize::from(c.ratio_ci95[0] <= 1.10 && 1.10 <= c.ratio_ci95[1]);
+        }
+        let (found, covered) = (found as f64 / jobs as f64, covered as f64 / jobs as f64);
+        // 10% apart with 3% noise per ratio: found nearly always; the
+        // interval holds the true ratio at least 95% of the time (97.9% by
+        // construction at n = 10, less the 1% slot drift's bias).
+        assert!(found >= 0.95, "found {found}");
+        assert!(covered >= 0.93, "covered {covered}");
+    }
+
+    #[test]
+    fn differences_inside_the_margin_are_ties_and_few_rounds_never_call() {
+        // A steady 2% difference, measured exactly: real, but inside the
+        // margin.
+        let pairs: Vec<(f64, f64)> = (0..20)
+            .map(|i| (100.0 + i as f64, (100.0 + i as f64) * 1.02))
+            .collect();
+        let c = compare_paired(&pairs).unwrap();
+        assert!((c.ratio - 1.02).abs() < 1e-9);
+        assert!(!c.distinct && !c.undersampled, "{c:?}");
+        // 5% apart on 5 rounds: all on one side, but 5 rounds cannot give a
+        // 95% interval of a median.
+        let few: Vec<(f64, f64)> = (0..5)
+            .map(|i| (100.0 + i as f64, 105.0 + i as f64))
+            .collect();
+        let c = compare_paired(&few).unwrap();
+        assert!(!c.distinct && c.undersampled, "{c:?}");
+        // The same on 6 rounds is real.
+        let six: Vec<(f64, f64)> = (0..6)
+            .map(|i| (100.0 + i as f64, 105.0 + i as f64))
+            .collect();
+        assert!(compare_paired(&six).unwrap().distinct);
+        assert!(compare_paired(&[]).is_none());
     }
 }

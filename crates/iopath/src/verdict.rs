@@ -2,9 +2,21 @@
 //! method is fastest, by how much and whether that is real, and what each
 //! costs in CPU and memory — as sentences a person can act on and as data.
 //!
-//! "Real" means the two medians' 95% intervals do not overlap
-//! ([`crate::stats::compare`]); methods whose interval overlaps the
-//! fastest's tie for fastest. Ratios carry a 95% bootstrap interval.
+//! Ratios are **paired** when the methods ran interleaved (the default):
+//! each round ran one repetition of every method, so the ratio of two
+//! methods is the median of their per-round ratios, with the
+//! distribution-free 95% interval of that median ([`stats::compare_paired`]);
+//! drift between rounds cancels in each ratio. A difference is "real" when
+//! that interval excludes 1 and does not lie inside the equivalence margin
+//! ([`stats::EQUIVALENCE_MARGIN`], 3%); otherwise the methods tie. Results
+//! without rounds (`--schedule sequential`, older files) fall back to the
+//! unpaired rule: the medians' 95% intervals must not overlap
+//! ([`stats::compare`]), with a bootstrap interval of the ratio.
+//!
+//! The pick among methods tied for fastest weighs CPU per I/O (then memory)
+//! only where that difference is real by the same kind of interval;
+//! otherwise they are equally good and the pick is the first of them in the
+//! run's order, so that identical runs give the same answer.
 //!
 //! `null` does no I/O: it is iopath's own ceiling, a reference, never a
 //! candidate. It is listed in the ranking (flagged `reference`) and named in
@@ -45,9 +57,20 @@ pub struct Verdict {
     /// The real method holding the least memory beside the one holding the
     /// most, when the difference is worth a sentence.
     pub memory_trade: Option<MemoryTrade>,
-    /// The method to use: of those tied for fastest, the one with the least
-    /// CPU per I/O (never a reference method).
+    /// The method to use: of those tied for fastest, the one really
+    /// cheaper in CPU per I/O (or, failing that, really smaller in memory)
+    /// than the others; when none is, the first of them in the run's order
+    /// (never a reference method).
     pub pick: String,
+    /// Methods as good as the pick: tied for fastest and not really
+    /// different from it in CPU per I/O or memory (the pick first); empty
+    /// when the pick stands alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equally_good: Vec<String>,
+    /// True when the ratios come from repetitions of the same rounds (an
+    /// interleaved run); false for the unpaired rule.
+    #[serde(default)]
+    pub paired: bool,
     /// The verdict in words, as printed under the table.
     pub text: Vec<String>,
 }
@@ -65,14 +88,15 @@ pub struct Ranked {
     /// Depth it ran at (synchronous methods: 1, whatever was asked).
     #[serde(default)]
     pub queue_depth: u32,
-    /// Median throughput of the fastest real method / this method's, with
-    /// its 95% bootstrap interval (1 for the fastest itself; below 1 for a
-    /// reference method faster than every real one).
+    /// Median throughput ratio of the fastest real method to this one
+    /// (paired: median of the per-round ratios), with its 95% interval (1
+    /// for the fastest itself; below 1 for a reference method faster than
+    /// every real one).
     pub fastest_ratio: f64,
     #[serde(deserialize_with = "stats::interval")]
     pub fastest_ratio_ci95: [f64; 2],
-    /// True when this method's interval overlaps the fastest's (never for a
-    /// reference method).
+    /// True when its difference from the fastest is not real (see the
+    /// module's docs; never for a reference method).
     pub tied_with_fastest: bool,
     /// True when it is not separated from the fastest only because there
     /// were too few repetitions.
@@ -132,16 +156,14 @@ pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
 fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     struct M<'a> {
         c: &'a CaseResult,
-        bw: Vec<f64>,
         s: stats::Stats,
     }
     let (mut ms, mut refs): (Vec<M>, Vec<M>) = group
         .iter()
         .filter(|c| c.skipped.is_none() && c.error.is_none())
         .filter_map(|&c| {
-            let bw = c.samples(|m| m.bw_bytes_per_s);
-            let s = stats::describe(&bw)?;
-            (s.median > 0.0).then_some(M { c, bw, s })
+            let s = stats::describe(&c.samples(|m| m.bw_bytes_per_s))?;
+            (s.median > 0.0).then_some(M { c, s })
         })
         .partition(|m| !is_reference(&m.c.method));
     // As with one method alone, there is nothing to judge without two real
@@ -155,9 +177,11 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     let real = ms.len();
     ms.extend(refs);
     let top = &ms[0];
+    let paired = ms.iter().all(|m| has_rounds(m.c));
+    let bw = |m: &crate::result::Measurement| m.bw_bytes_per_s;
     let cmp: Vec<Comparison> = ms
         .iter()
-        .map(|m| stats::compare(&m.bw, &top.bw).expect("medians are positive"))
+        .map(|m| versus(m.c, top.c, &bw).expect("medians are positive"))
         .collect();
     let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
         stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
@@ -169,7 +193,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         .map(|(i, (m, k))| {
             let reference = i >= real;
             Ranked {
-                method: m.c.method.clone(),
+                method: m.c.name(),
                 bw_bytes_per_s: m.s.median,
                 bw_ci95_median: m.s.ci95_median,
                 n: m.s.n,
@@ -201,22 +225,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     };
     let cheapest_cpu = min_by(&|r| r.cpu_ns_per_io);
     let least_memory = min_by(&|r| r.memory_bytes as f64);
-    let pick = ranking
-        .iter()
-        .filter(|r| r.tied_with_fastest)
-        .min_by(|a, b| {
-            let cpu = |r: &Ranked| {
-                if r.cpu_ns_per_io > 0.0 {
-                    r.cpu_ns_per_io
-                } else {
-                    f64::INFINITY
-                }
-            };
-            cpu(a)
-                .total_cmp(&cpu(b))
-                .then(a.memory_bytes.cmp(&b.memory_bytes))
-        })
-        .map_or_else(|| ranking[0].method.clone(), |r| r.method.clone());
+    let (pick, equally_good) = choose(&ranking, &ms.iter().map(|m| m.c).collect::<Vec<_>>(), group);
     let memory_trade = {
         let held: Vec<(usize, u64)> = ranking
             .iter()
@@ -235,7 +244,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 if hb as f64 >= lb as f64 * MEM_WORTH_SAYING
                     && hb - lb >= MEM_WORTH_SAYING_BYTES =>
             {
-                stats::compare(&ms[hi_i].bw, &ms[li].bw).map(|speed| MemoryTrade {
+                versus(ms[hi_i].c, ms[li].c, &bw).map(|speed| MemoryTrade {
                     least: ranking[li].method.clone(),
                     least_bytes: lb,
                     most: ranking[hi_i].method.clone(),
@@ -254,10 +263,98 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         least_memory,
         memory_trade,
         pick,
+        equally_good,
+        paired,
         text: Vec::new(),
     };
     v.text = words(&v);
     Some(v)
+}
+
+/// True when every measured repetition of `c` belongs to a round.
+fn has_rounds(c: &CaseResult) -> bool {
+    let m = c.measured();
+    !m.is_empty() && m.iter().all(|r| r.round.is_some())
+}
+
+/// Metric `f` of `b` against `a`: paired by round when both ran in rounds
+/// and share some, else unpaired. `None` when nothing can be compared.
+fn versus(
+    a: &CaseResult,
+    b: &CaseResult,
+    f: &dyn Fn(&crate::result::Measurement) -> f64,
+) -> Option<Comparison> {
+    if has_rounds(a) && has_rounds(b) {
+        let (ma, mb) = (a.measured(), b.measured());
+        let pairs: Vec<(f64, f64)> = ma
+            .iter()
+            .filter_map(|x| mb.iter().find(|y| y.round == x.round).map(|y| (f(x), f(y))))
+            .collect();
+        if !pairs.is_empty() {
+            return stats::compare_paired(&pairs);
+        }
+    }
+    stats::compare(&a.samples(f), &b.samples(f))
+}
+
+/// The pick among the methods tied for fastest, and those as good as it.
+/// A method is picked over another only for a real difference: less CPU
+/// per I/O (by [`versus`], the same kind of interval as speed), or, where
+/// CPU does not separate them, less memory by at least
+/// [`MEM_WORTH_SAYING`] times and [`MEM_WORTH_SAYING_BYTES`].
+fn choose(
+    ranking: &[Ranked],
+    cases: &[&CaseResult],
+    group: &[&CaseResult],
+) -> (String, Vec<String>) {
+    // Candidates in the run's order (not by a median that noise reorders).
+    let mut cand: Vec<usize> = (0..ranking.len())
+        .filter(|&i| ranking[i].tied_with_fastest && !ranking[i].reference)
+        .collect();
+    cand.sort_by_key(|&i| {
+        group
+            .iter()
+            .position(|g| std::ptr::eq(*g, cases[i]))
+            .unwrap_or(usize::MAX)
+    });
+    if cand.is_empty() {
+        return (ranking[0].method.clone(), Vec::new());
+    }
+    let cpu = |m: &crate::result::Measurement| m.cpu.ns_per_io;
+    // `a` beats `b` when it is really cheaper in CPU, or holds much less
+    // memory while CPU does not separate them.
+    let beats = |a: usize, b: usize| -> Option<bool> {
+        let (ra, rb) = (&ranking[a], &ranking[b]);
+        if ra.cpu_ns_per_io > 0.0 && rb.cpu_ns_per_io > 0.0 {
+            if let Some(k) = versus(cases[b], cases[a], &cpu) {
+                // k.ratio = cpu(a) / cpu(b).
+                if k.distinct {
+                    return Some(k.ratio < 1.0);
+                }
+            }
+        }
+        let (ma, mb) = (ra.memory_bytes, rb.memory_bytes);
+        let (lo, hi) = (ma.min(mb), ma.max(mb));
+        if hi as f64 >= lo as f64 * MEM_WORTH_SAYING && hi - lo >= MEM_WORTH_SAYING_BYTES {
+            return Some(ma < mb);
+        }
+        None
+    };
+    // The best: a candidate that no other candidate beats, the first such
+    // in the run's order; as good as it: those it does not beat.
+    let best = cand
+        .iter()
+        .copied()
+        .find(|&i| !cand.iter().any(|&j| j != i && beats(j, i) == Some(true)))
+        .unwrap_or(cand[0]);
+    let mut equal: Vec<String> = vec![ranking[best].method.clone()];
+    for &j in &cand {
+        if j != best && beats(best, j) != Some(true) {
+            equal.push(ranking[j].method.clone());
+        }
+    }
+    let pick = equal[0].clone();
+    (pick, if equal.len() > 1 { equal } else { Vec::new() })
 }
 
 /// A ratio with three significant digits or so: 1.23, 12.3, 123.
@@ -309,9 +406,27 @@ fn list(names: &[&str]) -> String {
     }
 }
 
+/// The job as it ran: the group's label, with the depth every real method
+/// ran at when that is below the depth asked (`randread 4k Q1T1` for
+/// `direct,direct` asked for Q32).
+fn ran_label(v: &Verdict, real: &[&Ranked]) -> String {
+    let depths: Vec<u32> = real.iter().map(|m| m.queue_depth).collect();
+    match depths.first() {
+        Some(&d) if d > 0 && d < v.job.queue_depth && depths.iter().all(|&x| x == d) => {
+            let mut j = v.job.clone();
+            j.queue_depth = d;
+            j.label()
+        }
+        _ => v.job.label(),
+    }
+}
+
 /// " at QD1" for a method that ran at a lower depth than the group asked.
 fn depth_note(m: &Ranked, v: &Verdict) -> String {
-    if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth {
+    let real: Vec<&Ranked> = v.ranking.iter().filter(|r| !r.reference).collect();
+    // Already in the label when every method ran at that depth.
+    let all_at = real.iter().all(|r| r.queue_depth == m.queue_depth);
+    if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth && !all_at {
         format!(" at QD{}", m.queue_depth)
     } else {
         String::new()
@@ -320,9 +435,18 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
 
 /// The verdict's sentences.
 pub fn words(v: &Verdict) -> Vec<String> {
-    let label = v.job.label();
     // The real methods are judged; the references only named.
     let (r, refs): (Vec<&Ranked>, Vec<&Ranked>) = v.ranking.iter().partition(|m| !m.reference);
+    let label = ran_label(v, &r);
+    let overlap = |few: bool| {
+        if few {
+            "their repetitions overlap"
+        } else if v.paired {
+            "the 95% interval of their per-round ratio includes 1 or lies within 3%"
+        } else {
+            "their 95% intervals overlap"
+        }
+    };
     let Some(&top) = r.first() else {
         return Vec::new();
     };
@@ -389,11 +513,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             list(&short.iter().map(String::as_str).collect::<Vec<_>>())
         ));
     } else if rest.is_empty() {
-        let why = if r.iter().any(|m| m.n < 6) {
-            "their repetitions overlap"
-        } else {
-            "their 95% intervals overlap"
-        };
+        let why = overlap(r.iter().any(|m| m.n < 6));
         out.push(format!(
             "{label}: {} tie ({why}; the fastest measured {} the slowest): no measurable difference in throughput at this precision.",
             if names.len() == 2 {
@@ -413,11 +533,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
         out.push(format!(
             "{label}: {} tie for fastest ({}); {} is {}.",
             list(&names),
-            if tied.iter().any(|m| m.n < 6) {
-                "their repetitions overlap"
-            } else {
-                "95% intervals overlap"
-            },
+            overlap(tied.iter().any(|m| m.n < 6)),
             top.method,
             list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
         ));
@@ -513,12 +629,34 @@ pub fn words(v: &Verdict) -> Vec<String> {
         format!("→ no call yet; on these numbers {} leads.", top.method)
     } else if tied.len() == 1 {
         format!("→ use {}.", v.pick)
-    } else if rest.is_empty() {
-        format!("→ any of them; {} costs the least CPU per I/O.", v.pick)
-    } else {
+    } else if !v.equally_good.is_empty() {
+        let eq: Vec<&str> = v.equally_good.iter().map(String::as_str).collect();
         format!(
-            "→ use {}: tied for fastest, and the least CPU per I/O of those.",
-            v.pick
+            "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
+            list(&eq),
+            if rest.is_empty() && eq.len() == r.len() { "tied" } else { "tied for fastest" },
+            if eq.len() < tied.len() {
+                format!(" (the other{} cost more)", if tied.len() - eq.len() == 1 { "" } else { "s" })
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        let p = tied.iter().find(|m| m.method == v.pick);
+        let cheapest_cpu = p.is_some_and(|p| {
+            p.cpu_ns_per_io > 0.0
+                && tied
+                    .iter()
+                    .all(|m| m.cpu_ns_per_io <= 0.0 || m.cpu_ns_per_io >= p.cpu_ns_per_io)
+        });
+        format!(
+            "→ use {}: tied for fastest, and {} of those (a real difference).",
+            v.pick,
+            if cheapest_cpu {
+                "the least CPU per I/O"
+            } else {
+                "the least memory"
+            }
         )
     });
     out
@@ -687,6 +825,113 @@ pub(crate) mod tests {
             case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
             case("aio", "randread", &around(190.0, 2.0), 3_400.0, 131_072),
         ]));
+    }
+
+    /// `case`, run in rounds: repetition i in round i + 1, with its own
+    /// throughput and CPU per I/O.
+    fn rounds(method: &str, arm: Option<u32>, mibs: &[f64], cpu: &[f64]) -> CaseResult {
+        let mut c = case(method, "randread", mibs, 0.0, 1 << 20);
+        c.arm = arm;
+        for (i, (m, &ns)) in c.repetitions.iter_mut().zip(cpu).enumerate() {
+            m.round = Some(i as u32 + 1);
+            m.seq = Some(i as u32 * 2 + arm.unwrap_or(1));
+            m.cpu.ns_per_io = ns;
+        }
+        c
+    }
+
+    /// Regression (issue 13): two arms of one method whose rounds drift
+    /// together by 40% but agree within each round tie, and are named as
+    /// arms; the unpaired rule would have called this drift.
+    #[test]
+    fn aa_arms_that_drift_together_tie() {
+        let drift = [100.0, 140.0, 100.0, 140.0, 100.0, 140.0, 100.0, 140.0];
+        let a: Vec<f64> = drift
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d * if i % 3 == 0 { 1.01 } else { 0.995 })
+            .collect();
+        let b: Vec<f64> = drift
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d * if i % 3 == 1 { 1.01 } else { 0.995 })
+            .collect();
+        let cpu = [20_000.0; 8];
+        let v = all(&[
+            rounds("direct", None, &a, &cpu),
+            rounds("direct", Some(2), &b, &cpu),
+        ]);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].paired);
+        assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
+        let names: Vec<&str> = v[0].ranking.iter().map(|r| r.method.as_str()).collect();
+        assert!(
+            names.contains(&"direct") && names.contains(&"direct#2"),
+            "{names:?}"
+        );
+        // Both ran at depth 1: the job as it ran.
+        assert!(
+            v[0].text[0].starts_with("randread 4k Q1T1: direct"),
+            "{:?}",
+            v[0].text
+        );
+        // The same samples without rounds: the unpaired rule sees no
+        // difference either (the drift is symmetric), but the ratio's
+        // interval is far wider than the paired one.
+        let mut ua = rounds("direct", None, &a, &cpu);
+        let mut ub = rounds("direct", Some(2), &b, &cpu);
+        for m in ua.repetitions.iter_mut().chain(ub.repetitions.iter_mut()) {
+            m.round = None;
+        }
+        let u = all(&[ua, ub]);
+        assert!(!u[0].paired);
+        let width =
+            |v: &Verdict| v.ranking[1].fastest_ratio_ci95[1] - v.ranking[1].fastest_ratio_ci95[0];
+        assert!(
+            width(&u[0]) > 3.0 * width(&v[0]),
+            "{} vs {}",
+            width(&u[0]),
+            width(&v[0])
+        );
+    }
+
+    /// Regression (issue 13): the pick flipped between identical runs on
+    /// CPU-per-I/O differences that carry no interval (aio vs uring at 4.3
+    /// vs 4.7 us). CPU that crosses over between rounds is not a real
+    /// difference: both are equally good, and the pick is the first in the
+    /// run's order, whichever median is lower.
+    #[test]
+    fn cpu_noise_does_not_decide_the_pick() {
+        let bw = [300.0, 310.0, 305.0, 298.0, 302.0, 307.0];
+        let flip = |lo_first: bool| {
+            let (x, y) = if lo_first {
+                (4300.0, 4700.0)
+            } else {
+                (4700.0, 4300.0)
+            };
+            [x, y, x, y, x, y]
+        };
+        for lo_first in [true, false] {
+            let v = all(&[
+                rounds("uring", None, &bw, &flip(lo_first)),
+                rounds("aio", None, &bw, &flip(!lo_first)),
+            ]);
+            assert_eq!(v[0].pick, "uring", "{:?}", v[0].text);
+            assert_eq!(v[0].equally_good, vec!["uring", "aio"]);
+            assert!(
+                v[0].text.last().unwrap().contains("equally good"),
+                "{:?}",
+                v[0].text
+            );
+        }
+        // CPU that differs in every round is real: the cheaper one wins,
+        // whatever the order.
+        let v = all(&[
+            rounds("uring", None, &bw, &[4700.0; 6]),
+            rounds("aio", None, &bw, &[4300.0; 6]),
+        ]);
+        assert_eq!(v[0].pick, "aio");
+        assert!(v[0].equally_good.is_empty());
     }
 
     #[test]
