@@ -15,6 +15,7 @@ pub mod copy;
 pub mod job;
 pub mod live;
 pub mod observe;
+mod prepare;
 pub mod repeat;
 pub mod worker;
 
@@ -22,12 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use hdrhistogram::Histogram;
 use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
 
 use crate::placement::PlacementResult;
-use crate::plan::{CacheState, Case, Pattern, Plan, UsageError, DEFAULT_TIME};
+use crate::plan::{Case, Pattern, Plan, DEFAULT_TIME};
 use crate::progress::Progress;
 use crate::result::{
     CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Series, Tool,
@@ -35,10 +36,10 @@ use crate::result::{
 };
 use crate::sysinfo;
 use crate::target::{self, Target};
-use crate::units::fmt_bytes;
 
 use live::Live;
 use observe::{Observer, WorkerCost};
+use prepare::{check_alignment, check_buffer_memory, check_fits, set_cache_state};
 use worker::WorkerJob;
 
 /// Everything a run needs besides the plan.
@@ -686,114 +687,6 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogra
         seq: None,
     };
     (m, hist)
-}
-
-/// Put the target's pages in the page-cache state the plan asks for.
-fn set_cache_state(t: &Target, state: CacheState, drop_all: bool) -> Result<()> {
-    let open =
-        || std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()));
-    match state {
-        CacheState::AsIs => Ok(()),
-        CacheState::Cold => {
-            iopath_io::sys::evict_file(&open()?)
-                .with_context(|| format!("fsync/fadvise {}", t.path().display()))?;
-            if drop_all {
-                drop_system_caches()?;
-            }
-            Ok(())
-        }
-        CacheState::Warm => {
-            let f = open()?;
-            let mut buf = vec![0u8; 1 << 20];
-            let mut off = 0u64;
-            while off < t.size() {
-                let want = (t.size() - off).min(buf.len() as u64) as usize;
-                let n = std::os::unix::fs::FileExt::read_at(&f, &mut buf[..want], off)
-                    .with_context(|| format!("warming {}", t.path().display()))?;
-                if n == 0 {
-                    break;
-                }
-                off += n as u64;
-            }
-            Ok(())
-        }
-    }
-}
-
-/// `sync`, then drop clean page cache, dentries and inodes system-wide.
-fn drop_system_caches() -> Result<()> {
-    rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
-        anyhow::anyhow!(
-            "--drop-caches: writing /proc/sys/vm/drop_caches failed ({e}); it needs root outside a container that forbids it; the file's own pages were still dropped"
-        )
-    })
-}
-
-/// Each thread of a case must be able to address at least one block of the
-/// target (checked in the plan only when --size was given).
-fn check_fits(plan: &Plan, t: &Target) -> Result<()> {
-    for c in &plan.cases {
-        let per_thread = t.size() / u64::from(c.threads.max(1));
-        if !c.method.is_null() && per_thread < c.block_size {
-            return Err(UsageError(format!(
-                "{} ({}) gives each of {} thread(s) {}, less than one {} block; use a smaller --bs or fewer --threads",
-                t.path().display(),
-                fmt_bytes(t.size()),
-                c.threads,
-                fmt_bytes(per_thread),
-                fmt_bytes(c.block_size)
-            ))
-            .into());
-        }
-    }
-    Ok(())
-}
-
-/// The engines' buffers (threads x depth x block size) must fit in memory:
-/// refuse more than half of what is available instead of aborting.
-fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result<()> {
-    let Some(avail) = available else {
-        return Ok(());
-    };
-    for c in &plan.cases {
-        let need = u64::from(c.threads) * u64::from(c.queue_depth_requested) * c.block_size;
-        if need > avail / 2 {
-            return Err(UsageError(format!(
-                "{} threads x queue depth {} x {} blocks need {} of buffers, and only {} of memory is available; lower --threads, --qd or --bs",
-                c.threads,
-                c.queue_depth_requested,
-                fmt_bytes(c.block_size),
-                fmt_bytes(need),
-                fmt_bytes(avail)
-            ))
-            .into());
-        }
-    }
-    Ok(())
-}
-
-/// Every usable O_DIRECT method needs block sizes that are multiples of the
-/// file's DIO alignment: say so up front (exit 2) rather than fail with EINVAL.
-fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<()> {
-    let align = iopath_io::sys::dio_alignment(t.path());
-    for case in &plan.cases {
-        let usable = probes.iter().any(|p| p.method == case.method && p.usable());
-        if usable && case.method.is_direct() && case.block_size % align.offset as u64 != 0 {
-            let up = case.block_size.div_ceil(align.offset as u64) * align.offset as u64;
-            return Err(UsageError(format!(
-                "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, from {}), which {} requires; use --bs {} or a buffered method",
-                case.block_size,
-                t.path().display(),
-                align.offset,
-                align.source,
-                case.method,
-                fmt_bytes(up).replace(' ', "")
-            ))
-            .into());
-        }
-    }
-    Ok(())
 }
 
 /// A case's result before it runs: what it is, nothing measured.
