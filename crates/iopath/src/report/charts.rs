@@ -1291,6 +1291,9 @@ mod tests {
         c.sort();
         c.dedup();
         assert_eq!(c.len(), known.len());
+        // A second arm: its method's colour, half way to white.
+        assert_eq!(css_colour("direct"), "#f28e2b");
+        assert_eq!(css_colour("direct#2"), "#f8c695");
     }
 
     #[test]
