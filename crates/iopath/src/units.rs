@@ -145,6 +145,44 @@ pub fn fmt_count(v: f64) -> String {
     }
 }
 
+/// Requests a latency percentile `p` (0.99 for p99) needs behind it to be
+/// more than a guess: about 10 / (1 - p), so that at least 10 requests lie
+/// beyond it (p50: 20, p90: 100, p99: 1,000, p99.9: 10,000). With fewer, the
+/// figure is decided by a handful of requests, or is simply the maximum.
+pub fn percentile_min_requests(p: f64) -> u64 {
+    if !(0.0..1.0).contains(&p) {
+        return u64::MAX;
+    }
+    (10.0 / (1.0 - p)).round() as u64
+}
+
+/// Whether `count` requests are too few for percentile `p`
+/// ([`percentile_min_requests`]). A count of 0 means unknown (results older
+/// than schema 3 did not record it): never marked.
+pub fn too_few_requests(p: f64, count: u64) -> bool {
+    count > 0 && count < percentile_min_requests(p)
+}
+
+/// A latency percentile as the reports print it: [`fmt_ns`], with `~` in
+/// front when too few requests are behind it (`~6.80 ms`).
+pub fn fmt_percentile(ns: u64, p: f64, count: u64) -> String {
+    let mark = if too_few_requests(p, count) { "~" } else { "" };
+    format!("{mark}{}", fmt_ns(ns))
+}
+
+/// The device fraction (bytes the device moved / bytes asked) as the
+/// reports print it: a percentage up to 200% (`98%`, `112%`), a ratio
+/// beyond, where a percentage reads badly (`3.4x`, `1878x`).
+pub fn fmt_device_fraction(f: f64) -> String {
+    if f < 2.0 {
+        format!("{:.0}%", f * 100.0)
+    } else if f < 10.0 {
+        format!("{f:.1}x")
+    } else {
+        format!("{f:.0}x")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +243,30 @@ mod tests {
         assert_eq!(fmt_count(812.0), "812");
         assert_eq!(fmt_count(14_200.0), "14.2k");
         assert_eq!(fmt_count(1_250_000.0), "1.25M");
+    }
+    #[test]
+    fn percentiles_need_ten_over_one_minus_p_requests() {
+        assert_eq!(percentile_min_requests(0.5), 20);
+        assert_eq!(percentile_min_requests(0.9), 100);
+        assert_eq!(percentile_min_requests(0.99), 1_000);
+        assert_eq!(percentile_min_requests(0.999), 10_000);
+        assert!(too_few_requests(0.999, 9_999));
+        assert!(!too_few_requests(0.999, 10_000));
+        assert!(too_few_requests(0.99, 256));
+        assert!(!too_few_requests(0.5, 256));
+        assert!(too_few_requests(0.5, 19));
+        // 0: a result older than schema 3, count unknown.
+        assert!(!too_few_requests(0.999, 0));
+        assert_eq!(fmt_percentile(6_800_000, 0.999, 256), "~6.80 ms");
+        assert_eq!(fmt_percentile(6_800_000, 0.999, 0), "6.80 ms");
+        assert_eq!(fmt_percentile(31_200, 0.5, 256), "31.2 us");
+    }
+
+    #[test]
+    fn device_fraction_is_a_ratio_when_large() {
+        assert_eq!(fmt_device_fraction(0.98), "98%");
+        assert_eq!(fmt_device_fraction(1.12), "112%");
+        assert_eq!(fmt_device_fraction(3.44), "3.4x");
+        assert_eq!(fmt_device_fraction(1878.65), "1879x");
     }
 }

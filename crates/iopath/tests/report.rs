@@ -525,3 +525,180 @@ fn html_report_renders_in_a_real_browser_offline_without_console_errors() {
         assert!(n > 200, "{m}: {n} pixels of its colour in the screenshot");
     }
 }
+
+/// run.json changed by `edit`, written into `dir`: its path.
+fn edited_fixture(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_fixture()).unwrap()).unwrap();
+    edit(&mut v);
+    let p = dir.join("edited.json");
+    std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+fn case_index(v: &serde_json::Value, method: &str, pattern: &str) -> usize {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["method"] == method && c["pattern"] == pattern)
+        .unwrap()
+}
+
+/// `iopath report FILE ARGS...`: its stdout.
+fn report_stdout(file: &Path, args: &[&str]) -> String {
+    let out = iopath()
+        .arg("report")
+        .arg(file)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The Markdown table row of `name` in the table of `pattern`, as cells.
+fn md_row(md: &str, pattern: &str, name: &str) -> Vec<String> {
+    let table = md
+        .split(&format!("(`{pattern}`)"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {pattern} table in {md}"));
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(&format!("| {name} |")))
+        .unwrap_or_else(|| panic!("no {name} row in {table}"));
+    line.trim_matches('|')
+        .split(" | ")
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn a_second_arm_is_named_direct_2_in_every_output() {
+    let dir = scratch();
+    let file = edited_fixture(dir.path(), |v| {
+        let i = case_index(v, "direct", "randread");
+        let mut arm = v["cases"][i].clone();
+        arm["arm"] = 2.into();
+        v["cases"].as_array_mut().unwrap().insert(i + 1, arm);
+    });
+    let text = report_stdout(&file, &[]);
+    let rows = |s: &str, name: &str| s.lines().filter(|l| l.contains(name)).count();
+    assert!(rows(&text, "│ direct#2 ") >= 1, "{text}");
+    assert!(
+        rows(&text, "│ direct ") >= 3,
+        "the first arm keeps its name: {text}"
+    );
+
+    let md = report_stdout(&file, &["--markdown", "-"]);
+    assert_eq!(md_row(&md, "randread", "direct")[0], "direct");
+    assert_eq!(md_row(&md, "randread", "direct#2")[0], "direct#2");
+
+    let csv = report_stdout(&file, &["--csv", "-"]);
+    let arm2 = csv
+        .lines()
+        .filter(|l| l.contains(",direct#2,randread,"))
+        .count();
+    let arm1 = csv
+        .lines()
+        .filter(|l| l.contains(",direct,randread,"))
+        .count();
+    assert_eq!((arm1, arm2), (5, 5), "every repetition of both arms: {csv}");
+
+    let html_file = dir.path().join("r.html");
+    report_stdout(&file, &["--html", html_file.to_str().unwrap()]);
+    let html = std::fs::read_to_string(html_file).unwrap();
+    assert!(html.contains("</span>direct#2</td>"), "table row");
+    // Chart labels are `<text ...>` elements, their text on a line of its own.
+    let svgs = inline_svgs(&html).join("\n");
+    assert!(
+        svgs.lines().any(|l| l.trim() == "direct#2"),
+        "charts name the arm"
+    );
+}
+
+#[test]
+fn percentiles_with_too_few_requests_are_marked() {
+    let dir = scratch();
+    // 256 requests: enough for p50 (20), not for p99 (1,000) or p99.9.
+    let file = edited_fixture(dir.path(), |v| {
+        let i = case_index(v, "uring", "randread");
+        v["cases"][i]["summary"]["lat_ns"]["count"] = 256.into();
+        let j = case_index(v, "aio", "randread");
+        v["cases"][j]["summary"]["lat_ns"]["count"] = 100_000.into();
+    });
+    let md = report_stdout(&file, &["--markdown", "-"]);
+    // method, job, MiB/s, ±95%, n, IOPS, p50, p99
+    let uring = md_row(&md, "randread", "uring");
+    assert!(!uring[6].starts_with('~'), "p50 has enough: {uring:?}");
+    assert!(uring[7].starts_with('~'), "p99 has too few: {uring:?}");
+    let aio = md_row(&md, "randread", "aio");
+    assert!(
+        !aio[7].contains('~'),
+        "100,000 requests are enough: {aio:?}"
+    );
+    // No count (schema 2): nothing is marked.
+    let direct = md_row(&md, "randread", "direct");
+    assert!(!direct[7].contains('~'), "{direct:?}");
+
+    let text = report_stdout(&file, &[]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("│ uring ") && l.contains("Q32T1"))
+        .unwrap();
+    assert_eq!(
+        line.matches('~').count(),
+        3,
+        "±95% (n=4), p99, p99.9: {line}"
+    );
+}
+
+#[test]
+fn read_amplification_shows_as_a_ratio_in_the_device_column() {
+    let dir = scratch();
+    let file = edited_fixture(dir.path(), |v| {
+        let i = case_index(v, "mmap", "randread");
+        v["cases"][i]["summary"]["device_fraction"] = 1878.65.into();
+    });
+    let text = report_stdout(&file, &[]);
+    assert!(text.contains("1879x"), "{text}");
+    assert!(!text.contains("187865%"), "{text}");
+    let md = report_stdout(&file, &["--markdown", "-"]);
+    assert_eq!(md_row(&md, "randread", "mmap")[9], "1879x");
+}
+
+#[test]
+fn an_interrupted_run_says_so_before_its_verdicts() {
+    let dir = scratch();
+    let file = edited_fixture(dir.path(), |v| {
+        v["interrupted"] = true.into();
+        let i = case_index(v, "aio", "write");
+        let reps = v["cases"][i]["repetitions"].as_array_mut().unwrap();
+        reps.last_mut().unwrap()["interrupted"] = true.into();
+    });
+    let caveat = "Interrupted: these verdicts cover only the cases that finished; \
+                  1 case(s) cut short, measured over the repetitions they completed: \
+                  aio write 1M Q8T1";
+    let text = report_stdout(&file, &[]);
+    let first = text.find("verdict:\n").unwrap();
+    assert!(
+        text[first..].starts_with(&format!("verdict:\n  {caveat}")),
+        "{text}"
+    );
+    let md = report_stdout(&file, &["--markdown", "-"]);
+    let first = md.find("**Verdict:**").unwrap();
+    assert!(md[first..].contains(caveat), "{md}");
+    let html_file = dir.path().join("r.html");
+    report_stdout(&file, &["--html", html_file.to_str().unwrap()]);
+    let html = std::fs::read_to_string(html_file).unwrap();
+    let verdicts = html.find("<h2>Verdicts</h2>").unwrap();
+    assert!(html[verdicts..].contains(caveat));
+
+    // A run that finished has no caveat.
+    let text = report_stdout(&run_fixture(), &[]);
+    assert!(!text.contains("Interrupted:"), "{text}");
+}

@@ -41,7 +41,20 @@ fn fonts() -> Result<()> {
 
 /// The colour of a method, the same in every chart and in the HTML tables
 /// (Tableau 10, a palette that stays apart for most colour-blind readers).
-pub fn method_colour(method: &str) -> RGBColor {
+/// A second arm of an A/A check (`direct#2`) gets its method's colour,
+/// lighter.
+pub fn method_colour(name: &str) -> RGBColor {
+    match name.split_once('#') {
+        Some((method, _)) => {
+            let RGBColor(r, g, b) = base_colour(method);
+            let light = |c: u8| c + (255 - c) / 2;
+            RGBColor(light(r), light(g), light(b))
+        }
+        None => base_colour(name),
+    }
+}
+
+fn base_colour(method: &str) -> RGBColor {
     const EXTRA: [RGBColor; 4] = [
         RGBColor(0xff, 0x9d, 0xa7),
         RGBColor(0x17, 0xbe, 0xcf),
@@ -420,7 +433,7 @@ fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
                 .map(|[a, b]| [a / MIB, b / MIB]);
             let n = c.measured().len();
             Bar {
-                method: c.method.clone(),
+                method: c.name(),
                 value: s.bw_bytes_per_s / MIB,
                 ci,
                 label: format!(
@@ -469,13 +482,21 @@ fn latency(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
                 .expect("drawn cases have a summary")
                 .lat_ns;
             let vals = [l.p50, l.p90, l.p99, l.p999, l.max];
+            // Hollow: a percentile with too few requests behind it (the max
+            // is no percentile: never hollow).
+            let ps = [0.5, 0.9, 0.99, 0.999];
             Line {
-                method: c.method.clone(),
+                method: c.name(),
                 points: vals
                     .iter()
                     .enumerate()
                     .filter(|(_, &v)| v > 0)
-                    .map(|(i, &v)| (i as f64, v as f64, false))
+                    .map(|(i, &v)| {
+                        let few = ps
+                            .get(i)
+                            .is_some_and(|&p| crate::units::too_few_requests(p, l.count));
+                        (i as f64, v as f64, few)
+                    })
                     .collect(),
             }
         })
@@ -483,9 +504,10 @@ fn latency(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
     Figure {
         id: format!("{id}-latency"),
         title: format!("{label}: latency percentiles"),
-        caption: "Latency of single requests, submission to completion (medians over \
-                  the repetitions), on a log scale: a line that rises steeply to the \
-                  right has a long tail."
+        caption: "Latency of single requests, submission to completion (the summary's \
+                  percentiles), on a log scale: a line that rises steeply to the \
+                  right has a long tail. Hollow: too few requests behind that percentile \
+                  to trust it (p99 needs 1,000, p99.9 10,000)."
             .into(),
         width: 900,
         height: 380,
@@ -507,7 +529,7 @@ fn cardiogram(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
         .map(|c| {
             let median = c.summary.as_ref().map_or(0.0, |s| s.bw_bytes_per_s);
             Line {
-                method: c.method.clone(),
+                method: c.name(),
                 points: c
                     .repetitions
                     .iter()
@@ -548,9 +570,9 @@ fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
         .filter_map(|c| {
             let (place, m) = median_repetition(c)?;
             let s = m.series.as_ref()?;
-            picked.push(format!("{} #{place}", c.method));
+            picked.push(format!("{} #{place}", c.name()));
             Some(Line {
-                method: c.method.clone(),
+                method: c.name(),
                 points: timeline(s),
             })
         })
@@ -646,7 +668,7 @@ fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
         .map(|c| {
             let v = summary(c).cpu.ns_per_io;
             Bar {
-                method: c.method.clone(),
+                method: c.name(),
                 value: v,
                 ci: c
                     .stats
@@ -662,7 +684,7 @@ fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
             let m = summary(c).memory;
             let v = m.total_bytes.max(m.page_cache_bytes + m.buffers_bytes) as f64;
             Bar {
-                method: c.method.clone(),
+                method: c.name(),
                 value: v,
                 ci: None,
                 label: Fmt::Bytes.show(v),
@@ -674,10 +696,10 @@ fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
         .filter_map(|c| {
             let f = summary(c).device_fraction? * 100.0;
             Some(Bar {
-                method: c.method.clone(),
+                method: c.name(),
                 value: f,
                 ci: None,
-                label: format!("{f:.0}%"),
+                label: crate::units::fmt_device_fraction(f / 100.0),
             })
         })
         .collect();
@@ -1269,6 +1291,9 @@ mod tests {
         c.sort();
         c.dedup();
         assert_eq!(c.len(), known.len());
+        // A second arm: its method's colour, half way to white.
+        assert_eq!(css_colour("direct"), "#f28e2b");
+        assert_eq!(css_colour("direct#2"), "#f8c695");
     }
 
     #[test]

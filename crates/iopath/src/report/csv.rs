@@ -82,6 +82,8 @@ pub const COLUMNS: &[&str] = &[
     "memory_cached_delta_bytes",
     "memory_dirty_after_bytes",
     "memory_cgroup_file_bytes",
+    // Added in schema 3, last so that earlier columns keep their places.
+    "lat_count",
 ];
 
 /// Columns before the measurement's.
@@ -111,7 +113,7 @@ fn case_rows(r: &RunResult, index: usize, c: &CaseResult) -> Vec<Vec<String>> {
         vec![
             r.started_at.clone(),
             index.to_string(),
-            c.method.clone(),
+            c.name(),
             c.pattern.clone(),
             c.block_size.to_string(),
             c.queue_depth.to_string(),
@@ -224,6 +226,8 @@ fn measurement(m: &Measurement) -> Vec<String> {
         m.memory.cached_delta_bytes.to_string(),
         m.memory.dirty_after_bytes.to_string(),
         opt(m.memory.cgroup_file_bytes),
+        // 0: not recorded (results older than schema 3).
+        opt((m.lat_ns.count > 0).then_some(m.lat_ns.count)),
     ]
 }
 

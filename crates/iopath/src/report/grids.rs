@@ -6,7 +6,7 @@
 
 use crate::preset::Layout;
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_count, fmt_ns};
+use crate::units::fmt_count;
 
 /// A small table: a title, a header, rows of cells, notes under it.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,8 +85,8 @@ fn crystal(r: &RunResult) -> Option<Grid> {
                 cell(wr, &|c| mbs(s(c).bw_bytes_per_s)),
                 cell(rd, &|c| fmt_count(s(c).iops)),
                 cell(wr, &|c| fmt_count(s(c).iops)),
-                cell(rd, &|c| fmt_ns(s(c).lat_ns.p99)),
-                cell(wr, &|c| fmt_ns(s(c).lat_ns.p99)),
+                cell(rd, &|c| p99(&s(c))),
+                cell(wr, &|c| p99(&s(c))),
             ]
         })
         .collect();
@@ -125,7 +125,7 @@ fn niobench(r: &RunResult) -> Option<Grid> {
             vec![
                 c.label.clone().unwrap_or_default(),
                 c.pattern.clone(),
-                c.method.clone(),
+                c.name(),
                 c.sync.clone(),
                 f(st.map(|s| s.median)),
                 f(st.map(|s| s.mean)),
@@ -162,7 +162,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
         .filter_map(|c| {
             let m = c.notes.iter().find_map(|n| parse_mapping_note(n))?;
             Some(vec![
-                c.method.clone(),
+                c.name(),
                 c.pattern.clone(),
                 format!("{} ({:#x})", m.fd, m.fd),
                 format!("{:#x} ({})", m.len, crate::units::fmt_bytes(m.len)),
@@ -333,7 +333,7 @@ fn numa(r: &RunResult) -> Option<Grid> {
 fn hmmap(r: &RunResult) -> Option<Grid> {
     let mut keys: Vec<(u32, String)> = Vec::new();
     for c in r.cases.iter().filter(|c| c.label.is_some()) {
-        let k = (c.threads, c.method.clone());
+        let k = (c.threads, c.name());
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -342,7 +342,7 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
     let find = |t: u32, m: &str, col: &str| {
         r.cases
             .iter()
-            .find(|c| c.threads == t && c.method == m && c.label.as_deref() == Some(col))
+            .find(|c| c.threads == t && c.name() == m && c.label.as_deref() == Some(col))
     };
     let secs = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
@@ -417,7 +417,7 @@ fn published(r: &RunResult) -> Option<Grid> {
                 .filter(|d| d.label == c.label && d.pattern == c.pattern)
                 .filter_map(|d| {
                     // Cases of one label differ by method, or by placement.
-                    let who = d.pair.clone().unwrap_or_else(|| d.method.clone());
+                    let who = d.pair.clone().unwrap_or_else(|| d.name());
                     d.summary
                         .as_ref()
                         .map(|s| format!("{who} {} MB/s", mbs(s.bw_bytes_per_s)))
@@ -457,7 +457,7 @@ fn published(r: &RunResult) -> Option<Grid> {
         });
         rows.push(vec![
             case,
-            c.method.clone(),
+            c.name(),
             p.show(),
             ours,
             ratio,
@@ -517,6 +517,11 @@ pub fn text(g: &Grid) -> String {
         s.push_str(&format!("  {n}\n"));
     }
     s
+}
+
+/// A p99 latency, `~` with too few requests behind it.
+fn p99(s: &crate::result::Measurement) -> String {
+    crate::units::fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::report::charts::{self, css_colour};
 use crate::report::{groups, table};
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bytes, fmt_count, fmt_ns};
+use crate::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::verdict::Verdict;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -111,6 +111,9 @@ pub fn render(r: &RunResult) -> Result<String> {
     )?;
     header(&mut h, r)?;
     write!(h, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n")?;
+    if let Some(caveat) = crate::report::interrupted_caveat(r) {
+        writeln!(h, "<p class=\"banner\">{}</p>", escape(&caveat))?;
+    }
     if verdicts.is_empty() {
         h.push_str("<p>No verdict: a verdict needs two measured methods doing the same job (the reference <code>null</code> does not count).</p>\n");
     } else {
@@ -135,6 +138,13 @@ pub fn render(r: &RunResult) -> Result<String> {
     }
     warnings(&mut h, r)?;
     write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
+    h.push_str(
+        "<p class=\"sub\">MiB/s and every other figure: median of n measured repetitions. \
+         ±95%: how far the median throughput's 95% interval reaches from the median (its farther \
+         side), relative to it; ~: fewer than 6 repetitions, so only the min-max range, below 95%. \
+         A latency percentile marked ~ has too few requests behind it (p99 needs 1,000, p99.9 \
+         10,000). device: bytes the disk moved / bytes asked.</p>\n",
+    );
     if r.cases.is_empty() {
         h.push_str("<p>No case ran.</p>\n");
     }
@@ -252,10 +262,10 @@ fn header(h: &mut String, r: &RunResult) -> Result<()> {
     if r.interrupted {
         h.push_str("<p class=\"banner\">This run was interrupted (Ctrl-C or a signal): here are the cases finished before it, and the one it cut short, measured over its completed repetitions (or over the cut one when none completed).</p>\n");
     }
-    let mut methods: Vec<&str> = Vec::new();
+    let mut methods: Vec<String> = Vec::new();
     for c in r.cases.iter().filter(|c| c.summary.is_some()) {
-        if !methods.contains(&c.method.as_str()) {
-            methods.push(&c.method);
+        if !methods.contains(&c.name()) {
+            methods.push(c.name());
         }
     }
     h.push_str("<div class=\"legend\">");
@@ -263,8 +273,8 @@ fn header(h: &mut String, r: &RunResult) -> Result<()> {
         write!(
             h,
             "<span><span class=\"sw\" style=\"background:{}\"></span>{}</span>",
-            css_colour(m),
-            escape(m)
+            css_colour(&m),
+            escape(&m)
         )?;
     }
     h.push_str("</div>\n<nav><a href=\"#verdicts\">Verdicts</a><a href=\"#warnings\">Warnings</a>");
@@ -387,8 +397,8 @@ fn results_table(h: &mut String, cases: &[&CaseResult], placement: bool) -> Resu
         write!(
             h,
             "<tr><td class=\"m\"><span class=\"sw\" style=\"background:{}\"></span>{}</td><td class=\"m\">{}</td>",
-            css_colour(&c.method),
-            escape(&c.method),
+            css_colour(&c.name()),
+            escape(&c.name()),
             escape(&table::job(c))
         )?;
         match &c.summary {
@@ -401,12 +411,11 @@ fn results_table(h: &mut String, cases: &[&CaseResult], placement: bool) -> Resu
                 table::spread(c),
                 table::measured_n(c),
                 fmt_count(s.iops),
-                fmt_ns(s.lat_ns.p50),
-                fmt_ns(s.lat_ns.p99),
-                fmt_ns(s.lat_ns.p999),
+                fmt_percentile(s.lat_ns.p50, 0.5, s.lat_ns.count),
+                fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count),
+                fmt_percentile(s.lat_ns.p999, 0.999, s.lat_ns.count),
                 fmt_ns(s.cpu.ns_per_io.round() as u64),
-                s.device_fraction
-                    .map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
+                s.device_fraction.map_or("-".into(), fmt_device_fraction),
                 fmt_bytes(s.memory.page_cache_bytes)
             )?,
             None => h.push_str(&"<td class=\"n\">-</td>".repeat(10)),
@@ -444,7 +453,7 @@ fn not_run(h: &mut String, r: &RunResult) -> Result<()> {
             writeln!(
                 h,
                 "<li><strong>{}</strong> {} {}: {}</li>",
-                escape(&c.method),
+                escape(&c.name()),
                 escape(&c.job().label()),
                 what,
                 escape(why)

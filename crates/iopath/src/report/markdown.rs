@@ -5,9 +5,10 @@
 //! did not run and the warnings.
 //!
 //! Figures and their rules are the terminal table's (`report::table`):
-//! medians over the measured repetitions, `±95%` the relative half-width of
-//! the median throughput's 95% interval, `~` when fewer than 6 repetitions
-//! make it only the min-max range. A schema-1 result has no verdicts
+//! medians over the measured repetitions, `±95%` how far the median
+//! throughput's 95% interval reaches from the median, relative to it, `~`
+//! when fewer than 6 repetitions make it only the min-max range; a latency
+//! percentile with too few requests behind it is marked `~` too. A schema-1 result has no verdicts
 //! recorded: they are computed here from its repetitions.
 
 use std::borrow::Cow;
@@ -16,7 +17,7 @@ use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
 };
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bytes, fmt_count, fmt_ns};
+use crate::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::verdict::{self, Verdict};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -30,8 +31,10 @@ pub fn render(r: &RunResult) -> String {
     out.push_str(&format!("\n{}\n", code_block(&r.command)));
     out.push_str(
         "\nMiB/s and every other figure: median of n measured repetitions. \
-         ±95%: half-width of the median throughput's 95% interval, relative to it \
-         (`~`: fewer than 6 repetitions, so only the min-max range). \
+         ±95%: how far the median throughput's 95% interval reaches from the median \
+         (its farther side), relative to it (`~`: fewer than 6 repetitions, so only \
+         the min-max range, below 95%). \
+         p50, p99 with `~`: too few requests behind them (p99 needs 1,000). \
          device: bytes the disk moved / bytes asked. \
          CPU/IO: CPU time per request, kernel and SQPOLL included. \
          cache: the file's pages left in the page cache.\n",
@@ -72,6 +75,7 @@ pub fn render(r: &RunResult) -> String {
     } else {
         Cow::Borrowed(&r.verdicts)
     };
+    let mut caveat = crate::report::interrupted_caveat(r);
     for p in &patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == *p).collect();
         out.push_str(&format!(
@@ -83,6 +87,9 @@ pub fn render(r: &RunResult) -> String {
         // Each verdict's first sentence names its job (`randread 4k Q32T1: ...`).
         for v in verdicts.iter().filter(|v| v.job.pattern == *p) {
             out.push_str("\n**Verdict:**\n\n");
+            if let Some(caveat) = caveat.take() {
+                out.push_str(&format!("*{}*\n\n", escape(&caveat)));
+            }
             for line in &v.text {
                 out.push_str(&format!("- {}\n", escape(line)));
             }
@@ -278,11 +285,10 @@ fn pattern_table(cases: &[&CaseResult]) -> String {
                 spread(c),
                 measured_n(c).to_string(),
                 fmt_count(m.iops),
-                fmt_ns(m.lat_ns.p50),
-                fmt_ns(m.lat_ns.p99),
+                fmt_percentile(m.lat_ns.p50, 0.5, m.lat_ns.count),
+                fmt_percentile(m.lat_ns.p99, 0.99, m.lat_ns.count),
                 fmt_ns(m.cpu.ns_per_io.round() as u64),
-                m.device_fraction
-                    .map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
+                m.device_fraction.map_or("-".into(), fmt_device_fraction),
                 fmt_bytes(m.memory.page_cache_bytes),
             ],
             (None, None, None) => {
@@ -292,7 +298,7 @@ fn pattern_table(cases: &[&CaseResult]) -> String {
         };
         // The figures are ours: digits, units, `-`, `%` and `~`, which
         // alone in a cell is no strikethrough.
-        let mut row = vec![escape(&c.method), job(c)];
+        let mut row = vec![escape(&c.name()), job(c)];
         row.extend(figures);
         row.push(dedup(notes).join("; "));
         s.push_str(&format!("| {} |\n", row.join(" | ")));
@@ -317,10 +323,10 @@ fn not_run(r: &RunResult) -> Vec<String> {
         let label = c.job().label();
         match groups
             .iter_mut()
-            .find(|(m, w, _)| *m == c.method && *w == why)
+            .find(|(m, w, _)| *m == c.name() && *w == why)
         {
             Some((_, _, jobs)) => jobs.push(label),
-            None => groups.push((c.method.clone(), why, vec![label])),
+            None => groups.push((c.name(), why, vec![label])),
         }
     }
     groups

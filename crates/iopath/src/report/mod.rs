@@ -370,6 +370,47 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
     out
 }
 
+/// The line an interrupted run's verdicts begin with (every report prints
+/// it before them): which cases the interruption cut short or left without
+/// a repetition, and that cases planned after it are not in the result;
+/// `None` for a run that finished.
+pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
+    if !r.interrupted {
+        return None;
+    }
+    let mut cut = Vec::new();
+    let mut none = Vec::new();
+    for c in r
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_none() && c.error.is_none())
+    {
+        let name = format!("{} {}", c.name(), c.job().label());
+        if c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
+            none.push(name);
+        } else if c.repetitions.iter().any(|m| m.interrupted) {
+            cut.push(name);
+        }
+    }
+    let mut s = "Interrupted: these verdicts cover only the cases that finished".to_string();
+    if !cut.is_empty() {
+        s.push_str(&format!(
+            "; {} case(s) cut short, measured over the repetitions they completed: {}",
+            cut.len(),
+            cut.join(", ")
+        ));
+    }
+    if !none.is_empty() {
+        s.push_str(&format!(
+            "; {} case(s) did not run: {}",
+            none.len(),
+            none.join(", ")
+        ));
+    }
+    s.push_str("; cases planned after the interruption are not in this result.");
+    Some(s)
+}
+
 /// The results the exporters' tests read: a real run (buffered, direct,
 /// mmap, uring, aio and a skipped uring-iopoll on read, randread and write;
 /// 1 warm-up + 4 repetitions each) and a schema-1 run.

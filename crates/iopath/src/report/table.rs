@@ -5,7 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_ns};
+use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -30,7 +30,7 @@ pub fn render(r: &RunResult) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "target: {} ({}, {}{}{}), cache: {}\n\
-             MiB/s = median of n repetitions, ±95% = its 95% interval (~: min-max range, n < 6); device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
+             MiB/s = median of n repetitions, ±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%); p50/p99/p99.9 with ~: too few requests behind them; device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
             r.system.fs_type.as_deref().unwrap_or("unknown fs"),
@@ -65,12 +65,16 @@ pub fn render(r: &RunResult) -> String {
             patterns.push(&c.pattern);
         }
     }
+    let mut caveat = super::interrupted_caveat(r);
     for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
         out.push_str(&render_pattern(p, &cases, show_placement(r)));
         for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
             out.push_str("verdict:\n");
+            if let Some(caveat) = caveat.take() {
+                out.push_str(&format!("  {caveat}\n"));
+            }
             for line in &v.text {
                 out.push_str(&format!("  {line}\n"));
             }
@@ -79,7 +83,7 @@ pub fn render(r: &RunResult) -> String {
     let skipped: Vec<String> = dedup_vec(
         r.cases
             .iter()
-            .filter_map(|c| c.skipped.as_ref().map(|why| format!("{}: {why}", c.method)))
+            .filter_map(|c| c.skipped.as_ref().map(|why| format!("{}: {why}", c.name())))
             .collect(),
     );
     if !skipped.is_empty() {
@@ -144,13 +148,13 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
     for c in cases {
         let mut notes: Vec<String> = depth_note(c).into_iter().collect();
         for n in other_notes(c) {
-            footnotes.push(format!("{}: {n}", c.method));
+            footnotes.push(format!("{}: {n}", c.name()));
             notes.push("see below".to_string());
         }
         let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
             (_, Some(_), _) => dash_row(c, "skipped (see the end)"),
             (_, _, Some(err)) => {
-                footnotes.push(format!("{} failed: {err}", c.method));
+                footnotes.push(format!("{} failed: {err}", c.name()));
                 dash_row(c, "FAILED")
             }
             (Some(s), _, _) => {
@@ -161,19 +165,16 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
                 };
                 let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
                 vec![
-                    Cell::new(&c.method),
+                    Cell::new(c.name()),
                     Cell::new(job(c)),
                     right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
                     right(spread(c)),
                     right(measured_n(c).to_string()),
                     right(fmt_count(s.iops)),
-                    right(fmt_ns(s.lat_ns.p50)),
-                    right(fmt_ns(s.lat_ns.p99)),
-                    right(fmt_ns(s.lat_ns.p999)),
-                    right(
-                        s.device_fraction
-                            .map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
-                    ),
+                    right(fmt_percentile(s.lat_ns.p50, 0.5, s.lat_ns.count)),
+                    right(fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)),
+                    right(fmt_percentile(s.lat_ns.p999, 0.999, s.lat_ns.count)),
+                    right(s.device_fraction.map_or("-".into(), fmt_device_fraction)),
                     right(fmt_ns(s.cpu.ns_per_io.round() as u64)),
                     right(fmt_bytes(s.memory.page_cache_bytes)),
                     right(if c.method == "null" {
@@ -203,7 +204,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
 }
 
 fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
-    let mut v = vec![Cell::new(&c.method), Cell::new(job(c))];
+    let mut v = vec![Cell::new(c.name()), Cell::new(job(c))];
     v.extend((0..11).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
     v.push(Cell::new(what));
     v
@@ -221,9 +222,11 @@ pub fn measured_n(c: &CaseResult) -> usize {
         .map_or_else(|| c.measured().len(), |rc| rc.measured as usize)
 }
 
-/// The `±95%` column: the median
-/// throughput's interval half-width over the median, `~` below 95%
-/// confidence (fewer than 6 repetitions). Schema-1 results have no
+/// The `±95%` column: how far the median throughput's 95% interval
+/// reaches from the median, on its farther side, relative to the median
+/// (`stats::median_ci_rel`: the interval lies within ± this), `~` below 95%
+/// confidence (fewer than 6 repetitions: the interval is then the min-max
+/// range of the samples). Schema-1 results have no
 /// `repetition_control`: the same figure comes from `stats`.
 pub fn spread(c: &CaseResult) -> String {
     let (rel, level) = match (&c.repetition_control, &c.stats) {
@@ -299,4 +302,49 @@ pub fn other_notes(c: &CaseResult) -> impl Iterator<Item = &String> {
         !n.contains("is synchronous")
             && !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    #[test]
+    fn the_spread_column_is_the_farther_side_of_the_interval_and_says_so() {
+        let r = fixture();
+        let mut c = r.cases[1].clone();
+        // Schema 1 (no repetition_control): from the stats. 6 repetitions,
+        // interval [90, 130] around a median of 100: 30% on its farther
+        // side (a half-width (hi - lo) / 2 would say 20%).
+        c.repetition_control = None;
+        let bw = |xs: &[f64]| crate::stats::describe(xs).unwrap();
+        c.stats.as_mut().unwrap().bw_bytes_per_s = bw(&[90.0, 98.0, 100.0, 100.0, 102.0, 130.0]);
+        assert_eq!(spread(&c), "30.0%");
+        // 5 repetitions: the min-max range, below 95%: marked.
+        c.stats.as_mut().unwrap().bw_bytes_per_s = bw(&[90.0, 98.0, 100.0, 102.0, 130.0]);
+        assert_eq!(spread(&c), "~30.0%");
+        // The legend says what the figure is, and that `~` is a range.
+        let text = render(&r);
+        assert!(
+            text.contains("±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_finished_has_no_caveat_and_an_interrupted_one_lists_its_cases() {
+        let mut r = fixture();
+        assert_eq!(crate::report::interrupted_caveat(&r), None);
+        r.interrupted = true;
+        r.cases[3].repetitions[4].interrupted = true;
+        r.cases[4].repetitions.clear();
+        r.cases[4].summary = None;
+        let caveat = crate::report::interrupted_caveat(&r).unwrap();
+        assert_eq!(
+            caveat,
+            "Interrupted: these verdicts cover only the cases that finished; 1 case(s) cut short, \
+             measured over the repetitions they completed: uring read 1M Q8T1; 1 case(s) did not \
+             run: aio read 1M Q8T1; cases planned after the interruption are not in this result."
+        );
+    }
 }
