@@ -20,6 +20,9 @@ use crate::warnings::Warning;
 /// merged histograms, paired verdict ratios.
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// The start of `skipped` for a case an interrupted run never reached.
+pub const NOT_REACHED: &str = "not run: the run was interrupted";
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {
     pub name: String,
@@ -260,8 +263,17 @@ impl CaseResult {
         }
     }
 
+    /// The job as this case ran it: its label with the depth it really ran
+    /// at (`randread 4k Q1T1` for a synchronous method asked for Q32).
+    pub fn ran_label(&self) -> String {
+        let mut j = self.job();
+        if self.queue_depth > 0 {
+            j.queue_depth = self.queue_depth;
+        }
+        j.label()
+    }
+
     /// What the case ran, apart from its method.
-    pub fn job(&self) -> Job {
         Job {
             pattern: self.pattern.clone(),
             block_size: self.block_size,

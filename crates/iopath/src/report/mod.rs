@@ -372,21 +372,26 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
 
 /// The line an interrupted run's verdicts begin with (every report prints
 /// it before them): which cases the interruption cut short or left without
-/// a repetition, and that cases planned after it are not in the result;
-/// `None` for a run that finished.
+/// a repetition, those it never reached included; `None` for a run that
+/// finished.
 pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !r.interrupted {
         return None;
     }
     let mut cut = Vec::new();
     let mut none = Vec::new();
+    let never = |c: &&crate::result::CaseResult| {
+        c.skipped
+            .as_deref()
+            .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
+    };
     for c in r
         .cases
         .iter()
-        .filter(|c| c.skipped.is_none() && c.error.is_none())
+        .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
     {
-        let name = format!("{} {}", c.name(), c.job().label());
-        if c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
+        let name = format!("{} {}", c.name(), c.ran_label());
+        if never(&c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
             none.push(name);
         } else if c.repetitions.iter().any(|m| m.interrupted) {
             cut.push(name);
@@ -407,7 +412,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
             none.join(", ")
         ));
     }
-    s.push_str("; cases planned after the interruption are not in this result.");
+    s.push('.');
     Some(s)
 }
 

@@ -114,14 +114,13 @@ impl Runner<'_> {
             result.cases.push(cr);
             if runs {
                 // `direct randread 4k Q1T1`: the job as this method runs it.
-                let c = &result.cases[idx];
-                let mut j = c.job();
-                j.queue_depth = if case.method.is_async() {
+                let mut c = result.cases[idx].clone();
+                c.queue_depth = if case.method.is_async() {
                     case.queue_depth_requested
                 } else {
                     1
                 };
-                let name = format!("{} {}", c.name(), j.label());
+                let name = format!("{} {}", c.name(), c.ran_label());
                 let live = self
                     .progress
                     .is_enabled()

@@ -168,7 +168,19 @@ impl Runner<'_> {
         {
             if self.stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
-                break;
+            }
+            if result.interrupted {
+                // Cases never reached stay in the result, saying so, so that
+                // an interrupted run's verdicts can name what is missing.
+                for c in &plan.cases[range] {
+                    let mut cr = case_result(c);
+                    cr.skipped = Some(format!(
+                        "{} (Ctrl-C) before this case",
+                        crate::result::NOT_REACHED
+                    ));
+                    result.cases.push(cr);
+                }
+                continue;
             }
             let cases = &plan.cases[range];
             bar.set_message(format!(
@@ -178,7 +190,6 @@ impl Runner<'_> {
             ));
             if self.run_job(job_no, cases, &mut shared, &mut result, on_case, &bar)? {
                 result.interrupted = true;
-                break;
             }
         }
         bar.finish_and_clear();
