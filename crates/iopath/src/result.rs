@@ -274,6 +274,7 @@ impl CaseResult {
     }
 
     /// What the case ran, apart from its method.
+    pub fn job(&self) -> Job {
         Job {
             pattern: self.pattern.clone(),
             block_size: self.block_size,
