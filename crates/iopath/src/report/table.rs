@@ -344,7 +344,18 @@ mod tests {
             caveat,
             "Interrupted: these verdicts cover only the cases that finished; 1 case(s) cut short, \
              measured over the repetitions they completed: uring read 1M Q8T1; 1 case(s) did not \
-             run: aio read 1M Q8T1; cases planned after the interruption are not in this result."
+             run: aio read 1M Q8T1."
+        );
+        // A case the run never reached counts as not run, under its name.
+        r.cases[2].skipped = Some(format!(
+            "{} (Ctrl-C) before this case",
+            crate::result::NOT_REACHED
+        ));
+        let caveat = crate::report::interrupted_caveat(&r).unwrap();
+        assert!(caveat.contains("2 case(s) did not run: "), "{caveat}");
+        assert!(
+            caveat.contains(&format!("{} {}", r.cases[2].name(), r.cases[2].ran_label())),
+            "{caveat}"
         );
     }
 }
