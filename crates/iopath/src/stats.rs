@@ -367,38 +367,96 @@ pub fn within_margin(ci: [f64; 2]) -> bool {
     ci[0] >= 1.0 / (1.0 + EQUIVALENCE_MARGIN) && ci[1] <= 1.0 + EQUIVALENCE_MARGIN
 }
 
+/// Exact rounds up to which the signed-rank distribution is computed; the
+/// normal approximation (with continuity correction) beyond.
+const SIGNED_RANK_EXACT: usize = 60;
+
+/// For `n` paired observations, the rank `k` (1-based) of the Walsh
+/// averages bounding the Hodges-Lehmann interval at 95% or more, and the
+/// confidence it gives: the largest `k` with P(T <= k - 1) <= 0.025, T the
+/// Wilcoxon signed-rank statistic under no difference (each sign a fair
+/// coin). For n < 6 the best is `k = 1` (all Walsh averages), below 95%.
+pub fn signed_rank_ci_rank(n: usize) -> (usize, f64) {
+    if n == 0 {
+        return (0, 0.0);
+    }
+    let max = n * (n + 1) / 2;
+    if n <= SIGNED_RANK_EXACT {
+        // P(T = t) by dynamic programming over the ranks 1..n.
+        let mut p = vec![0.0f64; max + 1];
+        p[0] = 1.0;
+        for r in 1..=n {
+            for t in (0..=max).rev() {
+                let with = if t >= r { p[t - r] } else { 0.0 };
+                p[t] = 0.5 * (p[t] + with);
+            }
+        }
+        // below = P(T <= k - 1); move to k + 1 while P(T <= k) allows it.
+        let (mut k, mut below) = (1, p[0]);
+        while k < max / 2 && below + p[k] <= 0.025 {
+            below += p[k];
+            k += 1;
+        }
+        // The interval [W(k), W(M + 1 - k)] has coverage 1 - 2 P(T <= k - 1).
+        (k, 1.0 - 2.0 * below)
+    } else {
+        let nf = n as f64;
+        let mean = nf * (nf + 1.0) / 4.0;
+        let sd = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt();
+        // At or one below the exact rank (checked to n = 200): a little
+        // conservative.
+        let k = (mean - 1.959_963_985 * sd + 0.5).floor().max(1.0) as usize;
+        (k, 0.95)
+    }
+}
+
 /// How `b` compares with `a` on observations made side by side: `pairs`
 /// holds `(a_i, b_i)` from the same round of an interleaved schedule, and
-/// the comparison is on the per-round ratios `b_i / a_i`.
+/// the comparison is on the per-round log ratios `ln(b_i / a_i)`.
 ///
-/// - `ratio`: the median of the per-round ratios.
-/// - `ratio_ci95`: the distribution-free interval of that median from order
-///   statistics (the sign test's binomial ranks, as [`describe`]); with
-///   fewer than 6 rounds no pair of order statistics reaches 95% and the
-///   interval is the range of the ratios.
+/// - `ratio`: the Hodges-Lehmann estimate, exp of the median of the Walsh
+///   averages (every mean of two per-round log ratios, each with itself
+///   included): a median that one wild round cannot move far.
+/// - `ratio_ci95`: the interval of the Wilcoxon signed-rank test, read off
+///   the sorted Walsh averages at the ranks [`signed_rank_ci_rank`] gives;
+///   with fewer than 6 rounds no interval reaches 95% and it is the range.
 /// - `distinct`: the interval is a real 95% one, excludes 1, and does not
 ///   lie inside [`EQUIVALENCE_MARGIN`].
-/// - `undersampled`: fewer than 6 rounds, every ratio on one side of 1 and
-///   not all inside the margin: more rounds could show a real difference.
+/// - `undersampled`: fewer than 6 rounds, the interval excludes 1 and is
+///   not inside the margin: more rounds could show a real difference.
 ///
-/// Why this works on a drifting machine: whatever changes between rounds
+/// Why this holds on a drifting machine: whatever changes between rounds
 /// (other traffic, device state) multiplies both sides of a round alike and
-/// cancels in its ratio, and the order inside a round is shuffled, so when
-/// the two sides do not differ the ratios are as likely above 1 as below,
-/// which is all the sign test assumes. `None` without a usable pair.
+/// cancels in its ratio; the order inside a round is shuffled, so when the
+/// two sides do not differ, `(a_i, b_i)` is as likely as `(b_i, a_i)` and
+/// the log ratio is symmetric about 0 — exactly what the signed-rank test
+/// assumes, so its false-call rate is at most 5%. `None` without a usable
+/// pair.
 pub fn compare_paired(pairs: &[(f64, f64)]) -> Option<Comparison> {
-    let r: Vec<f64> = pairs
+    let logs: Vec<f64> = pairs
         .iter()
-        .filter(|(a, b)| *a > 0.0 && b.is_finite())
-        .map(|(a, b)| b / a)
+        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && b.is_finite())
+        .map(|(a, b)| (b / a).ln())
         .collect();
-    let s = describe(&r)?;
-    let ci = s.ci95_median;
-    let real = s.ci95_median_level >= 0.95;
+    let n = logs.len();
+    if n == 0 {
+        return None;
+    }
+    let mut walsh = Vec::with_capacity(n * (n + 1) / 2);
+    for i in 0..n {
+        for j in i..n {
+            walsh.push((logs[i] + logs[j]) / 2.0);
+        }
+    }
+    walsh.sort_by(|x, y| x.total_cmp(y));
+    let m = walsh.len();
+    let (k, level) = signed_rank_ci_rank(n);
+    let ci = [walsh[k - 1].exp(), walsh[m - k].exp()];
+    let real = level >= 0.95;
     let excludes_one = ci[0] > 1.0 || ci[1] < 1.0;
     let inside = within_margin(ci);
     Some(Comparison {
-        ratio: s.median,
+        ratio: median_sorted(&walsh).exp(),
         ratio_ci95: ci,
         distinct: real && excludes_one && !inside,
         undersampled: !real && excludes_one && !inside,
@@ -598,6 +656,26 @@ mod tests {
 /// The paired interval against simulations with a known answer.
 #[cfg(test)]
 mod paired_sim {
+    #[test]
+    fn signed_rank_ranks_match_published_critical_values() {
+        // Two-sided 5% critical values of the Wilcoxon signed-rank test
+        // (reject when T <= c): n=6: 0, n=7: 2, n=8: 3, n=10: 8, n=20: 52,
+        // n=30: 137. The interval's rank is c + 1.
+        for (n, c) in [(6, 0), (7, 2), (8, 3), (10, 8), (20, 52), (30, 137)] {
+            let (k, level) = super::signed_rank_ci_rank(n);
+            assert_eq!(k, c + 1, "n = {n}");
+            assert!(level >= 0.95, "n = {n}: {level}");
+        }
+        // Below 6 no interval reaches 95%.
+        assert!(super::signed_rank_ci_rank(5).1 < 0.95);
+        // Past the exact table: the normal approximation, at or one below
+        // the exact rank (exact: n=61: 673, n=100: 1956, n=200: 8445).
+        for (n, exact) in [(61, 673), (100, 1956), (200, 8445)] {
+            let (k, _) = super::signed_rank_ci_rank(n);
+            assert!(k <= exact && k + 2 >= exact, "n = {n}: {k}");
+        }
+    }
+
     use super::*;
     use iopath_io::data::Rng;
 
@@ -639,8 +717,8 @@ mod paired_sim {
                     .unwrap()
                     .distinct
             });
-            // The sign test's own level: at most 3.1% (n = 6), 2.1% (10),
-            // 4.1% (20), less after the margin.
+            // The signed-rank level: at most 3.1% (n = 6), 4.9% (10),
+            // 4.8% (20), less after the margin.
             assert!(false_calls <= 0.05, "{rounds} rounds: {false_calls}");
         }
     }

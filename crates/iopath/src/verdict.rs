@@ -3,10 +3,10 @@
 //! costs in CPU and memory — as sentences a person can act on and as data.
 //!
 //! Ratios are **paired** when the methods ran interleaved (the default):
-//! each round ran one repetition of every method, so the ratio of two
-//! methods is the median of their per-round ratios, with the
-//! distribution-free 95% interval of that median ([`stats::compare_paired`]);
-//! drift between rounds cancels in each ratio. A difference is "real" when
+//! each round ran one repetition of every method, so two methods are
+//! compared on their per-round ratios: the Hodges-Lehmann estimate with the
+//! Wilcoxon signed-rank 95% interval ([`stats::compare_paired`]); drift
+//! between rounds cancels in each ratio. A difference is "real" when
 //! that interval excludes 1 and does not lie inside the equivalence margin
 //! ([`stats::EQUIVALENCE_MARGIN`], 3%); otherwise the methods tie. Results
 //! without rounds (`--schedule sequential`, older files) fall back to the
@@ -89,7 +89,7 @@ pub struct Ranked {
     #[serde(default)]
     pub queue_depth: u32,
     /// Median throughput ratio of the fastest real method to this one
-    /// (paired: median of the per-round ratios), with its 95% interval (1
+    /// (paired: Hodges-Lehmann of the per-round ratios), with its 95% interval (1
     /// for the fastest itself; below 1 for a reference method faster than
     /// every real one).
     pub fastest_ratio: f64,
