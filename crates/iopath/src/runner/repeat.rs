@@ -3,8 +3,10 @@
 //! A **job** is a set of **arms** (cases that differ only by method, or by
 //! the arm of one method named twice). Warm-up repetitions of every arm come
 //! first, in arm order. Then the arms take turns in **rounds**: one measured
-//! repetition of every arm still running per round, in an order shuffled per
-//! round from the seed. Anything that drifts between cases (other traffic on
+//! repetition of every arm still running per round, in an order shuffled
+//! from the seed and balanced: rounds come in blocks of as many rounds as
+//! arms, each block shuffles the arms once and its rounds take the rotations
+//! of that order, so every arm runs in every position once per block. Anything that drifts between cases (other traffic on
 //! a shared disk, device state, the host) then falls on every arm alike
 //! instead of being credited to one method, and repetitions of one round can
 //! be paired (the verdict's ratios come from them).
@@ -154,6 +156,7 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         }
     }
     let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
+    let mut base: Vec<usize> = Vec::with_capacity(arms);
     let mut order: Vec<usize> = Vec::with_capacity(arms);
     loop {
         if !alive.iter().any(|&a| a) {
@@ -161,8 +164,8 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         }
         end.rounds += 1;
         order.clear();
-        order.extend((0..arms).filter(|&a| alive[a]));
-        shuffle(&mut order, &mut rng);
+        order.extend(balanced(&mut base, arms, end.rounds, &mut rng));
+        order.retain(|&a| alive[a]);
         for &arm in &order {
             let c = RepCall {
                 arm,
@@ -230,6 +233,28 @@ fn finish(mut end: JobEnd, alive: &[bool], why: StopReason) -> JobEnd {
         a.stopped_by = if live { why } else { StopReason::Stopped };
     }
     end
+}
+
+/// The order of round `round` (from 1): rounds come in blocks of `arms`;
+/// each block shuffles the arms once (`base`) and its rounds take the
+/// rotations of that order, so that every arm runs in every position once
+/// per block. An order drawn afresh each round would leave a position
+/// effect (the first repetition of a round after a set-up, say) unbalanced
+/// for a given seed, and the same seed gives the same orders in every run.
+fn balanced<'b>(
+    base: &'b mut Vec<usize>,
+    arms: usize,
+    round: u32,
+    rng: &mut iopath_io::data::Rng,
+) -> impl Iterator<Item = usize> + 'b {
+    let k = arms.max(1);
+    let step = (round as usize - 1) % k;
+    if step == 0 {
+        base.clear();
+        base.extend(0..arms);
+        shuffle(base, rng);
+    }
+    (0..arms).map(move |i| base[(i + step) % k])
 }
 
 /// Fisher-Yates, from the run's own generator.
@@ -325,6 +350,23 @@ mod tests {
         let mut other = Vec::new();
         run_job(4, &fixed(12, 0, 8), fake(&arms, 1, &mut other));
         assert_ne!(log, other);
+    }
+
+    #[test]
+    fn every_arm_takes_every_position_once_per_block_of_rounds() {
+        let mut log = Vec::new();
+        let arms: [&[f64]; 3] = [&[1.0], &[2.0], &[3.0]];
+        run_job(3, &fixed(9, 0, 5), fake(&arms, 1, &mut log));
+        for block in log.chunks(9) {
+            // [position][arm] counts within the block of 3 rounds.
+            let mut seen = [[0u32; 3]; 3];
+            for round in block.chunks(3) {
+                for (pos, c) in round.iter().enumerate() {
+                    seen[pos][c.arm] += 1;
+                }
+            }
+            assert_eq!(seen, [[1; 3]; 3], "{block:?}");
+        }
     }
 
     #[test]
