@@ -88,7 +88,12 @@ mkdir -p "$DIR"
 FILE=$(mktemp /dev/shm/iopath-harness-cpu.XXXXXX)
 LOOP=""
 cleanup() {
+    # Also a loop attached by an interrupted losetup, before LOOP was set.
+    local l
     if [ -n "$LOOP" ]; then losetup -d "$LOOP" || echo "warning: could not detach $LOOP" >&2; fi
+    for l in $(losetup -j "$FILE" -O NAME -n 2>/dev/null); do
+        losetup -d "$l" || echo "warning: could not detach $l" >&2
+    done
     rm -f "$FILE"
 }
 trap cleanup EXIT
@@ -234,12 +239,13 @@ for t in sys.argv[2].split():
     ir = [i / fi for i, fi in zip(iops, f_iops)]
     print(f"{t:<10} {st.median(iops):>9.0f} {st.median(ns):>9.0f} {st.median(util):>8.2f}   "
           f"{st.median(cr):>25.3f} {min(cr):>6.3f} {max(cr):>6.3f}   {st.median(ir):>15.3f} {min(ir):>6.3f} {max(ir):>6.3f}  {len(rounds)}")
-    pairs = [(fi, fn, i, n) for fi, fn, i, n in zip(f_iops, f_ns, iops, ns)]
-    adj, k = adjusted(pairs)
-    rng = random.Random(1)
-    boot = sorted(adjusted([rng.choice(pairs) for _ in pairs])[0] for _ in range(2000))
-    print(f"  {t}: cpu ratio adjusted to equal IOPS (log-log fit, slope {k:.2f}): {adj:.3f}, "
-          f"95% bootstrap over rounds {boot[49]:.3f}-{boot[1949]:.3f}")
+    if len(rounds) >= 3:
+        pairs = [(fi, fn, i, n) for fi, fn, i, n in zip(f_iops, f_ns, iops, ns)]
+        adj, k = adjusted(pairs)
+        rng = random.Random(1)
+        boot = sorted(adjusted([rng.choice(pairs) for _ in pairs])[0] for _ in range(2000))
+        print(f"  {t}: cpu ratio adjusted to equal IOPS (log-log fit, slope {k:.2f}): {adj:.3f}, "
+              f"95% bootstrap over rounds {boot[49]:.3f}-{boot[1949]:.3f}")
     eq = [c for c, i in zip(cr, ir) if abs(i - 1) <= 0.10]
     if len(eq) < len(rounds):
         print(f"  {t}: IOPS within 10% of fio's in {len(eq)} of {len(rounds)} rounds", end="")
