@@ -7,8 +7,9 @@
 //! compared on their per-round ratios: the Hodges-Lehmann estimate with the
 //! Wilcoxon signed-rank 95% interval ([`stats::compare_paired`]); drift
 //! between rounds cancels in each ratio. A difference is "real" when
-//! that interval excludes 1 and does not lie inside the equivalence margin
-//! ([`stats::EQUIVALENCE_MARGIN`], 3%); otherwise the methods tie. Results
+//! that interval lies entirely outside the equivalence margin
+//! ([`stats::EQUIVALENCE_MARGIN`], 3%): at least 3% apart with 95%
+//! confidence; otherwise the methods tie. Results
 //! without rounds (`--schedule sequential`, older files) fall back to the
 //! unpaired rule: the medians' 95% intervals must not overlap
 //! ([`stats::compare`]), with a bootstrap interval of the ratio.
@@ -31,6 +32,9 @@ use crate::units::{fmt_bytes, fmt_ns};
 
 /// CPU figures closer than this (max / min) are not worth a sentence.
 const CPU_WORTH_SAYING: f64 = 1.10;
+/// Nor worth a pick: a CPU-per-I/O difference decides between methods
+/// tied for speed only when its interval lies beyond this margin.
+const CPU_MARGIN: f64 = CPU_WORTH_SAYING - 1.0;
 /// Memory figures are worth a sentence when the largest is at least this
 /// many times the smallest and at least [`MEM_WORTH_SAYING_BYTES`] more.
 const MEM_WORTH_SAYING: f64 = 2.0;
@@ -176,12 +180,30 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     // The real methods first, then the references: `ms[i]` is `ranking[i]`.
     let real = ms.len();
     ms.extend(refs);
-    let top = &ms[0];
     let paired = ms.iter().all(|m| has_rounds(m.c));
     let bw = |m: &crate::result::Measurement| m.bw_bytes_per_s;
+    if paired {
+        // Paired, the ranking follows the paired estimate (each method
+        // against the one with the highest median), so that the fastest is
+        // never measured slower than another by its own ratios.
+        let lead = ms[0].c;
+        let score: Vec<f64> = ms[..real]
+            .iter()
+            .map(|m| versus(lead, m.c, &bw, stats::EQUIVALENCE_MARGIN).map_or(0.0, |k| k.ratio))
+            .collect();
+        let mut idx: Vec<usize> = (0..real).collect();
+        idx.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
+        let mut sorted: Vec<M> = Vec::with_capacity(ms.len());
+        let mut taken: Vec<Option<M>> = ms.drain(..).map(Some).collect();
+        for i in idx.into_iter().chain(real..taken.len()) {
+            sorted.extend(taken[i].take());
+        }
+        ms = sorted;
+    }
+    let top = &ms[0];
     let cmp: Vec<Comparison> = ms
         .iter()
-        .map(|m| versus(m.c, top.c, &bw).expect("medians are positive"))
+        .map(|m| versus(m.c, top.c, &bw, stats::EQUIVALENCE_MARGIN).expect("medians are positive"))
         .collect();
     let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
         stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
@@ -244,12 +266,14 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 if hb as f64 >= lb as f64 * MEM_WORTH_SAYING
                     && hb - lb >= MEM_WORTH_SAYING_BYTES =>
             {
-                versus(ms[hi_i].c, ms[li].c, &bw).map(|speed| MemoryTrade {
-                    least: ranking[li].method.clone(),
-                    least_bytes: lb,
-                    most: ranking[hi_i].method.clone(),
-                    most_bytes: hb,
-                    speed,
+                versus(ms[hi_i].c, ms[li].c, &bw, stats::EQUIVALENCE_MARGIN).map(|speed| {
+                    MemoryTrade {
+                        least: ranking[li].method.clone(),
+                        least_bytes: lb,
+                        most: ranking[hi_i].method.clone(),
+                        most_bytes: hb,
+                        speed,
+                    }
                 })
             }
             _ => None,
@@ -283,6 +307,7 @@ fn versus(
     a: &CaseResult,
     b: &CaseResult,
     f: &dyn Fn(&crate::result::Measurement) -> f64,
+    margin: f64,
 ) -> Option<Comparison> {
     if has_rounds(a) && has_rounds(b) {
         let (ma, mb) = (a.measured(), b.measured());
@@ -291,7 +316,7 @@ fn versus(
             .filter_map(|x| mb.iter().find(|y| y.round == x.round).map(|y| (f(x), f(y))))
             .collect();
         if !pairs.is_empty() {
-            return stats::compare_paired(&pairs);
+            return stats::compare_paired_with(&pairs, margin);
         }
     }
     stats::compare(&a.samples(f), &b.samples(f))
@@ -299,7 +324,8 @@ fn versus(
 
 /// The pick among the methods tied for fastest, and those as good as it.
 /// A method is picked over another only for a real difference: less CPU
-/// per I/O (by [`versus`], the same kind of interval as speed), or, where
+/// per I/O (by [`versus`], the same kind of interval as speed, beyond a
+/// 10% margin), or, where
 /// CPU does not separate them, less memory by at least
 /// [`MEM_WORTH_SAYING`] times and [`MEM_WORTH_SAYING_BYTES`].
 fn choose(
@@ -326,7 +352,7 @@ fn choose(
     let beats = |a: usize, b: usize| -> Option<bool> {
         let (ra, rb) = (&ranking[a], &ranking[b]);
         if ra.cpu_ns_per_io > 0.0 && rb.cpu_ns_per_io > 0.0 {
-            if let Some(k) = versus(cases[b], cases[a], &cpu) {
+            if let Some(k) = versus(cases[b], cases[a], &cpu, CPU_MARGIN) {
                 // k.ratio = cpu(a) / cpu(b).
                 if k.distinct {
                     return Some(k.ratio < 1.0);
@@ -442,7 +468,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
         if few {
             "their repetitions overlap"
         } else if v.paired {
-            "the 95% interval of their per-round ratio includes 1 or lies within 3%"
+            "the 95% interval of their per-round ratio reaches within 3% of even"
         } else {
             "their 95% intervals overlap"
         }
@@ -924,10 +950,18 @@ pub(crate) mod tests {
                 v[0].text
             );
         }
-        // CPU that differs in every round is real: the cheaper one wins,
-        // whatever the order.
+        // Even a steady 9% (4.7 against 4.3 us in every round) is inside
+        // the 10% a CPU difference needs to decide the pick.
         let v = all(&[
             rounds("uring", None, &bw, &[4700.0; 6]),
+            rounds("aio", None, &bw, &[4300.0; 6]),
+        ]);
+        assert_eq!(v[0].pick, "uring");
+        assert_eq!(v[0].equally_good, vec!["uring", "aio"]);
+        // 20% in every round is real: the cheaper one wins, whatever the
+        // order.
+        let v = all(&[
+            rounds("uring", None, &bw, &[5200.0; 6]),
             rounds("aio", None, &bw, &[4300.0; 6]),
         ]);
         assert_eq!(v[0].pick, "aio");
