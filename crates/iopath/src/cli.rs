@@ -291,7 +291,7 @@ pub struct CompareArgs {
     pub fail_above: Option<f64>,
 
     /// With one run a side: the run-to-run drift allowed for, in percent
-    /// (the interval is widened by it; 0 for none) [default: 10, measured
+    /// (the interval is widened by it; 0 for none) [default: 38, measured
     /// with bench/compare-drift.sh, see docs/compare.md].
     #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_drift)]
     pub drift: Option<f64>,

@@ -374,6 +374,61 @@ fn a_case_measured_in_some_runs_only_uses_those() {
 }
 
 #[test]
+fn other_traffic_on_bs_disk_makes_a_one_run_slowdown_inconclusive() {
+    let with_fraction = |f: f64, scale: f64| {
+        let mut c = case("direct", "randread", None, &times(scale));
+        for m in &mut c.repetitions {
+            m.device_fraction = Some(f);
+        }
+        c
+    };
+    let busy = compare(
+        &[run(vec![with_fraction(1.0, 1.0)])],
+        &[run(vec![with_fraction(12.0, 0.5)])],
+        side("A"),
+        side("B"),
+        Some(5.0),
+        0.0,
+    );
+    let c = &busy.cases[0];
+    assert_eq!(c.b_device_fraction, Some(12.0));
+    assert!(c.beyond(5.0) && c.b_disturbed());
+    assert!(!c.regressed(5.0) && c.inconclusive(5.0));
+    assert_eq!(busy.regressions, 0);
+    assert!(
+        busy.notes.iter().any(
+            |n| n.starts_with("other traffic shared the disk during B's direct")
+                && n.contains("12.0x")
+        ),
+        "{:?}",
+        busy.notes
+    );
+    // A quiet disk (2x: read-ahead, metadata): an ordinary regression.
+    let quiet = compare(
+        &[run(vec![with_fraction(1.0, 1.0)])],
+        &[run(vec![with_fraction(2.0, 0.5)])],
+        side("A"),
+        side("B"),
+        Some(5.0),
+        0.0,
+    );
+    assert!(quiet.cases[0].regressed(5.0) && !quiet.cases[0].inconclusive(5.0));
+    assert!(quiet.notes.is_empty(), "{:?}", quiet.notes);
+    // Between runs the drift is in the interval: still exit 1.
+    let a = [
+        run(vec![with_fraction(1.0, 1.0)]),
+        run(vec![with_fraction(1.0, 1.02)]),
+    ];
+    let b = [
+        run(vec![with_fraction(12.0, 0.5)]),
+        run(vec![with_fraction(12.0, 0.51)]),
+    ];
+    let r = compare(&a, &b, side("A"), side("B"), Some(5.0), 0.0);
+    assert!(r.cases[0].regressed(5.0));
+    assert_eq!(r.regressions, 1);
+}
+
+#[test]
 fn medians_counts_and_p99_are_reported() {
     let mut b = case("uring", "randread", None, &times(0.5));
     for m in &mut b.repetitions {
