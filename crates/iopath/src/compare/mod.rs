@@ -18,20 +18,22 @@
 //!
 //! docs/compare.md is the user's description of all of this.
 
+mod load;
 mod render;
 pub mod test;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::UsageError;
-use crate::result::{median, CaseResult, Job, RunResult, SCHEMA_VERSION};
+use crate::result::{median, CaseResult, Job, RunResult};
 use crate::stats;
 use crate::units::{fmt_bytes, fmt_ns};
 
+use load::default_names;
+pub use load::{load, parse, sides};
 pub use render::{change_text, render};
 pub use test::{Label, Test};
 
@@ -48,9 +50,6 @@ pub const DEFAULT_DRIFT_PCT: f64 = 38.0;
 /// traffic (bench/compare-drift.sh found 10-30x in the runs that collapsed,
 /// 1-2x otherwise).
 pub const OTHER_TRAFFIC: f64 = 3.0;
-
-/// What to do with a file that cannot be compared.
-const GIVE_A_RESULT: &str = "give a file written by `iopath run --json FILE`";
 
 /// `5`, `5%` or `2.5`: a percentage above 0 and below 100, in percent.
 pub fn parse_fail_above(s: &str) -> Result<f64, String> {
@@ -628,42 +627,6 @@ fn notes(
     out
 }
 
-/// Read and check one result file; every failure is a [`UsageError`] that
-/// names the file and says what to do.
-pub fn load(path: &Path) -> Result<RunResult, UsageError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        UsageError(format!(
-            "cannot read {}: {e}; {GIVE_A_RESULT}",
-            path.display()
-        ))
-    })?;
-    parse(&bytes, &path.display().to_string())
-}
-
-/// [`load`] on bytes already read; `shown` names the file in messages.
-pub fn parse(bytes: &[u8], shown: &str) -> Result<RunResult, UsageError> {
-    let v: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| UsageError(format!("{shown} is not JSON ({e}); {GIVE_A_RESULT}")))?;
-    let tool = v.pointer("/tool/name").and_then(|n| n.as_str());
-    let version = v.get("schema_version").and_then(|x| x.as_u64());
-    let (Some("iopath"), Some(version)) = (tool, version) else {
-        return Err(UsageError(format!(
-            "{shown} is not an iopath result (no \"tool\": {{\"name\": \"iopath\"}} and \"schema_version\"); {GIVE_A_RESULT}"
-        )));
-    };
-    if version > u64::from(SCHEMA_VERSION) {
-        return Err(UsageError(format!(
-            "{shown} has result schema version {version}, newer than this iopath reads ({SCHEMA_VERSION}): read it with the iopath version that wrote it ({}) or a newer one",
-            v.pointer("/tool/version").and_then(|x| x.as_str()).unwrap_or("unknown")
-        )));
-    }
-    serde_json::from_value(v).map_err(|e| {
-        UsageError(format!(
-            "{shown} is not a complete iopath result of schema version {version} ({e}); {GIVE_A_RESULT}"
-        ))
-    })
-}
-
 /// What `iopath compare` was asked (from `cli::CompareArgs`).
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -677,62 +640,6 @@ pub struct Options {
     pub json: bool,
     pub name_a: Option<String>,
     pub name_b: Option<String>,
-}
-
-/// A's files and B's: `A.json B.json`, or `A1.json A2.json -- B1.json
-/// B2.json` (`before` the `--`, `after` it).
-pub fn sides(
-    before: &[PathBuf],
-    after: &[PathBuf],
-) -> Result<(Vec<PathBuf>, Vec<PathBuf>), UsageError> {
-    if let Some(opt) = after
-        .iter()
-        .find(|p| p.to_str().is_some_and(|s| s.starts_with("--")))
-    {
-        return Err(UsageError(format!(
-            "{} comes after `--`, where every argument is one of B's files: put the options before the `--` (`iopath compare --fail-above 5 A1.json A2.json -- B1.json B2.json`)",
-            opt.display()
-        )));
-    }
-    if !after.is_empty() {
-        return Ok((before.to_vec(), after.to_vec()));
-    }
-    match before {
-        [a, b] => Ok((vec![a.clone()], vec![b.clone()])),
-        [_] => Err(UsageError(
-            "compare needs a result for each side: `iopath compare A.json B.json`, or several runs a side separated by `--` (`iopath compare A1.json A2.json -- B1.json B2.json`)".into(),
-        )),
-        _ => Err(UsageError(format!(
-            "{} files and no `--`: put `--` between A's runs and B's runs (`iopath compare A1.json A2.json -- B1.json B2.json`)",
-            before.len()
-        ))),
-    }
-}
-
-/// The display names of the two sides: the file name, or the path as given
-/// when the two first file names are the same; with several runs, `+ N
-/// more`.
-fn default_names(a: &[PathBuf], b: &[PathBuf]) -> (String, String) {
-    let file = |p: &Path| {
-        p.file_name().map_or_else(
-            || p.display().to_string(),
-            |f| f.to_string_lossy().into_owned(),
-        )
-    };
-    let (fa, fb) = (file(&a[0]), file(&b[0]));
-    let (fa, fb) = if fa == fb {
-        (a[0].display().to_string(), b[0].display().to_string())
-    } else {
-        (fa, fb)
-    };
-    let more = |s: String, n: usize| {
-        if n > 1 {
-            format!("{s} + {} more", n - 1)
-        } else {
-            s
-        }
-    };
-    (more(fa, a.len()), more(fb, b.len()))
 }
 
 /// Write `s` on stdout; a reader that went away (`| head`) is not an error.
