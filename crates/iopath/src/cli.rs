@@ -264,24 +264,37 @@ pub struct ProbeArgs {
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Exit codes: 0 compared (whatever changed, unless --fail-above), 1 --fail-above \
-                  found a case slower by more than PCT with statistical support, 2 bad input.\n\n\
-                  Example (CI):\n  iopath compare baseline.json new.json --fail-above 10%\n\n\
+                  found a case whose 95% interval is beyond PCT slower, 3 --fail-above found a \
+                  slowdown beyond PCT with too few repetitions to tell, 2 bad input.\n\n\
+                  Several runs a side (recommended: run-to-run drift is then measured, not \
+                  assumed):\n  iopath compare --fail-above 5 base1.json base2.json base3.json -- \
+                  new1.json new2.json new3.json\n\n\
+                  One run a side (intervals widened by the --drift allowance):\n  iopath \
+                  compare baseline.json new.json --fail-above 10%\n\n\
                   See docs/compare.md for the rules and the JSON."
 )]
 pub struct CompareArgs {
-    /// The baseline: a result written by `iopath run --json FILE`.
-    #[arg(value_name = "A.json")]
-    pub a: PathBuf,
+    /// The baseline (A): one result written by `iopath run --json FILE`,
+    /// then the result compared with it (B); or several runs of A, `--`,
+    /// and several runs of B. Options go before the `--`.
+    #[arg(value_name = "A.json", required = true, num_args = 1..)]
+    pub a: Vec<PathBuf>,
 
-    /// The result compared with the baseline.
-    #[arg(value_name = "B.json")]
-    pub b: PathBuf,
+    /// B's runs, after `--` (then every file before the `--` is A's).
+    #[arg(value_name = "B.json", last = true)]
+    pub b: Vec<PathBuf>,
 
-    /// Exit 1 when a case of B is slower than in A (statistically real, see
-    /// docs/compare.md) and its median throughput dropped by more than PCT
-    /// percent (`5` or `5%`).
+    /// Exit 1 when a case of B is slower than in A and the upper bound of
+    /// its 95% interval (the side nearest to no change) is more than PCT
+    /// percent below A (`5` or `5%`; see docs/compare.md).
     #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_fail_above)]
     pub fail_above: Option<f64>,
+
+    /// With one run a side: the run-to-run drift allowed for, in percent
+    /// (the interval is widened by it; 0 for none) [default: 38, measured
+    /// with bench/compare-drift.sh, see docs/compare.md].
+    #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_drift)]
+    pub drift: Option<f64>,
 
     /// Print the comparison as JSON on stdout (nothing else is printed there).
     #[arg(long)]
@@ -294,6 +307,21 @@ pub struct CompareArgs {
     /// Name shown for B [default: its file name].
     #[arg(long, value_name = "NAME")]
     pub name_b: Option<String>,
+}
+
+impl CompareArgs {
+    /// What `compare` needs, without the clap types.
+    pub fn options(&self) -> crate::compare::Options {
+        crate::compare::Options {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            fail_above: self.fail_above,
+            drift: self.drift,
+            json: self.json,
+            name_a: self.name_a.clone(),
+            name_b: self.name_b.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

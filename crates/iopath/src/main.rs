@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     // keep the default actions, so Ctrl-C stops them at once (even while
     // `compare` waits on a pipe).
     let res = match cli.command {
-        Some(Command::Compare(a)) => compare::run(&a),
+        Some(Command::Compare(a)) => compare::run(&a.options()),
         Some(Command::Report(a)) => commands::report(&a),
         Some(Command::Presets(a)) => commands::presets(&a),
         Some(Command::Methods) => {

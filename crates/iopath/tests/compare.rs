@@ -3,7 +3,10 @@
 //!
 //! base.json (A) against new.json (B): buffered 20% slower (tight samples),
 //! mmap 30% faster, direct unchanged (overlapping), null only in A, aio only
-//! in B, uring-iopoll skipped in both.
+//! in B, uring-iopoll skipped in both. v3.json: a schema-3 run of
+//! `--methods direct,direct,uring` (two arms of direct), series and verdicts
+//! left out. Tests that check the repetitions' own intervals pass
+//! `--drift 0`; the default allowance is tested on its own.
 
 use std::path::{Path, PathBuf};
 
@@ -62,10 +65,15 @@ fn edited(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
 
 #[test]
 fn text_labels_every_case() {
-    let (code, out, err) = compare(&fixture("base.json"), &fixture("new.json"), &[]);
+    let (code, out, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--drift", "0"],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(err.is_empty(), "{err}");
     assert!(out.starts_with("A: base.json (started "), "{out}");
+    assert!(out.contains("One run per side cannot separate a change from run-to-run drift"));
     let buffered = row(&out, "buffered");
     assert!(
         buffered.contains("slower") && buffered.contains("-20.0%"),
@@ -90,10 +98,15 @@ fn text_labels_every_case() {
 
 #[test]
 fn json_is_pure_and_has_labels_and_statuses() {
-    let (code, out, err) = compare(&fixture("base.json"), &fixture("new.json"), &["--json"]);
+    let (code, out, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--json", "--drift", "0"],
+    );
     assert_eq!(code, 0, "{err}");
     let v = json_of(out.as_bytes());
     assert_eq!(v["a"]["name"], "base.json");
+    assert_eq!(v["drift_allowance_pct"], 0.0);
     assert_eq!(v["b"]["name"], "new.json");
     assert!(v["a"]["path"].as_str().unwrap().ends_with("base.json"));
     assert!(v["b"]["command"]
@@ -131,6 +144,11 @@ fn json_is_pure_and_has_labels_and_statuses() {
         assert_eq!(c["pattern"], "randread");
         assert_eq!(c["block_size"], 4096);
         assert_eq!(c["queue_depth"], 32, "the requested depth");
+        assert_eq!(c["name"], *method);
+        if *status == "compared" {
+            assert_eq!(c["test"], "within_run", "{method}");
+            assert_eq!(c["a_runs"], 1);
+        }
         assert_eq!(c["threads"], 1);
         assert_eq!(c["sync"], "end");
         assert!(c["rwmix_read_pct"].is_null());
@@ -176,7 +194,7 @@ fn fail_above_exits_1_on_a_real_slowdown_over_the_limit() {
     let (code, out, err) = compare(
         &fixture("base.json"),
         &fixture("new.json"),
-        &["--fail-above", "10"],
+        &["--fail-above", "10", "--drift", "0"],
     );
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -189,7 +207,7 @@ fn fail_above_exits_1_on_a_real_slowdown_over_the_limit() {
         .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
-        lines[0].contains("buffered randread 4k Q32T1: -20.0% (95% CI -20.6% to -19.5%)"),
+        lines[0].contains("buffered randread 4k Q1T1: -20.0% (95% CI -20.6% to -19.5%)"),
         "{err}"
     );
     assert!(err.contains("by more than 10%"), "{err}");
@@ -199,7 +217,7 @@ fn fail_above_exits_1_on_a_real_slowdown_over_the_limit() {
     let (code, out, err) = compare(
         &fixture("base.json"),
         &fixture("new.json"),
-        &["--fail-above", "10%", "--json"],
+        &["--fail-above", "10%", "--json", "--drift", "0"],
     );
     assert_eq!(code, 1, "{err}");
     let v = json_of(out.as_bytes());
@@ -210,11 +228,13 @@ fn fail_above_exits_1_on_a_real_slowdown_over_the_limit() {
 
 #[test]
 fn fail_above_exits_0_when_the_slowdown_is_within_the_limit() {
-    for pct in ["30", "30%", "20.5"] {
+    // The bound nearest to no change is -19.5%: 19.6 passes, though the
+    // median lost 20%.
+    for pct in ["30", "30%", "20.5", "19.6"] {
         let (code, out, err) = compare(
             &fixture("base.json"),
             &fixture("new.json"),
-            &["--fail-above", pct, "--json"],
+            &["--fail-above", pct, "--json", "--drift", "0"],
         );
         assert_eq!(code, 0, "--fail-above {pct}: {err}");
         assert!(err.is_empty(), "{err}");
@@ -225,7 +245,7 @@ fn fail_above_exits_0_when_the_slowdown_is_within_the_limit() {
     let (code, _, err) = compare(
         &fixture("new.json"),
         &fixture("base.json"),
-        &["--fail-above", "1"],
+        &["--fail-above", "1", "--drift", "0"],
     );
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -395,4 +415,219 @@ fn bad_inputs_exit_2_naming_the_file() {
     rejected(&base, &no_cases, &no_cases, "not a complete iopath result");
 
     rejected(&base, dir.path(), dir.path(), "cannot read");
+}
+
+/// A copy of fixture `name` with every repetition's throughput times
+/// `scale[i]` for case i (cycling), written as `out` in `dir`.
+fn scaled(dir: &Path, name: &str, out: &str, scale: &[f64]) -> PathBuf {
+    let tmp = edited(dir, name, |v| {
+        for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let f = scale[i % scale.len()];
+            for r in c["repetitions"].as_array_mut().unwrap() {
+                let bw = r["bw_bytes_per_s"].as_f64().unwrap();
+                r["bw_bytes_per_s"] = (bw * f).into();
+            }
+        }
+    });
+    let p = dir.join(out);
+    std::fs::rename(tmp, &p).unwrap();
+    p
+}
+
+#[test]
+fn the_default_drift_allowance_widens_one_run_a_side() {
+    let default = iopath::compare::DEFAULT_DRIFT_PCT;
+    let (code, out, err) = compare(&fixture("base.json"), &fixture("new.json"), &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(out.as_bytes());
+    assert_eq!(v["drift_allowance_pct"], default);
+    let b = case(&v, "buffered");
+    assert_eq!(b["drift_allowance_pct"], default);
+    let hi = b["ratio_ci95"][1].as_f64().unwrap();
+    // The repetitions' bound (0.805) times 1 + the allowance.
+    assert!(
+        (hi / (1.0 + default / 100.0) - 0.805).abs() < 0.002,
+        "{hi} with {default}%"
+    );
+    // --drift overrides it; the text says the allowance.
+    let (_, out, _) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--drift", "30%"],
+    );
+    assert!(out.contains("drift allowance of ±30%"), "{out}");
+    assert!(
+        row(&out, "buffered").contains("no change"),
+        "20% is within 30%: {out}"
+    );
+    let (code, _, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--drift", "30", "--fail-above", "5"],
+    );
+    assert_eq!(code, 0, "{err}");
+    for bad in ["-1", "100", "x"] {
+        let arg = format!("--drift={bad}");
+        let (code, _, err) = compare(&fixture("base.json"), &fixture("new.json"), &[&arg]);
+        assert_eq!(code, 2, "{arg}: {err}");
+        assert!(err.contains("for '--drift <PCT>'"), "{err}");
+    }
+}
+
+/// `iopath compare ARGS A... -- B...`.
+fn compare_runs(args: &[&str], a: &[PathBuf], b: &[PathBuf]) -> (i32, String, String) {
+    let out = iopath()
+        .arg("compare")
+        .args(args)
+        .args(a)
+        .arg("--")
+        .args(b)
+        .output()
+        .unwrap();
+    (
+        out.status.code().expect("exited, not killed"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn several_runs_a_side_put_the_drift_in_the_interval() {
+    let dir = scratch();
+    let d = dir.path();
+    // Three runs a side of the same configuration, each tight inside but
+    // drifting by a few percent from run to run.
+    let a: Vec<PathBuf> = [1.0, 1.06, 0.95]
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| scaled(d, "base.json", &format!("a{i}.json"), &[f]))
+        .collect();
+    let b: Vec<PathBuf> = [1.03, 0.96, 1.01]
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| scaled(d, "base.json", &format!("b{i}.json"), &[f]))
+        .collect();
+    let (code, out, err) = compare_runs(&["--fail-above", "5", "--json"], &a, &b);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(out.as_bytes());
+    assert_eq!(v["a"]["paths"].as_array().unwrap().len(), 3);
+    assert_eq!(v["a"]["name"], "a0.json + 2 more");
+    let c = case(&v, "buffered");
+    assert_eq!(c["test"], "between_runs");
+    assert_eq!(
+        (c["a_runs"].as_u64(), c["b_runs"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!((c["a_n"].as_u64(), c["b_n"].as_u64()), (Some(24), Some(24)));
+    assert_eq!(c["label"], "no change", "{c}");
+    assert!(c["drift_allowance_pct"].is_null());
+    assert_eq!(v["regressions"], 0);
+    // The same data one run a side without an allowance: the drift between
+    // a1 (1.06) and b1 (0.96) reads as a real 9% slowdown.
+    let (code, _, err) = compare(&a[1], &b[1], &["--fail-above", "5", "--drift", "0"]);
+    assert_eq!(code, 1, "{err}");
+    // Text: runs x repetitions, the test said.
+    let (code, out, _) = compare_runs(&[], &a, &b);
+    assert_eq!(code, 0);
+    assert!(row(&out, "buffered").contains("3x8"), "{out}");
+    assert!(out.contains("Welch's t on the log medians"), "{out}");
+    assert!(!out.contains("One run per side"), "{out}");
+
+    // A real 40% slowdown over three runs is caught, at the bound.
+    let slow: Vec<PathBuf> = [0.6, 0.62, 0.59]
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| scaled(d, "base.json", &format!("s{i}.json"), &[f]))
+        .collect();
+    let (code, _, err) = compare_runs(&["--fail-above", "5"], &a, &slow);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("regression: buffered randread 4k Q1T1: -39.")
+            && err.contains("between 3 and 3 runs"),
+        "{err}"
+    );
+    // Several against one: still between runs (A's spread stands for both).
+    let (code, out, err) = compare_runs(&["--fail-above", "5", "--json"], &a, &slow[..1]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        case(&json_of(out.as_bytes()), "buffered")["test"],
+        "between_runs"
+    );
+}
+
+#[test]
+fn the_double_dash_splits_the_sides_and_misuse_exits_2() {
+    let base = fixture("base.json");
+    let dir = scratch();
+    let out = iopath().arg("compare").arg(&base).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a result for each side"));
+    let out = iopath()
+        .arg("compare")
+        .args([&base, &base, &base])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("put `--` between"));
+    let (code, out, err) = compare_runs(
+        &[],
+        std::slice::from_ref(&base),
+        &[base.clone(), "--json".into()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--json comes after `--`"), "{err}");
+    // A bad file on either side, in a list, is named.
+    let missing = dir.path().join("gone.json");
+    let (code, _, err) = compare_runs(
+        &[],
+        &[base.clone(), missing.clone()],
+        std::slice::from_ref(&base),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+}
+
+#[test]
+fn a_schema_3_result_with_two_arms_is_compared_arm_by_arm() {
+    let v3 = fixture("v3.json");
+    let (code, out, err) = compare(&v3, &v3, &["--json", "--fail-above", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(out.as_bytes());
+    let names: Vec<&str> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["direct", "direct#2", "uring"]);
+    let arm2 = &v["cases"][1];
+    assert_eq!(arm2["arm"], 2);
+    assert_eq!(arm2["method"], "direct");
+    assert_eq!(arm2["status"], "compared");
+    assert_eq!(arm2["ratio"], 1.0);
+    assert!(v["cases"][0].get("arm").is_none());
+    // The text names the arm and shows the depth direct ran at.
+    let (_, out, _) = compare(&v3, &v3, &[]);
+    assert!(row(&out, "direct#2").contains("randread 4k Q1T1"), "{out}");
+    assert!(row(&out, "uring").contains("randread 4k Q32T1"), "{out}");
+    // Against schema 2: direct matches direct, the second arm is only in B.
+    let (code, out, err) = compare(&fixture("base.json"), &v3, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(out.as_bytes());
+    let direct: Vec<&Value> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["method"] == "direct")
+        .collect();
+    assert_eq!(direct.len(), 2);
+    assert_eq!(direct[0]["status"], "compared");
+    assert_eq!(direct[1]["name"], "direct#2");
+    assert_eq!(direct[1]["status"], "only_in_b");
+    assert!(
+        v["notes"].to_string().contains("result schema 2"),
+        "{}",
+        v["notes"]
+    );
 }
