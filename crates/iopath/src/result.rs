@@ -202,6 +202,16 @@ pub struct Job {
 }
 
 impl Job {
+    /// [`Job::label`] at the depth the job ran at (`randread 4k Q1T1` for a
+    /// synchronous method asked for Q32); `depth` 0: the depth asked.
+    pub fn label_at(&self, depth: u32) -> String {
+        let mut j = self.clone();
+        if depth > 0 {
+            j.queue_depth = depth;
+        }
+        j.label()
+    }
+
     /// CrystalDiskMark's way of naming a job, with the pattern and the
     /// requested depth: `randread 4k Q32T1`, `randrw 4k Q32T1 70% read`.
     pub fn label(&self) -> String {
@@ -266,11 +276,7 @@ impl CaseResult {
     /// The job as this case ran it: its label with the depth it really ran
     /// at (`randread 4k Q1T1` for a synchronous method asked for Q32).
     pub fn ran_label(&self) -> String {
-        let mut j = self.job();
-        if self.queue_depth > 0 {
-            j.queue_depth = self.queue_depth;
-        }
-        j.label()
+        self.job().label_at(self.queue_depth)
     }
 
     /// What the case ran, apart from its method.

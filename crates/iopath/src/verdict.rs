@@ -439,9 +439,7 @@ fn ran_label(v: &Verdict, real: &[&Ranked]) -> String {
     let depths: Vec<u32> = real.iter().map(|m| m.queue_depth).collect();
     match depths.first() {
         Some(&d) if d > 0 && d < v.job.queue_depth && depths.iter().all(|&x| x == d) => {
-            let mut j = v.job.clone();
-            j.queue_depth = d;
-            j.label()
+            v.job.label_at(d)
         }
         _ => v.job.label(),
     }

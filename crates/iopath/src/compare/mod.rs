@@ -228,7 +228,7 @@ impl CaseComparison {
     /// The job that ran: `randread 4k Q1T1` for a synchronous method even
     /// when Q32 was asked for.
     pub fn job(&self) -> String {
-        ran_label(&self.job, self.queue_depth_effective)
+        self.job.label_at(self.queue_depth_effective)
     }
 
     /// True when the case was compared within one run per side but had too
@@ -276,16 +276,6 @@ impl CaseComparison {
     pub fn regressed(&self, pct: f64) -> bool {
         self.beyond(pct) && !self.b_disturbed()
     }
-}
-
-/// A job's label with the depth it ran at: [`Job::label`] with
-/// `queue_depth` replaced by the effective one.
-pub fn ran_label(job: &Job, effective_depth: u32) -> String {
-    let mut j = job.clone();
-    if effective_depth > 0 {
-        j.queue_depth = effective_depth;
-    }
-    j.label()
 }
 
 /// The whole comparison, as printed by `--json`.
