@@ -178,17 +178,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", default_value = "3%", value_parser = parse_pct)]
     pub ci_target: f64,
 
-    /// Adaptive repetition: time budget of one case, warm-up included; the
-    /// case stops before a repetition that would not fit (after at least 3).
+    /// Adaptive repetition: time budget of one case, warm-up included (the
+    /// methods of a job share theirs: rounds stop before one that would not
+    /// fit in the running methods' budgets, after at least 3).
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
     pub max_time: Duration,
 
     /// Order of repetitions: interleaved (the methods of a job take turns,
-    /// one repetition each per round, in an order shuffled per round from
-    /// --seed, so drift between cases is not credited to a method) or
+    /// one repetition each per round, in an order shuffled afresh every
+    /// round, so drift between cases is not credited to a method) or
     /// sequential (each case runs all its repetitions back to back).
     #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = parse_schedule)]
     pub schedule: crate::plan::Schedule,
+
+    /// Seed of the rounds' shuffled orders [default: drawn at random and
+    /// recorded in the JSON, so that identical runs do not share one order;
+    /// give it to repeat a run's orders].
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
 
     /// Warm-up repetitions per case, run and recorded first but not counted.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
@@ -235,7 +242,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
 
-    /// Write the results as JSON to FILE (rewritten after every case), or `-`
+    /// Write the results as JSON to FILE (rewritten after every round), or `-`
     /// for stdout (then nothing else is printed on stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

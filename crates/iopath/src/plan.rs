@@ -248,6 +248,8 @@ pub struct Plan {
     pub max_time: Duration,
     pub warmup: u32,
     pub schedule: Schedule,
+    /// Seed of the rounds' orders: `--order-seed`, else drawn at random.
+    pub order_seed: u64,
     pub interval: Duration,
     pub seed: u64,
     pub cache: CacheState,
@@ -499,6 +501,7 @@ impl Plan {
             max_time: a.max_time,
             warmup: a.warmup,
             schedule: a.schedule,
+            order_seed: a.order_seed.unwrap_or_else(random_seed),
             interval: a.interval,
             seed: a.seed,
             cache: a.cache,
@@ -839,6 +842,19 @@ pub fn parse_span(what: &str, s: &str) -> Result<u64, UsageError> {
         ))),
         Ok(n) => Ok(n),
     }
+}
+
+/// A seed nobody chose: the process's random hash keys, with the time.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
 }
 
 fn dedup<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {

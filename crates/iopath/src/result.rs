@@ -89,6 +89,11 @@ pub struct RunConfig {
     /// Absent in results older than schema 3 (sequential).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<String>,
+    /// Seed of the rounds' shuffled orders (`--order-seed`; drawn at random
+    /// when not given, so that identical runs do not all share one order);
+    /// absent for sequential runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// Length of the intervals of each repetition's time series.
     #[serde(default)]
     pub interval_ns: u64,

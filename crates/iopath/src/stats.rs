@@ -345,14 +345,11 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
             ratios[((ratios.len() - 1) as f64 * p).round() as usize]
         }
     };
-    let ratio_ci95 = [q(0.025), q(0.975)];
-    // A difference inside the equivalence margin is a tie however precise.
-    let inside = within_margin(ratio_ci95);
     Some(Comparison {
         ratio: sb.median / sa.median,
-        ratio_ci95,
-        distinct: distinct && !inside,
-        undersampled: few && ranges_apart && !distinct && !inside,
+        ratio_ci95: [q(0.025), q(0.975)],
+        distinct,
+        undersampled: few && ranges_apart && !distinct,
     })
 }
 
@@ -385,9 +382,25 @@ const SIGNED_RANK_EXACT: usize = 60;
 /// Wilcoxon signed-rank statistic under no difference (each sign a fair
 /// coin). For n < 6 the best is `k = 1` (all Walsh averages), below 95%.
 pub fn signed_rank_ci_rank(n: usize) -> (usize, f64) {
+    signed_rank_ci_rank_at(n, 0.05)
+}
+
+/// The upper `p` quantile of the standard normal (`p` in (0, 0.5]):
+/// Abramowitz and Stegun 26.2.23, error below 4.5e-4.
+pub fn normal_upper(p: f64) -> f64 {
+    let t = (-2.0 * p.clamp(1e-300, 0.5).ln()).sqrt();
+    t - (2.515_517 + 0.802_853 * t + 0.010_328 * t * t)
+        / (1.0 + 1.432_788 * t + 0.189_269 * t * t + 0.001_308 * t * t * t)
+}
+
+/// [`signed_rank_ci_rank`] for a `1 - alpha` interval (each tail
+/// `alpha / 2`): the largest `k` with P(T <= k - 1) <= alpha / 2, and the
+/// coverage it gives.
+pub fn signed_rank_ci_rank_at(n: usize, alpha: f64) -> (usize, f64) {
     if n == 0 {
         return (0, 0.0);
     }
+    let tail = alpha / 2.0;
     let max = n * (n + 1) / 2;
     if n <= SIGNED_RANK_EXACT {
         // P(T = t) by dynamic programming over the ranks 1..n.
@@ -401,7 +414,7 @@ pub fn signed_rank_ci_rank(n: usize) -> (usize, f64) {
         }
         // below = P(T <= k - 1); move to k + 1 while P(T <= k) allows it.
         let (mut k, mut below) = (1, p[0]);
-        while k < max / 2 && below + p[k] <= 0.025 {
+        while k < max / 2 && below + p[k] <= tail {
             below += p[k];
             k += 1;
         }
@@ -413,8 +426,8 @@ pub fn signed_rank_ci_rank(n: usize) -> (usize, f64) {
         let sd = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt();
         // At or one below the exact rank (checked to n = 200): a little
         // conservative.
-        let k = (mean - 1.959_963_985 * sd + 0.5).floor().max(1.0) as usize;
-        (k, 0.95)
+        let k = (mean - normal_upper(tail) * sd + 0.5).floor().max(1.0) as usize;
+        (k, 1.0 - alpha)
     }
 }
 
@@ -444,11 +457,14 @@ pub fn signed_rank_ci_rank(n: usize) -> (usize, f64) {
 /// assumes, so its false-call rate is at most 5%. `None` without a usable
 /// pair.
 pub fn compare_paired(pairs: &[(f64, f64)]) -> Option<Comparison> {
-    compare_paired_with(pairs, EQUIVALENCE_MARGIN)
+    compare_paired_with(pairs, EQUIVALENCE_MARGIN, 0.05)
 }
 
-/// [`compare_paired`] with another margin (CPU per I/O: 10%).
-pub fn compare_paired_with(pairs: &[(f64, f64)], margin: f64) -> Option<Comparison> {
+/// [`compare_paired`] with another margin (CPU per I/O: 10%) and level:
+/// a `1 - alpha` interval, "real" only when it reaches that coverage (a
+/// verdict comparing k methods with the fastest uses alpha = 0.05 / (k - 1),
+/// so that the whole verdict errs at most 5% of the time).
+pub fn compare_paired_with(pairs: &[(f64, f64)], margin: f64, alpha: f64) -> Option<Comparison> {
     let logs: Vec<f64> = pairs
         .iter()
         .filter(|(a, b)| *a > 0.0 && *b > 0.0 && b.is_finite())
@@ -466,9 +482,9 @@ pub fn compare_paired_with(pairs: &[(f64, f64)], margin: f64) -> Option<Comparis
     }
     walsh.sort_by(|x, y| x.total_cmp(y));
     let m = walsh.len();
-    let (k, level) = signed_rank_ci_rank(n);
+    let (k, level) = signed_rank_ci_rank_at(n, alpha);
     let ci = [walsh[k - 1].exp(), walsh[m - k].exp()];
-    let real = level >= 0.95;
+    let real = level >= 1.0 - alpha - 1e-12;
     let beyond = beyond_margin(ci, margin);
     Some(Comparison {
         ratio: median_sorted(&walsh).exp(),
@@ -681,6 +697,14 @@ mod paired_sim {
             assert_eq!(k, c + 1, "n = {n}");
             assert!(level >= 0.95, "n = {n}: {level}");
         }
+        // At 0.05 / 6 (seven methods against the fastest): n = 8 is the
+        // first with an interval (2 / 256 <= 0.0083), n = 7 has none.
+        assert!(super::signed_rank_ci_rank_at(7, 0.05 / 6.0).1 < 1.0 - 0.05 / 6.0);
+        let (k, level) = super::signed_rank_ci_rank_at(8, 0.05 / 6.0);
+        assert_eq!(k, 1);
+        assert!(level >= 1.0 - 0.05 / 6.0);
+        assert!((super::normal_upper(0.025) - 1.96).abs() < 1e-3);
+        assert!((super::normal_upper(0.005) - 2.5758).abs() < 1e-3);
         // Below 6 no interval reaches 95%.
         assert!(super::signed_rank_ci_rank(5).1 < 0.95);
         // Past the exact table: the normal approximation, at or one below

@@ -403,6 +403,7 @@ mod tests {
                 max_time_ns: None,
                 warmup: 0,
                 schedule: None,
+                order_seed: None,
                 interval_ns: 100_000_000,
                 seed: 1,
                 cache: cache.into(),

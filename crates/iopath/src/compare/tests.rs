@@ -57,6 +57,7 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
             max_time_ns: None,
             warmup: 0,
             schedule: None,
+            order_seed: None,
             interval_ns: 100_000_000,
             seed: 1,
             cache: "cold".into(),

@@ -10,7 +10,6 @@
 //! round, so that a killed run keeps every round it finished. Latency
 //! summaries come from the merged histograms of the measured repetitions.
 
-use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -32,22 +31,37 @@ use crate::stats::StopReason;
 use crate::target::Target;
 use crate::units::fmt_bytes;
 
-/// The jobs of a plan, as ranges of its cases: consecutive cases that
-/// differ only by method (interleaved), or each case alone (sequential).
-pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    let mut last = None;
+/// The jobs of a plan, as lists of its cases' indices: the cases that
+/// differ only by method (the verdict's groups), wherever they stand in the
+/// plan, in the order their first case appears (interleaved); or each case
+/// alone (sequential).
+pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Vec<usize>> {
+    if schedule == Schedule::Sequential {
+        return (0..cases.len()).map(|i| vec![i]).collect();
+    }
+    let mut keys: Vec<crate::result::Job> = Vec::new();
+    let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let key = case_result(c).job();
-        match out.last_mut() {
-            Some(r) if schedule == Schedule::Interleaved && last.as_ref() == Some(&key) => {
-                r.end = i + 1
+        match keys.iter().position(|k| *k == key) {
+            Some(j) => out[j].push(i),
+            None => {
+                keys.push(key);
+                out.push(vec![i]);
             }
-            _ => out.push(i..i + 1),
         }
-        last = Some(key);
     }
     out
+}
+
+/// How the progress line names a case: `direct randread 4k Q1T1`, the
+/// job as the method will run it (synchronous methods at depth 1).
+pub fn progress_name(case: &Case) -> String {
+    let mut c = case_result(case);
+    if !case.method.is_async() {
+        c.queue_depth = 1;
+    }
+    format!("{} {}", c.name(), c.ran_label())
 }
 
 /// What a run carries from job to job.
@@ -59,6 +73,9 @@ pub struct Shared<'r> {
     pub limit: &'r mut Option<CacheLimit>,
     /// Repetitions run so far in the whole run (the next one's `seq` - 1).
     pub seq: u32,
+    /// Measured rounds run so far in the whole run: the next job's rounds
+    /// are numbered after them, so that rounds pair only within a job.
+    pub rounds: u32,
 }
 
 /// One arm of the job being run.
@@ -100,27 +117,21 @@ impl Runner<'_> {
     pub(super) fn run_job(
         &self,
         job_no: usize,
-        cases: &[Case],
+        cases: &[&Case],
         sh: &mut Shared<'_>,
         result: &mut RunResult,
         on_case: &mut dyn FnMut(&RunResult) -> Result<()>,
         bar: &indicatif::ProgressBar,
     ) -> Result<bool> {
         let mut arms: Vec<Arm> = Vec::new();
-        for case in cases {
+        for &case in cases {
             let cr = self.prepare_case(case, sh);
             let idx = result.cases.len();
             let runs = cr.skipped.is_none();
             result.cases.push(cr);
             if runs {
                 // `direct randread 4k Q1T1`: the job as this method runs it.
-                let mut c = result.cases[idx].clone();
-                c.queue_depth = if case.method.is_async() {
-                    case.queue_depth_requested
-                } else {
-                    1
-                };
-                let name = format!("{} {}", c.name(), c.ran_label());
+                let name = progress_name(case);
                 let live = self
                     .progress
                     .is_enabled()
@@ -141,7 +152,8 @@ impl Runner<'_> {
             fixed: self.plan.repeat,
             rule: self.plan.stop_rule(),
             warmup: self.plan.warmup,
-            seed: self.plan.seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            round_base: sh.rounds,
         };
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut fatal: Option<anyhow::Error> = None;
@@ -180,6 +192,7 @@ impl Runner<'_> {
         for (a, e) in arms.iter_mut().zip(&end.arms) {
             a.end = Some(*e);
         }
+        sh.rounds += end.rounds;
         for a in &arms {
             let cr = &mut result.cases[a.idx];
             summarize(cr, a);
@@ -513,4 +526,33 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_io::Method;
+
+    /// Regression (review of issue 13): a preset that lists cases of one
+    /// job apart (hmmap's mmap before uffd, ucache and direct) ran them as
+    /// separate jobs, and the verdict paired their rounds as if they had run
+    /// side by side. Jobs now gather a key's cases wherever they stand.
+    #[test]
+    fn a_jobs_cases_gather_wherever_they_stand_in_the_plan() {
+        let c = |m: Method, p: Pattern| Case::new(m, p, 4096, 32, 1);
+        let cases = vec![
+            c(Method::Mmap, Pattern::Write),
+            c(Method::Direct, Pattern::Read),
+            c(Method::Ucache, Pattern::Write),
+            c(Method::Direct, Pattern::Write),
+        ];
+        assert_eq!(
+            jobs(&cases, Schedule::Interleaved),
+            vec![vec![0, 2, 3], vec![1]]
+        );
+        assert_eq!(
+            jobs(&cases, Schedule::Sequential),
+            vec![vec![0], vec![1], vec![2], vec![3]]
+        );
+    }
 }

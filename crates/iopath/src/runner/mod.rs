@@ -135,6 +135,8 @@ impl Runner<'_> {
                     .then_some(plan.max_time.as_nanos() as u64),
                 warmup: plan.warmup,
                 schedule: Some(plan.schedule.name().into()),
+                order_seed: (plan.schedule == crate::plan::Schedule::Interleaved)
+                    .then_some(plan.order_seed),
                 interval_ns: plan.interval.as_nanos() as u64,
                 seed: plan.seed,
                 cache: plan.cache.name().into(),
@@ -161,18 +163,20 @@ impl Runner<'_> {
             obs: &obs,
             limit: &mut limit,
             seq: 0,
+            rounds: 0,
         };
-        for (job_no, range) in job::jobs(&plan.cases, plan.schedule)
+        for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
             .into_iter()
             .enumerate()
         {
             if self.stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
             }
+            let cases: Vec<&Case> = members.iter().map(|&i| &plan.cases[i]).collect();
             if result.interrupted {
                 // Cases never reached stay in the result, saying so, so that
                 // an interrupted run's verdicts can name what is missing.
-                for c in &plan.cases[range] {
+                for c in cases {
                     let mut cr = case_result(c);
                     cr.skipped = Some(format!(
                         "{} (Ctrl-C) before this case",
@@ -182,13 +186,8 @@ impl Runner<'_> {
                 }
                 continue;
             }
-            let cases = &plan.cases[range];
-            bar.set_message(format!(
-                "{} {}",
-                cases[0].method,
-                case_result(&cases[0]).job().label()
-            ));
-            if self.run_job(job_no, cases, &mut shared, &mut result, on_case, &bar)? {
+            bar.set_message(job::progress_name(cases[0]));
+            if self.run_job(job_no, &cases, &mut shared, &mut result, on_case, &bar)? {
                 result.interrupted = true;
             }
         }

@@ -2,11 +2,14 @@
 //!
 //! A **job** is a set of **arms** (cases that differ only by method, or by
 //! the arm of one method named twice). Warm-up repetitions of every arm come
-//! first, in arm order. Then the arms take turns in **rounds**: one measured
+//! first, themselves in rounds (one warm-up of every arm per warm-up round,
+//! so that no arm's warm-up is separated from its first measured repetition
+//! by all the others'). Then the arms take turns in **rounds**: one measured
 //! repetition of every arm still running per round, in an order shuffled
-//! from the seed and balanced: rounds come in blocks of as many rounds as
-//! arms, each block shuffles the arms once and its rounds take the rotations
-//! of that order, so every arm runs in every position once per block. Anything that drifts between cases (other traffic on
+//! afresh every round from the order seed. Independent shuffles make the
+//! order of two arms in one round a fair coin, independent of every other
+//! round, whatever runs before or after them (position and carry-over
+//! effects become symmetric noise): the paired test's assumption. Anything that drifts between cases (other traffic on
 //! a shared disk, device state, the host) then falls on every arm alike
 //! instead of being credited to one method, and repetitions of one round can
 //! be paired (the verdict's ratios come from them).
@@ -14,8 +17,9 @@
 //! When to stop is decided after each round: after a fixed number of rounds
 //! (`--repeat N`), or adaptively ([`StopRule`]) once every running arm's
 //! median throughput has a 95% interval within the target, or when the next
-//! round would not fit in the job's budget (the rule's per-case budget times
-//! the number of arms), never before the rule's floor of rounds.
+//! round would not fit in the running arms' budget (the rule's per-case
+//! budget for each arm still running, against the time those arms spent),
+//! never before the rule's floor of rounds.
 //!
 //! `--schedule sequential` is the same loop with a job of one arm per case.
 //!
@@ -80,6 +84,9 @@ pub struct Schedule {
     pub warmup: u32,
     /// Seeds the per-round shuffles.
     pub seed: u64,
+    /// Added to every measured round's number, so that rounds are unique
+    /// across the jobs of a run (repetitions pair only within a job).
+    pub round_base: u32,
 }
 
 /// Run a job of `arms` arms. `one` runs the repetition it is given.
@@ -133,11 +140,12 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
             }
         }
     };
-    'warm: for arm in 0..arms {
-        for _ in 0..s.warmup {
-            if !alive[arm] {
-                continue 'warm;
-            }
+    let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
+    let mut order: Vec<usize> = Vec::with_capacity(arms);
+    for _ in 0..s.warmup {
+        order.clear();
+        order.extend((0..arms).filter(|&a| alive[a]));
+        for &arm in &order {
             let c = RepCall {
                 arm,
                 warmup: true,
@@ -155,22 +163,19 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
             }
         }
     }
-    let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
-    let mut base: Vec<usize> = Vec::with_capacity(arms);
-    let mut order: Vec<usize> = Vec::with_capacity(arms);
     loop {
         if !alive.iter().any(|&a| a) {
             return finish(end, &alive, StopReason::Stopped);
         }
         end.rounds += 1;
         order.clear();
-        order.extend(balanced(&mut base, arms, end.rounds, &mut rng));
-        order.retain(|&a| alive[a]);
+        order.extend((0..arms).filter(|&a| alive[a]));
+        shuffle(&mut order, &mut rng);
         for &arm in &order {
             let c = RepCall {
                 arm,
                 warmup: false,
-                round: end.rounds,
+                round: s.round_base + end.rounds,
             };
             if !call(
                 c,
@@ -183,7 +188,11 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
                 return finish(end, &alive, StopReason::Stopped);
             }
         }
-        if let Some(why) = decide(s, &alive, &samples, &slowest, elapsed, end.rounds, arms) {
+        let spent: u64 = (0..arms)
+            .filter(|&a| alive[a])
+            .map(|a| end.arms[a].elapsed_ns)
+            .sum();
+        if let Some(why) = decide(s, &alive, &samples, &slowest, spent, end.rounds) {
             return finish(end, &alive, why);
         }
     }
@@ -201,7 +210,6 @@ fn decide(
     slowest: &[u64],
     elapsed: u64,
     rounds: u32,
-    arms: usize,
 ) -> Option<StopReason> {
     if let Some(n) = s.fixed {
         return (rounds >= n).then_some(StopReason::Fixed);
@@ -218,8 +226,9 @@ fn decide(
     if n >= rule.max_reps {
         return Some(StopReason::MaxReps);
     }
-    // The job's budget: each arm's share, as a case alone would have.
-    let budget = rule.max_time_ns.saturating_mul(arms as u64);
+    // The running arms' budget: each its own share, as a case alone would
+    // have (an arm that left takes its share and its time with it).
+    let budget = rule.max_time_ns.saturating_mul(running.len() as u64);
     let next: u64 = running.iter().map(|&a| slowest[a]).sum();
     if n >= rule.min_reps && elapsed.saturating_add(next) > budget {
         return Some(StopReason::MaxTime);
@@ -233,28 +242,6 @@ fn finish(mut end: JobEnd, alive: &[bool], why: StopReason) -> JobEnd {
         a.stopped_by = if live { why } else { StopReason::Stopped };
     }
     end
-}
-
-/// The order of round `round` (from 1): rounds come in blocks of `arms`;
-/// each block shuffles the arms once (`base`) and its rounds take the
-/// rotations of that order, so that every arm runs in every position once
-/// per block. An order drawn afresh each round would leave a position
-/// effect (the first repetition of a round after a set-up, say) unbalanced
-/// for a given seed, and the same seed gives the same orders in every run.
-fn balanced<'b>(
-    base: &'b mut Vec<usize>,
-    arms: usize,
-    round: u32,
-    rng: &mut iopath_io::data::Rng,
-) -> impl Iterator<Item = usize> + 'b {
-    let k = arms.max(1);
-    let step = (round as usize - 1) % k;
-    if step == 0 {
-        base.clear();
-        base.extend(0..arms);
-        shuffle(base, rng);
-    }
-    (0..arms).map(move |i| base[(i + step) % k])
 }
 
 /// Fisher-Yates, from the run's own generator.
@@ -286,6 +273,7 @@ mod tests {
             rule: Some(rule(ci, max_time_ms)),
             warmup,
             seed: 1,
+            round_base: 0,
         }
     }
 
@@ -295,6 +283,7 @@ mod tests {
             rule: None,
             warmup,
             seed,
+            round_base: 0,
         }
     }
 
@@ -353,24 +342,26 @@ mod tests {
     }
 
     #[test]
-    fn every_arm_takes_every_position_once_per_block_of_rounds() {
+    fn the_order_of_two_arms_is_a_fresh_coin_every_round() {
+        // Over many rounds each arm goes first about half the time, and
+        // whether it does is independent of the round before (a rotation
+        // would make every second round the reverse of the first).
         let mut log = Vec::new();
-        let arms: [&[f64]; 3] = [&[1.0], &[2.0], &[3.0]];
-        run_job(3, &fixed(9, 0, 5), fake(&arms, 1, &mut log));
-        for block in log.chunks(9) {
-            // [position][arm] counts within the block of 3 rounds.
-            let mut seen = [[0u32; 3]; 3];
-            for round in block.chunks(3) {
-                for (pos, c) in round.iter().enumerate() {
-                    seen[pos][c.arm] += 1;
-                }
-            }
-            assert_eq!(seen, [[1; 3]; 3], "{block:?}");
-        }
+        let arms: [&[f64]; 2] = [&[1.0], &[1.0]];
+        run_job(2, &fixed(400, 0, 11), fake(&arms, 1, &mut log));
+        let first: Vec<bool> = log.chunks(2).map(|r| r[0].arm == 0).collect();
+        let ones = first.iter().filter(|&&f| f).count();
+        assert!((160..=240).contains(&ones), "{ones} of 400");
+        let same = first.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!(
+            (160..=240).contains(&same),
+            "{same} of 399 repeat the last order"
+        );
     }
 
     #[test]
     fn warmups_of_every_arm_come_first_and_are_not_counted() {
+        // Warm-ups come in rounds too: one of each arm, then again.
         let mut log = Vec::new();
         let arms: [&[f64]; 2] = [&[1.0], &[1.0]];
         let e = run_job(2, &fixed(3, 2, 1), fake(&arms, 1, &mut log));
@@ -381,7 +372,7 @@ mod tests {
             .collect();
         assert_eq!(
             head,
-            vec![(0, true, 0), (0, true, 0), (1, true, 0), (1, true, 0)]
+            vec![(0, true, 0), (1, true, 0), (0, true, 0), (1, true, 0)]
         );
         assert!(log[4..].iter().all(|c| !c.warmup && c.round >= 1));
         for a in &e.arms {
@@ -424,6 +415,36 @@ mod tests {
         let e = run_job(2, &adaptive(0.03, 1000, 0), fake(&arms, 300, &mut log));
         assert_eq!((e.rounds, e.stopped_by), (3, StopReason::MaxTime));
         assert_eq!(e.arms[0].elapsed_ns + e.arms[1].elapsed_ns, 1800 * MS);
+    }
+
+    #[test]
+    fn an_arm_that_leaves_takes_its_share_of_the_budget() {
+        // Three arms of 300 ms, 1 s each; arm 2 fails at once. The two
+        // left have 2 s: three rounds of 600 ms, not the five that the
+        // third arm's share would have paid for.
+        let e = run_job(3, &adaptive(0.0001, 1000, 0), |c| {
+            if c.arm == 2 {
+                RepOutcome::Stop
+            } else {
+                RepOutcome::Done {
+                    bw: if c.round % 2 == 0 { 1.0 } else { 2.0 },
+                    wall_ns: 300 * MS,
+                }
+            }
+        });
+        assert_eq!((e.rounds, e.stopped_by), (3, StopReason::MaxTime));
+        assert_eq!(e.arms[2].stopped_by, StopReason::Stopped);
+    }
+
+    #[test]
+    fn rounds_are_numbered_from_the_base() {
+        let mut log = Vec::new();
+        let arms: [&[f64]; 2] = [&[1.0], &[1.0]];
+        let mut s = fixed(2, 1, 1);
+        s.round_base = 40;
+        run_job(2, &s, fake(&arms, 1, &mut log));
+        let rounds: Vec<u32> = log.iter().map(|c| c.round).collect();
+        assert_eq!(rounds, vec![0, 0, 41, 41, 42, 42]);
     }
 
     #[test]
