@@ -84,6 +84,8 @@ pub const COLUMNS: &[&str] = &[
     "memory_cgroup_file_bytes",
     // Added in schema 3, last so that earlier columns keep their places.
     "lat_count",
+    "round",
+    "seq",
 ];
 
 /// Columns before the measurement's.
@@ -228,6 +230,8 @@ fn measurement(m: &Measurement) -> Vec<String> {
         opt(m.memory.cgroup_file_bytes),
         // 0: not recorded (results older than schema 3).
         opt((m.lat_ns.count > 0).then_some(m.lat_ns.count)),
+        opt(m.round),
+        opt(m.seq),
     ]
 }
 
