@@ -17,6 +17,7 @@ pub mod progress;
 pub mod report;
 pub mod result;
 pub mod runner;
+pub mod schedule;
 pub mod stats;
 pub mod sysinfo;
 pub mod target;

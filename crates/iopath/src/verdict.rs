@@ -630,7 +630,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             if lo.method != top.method && !named.iter().any(|m| m.method == top.method) {
                 others.push(format!("{} (fastest) {}", top.method, ns(top)));
             }
-            let eq = |m: &Ranked| v.equally_good.iter().any(|e| *e == m.method);
+            let eq = |m: &Ranked| v.equally_good.contains(&m.method);
             match cpu.get(1) {
                 // The pick found no real difference between the two
                 // cheapest: their medians are not a ranking.
