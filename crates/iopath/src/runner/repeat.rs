@@ -106,61 +106,48 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         aborted: false,
     };
     let mut alive = vec![true; arms];
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); arms];
-    let mut slowest = vec![0u64; arms];
-    let mut elapsed = 0u64;
-    // Runs one repetition and books it; false when the job must end.
-    let mut call = |c: RepCall,
-                    alive: &mut [bool],
-                    end: &mut JobEnd,
-                    samples: &mut [Vec<f64>],
-                    slowest: &mut [u64],
-                    elapsed: &mut u64| {
-        match one(c) {
-            RepOutcome::Abort => {
-                end.aborted = true;
-                false
-            }
-            RepOutcome::Stop => {
-                alive[c.arm] = false;
-                true
-            }
-            RepOutcome::Done { bw, wall_ns } => {
-                let a = &mut end.arms[c.arm];
-                a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
-                *elapsed = elapsed.saturating_add(wall_ns);
-                slowest[c.arm] = slowest[c.arm].max(wall_ns);
-                if c.warmup {
-                    a.warmup += 1;
-                } else {
-                    a.measured += 1;
-                    samples[c.arm].push(bw);
+    let mut b = Books {
+        samples: vec![Vec::new(); arms],
+        slowest: vec![0; arms],
+    };
+    // Runs the arms of `order` once each as `warmup`/`round` and books
+    // them; false when the job must end.
+    let mut run_round = |order: &[usize],
+                         warmup: bool,
+                         round: u32,
+                         alive: &mut [bool],
+                         b: &mut Books,
+                         end: &mut JobEnd| {
+        for &arm in order {
+            let c = RepCall { arm, warmup, round };
+            match one(c) {
+                RepOutcome::Abort => {
+                    end.aborted = true;
+                    return false;
                 }
-                true
+                RepOutcome::Stop => alive[arm] = false,
+                RepOutcome::Done { bw, wall_ns } => {
+                    let a = &mut end.arms[arm];
+                    a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
+                    b.slowest[arm] = b.slowest[arm].max(wall_ns);
+                    if warmup {
+                        a.warmup += 1;
+                    } else {
+                        a.measured += 1;
+                        b.samples[arm].push(bw);
+                    }
+                }
             }
         }
+        true
     };
     let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
     let mut order: Vec<usize> = Vec::with_capacity(arms);
     for _ in 0..s.warmup {
         order.clear();
         order.extend((0..arms).filter(|&a| alive[a]));
-        for &arm in &order {
-            let c = RepCall {
-                arm,
-                warmup: true,
-                round: 0,
-            };
-            if !call(
-                c,
-                &mut alive,
-                &mut end,
-                &mut samples,
-                &mut slowest,
-                &mut elapsed,
-            ) {
-                return finish(end, &alive, StopReason::Stopped);
-            }
+        if !run_round(&order, true, 0, &mut alive, &mut b, &mut end) {
+            return finish(end, &alive, StopReason::Stopped);
         }
     }
     loop {
@@ -171,28 +158,15 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         order.clear();
         order.extend((0..arms).filter(|&a| alive[a]));
         shuffle(&mut order, &mut rng);
-        for &arm in &order {
-            let c = RepCall {
-                arm,
-                warmup: false,
-                round: s.round_base + end.rounds,
-            };
-            if !call(
-                c,
-                &mut alive,
-                &mut end,
-                &mut samples,
-                &mut slowest,
-                &mut elapsed,
-            ) {
-                return finish(end, &alive, StopReason::Stopped);
-            }
+        let round = s.round_base + end.rounds;
+        if !run_round(&order, false, round, &mut alive, &mut b, &mut end) {
+            return finish(end, &alive, StopReason::Stopped);
         }
         let spent: u64 = (0..arms)
             .filter(|&a| alive[a])
             .map(|a| end.arms[a].elapsed_ns)
             .sum();
-        if let Some(why) = decide(s, &alive, &samples, &slowest, spent, end.rounds) {
+        if let Some(why) = decide(s, &alive, &b.samples, &b.slowest, spent, end.rounds) {
             return finish(end, &alive, why);
         }
     }
@@ -201,6 +175,13 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
 /// The seed's mix for the shuffles (any constant; fixed so that a seed
 /// always gives the same orders).
 const ORDER_MIX: u64 = 0x5eed_0bde;
+
+/// What the loop keeps per arm: measured throughputs and the slowest
+/// repetition's wall time.
+struct Books {
+    samples: Vec<Vec<f64>>,
+    slowest: Vec<u64>,
+}
 
 /// Decide after a round: `None` to go on.
 fn decide(
