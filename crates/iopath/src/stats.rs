@@ -431,6 +431,21 @@ pub fn signed_rank_ci_rank_at(n: usize, alpha: f64) -> (usize, f64) {
     }
 }
 
+/// The fewest rounds whose signed-rank interval reaches `1 - alpha`: a
+/// paired difference can be called real from this many on (6 at 5%; 8 at
+/// 5% shared among 6 comparisons).
+pub fn min_rounds(alpha: f64) -> usize {
+    (1..=SIGNED_RANK_EXACT)
+        .find(|&n| signed_rank_ci_rank_at(n, alpha).1 >= 1.0 - alpha - 1e-12)
+        .unwrap_or(SIGNED_RANK_EXACT)
+}
+
+/// The level of each of a verdict's comparisons among `methods` real
+/// methods: 5% shared among the comparisons with the fastest (Bonferroni).
+pub fn verdict_alpha(methods: usize) -> f64 {
+    0.05 / methods.saturating_sub(1).max(1) as f64
+}
+
 /// How `b` compares with `a` on observations made side by side: `pairs`
 /// holds `(a_i, b_i)` from the same round of an interleaved schedule, and
 /// the comparison is on the per-round log ratios `ln(b_i / a_i)`.
@@ -704,6 +719,9 @@ mod paired_sim {
         assert_eq!(k, 1);
         assert!(level >= 1.0 - 0.05 / 6.0);
         assert!((super::normal_upper(0.025) - 1.96).abs() < 1e-3);
+        assert_eq!(super::min_rounds(0.05), 6);
+        assert_eq!(super::min_rounds(super::verdict_alpha(7)), 8);
+        assert_eq!(super::min_rounds(super::verdict_alpha(2)), 6);
         assert!((super::normal_upper(0.005) - 2.5758).abs() < 1e-3);
         // Below 6 no interval reaches 95%.
         assert!(super::signed_rank_ci_rank(5).1 < 0.95);

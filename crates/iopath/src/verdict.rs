@@ -185,7 +185,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     let paired = ms.iter().all(|m| !pairs(ms[0].c, m.c, &bw).is_empty());
     // Each of the other real methods is compared with the fastest: the
     // verdict errs at most 5% of the time over all of them (Bonferroni).
-    let alpha = 0.05 / (real.saturating_sub(1)).max(1) as f64;
+    let alpha = stats::verdict_alpha(real);
     if paired {
         // Paired, the ranking follows the paired estimate (each method
         // against the one with the highest median), so that the fastest is
@@ -544,7 +544,26 @@ pub fn words(v: &Verdict) -> Vec<String> {
         .copied()
         .filter(|m| m.too_few_repetitions)
         .collect();
-    if !unsure.is_empty() {
+    let needed = if v.paired {
+        stats::min_rounds(stats::verdict_alpha(r.len()))
+    } else {
+        6
+    };
+    let fewest = r.iter().map(|m| m.n).min().unwrap_or(0);
+    if !unsure.is_empty() && v.paired && fewest >= 6 {
+        // Enough rounds for one comparison, not for as many as this verdict
+        // makes (the level is shared among them).
+        let measured: Vec<String> = unsure
+            .iter()
+            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
+            .collect();
+        out.push(format!(
+            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} methods (it takes {needed}); run longer (--max-time) or --repeat {needed}.",
+            top.method,
+            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            r.len()
+        ));
+    } else if !unsure.is_empty() {
         // Name the methods with too few repetitions, the fastest first.
         let short: Vec<String> = std::iter::once(top)
             .chain(unsure.iter().copied())
@@ -568,7 +587,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {}: too few to call that real; run longer (--max-time) or --repeat 6.",
+            "{label}: {} measured {}, but {}: too few to call that real; run longer (--max-time) or --repeat {needed}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
             list(&short.iter().map(String::as_str).collect::<Vec<_>>())
@@ -1086,6 +1105,51 @@ pub(crate) mod tests {
             wrong += usize::from(v[0].fastest.len() < names.len());
         }
         assert!(wrong as f64 / jobs as f64 <= 0.05, "{wrong} of {jobs}");
+    }
+
+    /// Seven methods, seven rounds, every difference plain: enough rounds
+    /// for one comparison, not for six at a shared 5% (it takes 8); the
+    /// verdict says so, with the numbers, instead of an empty list.
+    #[test]
+    fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
+        let names = [
+            "buffered",
+            "direct",
+            "mmap",
+            "uring",
+            "aio",
+            "uring-sqpoll",
+            "uring-buffered",
+        ];
+        let cases: Vec<CaseResult> = names
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let bw: Vec<f64> = (0..7)
+                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                    .collect();
+                rounds(m, None, &bw, &[1.0; 7])
+            })
+            .collect();
+        let v = all(&cases);
+        assert!(
+            v[0].text[0].contains("but 7 rounds are too few to call that real among 7 methods (it takes 8); run longer (--max-time) or --repeat 8."),
+            "{:?}",
+            v[0].text
+        );
+        // With 8 rounds the same differences are called.
+        let cases: Vec<CaseResult> = names
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let bw: Vec<f64> = (0..8)
+                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                    .collect();
+                rounds(m, None, &bw, &[1.0; 8])
+            })
+            .collect();
+        let v = all(&cases);
+        assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:?}", v[0].text);
     }
 
     #[test]

@@ -148,14 +148,24 @@ impl Runner<'_> {
                 });
             }
         }
+        let interleaved = self.plan.schedule == Schedule::Interleaved;
+        // Adaptive jobs run at least the rounds a verdict among their real
+        // methods needs to make a call (6 for two, 8 for seven).
+        let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
+        let rule = self.plan.stop_rule().map(|mut r| {
+            if real >= 2 && interleaved {
+                let alpha = crate::stats::verdict_alpha(real);
+                r.min_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
+            }
+            r
+        });
         let sched = repeat::Schedule {
             fixed: self.plan.repeat,
-            rule: self.plan.stop_rule(),
+            rule,
             warmup: self.plan.warmup,
             seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             round_base: sh.rounds,
         };
-        let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
