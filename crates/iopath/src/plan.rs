@@ -250,6 +250,7 @@ impl Plan {
         self.repeat.is_none().then_some(crate::stats::StopRule {
             ci_target: self.ci_target,
             min_reps: MIN_ADAPTIVE_REPS,
+            wanted_reps: MIN_ADAPTIVE_REPS,
             max_reps: MAX_ADAPTIVE_REPS,
             max_time_ns: self.max_time.as_nanos() as u64,
         })

@@ -193,6 +193,10 @@ pub fn median_ci_rel(s: &Stats) -> f64 {
     (s.median - s.ci95_median[0]).max(s.ci95_median[1] - s.median) / s.median
 }
 
+/// How far past its budget a job may go to reach the rounds its verdict
+/// needs: a quarter more.
+pub const VERDICT_GRACE: f64 = 1.25;
+
 /// How adaptive repetition decides to stop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StopRule {
@@ -202,6 +206,10 @@ pub struct StopRule {
     /// Never fewer measured repetitions than this, even past the time
     /// budget.
     pub min_reps: usize,
+    /// Rounds a verdict needs to make a call (interleaved jobs of several
+    /// methods): reached even past the budget, but only up to
+    /// [`VERDICT_GRACE`] of it.
+    pub wanted_reps: usize,
     /// Never more.
     pub max_reps: usize,
     /// The case's time budget, nanoseconds (warm-up repetitions included).
@@ -631,6 +639,7 @@ mod tests {
         StopRule {
             ci_target: 0.03,
             min_reps: 3,
+            wanted_reps: 3,
             max_reps: 50,
             max_time_ns: 10_000_000_000,
         }

@@ -733,7 +733,12 @@ pub fn words(v: &Verdict) -> Vec<String> {
             list(&eq),
             if rest.is_empty() && eq.len() == r.len() { "tied" } else { "tied for fastest" },
             if eq.len() < tied.len() {
-                format!(" (the other{} cost more)", if tied.len() - eq.len() == 1 { "" } else { "s" })
+(if tied.len() - eq.len() == 1 {
+                    " (the other costs more)"
+                } else {
+                    " (the others cost more)"
+                })
+                .to_string()
             } else {
                 String::new()
             }

@@ -149,13 +149,14 @@ impl Runner<'_> {
             }
         }
         let interleaved = self.plan.schedule == Schedule::Interleaved;
-        // Adaptive jobs run at least the rounds a verdict among their real
-        // methods needs to make a call (6 for two, 8 for seven).
+        // Adaptive jobs try to reach the rounds a verdict among their real
+        // methods needs to make a call (6 for two, 8 for seven), up to a
+        // quarter past their budget.
         let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
         let rule = self.plan.stop_rule().map(|mut r| {
             if real >= 2 && interleaved {
                 let alpha = crate::stats::verdict_alpha(real);
-                r.min_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
+                r.wanted_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
             }
             r
         });

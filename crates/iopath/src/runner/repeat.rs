@@ -211,7 +211,13 @@ fn decide(
     // have (an arm that left takes its share and its time with it).
     let budget = rule.max_time_ns.saturating_mul(running.len() as u64);
     let next: u64 = running.iter().map(|&a| slowest[a]).sum();
-    if n >= rule.min_reps && elapsed.saturating_add(next) > budget {
+    // Short of the rounds the verdict needs, a job may run a quarter over.
+    let grace = if n < rule.wanted_reps {
+        (budget as f64 * crate::stats::VERDICT_GRACE) as u64
+    } else {
+        budget
+    };
+    if n >= rule.min_reps && elapsed.saturating_add(next) > grace {
         return Some(StopReason::MaxTime);
     }
     None
@@ -243,6 +249,7 @@ mod tests {
         StopRule {
             ci_target: ci,
             min_reps: 3,
+            wanted_reps: 3,
             max_reps: 1000,
             max_time_ns: max_time_ms * MS,
         }
@@ -426,6 +433,30 @@ mod tests {
         run_job(2, &s, fake(&arms, 1, &mut log));
         let rounds: Vec<u32> = log.iter().map(|c| c.round).collect();
         assert_eq!(rounds, vec![0, 0, 41, 41, 42, 42]);
+    }
+
+    #[test]
+    fn a_job_may_run_a_quarter_over_its_budget_for_the_rounds_its_verdict_needs() {
+        // 2 arms x 100 ms, 1 s each: 10 rounds fit in 2 s; wanting 12,
+        // the job may go to 2.5 s (12 rounds); wanting 30, it stops there.
+        let arms: [&[f64]; 2] = [&[1.0, 2.0], &[2.0, 1.0]];
+        let mut r = rule(0.0001, 1000);
+        let run = |r: StopRule| {
+            let mut log = Vec::new();
+            let s = Schedule {
+                fixed: None,
+                rule: Some(r),
+                warmup: 0,
+                seed: 1,
+                round_base: 0,
+            };
+            run_job(2, &s, fake(&arms, 100, &mut log)).rounds
+        };
+        assert_eq!(run(r), 10);
+        r.wanted_reps = 12;
+        assert_eq!(run(r), 12);
+        r.wanted_reps = 30;
+        assert_eq!(run(r), 12);
     }
 
     #[test]
