@@ -21,7 +21,7 @@ use crate::warnings::Warning;
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// The start of `skipped` for a case an interrupted run never reached.
-pub const NOT_REACHED: &str = "not run: the run was interrupted";
+pub const NOT_REACHED: &str = "the run was interrupted";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {

@@ -75,6 +75,15 @@ pub struct Verdict {
     /// interleaved run); false for the unpaired rule.
     #[serde(default)]
     pub paired: bool,
+    /// False when some method is apart from the fastest by too few
+    /// rounds to call it ("no call yet"): `pick` is then only the leader.
+    #[serde(default = "yes")]
+    pub called: bool,
+    /// The confidence of each ratio's interval: 95% shared among the
+    /// comparisons with the fastest (0.975 for three methods, 0.99 for
+    /// six); 0.95 for two methods and in older results.
+    #[serde(default = "level_95")]
+    pub ci_level: f64,
     /// The verdict in words, as printed under the table.
     pub text: Vec<String>,
 }
@@ -131,6 +140,14 @@ pub struct MemoryTrade {
 pub struct Cost {
     pub method: String,
     pub value: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn level_95() -> f64 {
+    0.95
 }
 
 /// True for a method that does no I/O (`null`): a reference, not a
@@ -235,7 +252,8 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 queue_depth: m.c.queue_depth,
                 fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
                 fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
-                tied_with_fastest: i == 0 || (!reference && !k.distinct),
+                // Too few rounds to tell is not a tie either.
+                tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
                 too_few_repetitions: i > 0 && !reference && k.undersampled,
                 cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
                 memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
@@ -260,7 +278,13 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
     };
     let cheapest_cpu = min_by(&|r| r.cpu_ns_per_io);
     let least_memory = min_by(&|r| r.memory_bytes as f64);
-    let (pick, equally_good) = choose(&ranking, &ms.iter().map(|m| m.c).collect::<Vec<_>>(), group);
+    let called = !ranking.iter().any(|r| r.too_few_repetitions);
+    let (pick, equally_good) = if called {
+        choose(&ranking, &ms.iter().map(|m| m.c).collect::<Vec<_>>(), group)
+    } else {
+        // No call: the leader on these numbers, nothing to weigh it against.
+        (ranking[0].method.clone(), Vec::new())
+    };
     let memory_trade = {
         let held: Vec<(usize, u64)> = ranking
             .iter()
@@ -279,7 +303,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 if hb as f64 >= lb as f64 * MEM_WORTH_SAYING
                     && hb - lb >= MEM_WORTH_SAYING_BYTES =>
             {
-                versus(ms[hi_i].c, ms[li].c, &bw, stats::EQUIVALENCE_MARGIN, 0.05).map(|speed| {
+                versus(ms[hi_i].c, ms[li].c, &bw, stats::EQUIVALENCE_MARGIN, alpha).map(|speed| {
                     MemoryTrade {
                         least: ranking[li].method.clone(),
                         least_bytes: lb,
@@ -302,6 +326,8 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         pick,
         equally_good,
         paired,
+        called,
+        ci_level: if paired { 1.0 - alpha } else { 0.95 },
         text: Vec::new(),
     };
     v.text = words(&v);
@@ -438,11 +464,17 @@ fn x(r: f64) -> String {
 /// A ratio's interval: "95% CI 1.19-1.24x"; with fewer than 6 repetitions
 /// on either side (`few`), "1.19-1.24x over few repetitions", as a
 /// bootstrap of a handful of values is not a 95% interval.
-fn ci(c: [f64; 2], few: bool) -> String {
+fn ci(c: [f64; 2], few: bool, level: f64) -> String {
     if few {
         format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
     } else {
-        format!("95% CI {}-{}x", num(c[0]), num(c[1]))
+        let pct = level * 100.0;
+        let pct = if (pct - pct.round()).abs() < 0.05 {
+            format!("{pct:.0}")
+        } else {
+            format!("{pct:.1}")
+        };
+        format!("{pct}% CI {}-{}x", num(c[0]), num(c[1]))
     }
 }
 
@@ -522,7 +554,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             x(m.fastest_ratio),
             m.method,
             depth_note(m, v),
-            ci(m.fastest_ratio_ci95, m.n < 6 || top.n < 6)
+            ci(m.fastest_ratio_ci95, m.n < 6 || top.n < 6, v.ci_level)
         )
     };
     // Beside the next method, the one people use by habit (buffered), or
@@ -539,7 +571,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
     let shown: Vec<String> = shown.into_iter().map(vs).collect();
     let names: Vec<&str> = tied.iter().map(|m| m.method.as_str()).collect();
-    let unsure: Vec<&Ranked> = tied
+    let unsure: Vec<&Ranked> = r
         .iter()
         .copied()
         .filter(|m| m.too_few_repetitions)
@@ -705,7 +737,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 "is {} faster than {} ({})",
                 x(k.ratio),
                 t.most,
-                ci(k.ratio_ci95, few)
+                ci(k.ratio_ci95, few, v.ci_level)
             )
         };
         out.push(format!(
@@ -1142,6 +1174,15 @@ pub(crate) mod tests {
             "{:?}",
             v[0].text
         );
+        // The JSON says the same: no call; the leader alone, not a tie of
+        // all seven, and no pick weighed on costs.
+        assert!(!v[0].called);
+        assert_eq!(v[0].fastest, vec!["uring-buffered"]);
+        assert_eq!(v[0].pick, "uring-buffered");
+        assert!(v[0].equally_good.is_empty());
+        assert!(v[0].ranking[1..]
+            .iter()
+            .all(|r| !r.tied_with_fastest && r.too_few_repetitions));
         // With 8 rounds the same differences are called.
         let cases: Vec<CaseResult> = names
             .iter()
@@ -1155,6 +1196,9 @@ pub(crate) mod tests {
             .collect();
         let v = all(&cases);
         assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:?}", v[0].text);
+        assert!(v[0].called);
+        // Six comparisons share 5%: each interval is a 99.2% one, and says so.
+        assert!(v[0].text[0].contains("99.2% CI"), "{:?}", v[0].text);
     }
 
     #[test]

@@ -266,8 +266,9 @@ impl CaseComparison {
     /// True when, with one run a side, B's run shared the disk with other
     /// traffic ([`OTHER_TRAFFIC`]): a slowdown cannot be told from it.
     pub fn b_disturbed(&self) -> bool {
-        self.test == Some(Test::WithinRun)
-            && self.b_device_fraction.is_some_and(|f| f > OTHER_TRAFFIC)
+        // Whenever B is one run: between runs with one B run, that run has
+        // no spread of its own to show the disturbance.
+        self.b_runs == 1 && self.b_device_fraction.is_some_and(|f| f > OTHER_TRAFFIC)
     }
 
     /// True when the case breaks the `--fail-above PCT` rule (exit 1):

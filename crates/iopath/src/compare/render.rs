@@ -32,7 +32,7 @@ pub fn change_text(c: &CaseComparison) -> String {
         (Some(r), Some(ci)) => {
             let how = match (c.test, c.drift_allowance_pct) {
                 (Some(Test::WithinRun), Some(d)) if d > 0.0 => {
-                    format!(", ±{d}% drift allowed")
+                    format!(", ×/÷{:.2} drift allowed", 1.0 + d / 100.0)
                 }
                 (Some(Test::BetweenRuns), _) => {
                     format!(", between {} and {} runs", c.a_runs, c.b_runs)
@@ -75,7 +75,7 @@ pub fn render(r: &Report) -> String {
         if r.drift_allowance_pct > 0.0 {
             out.push_str(&format!(
                 "One run per side cannot separate a change from run-to-run drift: the 95% interval of the repetitions is widened by \
-                 the drift allowance of ±{}% (--drift), and a change counts only beyond it. Give several runs per side \
+                 the drift allowance of {}% (--drift: its ends divided and multiplied by 1 + that), and a change counts only beyond it. Give several runs per side \
                  (A1.json A2.json -- B1.json B2.json) to measure the drift instead.\n",
                 r.drift_allowance_pct
             ));

@@ -300,10 +300,12 @@ fn one_run_a_side_is_widened_by_the_drift_allowance() {
     let text = render(&r);
     assert!(
         text.contains("One run per side cannot separate a change from run-to-run drift")
-            && text.contains("±10%"),
+            && text.contains(
+                "allowance of 10% (--drift: its ends divided and multiplied by 1 + that)"
+            ),
         "{text}"
     );
-    assert!(change_text(&r.cases[0]).contains("±10% drift allowed"));
+    assert!(change_text(&r.cases[0]).contains("×/÷1.10 drift allowed"));
 }
 
 #[test]

@@ -220,7 +220,13 @@ fn numa(r: &RunResult) -> Option<Grid> {
         let mut compared: Vec<(String, crate::stats::Comparison)> = Vec::new();
         for c in &cases {
             let bw = c.samples(|m| m.bw_bytes_per_s);
-            let cmp = crate::stats::compare(&base_bw, &bw);
+            // The verdict's margin: differences inside 3% are not real.
+            let cmp = crate::stats::compare(&base_bw, &bw).map(|mut k| {
+                if crate::stats::within_margin(k.ratio_ci95) {
+                    k.distinct = false;
+                }
+                k
+            });
             let (vs, real) = match (&cmp, std::ptr::eq(*c, *base)) {
                 (_, true) => ("baseline".to_string(), String::new()),
                 (Some(k), false) => (

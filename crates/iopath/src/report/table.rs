@@ -30,7 +30,7 @@ pub fn render(r: &RunResult) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "target: {} ({}, {}{}{}), cache: {}\n\
-             MiB/s = median of n repetitions, ±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%); p50/p99/p99.9 with ~: too few requests behind them; device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache\n",
+             MiB/s = median of n repetitions, ±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%); p50/p99/p99.9 with ~: too few requests behind them; device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache; vs best = MiB/s over the highest median in the table (the verdict ranks a job by its paired per-round ratios)\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
             r.system.fs_type.as_deref().unwrap_or("unknown fs"),

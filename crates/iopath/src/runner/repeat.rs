@@ -146,6 +146,7 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
     for _ in 0..s.warmup {
         order.clear();
         order.extend((0..arms).filter(|&a| alive[a]));
+        shuffle(&mut order, &mut rng);
         if !run_round(&order, true, 0, &mut alive, &mut b, &mut end) {
             return finish(end, &alive, StopReason::Stopped);
         }
@@ -349,7 +350,8 @@ mod tests {
 
     #[test]
     fn warmups_of_every_arm_come_first_and_are_not_counted() {
-        // Warm-ups come in rounds too: one of each arm, then again.
+        // Warm-ups come in rounds too, shuffled: one of each arm, then
+        // again.
         let mut log = Vec::new();
         let arms: [&[f64]; 2] = [&[1.0], &[1.0]];
         let e = run_job(2, &fixed(3, 2, 1), fake(&arms, 1, &mut log));
@@ -358,10 +360,12 @@ mod tests {
             .take(4)
             .map(|c| (c.arm, c.warmup, c.round))
             .collect();
-        assert_eq!(
-            head,
-            vec![(0, true, 0), (1, true, 0), (0, true, 0), (1, true, 0)]
-        );
+        let mut first: Vec<usize> = head[..2].iter().map(|h| h.0).collect();
+        let mut second: Vec<usize> = head[2..].iter().map(|h| h.0).collect();
+        first.sort_unstable();
+        second.sort_unstable();
+        assert_eq!((first, second), (vec![0, 1], vec![0, 1]), "{head:?}");
+        assert!(head.iter().all(|h| h.1 && h.2 == 0), "{head:?}");
         assert!(log[4..].iter().all(|c| !c.warmup && c.round >= 1));
         for a in &e.arms {
             assert_eq!(
