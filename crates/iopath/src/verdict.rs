@@ -535,7 +535,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
         if few {
             "their repetitions overlap"
         } else if v.paired {
-            "the 95% interval of their per-round ratio reaches within 3% of even"
+            "the interval of their per-round ratio reaches within 3% of even"
         } else {
             "their 95% intervals overlap"
         }
