@@ -4,7 +4,8 @@
 # Runs `iopath run --methods M,M` (two arms of the same method in one job:
 # M and M#2) N times for each configuration, with the default (adaptive)
 # repetition settings, and counts the runs whose verdict does not hold both
-# arms as fastest (a false call). Configurations are interleaved
+# arms as fastest while making a call (a false call; "no call yet", too few
+# rounds to tell, is not one). Configurations are interleaved
 # (a b c a b c ...) so that slow drift of a shared disk hits all alike.
 #
 #   (a) direct,direct
@@ -96,8 +97,12 @@ try:
     # "equally good" only: "→ use X: tied for fastest, and the least CPU per
     # I/O ..." names one arm (a CPU call between identical arms) though it
     # contains "tie".
-    pick_tie = "equally good" in pick
-    row += [",".join(fastest), str(int(len(fastest) < 2)), f"{r1['fastest_ratio']:.4f}",
+    # "→ no call yet" names no arm either: too few rounds to tell.
+    pick_tie = "equally good" in pick or "no call yet" in pick
+    # A false call claims a difference: one arm alone in `fastest` of a
+    # verdict that makes a call (`called` false: "no call yet", schema 3).
+    false_call = len(fastest) < 2 and v.get("called", True)
+    row += [",".join(fastest), str(int(false_call)), f"{r1['fastest_ratio']:.4f}",
             f"{lo:.4f}" if lo is not None else "", f"{hi:.4f}" if hi is not None else "",
             str(rc_["measured"]), str(rc_["stopped_by"]), str(v.get("paired")),
             str(int(pick_tie)), text[0], pick]
