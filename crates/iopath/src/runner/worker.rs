@@ -11,7 +11,8 @@
 //! request's latency. Requests handed over in one call share its stamp, as
 //! completions returned by one call share theirs: a request's latency
 //! includes the kernel's work on the requests ahead of it in the same
-//! io_uring_enter, and nothing of the loop.
+//! submit call (one io_uring_enter, or several when an engine submits
+//! eagerly), and nothing of the loop.
 //!
 //! Hot-loop rules: no allocation (every Vec is sized before the start
 //! barrier), no lock, two clock reads per loop turn (one before a submit,
