@@ -455,7 +455,7 @@ fn the_default_drift_allowance_widens_one_run_a_side() {
         &fixture("new.json"),
         &["--drift", "30%"],
     );
-    assert!(out.contains("drift allowance of ±30%"), "{out}");
+    assert!(out.contains("drift allowance of 30% (--drift"), "{out}");
     assert!(
         row(&out, "buffered").contains("no change"),
         "20% is within 30%: {out}"
