@@ -1158,17 +1158,21 @@ pub(crate) mod tests {
             "uring-sqpoll",
             "uring-buffered",
         ];
-        let cases: Vec<CaseResult> = names
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let bw: Vec<f64> = (0..7)
-                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
-                    .collect();
-                rounds(m, None, &bw, &[1.0; 7])
-            })
-            .collect();
-        let v = all(&cases);
+        // Method i runs at (i + 1) times the first, in every one of `n`
+        // rounds.
+        let apart = |n: usize| -> Vec<CaseResult> {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let bw: Vec<f64> = (0..n)
+                        .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                        .collect();
+                    rounds(m, None, &bw, &vec![1.0; n])
+                })
+                .collect()
+        };
+        let v = all(&apart(7));
         assert!(
             v[0].text[0].contains("but 7 rounds are too few to call that real among 7 methods (it takes 8); run longer (--max-time) or --repeat 8."),
             "{:?}",
@@ -1184,17 +1188,7 @@ pub(crate) mod tests {
             .iter()
             .all(|r| !r.tied_with_fastest && r.too_few_repetitions));
         // With 8 rounds the same differences are called.
-        let cases: Vec<CaseResult> = names
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let bw: Vec<f64> = (0..8)
-                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
-                    .collect();
-                rounds(m, None, &bw, &[1.0; 8])
-            })
-            .collect();
-        let v = all(&cases);
+        let v = all(&apart(8));
         assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:?}", v[0].text);
         assert!(v[0].called);
         // Six comparisons share 5%: each interval is a 99.2% one, and says so.
