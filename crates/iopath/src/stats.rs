@@ -261,15 +261,37 @@ impl StopRule {
     /// interval of a median needs at least 6 samples, so the rule never
     /// stops on the target before 6 repetitions, whatever `min_reps` says.
     pub fn decide(&self, samples: &[f64], elapsed_ns: u64, last_rep_ns: u64) -> Option<StopReason> {
-        let n = samples.len();
-        if n >= self.min_reps && self.met(samples) {
+        self.decide_job(&[samples], samples.len(), elapsed_ns, last_rep_ns)
+    }
+
+    /// [`StopRule::decide`] for a job of interleaved arms, after a round:
+    /// `samples` holds each running arm's throughputs, `rounds` the rounds
+    /// run, `elapsed_ns` the running arms' time so far and `next_ns` the
+    /// next round's expected time. The target must hold for every arm; the
+    /// budget is each running arm's (`max_time_ns` times their number), a
+    /// quarter more ([`VERDICT_GRACE`]) while short of `wanted_reps`.
+    pub fn decide_job(
+        &self,
+        samples: &[&[f64]],
+        rounds: usize,
+        elapsed_ns: u64,
+        next_ns: u64,
+    ) -> Option<StopReason> {
+        let n = rounds;
+        if n >= self.min_reps && samples.iter().all(|s| self.met(s)) {
             return Some(StopReason::CiTarget);
         }
         if n >= self.max_reps {
             return Some(StopReason::MaxReps);
         }
+        let budget = self.max_time_ns.saturating_mul(samples.len() as u64);
+        let budget = if n < self.wanted_reps {
+            (budget as f64 * VERDICT_GRACE) as u64
+        } else {
+            budget
+        };
         // The floor of `min_reps` holds even against the budget.
-        if elapsed_ns.saturating_add(last_rep_ns) > self.max_time_ns && n >= self.min_reps {
+        if elapsed_ns.saturating_add(next_ns) > budget && n >= self.min_reps {
             return Some(StopReason::MaxTime);
         }
         None

@@ -200,28 +200,11 @@ fn decide(
         // Neither a count nor a rule: one round.
         return Some(StopReason::Fixed);
     };
+    // An arm that left takes its share of the budget and its time with it.
     let running: Vec<usize> = (0..alive.len()).filter(|&a| alive[a]).collect();
-    let n = rounds as usize;
-    if n >= rule.min_reps && running.iter().all(|&a| rule.met(&samples[a])) {
-        return Some(StopReason::CiTarget);
-    }
-    if n >= rule.max_reps {
-        return Some(StopReason::MaxReps);
-    }
-    // The running arms' budget: each its own share, as a case alone would
-    // have (an arm that left takes its share and its time with it).
-    let budget = rule.max_time_ns.saturating_mul(running.len() as u64);
+    let samples: Vec<&[f64]> = running.iter().map(|&a| samples[a].as_slice()).collect();
     let next: u64 = running.iter().map(|&a| slowest[a]).sum();
-    // Short of the rounds the verdict needs, a job may run a quarter over.
-    let grace = if n < rule.wanted_reps {
-        (budget as f64 * crate::stats::VERDICT_GRACE) as u64
-    } else {
-        budget
-    };
-    if n >= rule.min_reps && elapsed.saturating_add(next) > grace {
-        return Some(StopReason::MaxTime);
-    }
-    None
+    rule.decide_job(&samples, rounds as usize, elapsed, next)
 }
 
 fn finish(mut end: JobEnd, alive: &[bool], why: StopReason) -> JobEnd {
