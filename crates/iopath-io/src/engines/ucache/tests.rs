@@ -1,0 +1,146 @@
+//! Unit tests of the user-space cache: CLOCK, the shard split, the
+//! geometry, write modes, node lists.
+
+use std::path::Path;
+
+use rustix::io::ReadWriteFlags;
+
+use super::cache::merge_nodes;
+use super::clock::{frames_in_shard, shard_of, Clock, FrameState};
+use super::config::fmt_size;
+use super::{UcacheConfig, WriteMode};
+use crate::sys::DioAlign;
+use crate::SyncPolicy;
+
+#[test]
+fn clock_gives_a_second_chance_in_hand_order() {
+    let mut c = Clock::new(3);
+    // Free frames first, in order.
+    for (page, want) in [(10, 0), (11, 1), (12, 2)] {
+        let f = c.victim();
+        assert_eq!(f, want);
+        c.install(f, page);
+    }
+    assert_eq!(c.lookup(11), Some(1));
+    assert_eq!(c.lookup(99), None);
+    // All referenced: the hand clears 0, 1, 2 and comes back to 0.
+    let f = c.victim();
+    assert_eq!(f, 0);
+    c.install(f, 13);
+    assert!(!c.frames[1].referenced && !c.frames[2].referenced);
+    assert_eq!(c.lookup(10), None, "page 10 was evicted");
+    // Page 11 used again: its bit saves it, 12 (unreferenced) goes.
+    c.lookup(11);
+    let f = c.victim();
+    assert_eq!(f, 2, "11 passed over, 12 evicted");
+    assert!(!c.frames[1].referenced, "second chance spent");
+    c.install(f, 14);
+    // Next: the hand is at 0 (page 13, referenced at install): cleared;
+    // 1 (page 11, bit spent) goes.
+    assert_eq!(c.victim(), 1);
+    assert_eq!(
+        c.frames.iter().map(|s| s.page).collect::<Vec<_>>(),
+        [Some(13), Some(11), Some(14)]
+    );
+}
+
+#[test]
+fn clock_table_follows_installs_and_drops() {
+    let mut c = Clock::new(2);
+    c.install(0, 5);
+    c.frames[0].dirty = true;
+    c.install(0, 6); // replaces 5
+    assert_eq!(c.lookup(5), None);
+    assert_eq!(c.lookup(6), Some(0));
+    assert!(!c.frames[0].dirty, "a new page is clean");
+    c.drop_frame(0);
+    assert_eq!(c.lookup(6), None);
+    assert_eq!(c.frames[0], FrameState::default());
+    // A free frame is taken before a referenced one.
+    c.install(1, 7);
+    c.hand = 1;
+    assert_eq!(c.victim(), 0);
+}
+
+#[test]
+fn pages_map_to_shards_round_robin() {
+    assert_eq!(
+        (0..10).map(|p| shard_of(p, 4)).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+    );
+    assert_eq!(shard_of(u64::MAX, 8), 7);
+    assert_eq!(shard_of(12345, 1), 0);
+    // 10 frames over 4 shards: 3, 3, 2, 2.
+    let split: Vec<usize> = (0..4).map(|i| frames_in_shard(10, 4, i)).collect();
+    assert_eq!(split, [3, 3, 2, 2]);
+    assert_eq!(split.iter().sum::<usize>(), 10);
+    assert_eq!(frames_in_shard(8, 8, 7), 1);
+}
+
+#[test]
+fn geometry_is_described_and_checked() {
+    assert_eq!(
+        UcacheConfig::DEFAULT.describe(),
+        "64 MiB in 4 KiB pages, 8 shards"
+    );
+    let tiny = UcacheConfig::new(3 * 4096 + 100, 4096);
+    assert_eq!(tiny.pages(), 3);
+    assert_eq!(tiny.effective_shards(), 3);
+    assert_eq!(tiny.describe(), "12 KiB in 4 KiB pages, 3 shards");
+    assert_eq!(
+        UcacheConfig::new(4096, 4096).describe(),
+        "4 KiB in 4 KiB pages, 1 shard"
+    );
+    let dio = DioAlign {
+        mem: 512,
+        offset: 512,
+        source: "statx DIOALIGN",
+    };
+    let p = Path::new("/x/f.dat");
+    assert_eq!(UcacheConfig::new(1 << 20, 1536).check(p, &dio), None);
+    let why = UcacheConfig::new(1 << 20, 1000).check(p, &dio).unwrap();
+    assert!(
+        why.contains("not a multiple of the O_DIRECT alignment of /x/f.dat (512 bytes")
+            && why.contains("1024"),
+        "{why}"
+    );
+    let why = UcacheConfig::new(100, 4096).check(p, &dio).unwrap();
+    assert!(why.contains("holds no page"), "{why}");
+    assert!(UcacheConfig::new(1 << 20, 0).check(p, &dio).is_some());
+    let none = UcacheConfig::new(1 << 20, 4096).with_shards(0);
+    assert!(none.check(p, &dio).is_some());
+}
+
+#[test]
+fn sizes_read_plainly() {
+    assert_eq!(fmt_size(64 << 20), "64 MiB");
+    assert_eq!(fmt_size(4096), "4 KiB");
+    assert_eq!(fmt_size(1 << 30), "1 GiB");
+    assert_eq!(fmt_size(1536), "1536 B");
+    assert_eq!(fmt_size(0), "0 B");
+}
+
+#[test]
+fn write_modes_follow_the_sync_policy() {
+    assert_eq!(WriteMode::for_sync(SyncPolicy::End), WriteMode::Back);
+    assert_eq!(WriteMode::for_sync(SyncPolicy::None), WriteMode::Back);
+    assert_eq!(
+        WriteMode::for_sync(SyncPolicy::Dsync),
+        WriteMode::Through(ReadWriteFlags::DSYNC)
+    );
+    assert_eq!(
+        WriteMode::for_sync(SyncPolicy::Osync),
+        WriteMode::Through(ReadWriteFlags::SYNC)
+    );
+    assert_eq!(
+        WriteMode::for_sync(SyncPolicy::Each),
+        WriteMode::ThroughFsync
+    );
+}
+
+#[test]
+fn node_lists_merge_in_order() {
+    let mut a = vec![(0, 3), (2, 1)];
+    merge_nodes(&mut a, &[(1, 5), (2, 2), (3, 1)]);
+    assert_eq!(a, [(0, 3), (1, 5), (2, 3), (3, 1)]);
+}
