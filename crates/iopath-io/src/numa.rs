@@ -17,8 +17,8 @@
 //!   the calling thread, with CPU masks of any size.
 //!
 //! A policy only decides where pages are allocated, so it must be set before
-//! the first touch: [`crate::buf::SlotPool::new_placed`] maps fresh memory,
-//! applies the policy, then touches every page.
+//! the first touch: map fresh memory, apply the policy, then touch every
+//! page (the buffer module's placed pools and buffers do exactly that).
 
 use std::collections::BTreeMap;
 use std::fmt;
