@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand};
 use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
 
-use crate::plan::{CacheState, Pattern};
+use crate::model::job::{CaseSpec, JobSpec, RunSpec};
+use crate::model::words::{flag, Bytes, Dur, List, Pct, RepTime, Span};
+use crate::model::{CacheState, Pattern};
 use crate::units::{parse_duration, parse_size};
 
 #[derive(Debug, Parser)]
@@ -54,6 +56,13 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// A job file (TOML, docs/job-files.md): its run settings and cases.
+    /// Flags override its settings, and case flags (--methods, --bs, ...)
+    /// every case of it. `iopath presets show NAME --toml` prints one to
+    /// start from.
+    #[arg(value_name = "JOB.toml", conflicts_with = "preset")]
+    pub job: Option<PathBuf>,
+
     /// Run a preset: one of the seed experiments (`iopath presets` lists
     /// them). Run settings (--size, --dir, --repeat, --time, ...) override
     /// the preset's; what its cases are cannot be changed.
@@ -63,8 +72,8 @@ pub struct RunArgs {
     /// Cases address only the first SIZE of the file (or N% of the
     /// machine's memory: `10%ram`), capped at the file size: random offsets
     /// fall within it, sequential passes cover it.
-    #[arg(long, value_name = "SIZE|N%ram")]
-    pub span: Option<String>,
+    #[arg(long, value_name = "SIZE|N%ram", value_parser = flag::<Span>)]
+    pub span: Option<Span>,
 
     /// Run every case inside a memory cgroup capped at SIZE (page cache
     /// included), made for the run and removed after it: data much larger
@@ -97,7 +106,7 @@ pub struct RunArgs {
     /// How --mem-node places buffers: bind, preferred, interleave, or local
     /// (the node of the CPU that touches them) [default with --mem-node:
     /// bind].
-    #[arg(long, value_name = "POLICY", value_parser = crate::placement::parse_policy_mode)]
+    #[arg(long, value_name = "POLICY", value_parser = flag::<iopath_io::numa::MemPolicyMode>)]
     pub mem_policy: Option<iopath_io::numa::MemPolicyMode>,
 
     /// Bind io_uring's SQPOLL kernel thread to CPU N (uring-sqpoll).
@@ -108,11 +117,6 @@ pub struct RunArgs {
     /// what the user set. Filled by [`parse`].
     #[arg(skip)]
     pub given: Vec<String>,
-
-    /// No time limit: every repetition is one whole pass (set by presets
-    /// whose run says `time = "pass"`).
-    #[arg(skip)]
-    pub whole_pass: bool,
 
     /// Directory for iopath's temporary test file [default: current directory].
     #[arg(long, value_name = "DIR", conflicts_with = "file")]
@@ -135,11 +139,11 @@ pub struct RunArgs {
     /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
     /// copy-file-range and sendfile]. A method named twice runs as two arms
     /// of an A/A check (`direct,direct`: `direct` and `direct#2`).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_method)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = flag::<Method>)]
     pub methods: Vec<Method>,
 
     /// Access patterns, comma-separated [default: read,write,randread,randwrite].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_pattern)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = flag::<Pattern>)]
     pub patterns: Vec<Pattern>,
 
     /// Block size of each request [default: 1M sequential, 4k random].
@@ -175,7 +179,7 @@ pub struct RunArgs {
     /// Adaptive repetition: repeat a case until the 95% interval of its
     /// median throughput is within PCT of the median (at least 6
     /// repetitions, the fewest that give a 95% interval of a median).
-    #[arg(long, value_name = "PCT", default_value = "3%", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", default_value = "3%", value_parser = pct)]
     pub ci_target: f64,
 
     /// Adaptive repetition: time budget of one case, warm-up included (the
@@ -188,8 +192,8 @@ pub struct RunArgs {
     /// one repetition each per round, in an order shuffled afresh every
     /// round, so drift between cases is not credited to a method) or
     /// sequential (each case runs all its repetitions back to back).
-    #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = parse_schedule)]
-    pub schedule: crate::plan::Schedule,
+    #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = flag::<crate::schedule::Schedule>)]
+    pub schedule: crate::schedule::Schedule,
 
     /// Seed of the rounds' shuffled orders [default: drawn at random and
     /// recorded in the JSON, so that identical runs do not share one order;
@@ -209,12 +213,12 @@ pub struct RunArgs {
     /// When writes are made durable: none, end (fsync then close, timed),
     /// dsync (O_DSYNC), osync (O_SYNC: data and metadata), each (fsync after
     /// every write).
-    #[arg(long, value_name = "POLICY", default_value = "end", value_parser = parse_sync)]
+    #[arg(long, value_name = "POLICY", default_value = "end", value_parser = flag::<SyncPolicy>)]
     pub sync: SyncPolicy,
 
     /// Page-cache state before each repetition: cold (write back and drop
     /// the file's cached pages), warm (read the file once first), as-is.
-    #[arg(long, value_name = "STATE", default_value = "cold", value_parser = parse_cache)]
+    #[arg(long, value_name = "STATE", default_value = "cold", value_parser = flag::<CacheState>)]
     pub cache: CacheState,
 
     /// With --cache cold, also drop every clean page cache in the system
@@ -225,7 +229,7 @@ pub struct RunArgs {
 
     /// Data written: random (incompressible, the default), zeros, or
     /// compress:N (N% of every sector zeros).
-    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = flag::<DataMode>)]
     pub data: DataMode,
 
     /// Measure a freshly truncated (sparse) file: no prefill, and the file is
@@ -343,15 +347,27 @@ pub enum PresetsAction {
     Show {
         /// A preset name (`iopath presets` lists them).
         name: String,
+        /// Print it as a TOML job file to start from (`iopath run FILE`).
+        #[arg(long)]
+        toml: bool,
     },
 }
 
 /// Parse the command line, noting which flags of `run` were given (a
 /// preset's settings yield to them).
 pub fn parse() -> Cli {
+    parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+}
+
+/// [`parse`] of given arguments (the first is the program's name).
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
     if let (Some(Command::Run(a)), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
         a.given = m
             .ids()
@@ -361,7 +377,7 @@ pub fn parse() -> Cli {
             .map(|id| id.as_str().to_string())
             .collect();
     }
-    cli
+    Ok(cli)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -383,50 +399,64 @@ pub struct ReportArgs {
 }
 
 /// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.
-fn parse_pct(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%');
-    match t.parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
-        _ => Err(format!(
-            "'{s}' is not a percentage between 0 and 100 (e.g. 3 or 2.5%)"
-        )),
+fn pct(s: &str) -> Result<f64, String> {
+    Pct::parse_word(s).map(|p| p.0)
+}
+
+use crate::model::words::Word;
+
+impl RunArgs {
+    /// The job the flags describe: every setting given on the command line
+    /// (or, for a flag with a default, only when given), and one case entry
+    /// of the case flags. Applied over a preset or job file, it overrides
+    /// them; alone, the defaults fill the rest (`plan::Plan::from_spec`).
+    pub fn flags_spec(&self) -> JobSpec {
+        let given = |id: &str| self.given.iter().any(|g| g == id);
+        let when = |id: &str| given(id);
+        let run = RunSpec {
+            file: self.file.clone(),
+            dir: self.dir.clone(),
+            size: self.size.map(Bytes),
+            time: self.time.map(RepTime::Limit),
+            io_size: self.io_size.map(Bytes),
+            repeat: self.repeat,
+            ci_target: when("ci_target").then_some(Pct(self.ci_target)),
+            max_time: when("max_time").then_some(Dur(self.max_time)),
+            warmup: when("warmup").then_some(self.warmup),
+            schedule: when("schedule").then_some(self.schedule),
+            order_seed: self.order_seed,
+            interval: when("interval").then_some(Dur(self.interval)),
+            seed: when("seed").then_some(self.seed),
+            cache: when("cache").then_some(self.cache),
+            drop_caches: self.drop_caches.then_some(true),
+            data: when("data").then_some(self.data),
+            sparse: self.sparse.then_some(true),
+            cache_limit: self.cache_limit.map(Bytes),
+            ucache_size: self.ucache_size.map(Bytes),
+            ucache_page: when("ucache_page").then_some(Bytes(self.ucache_page)),
+            cpus: self.cpus.clone(),
+            numa_node: self.numa_node,
+            mem_node: self.mem_node,
+            mem_policy: self.mem_policy,
+            sqpoll_cpu: self.sqpoll_cpu,
+        };
+        let case = CaseSpec {
+            method: (!self.methods.is_empty()).then(|| List(self.methods.clone())),
+            pattern: (!self.patterns.is_empty()).then(|| List(self.patterns.clone())),
+            bs: self.bs.map(Bytes),
+            qd: self.qd,
+            threads: when("threads").then(|| List(vec![self.threads])),
+            sync: when("sync").then_some(self.sync),
+            rwmix: when("rwmix").then_some(self.rwmix),
+            span: self.span,
+            ..CaseSpec::default()
+        };
+        JobSpec {
+            run,
+            cases: vec![case],
+            ..JobSpec::default()
+        }
     }
-}
-
-fn parse_method(s: &str) -> Result<Method, String> {
-    Method::from_name(s.trim()).ok_or_else(|| {
-        let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
-        format!("unknown method '{s}'; valid methods: {}", names.join(", "))
-    })
-}
-
-fn parse_pattern(s: &str) -> Result<Pattern, String> {
-    Pattern::from_name(s.trim()).ok_or_else(|| {
-        format!(
-            "unknown pattern '{s}'; valid patterns: read (seqread), write (seqwrite), randread, randwrite, randrw"
-        )
-    })
-}
-
-fn parse_data(s: &str) -> Result<DataMode, String> {
-    DataMode::parse(s.trim()).ok_or_else(|| {
-        format!("unknown data kind '{s}'; valid: random, zeros, compress:N (N from 0 to 100)")
-    })
-}
-
-fn parse_cache(s: &str) -> Result<CacheState, String> {
-    CacheState::from_name(s.trim())
-        .ok_or_else(|| format!("unknown cache state '{s}'; valid: cold, warm, as-is"))
-}
-
-fn parse_schedule(s: &str) -> Result<crate::plan::Schedule, String> {
-    crate::plan::Schedule::from_name(s.trim())
-        .ok_or_else(|| format!("unknown schedule '{s}'; valid: interleaved, sequential"))
-}
-
-fn parse_sync(s: &str) -> Result<SyncPolicy, String> {
-    SyncPolicy::from_name(s.trim())
-        .ok_or_else(|| format!("unknown sync policy '{s}'; valid: none, end, dsync, osync, each"))
 }
 
 #[cfg(test)]
@@ -437,12 +467,6 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn unknown_method_lists_valid_ones() {
-        let e = parse_method("fast").unwrap_err();
-        assert!(e.contains("uring-sqpoll") && e.contains("buffered"), "{e}");
     }
 
     #[test]
@@ -466,15 +490,6 @@ mod tests {
         assert_eq!(r.bs, Some(65536));
         assert_eq!(r.repeat, None, "adaptive by default");
         assert_eq!(r.ci_target, 0.03);
-    }
-
-    #[test]
-    fn percentages_parse_with_or_without_the_sign() {
-        assert_eq!(parse_pct("3").unwrap(), 0.03);
-        assert_eq!(parse_pct("2.5%").unwrap(), 0.025);
-        assert!(parse_pct("0").is_err());
-        assert!(parse_pct("100").is_err());
-        assert!(parse_pct("x").is_err());
     }
 
     #[test]

@@ -9,8 +9,8 @@ use comfy_table::{ContentArrangement, Table};
 use iopath_io::{probe_method, Method};
 use serde::Serialize;
 
-use crate::cli::{ProbeArgs, ReportArgs};
-use crate::plan::TargetSpec;
+use crate::cli::{ProbeArgs, ReportArgs, RunArgs};
+use crate::plan::{Origin, Plan, TargetSpec, UsageError};
 use crate::progress::Progress;
 use crate::result::ProbeEntry;
 use crate::sysinfo::{self, System};
@@ -201,7 +201,12 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
 pub fn presets(args: &crate::cli::PresetsArgs) -> Result<std::process::ExitCode> {
     match &args.action {
         None => print!("{}", presets_list()),
-        Some(crate::cli::PresetsAction::Show { name }) => print!("{}", preset_show(name)?),
+        Some(crate::cli::PresetsAction::Show { name, toml: false }) => {
+            print!("{}", preset_show(name)?)
+        }
+        Some(crate::cli::PresetsAction::Show { name, toml: true }) => {
+            print!("{}", preset_toml(name)?)
+        }
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -221,15 +226,47 @@ pub fn presets_list() -> String {
     out
 }
 
+/// The plan `iopath run` makes of its arguments: the preset, job file or
+/// fio job file they name (else the flags alone), with the flags over it.
+pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
+    let flags = args.flags_spec();
+    let exists = |p: &Path| p.exists();
+    let mut origin = Origin {
+        allow_write: args.allow_write,
+        ..Origin::default()
+    };
+    let job = if let Some(name) = &args.preset {
+        let p = crate::preset::find(name)?;
+        origin.preset = Some(p.name.clone());
+        p.job.overridden_by(&flags, true, &exists)?
+    } else if let Some(path) = &args.job {
+        origin.file = Some(path.clone());
+        crate::jobfile::load(path)?.overridden_by(&flags, false, &exists)?
+    } else {
+        flags
+    };
+    Plan::from_spec(&job, &origin)
+}
+
+/// A preset as a job file to start from (`presets show NAME --toml`).
+pub fn preset_toml(name: &str) -> Result<String> {
+    let preset = crate::preset::find(name)?;
+    let body = toml::to_string(&preset.job)?;
+    Ok(format!(
+        "# The preset {name} as a job file: edit it, then `iopath run FILE.toml`.\n# Keys: docs/job-files.md.\n{body}"
+    ))
+}
+
 /// A preset as the cases it runs, with its run settings and source.
 pub fn preset_show(name: &str) -> Result<String> {
     let preset = crate::preset::find(name)?;
-    use clap::Parser;
-    let args = match crate::cli::Cli::parse_from(["iopath", "run", "--preset", name]).command {
-        Some(crate::cli::Command::Run(a)) => *a,
-        _ => unreachable!("`iopath run` parses to the run command"),
-    };
-    let plan = crate::plan::Plan::from_args(&args)?;
+    let plan = Plan::from_spec(
+        &preset.job,
+        &Origin {
+            preset: Some(preset.name.clone()),
+            ..Origin::default()
+        },
+    )?;
     let reps = plan.repeat.map_or("adaptive repetitions".to_string(), |n| {
         format!("{n} repetitions")
     });
@@ -284,7 +321,7 @@ pub fn preset_show(name: &str) -> Result<String> {
         if let Some(t) = c.io_size {
             other.push(format!("touch {}", fmt_bytes(t)));
         }
-        if plan.cache_limit.is_some() && c.cache_limited && preset.run.cache_limit.is_some() {
+        if plan.cache_limit.is_some() && c.cache_limited && preset.job.run.cache_limit.is_some() {
             other.push("under the cache limit".into());
         }
         if let Some(pair) = &c.pair {
@@ -316,9 +353,9 @@ pub fn preset_show(name: &str) -> Result<String> {
         ]);
     }
     out.push_str(&format!("{t}\n"));
-    if !preset.reading.is_empty() {
+    if !preset.job.reading.is_empty() {
         out.push_str("\nhow to read it:\n");
-        for r in &preset.reading {
+        for r in &preset.job.reading {
             out.push_str(&format!("  - {r}\n"));
         }
     }

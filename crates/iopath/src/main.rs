@@ -7,9 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Result;
-use clap::Parser;
-use iopath::cli::{Cli, Command, RunArgs};
-use iopath::plan::{Plan, UsageError};
+use iopath::cli::{Command, RunArgs};
+use iopath::plan::UsageError;
 use iopath::progress::Progress;
 use iopath::report::{json, table};
 use iopath::runner::Runner;
@@ -67,14 +66,21 @@ fn stop_on_signals() -> Arc<AtomicBool> {
 
 /// `iopath` alone means `iopath run` with every default, as clap sets them.
 fn default_run_args() -> RunArgs {
-    match Cli::parse_from(["iopath", "run"]).command {
-        Some(Command::Run(a)) => *a,
+    match iopath::cli::parse_from(["iopath", "run"]).map(|c| c.command) {
+        Ok(Some(Command::Run(a))) => *a,
         _ => unreachable!("`iopath run` parses to the run command"),
     }
 }
 
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
-    let plan = Plan::from_args(args)?;
+    let plan = commands::plan_of(args)?;
+    // The test file is read (or written) by the run: no report may
+    // replace it.
+    let file = match &plan.target {
+        iopath::plan::TargetSpec::File { path, .. } => Some(path.as_path()),
+        iopath::plan::TargetSpec::TempIn(_) => None,
+    };
+    args.reports.check(args.json.as_deref(), file)?;
     let command = std::env::args_os()
         .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()
@@ -83,17 +89,17 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         plan: &plan,
         command,
         stop,
-        progress: Progress::new(plan.quiet),
+        progress: Progress::new(args.quiet),
     };
-    let json_file = plan.json.as_ref().filter(|p| p.as_os_str() != "-");
-    let json_stdout = plan.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-");
+    let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let result = runner.run(&mut |r| match json_file {
         Some(p) => json::write_file(p, r),
         None => Ok(()),
     })?;
     let text = table::render(&result);
-    if json_stdout || plan.reports.uses_stdout() {
-        if !plan.quiet {
+    if json_stdout || args.reports.uses_stdout() {
+        if !args.quiet {
             eprint!("{text}");
         }
         if json_stdout {
@@ -105,7 +111,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     // After the table, so a report that cannot be written does not hide
     // the results (the JSON, if asked for, is already saved); an
     // interrupted run still exits 130.
-    let reports = plan.reports.write(&result);
+    let reports = args.reports.write(&result);
     if let Err(e) = &reports {
         eprintln!("error: {e:#}");
     }

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
-use serde::{Deserialize, Serialize};
 
-use crate::cli::RunArgs;
+pub use crate::model::job::{CaseSpec, JobSpec, RunSpec};
+use crate::model::words::{Bytes, RepTime, Span};
+pub use crate::model::{CacheState, Pattern, TargetSpec, UsageError};
 use crate::units::fmt_bytes;
 
 /// Default size of the test file.
@@ -23,115 +24,14 @@ pub const DEFAULT_TIME: Duration = Duration::from_millis(150);
 pub const MAX_ADAPTIVE_REPS: usize = 1000;
 /// Fewest measured repetitions adaptive repetition runs.
 pub const MIN_ADAPTIVE_REPS: usize = 3;
-
-/// A mistake in what the user asked for: exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-/// An access pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    Read,
-    Write,
-    RandRead,
-    RandWrite,
-    RandRw,
-    /// Copy the test file to a new file beside it (NIOBench's copy), timed
-    /// through the destination's flush and close.
-    Copy,
-}
-
-impl Pattern {
-    pub const DEFAULT: [Pattern; 4] = [
-        Pattern::Read,
-        Pattern::Write,
-        Pattern::RandRead,
-        Pattern::RandWrite,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Read => "read",
-            Pattern::Write => "write",
-            Pattern::RandRead => "randread",
-            Pattern::RandWrite => "randwrite",
-            Pattern::RandRw => "randrw",
-            Pattern::Copy => "copy",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Pattern> {
-        Some(match s {
-            "read" | "seqread" => Pattern::Read,
-            "write" | "seqwrite" => Pattern::Write,
-            "randread" => Pattern::RandRead,
-            "randwrite" => Pattern::RandWrite,
-            "randrw" => Pattern::RandRw,
-            "copy" => Pattern::Copy,
-            _ => return None,
-        })
-    }
-
-    pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw
-        )
-    }
-
-    /// True when the pattern writes the test file (a copy writes a new
-    /// file of its own and only reads the test file).
-    pub fn writes(self) -> bool {
-        matches!(self, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
-    }
-
-    pub fn default_block_size(self) -> u64 {
-        if self.is_random() {
-            4096
-        } else {
-            1 << 20
-        }
-    }
-
-    pub fn default_queue_depth(self) -> u32 {
-        if self.is_random() {
-            32
-        } else {
-            8
-        }
-    }
-}
-
-/// Page-cache state of the target before each repetition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CacheState {
-    /// Dirty pages written back and the file's cached pages dropped
-    /// (`posix_fadvise(DONTNEED)`): reads must come from the device.
-    #[default]
-    Cold,
-    /// The file read once through the page cache before timing.
-    Warm,
-    /// Left as the previous case left it.
-    AsIs,
-}
-
-impl CacheState {
-    pub fn name(self) -> &'static str {
-        match self {
-            CacheState::Cold => "cold",
-            CacheState::Warm => "warm",
-            CacheState::AsIs => "as-is",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<CacheState> {
-        [CacheState::Cold, CacheState::Warm, CacheState::AsIs]
-            .into_iter()
-            .find(|c| c.name() == s)
-    }
-}
+/// Defaults of the run settings a job leaves out (clap shows the same
+/// ones in `--help`; a test holds them together).
+pub const DEFAULT_CI_TARGET: f64 = 0.03;
+pub const DEFAULT_MAX_TIME: Duration = Duration::from_millis(1500);
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
+pub const DEFAULT_SEED: u64 = 1;
+pub const DEFAULT_RWMIX: u8 = 50;
+pub const DEFAULT_UCACHE_PAGE: u64 = 4096;
 
 pub use crate::schedule::{random_seed, Schedule};
 
@@ -159,7 +59,7 @@ pub struct Case {
     pub cache: Option<CacheState>,
     /// What a preset calls the case, and what its source published.
     pub label: Option<String>,
-    pub published: Option<crate::preset::Published>,
+    pub published: Option<crate::model::job::Published>,
     /// Where its workers run and its buffers live.
     pub placement: crate::placement::Placement,
     /// The NUMA pair of the placement study (`cpu n0 local / mem n1 remote`).
@@ -196,15 +96,6 @@ impl Case {
     }
 }
 
-/// What the run measures on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetSpec {
-    /// A temporary file created in this directory, removed at the end.
-    TempIn(PathBuf),
-    /// A file the user named.
-    File { path: PathBuf, allow_write: bool },
-}
-
 /// A validated run.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -233,15 +124,11 @@ pub struct Plan {
     pub drop_caches: bool,
     pub data: DataMode,
     pub sparse: bool,
-    pub json: Option<PathBuf>,
-    /// Report files written at the end.
-    pub reports: crate::report::Outputs,
     /// `--cache-limit`: the memory cgroup cap cases run under.
     pub cache_limit: Option<u64>,
     /// Budget of the user-space caches (ucache, uffd).
     pub ucache_size: u64,
     pub ucache_page: u64,
-    pub quiet: bool,
 }
 
 impl Plan {
@@ -256,242 +143,132 @@ impl Plan {
         })
     }
 
-    pub fn from_args(a: &RunArgs) -> Result<Plan, UsageError> {
+    /// [`Plan::from_spec_on`] on this machine: its topology, the CPUs this
+    /// process may run on (cgroup cpuset, taskset), and the NUMA node of
+    /// the disk under the target (asked only by the placement study).
+    pub fn from_spec(spec: &JobSpec, origin: &Origin) -> Result<Plan, UsageError> {
         let topo = crate::topology::Topology::read(std::path::Path::new("/sys"));
-        // The CPUs this process may run on (cgroup cpuset, taskset).
         let allowed = iopath_io::numa::current_affinity().unwrap_or_default();
-        Plan::from_args_on(a, &topo, &allowed, &|| device_node_under(a))
+        Plan::from_spec_on(spec, origin, &topo, &allowed, &|| {
+            device_node_under(&spec.run)
+        })
     }
 
-    /// [`Plan::from_args`] on a given topology, with the device's node
-    /// asked for only when the placement study needs it.
-    pub fn from_args_on(
-        a: &RunArgs,
+    /// The one place a job becomes a plan: every setting checked, every
+    /// default applied, every case crossed from its axes (for each case
+    /// entry: pattern, then threads, then NUMA pair, then method).
+    pub fn from_spec_on(
+        spec: &JobSpec,
+        origin: &Origin,
         topo: &crate::topology::Topology,
         allowed: &[u32],
         device_node: &dyn Fn() -> Option<u32>,
     ) -> Result<Plan, UsageError> {
-        let preset = a.preset.as_deref().map(crate::preset::find).transpose()?;
+        let r = &spec.run;
         let placement = crate::placement::from_flags(
-            a.cpus.as_deref(),
-            a.numa_node,
-            a.mem_node,
-            a.mem_policy,
-            a.sqpoll_cpu,
+            r.cpus.as_deref(),
+            r.numa_node,
+            r.mem_node,
+            r.mem_policy,
+            r.sqpoll_cpu,
             topo,
             allowed,
         )?;
-        let a = &match &preset {
-            Some(p) => apply_preset_run(a, p)?,
-            None => a.clone(),
-        };
-        let methods: Vec<Method> = if a.methods.is_empty() {
-            Method::ALL
-                .into_iter()
-                .filter(|m| m.in_default_run())
-                .collect()
-        } else {
-            // A method named again is another arm of the same method (an
-            // A/A check), not a duplicate to drop.
-            a.methods.clone()
-        };
-        let patterns: Vec<Pattern> = if a.patterns.is_empty() {
-            Pattern::DEFAULT.to_vec()
-        } else {
-            dedup(&a.patterns)
-        };
-        if let Some(bs) = a.bs {
-            if bs == 0 || bs > (1 << 30) {
-                return Err(UsageError(format!(
-                    "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
-                )));
-            }
-        }
-        if a.threads == 0 || a.repeat == Some(0) {
-            return Err(UsageError(
-                "--threads and --repeat must be at least 1".into(),
-            ));
-        }
-        if a.interval < Duration::from_millis(1) {
-            return Err(UsageError(
-                "--interval must be at least 1ms (e.g. 100ms)".into(),
-            ));
-        }
-        if a.max_time.is_zero() {
-            return Err(UsageError(
-                "--max-time 0 leaves no time for a repetition".into(),
-            ));
-        }
-        if a.size == Some(0) {
-            return Err(UsageError(
-                "--size 0: the test file needs at least one block".into(),
-            ));
-        }
-        if a.io_size == Some(0) {
-            return Err(UsageError("--io-size 0 would measure nothing".into()));
-        }
-        if a.time == Some(Duration::ZERO) {
-            return Err(UsageError("--time 0 would measure nothing".into()));
-        }
-        let target = match &a.file {
+        check_run(r)?;
+        let file_exists = r.file.as_ref().is_some_and(|f| f.exists());
+        let target = match &r.file {
             Some(p) => TargetSpec::File {
                 path: p.clone(),
-                allow_write: a.allow_write,
+                allow_write: origin.allow_write,
             },
-            None => TargetSpec::TempIn(a.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+            None => TargetSpec::TempIn(r.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
         };
-        if a.sparse && a.file.as_ref().is_some_and(|f| f.exists()) {
+        if r.file.is_some() && r.dir.is_some() {
+            return Err(UsageError(
+                "give a file (--file) or a directory (--dir) to measure in, not both".into(),
+            ));
+        }
+        let sparse = r.sparse.unwrap_or(false);
+        if sparse && file_exists {
             return Err(UsageError(
                 "--sparse truncates the file before every repetition: it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
             ));
         }
-        if a.drop_caches && a.cache != CacheState::Cold {
+        let cache = r.cache.unwrap_or_default();
+        let drop_caches = r.drop_caches.unwrap_or(false);
+        if drop_caches && cache != CacheState::Cold {
             return Err(UsageError(format!(
                 "--drop-caches goes with --cache cold, not --cache {}",
-                a.cache.name()
+                cache.name()
             )));
         }
-        // The test file named by --file is read (or written) by the run: no
-        // report may replace it.
-        a.reports.check(a.json.as_deref(), a.file.as_deref())?;
-        if a.ucache_size == Some(0) {
-            return Err(UsageError(
-                "--ucache-size 0 leaves the cache no page".into(),
-            ));
-        }
-        if a.ucache_page == 0 || a.ucache_page % 512 != 0 || a.ucache_page > (1 << 30) {
-            return Err(UsageError(format!(
-                "--ucache-page {}: give a multiple of 512 bytes (the O_DIRECT alignment; 4k by default), at most 1 GiB",
-                a.ucache_page
-            )));
-        }
-        if a.allow_write && a.file.is_none() {
+        if origin.allow_write && r.file.is_none() {
             return Err(UsageError(
                 "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
             ));
         }
-        let span = a
-            .span
-            .as_deref()
-            .map(|s| parse_span("--span", s))
-            .transpose()?;
-        let mut cases = Vec::new();
-        if let Some(p) = &preset {
-            let pairs = p
-                .cases
-                .iter()
-                .any(|c| c.placement.as_deref() == Some("numa-pairs"));
-            if pairs && !placement.is_default() {
-                return Err(UsageError(format!(
-                    "--preset {} places every case itself (each CPU node x memory node pair): drop --cpus, --numa-node, --mem-node, --mem-policy and --sqpoll-cpu",
-                    p.name
-                )));
-            }
-            cases = preset_cases(p, a, topo, allowed, device_node)?;
-            for c in cases.iter_mut().filter(|c| c.pair.is_none()) {
-                c.placement = placement.clone();
-            }
+        let default_case = [CaseSpec::default()];
+        let entries: &[CaseSpec] = if spec.cases.is_empty() {
+            &default_case
         } else {
-            for &pattern in &patterns {
-                // The copy pattern by default runs the methods that copy.
-                let methods: Vec<Method> = if pattern == Pattern::Copy && a.methods.is_empty() {
-                    Method::ALL
-                        .into_iter()
-                        .filter(|m| crate::runner::copy::copy_method(*m).is_some())
-                        .collect()
-                } else {
-                    methods.clone()
-                };
-                for (i, &method) in methods.iter().enumerate() {
-                    let bs = a.bs.unwrap_or_else(|| pattern.default_block_size());
-                    let qd = a.qd.unwrap_or_else(|| pattern.default_queue_depth());
-                    let arm = 1 + methods[..i].iter().filter(|&&m| m == method).count() as u32;
-                    cases.push(Case {
-                        arm,
-                        sync: a.sync,
-                        rwmix_read_pct: a.rwmix,
-                        span,
-                        placement: placement.clone(),
-                        ..Case::new(method, pattern, bs, qd, a.threads)
-                    });
-                }
-            }
-        }
-        if let Some(c) = cases.iter().find(|c| {
-            c.span
-                .is_some_and(|s| s < c.block_size * u64::from(c.threads.max(1)))
-        }) {
+            &spec.cases
+        };
+        if entries
+            .iter()
+            .any(|c| c.placement.as_deref() == Some("numa-pairs"))
+            && !placement.is_default()
+        {
             return Err(UsageError(format!(
-                "a span of {} is less than one {} block per thread ({} thread(s)): give a larger span or a smaller --bs",
-                fmt_bytes(c.span.unwrap_or(0)),
-                fmt_bytes(c.block_size),
-                c.threads
+                "{} places every case itself (each CPU node x memory node pair): drop --cpus, --numa-node, --mem-node, --mem-policy and --sqpoll-cpu",
+                origin.what()
             )));
         }
-        if cases.iter().any(|c| c.pattern == Pattern::Copy)
-            && a.file.as_ref().is_some_and(|f| f.exists())
-        {
-            return Err(UsageError(
-                "the copy pattern writes a copy beside the file it copies: run it on iopath's own test file (--dir), not on an existing --file".into(),
-            ));
+        let mut cases = Vec::new();
+        for pc in entries {
+            cases.extend(entry_cases(
+                spec,
+                pc,
+                origin,
+                &placement,
+                topo,
+                allowed,
+                device_node,
+            )?);
         }
-        if cases.iter().any(|c| c.sparse) && a.file.as_ref().is_some_and(|f| f.exists()) {
-            return Err(UsageError(
-                "this preset truncates the file before some repetitions (a sparse file): it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
-            ));
-        }
-        if let Some(size) = a.size {
-            // Each case's threads must get at least one of its blocks.
-            if let Some(c) = cases
-                .iter()
-                .find(|c| size / u64::from(c.threads.max(1)) < c.block_size)
-            {
-                let per_thread = size / u64::from(c.threads.max(1));
-                return Err(UsageError(format!(
-                    "--size {} gives each of {} thread(s) {}, less than one {} block; use a larger --size or a smaller --bs",
-                    fmt_bytes(size),
-                    c.threads,
-                    fmt_bytes(per_thread),
-                    fmt_bytes(c.block_size)
-                )));
-            }
-        }
-        // A preset whose cases say how much they touch takes `--touch` for
-        // those cases only; the others keep their whole passes.
-        let touch_cases = preset
-            .as_ref()
-            .is_some_and(crate::preset::Preset::has_touch_cases);
-        let io_size = if touch_cases && a.given.iter().any(|g| g == "io_size") {
-            None
-        } else {
-            a.io_size
+        check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
+        let (time, whole_pass) = match r.time {
+            Some(RepTime::Pass) => (None, true),
+            Some(RepTime::Limit(d)) => (Some(d), false),
+            None => (None, false),
         };
+        let cache_limit = r.cache_limit.map(|b| b.0);
         Ok(Plan {
-            preset: preset.map(|p| p.name),
+            preset: origin.preset.clone(),
             target,
-            size: a.size,
+            size: r.size.map(|b| b.0),
             cases,
-            time: a.time,
-            io_size,
-            whole_pass: a.whole_pass,
-            repeat: a.repeat,
-            ci_target: a.ci_target,
-            max_time: a.max_time,
-            warmup: a.warmup,
-            schedule: a.schedule,
-            order_seed: a.order_seed.unwrap_or_else(random_seed),
-            interval: a.interval,
-            seed: a.seed,
-            cache: a.cache,
-            drop_caches: a.drop_caches,
-            data: a.data,
-            sparse: a.sparse,
-            json: a.json.clone(),
-            reports: a.reports.clone(),
-            cache_limit: a.cache_limit,
-            ucache_size: a.ucache_size.or(a.cache_limit).unwrap_or(64 << 20),
-            ucache_page: a.ucache_page,
-            quiet: a.quiet,
+            time,
+            io_size: r.io_size.map(|b| b.0),
+            whole_pass,
+            repeat: r.repeat,
+            ci_target: r.ci_target.map_or(DEFAULT_CI_TARGET, |p| p.0),
+            max_time: r.max_time.map_or(DEFAULT_MAX_TIME, |d| d.0),
+            warmup: r.warmup.unwrap_or(0),
+            schedule: r.schedule.unwrap_or(Schedule::Interleaved),
+            order_seed: r.order_seed.unwrap_or_else(random_seed),
+            interval: r.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
+            seed: r.seed.unwrap_or(DEFAULT_SEED),
+            cache,
+            drop_caches,
+            data: r.data.unwrap_or(DataMode::Random),
+            sparse,
+            cache_limit,
+            ucache_size: r
+                .ucache_size
+                .map(|b| b.0)
+                .or(cache_limit)
+                .unwrap_or(64 << 20),
+            ucache_page: r.ucache_page.map_or(DEFAULT_UCACHE_PAGE, |b| b.0),
         })
     }
 
@@ -511,83 +288,213 @@ impl Plan {
     }
 }
 
-/// Flags that say what the cases are: a preset fixes them.
-const CASE_FLAGS: [&str; 8] = [
-    "methods", "patterns", "bs", "qd", "threads", "sync", "rwmix", "span",
-];
-
-/// `a` with the preset's run settings wherever the command line gave none.
-fn apply_preset_run(a: &RunArgs, p: &crate::preset::Preset) -> Result<RunArgs, UsageError> {
-    let given = |id: &str| a.given.iter().any(|g| g == id);
-    if let Some(flag) = CASE_FLAGS.iter().find(|f| given(f)) {
-        return Err(UsageError(format!(
-            "--preset {} fixes the cases, so --{} cannot change them; `iopath presets show {}` lists them (run settings such as --size, --dir, --repeat, --time apply)",
-            p.name,
-            flag.replace('_', "-"),
-            p.name
-        )));
-    }
-    let bad = |what: &str, v: &str, e: String| {
-        UsageError(format!("preset {}: {what} '{v}': {e}", p.name))
-    };
-    let mut a = a.clone();
-    let r = &p.run;
-    // An existing --file has its own size.
-    let existing = a.file.as_ref().is_some_and(|f| f.exists());
-    if let (Some(v), false) = (&r.size, given("size") || existing) {
-        a.size = Some(crate::units::parse_size(v).map_err(|e| bad("size", v, e))?);
-    }
-    // `--io-size` replaces a preset's time, unless the preset has cases
-    // with their own touch size (then `--touch` is theirs).
-    let touch_cases = p.has_touch_cases();
-    if let (Some(v), false) = (&r.time, given("time") || (given("io_size") && !touch_cases)) {
-        if v == "pass" {
-            a.whole_pass = true;
-        } else {
-            a.time = Some(crate::units::parse_duration(v).map_err(|e| bad("time", v, e))?);
-        }
-    }
-    if let (Some(v), false) = (&r.cache_limit, given("cache_limit")) {
-        let limit = crate::units::parse_size(v).map_err(|e| bad("cache limit", v, e))?;
-        // The cache keeps its ratio to the file (hmmap: 128 MiB for 4 GiB)
-        // when --size changes it, never below 32 MiB (iopath's own memory
-        // must fit under the cap).
-        a.cache_limit = Some(match (&r.size, given("size").then_some(a.size).flatten()) {
-            (Some(preset_size), Some(size)) => {
-                let base = crate::units::parse_size(preset_size)
-                    .map_err(|e| bad("size", preset_size, e))?;
-                ((limit as u128 * size as u128 / base.max(1) as u128) as u64).max(32 << 20)
-            }
-            _ => limit,
-        });
-    }
-    if let (Some(v), false) = (&r.io_size, given("io_size")) {
-        a.io_size = Some(crate::units::parse_size(v).map_err(|e| bad("io size", v, e))?);
-    }
-    let adaptive = given("ci_target") || given("max_time");
-    if let (Some(n), false) = (r.repeat, given("repeat") || adaptive) {
-        a.repeat = Some(n);
-    }
-    if let (Some(n), false) = (r.warmup, given("warmup")) {
-        a.warmup = n;
-    }
-    if let (Some(v), false) = (&r.max_time, given("max_time")) {
-        a.max_time = crate::units::parse_duration(v).map_err(|e| bad("max time", v, e))?;
-    }
-    if let (Some(v), false) = (&r.cache, given("cache")) {
-        a.cache = CacheState::from_name(v).ok_or_else(|| bad("cache", v, "unknown".into()))?;
-    }
-    if let (Some(v), false) = (&r.data, given("data")) {
-        a.data = DataMode::parse(v).ok_or_else(|| bad("data", v, "unknown".into()))?;
-    }
-    Ok(a)
+/// Where a job came from, and what only the command line may say.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The built-in preset it is, if it is one.
+    pub preset: Option<String>,
+    /// The job file it was read from, if any.
+    pub file: Option<PathBuf>,
+    /// `--allow-write`: an existing file may be written (never from a file).
+    pub allow_write: bool,
 }
 
-/// The preset's cases: for each entry, every pattern (outer) by every
-/// method it names.
-/// The NUMA node of the disk under the run's directory, if the kernel says.
-fn device_node_under(a: &RunArgs) -> Option<u32> {
-    let at = match (&a.file, &a.dir) {
+impl Origin {
+    /// How messages name the job: `--preset hmmap`, `job.toml`, `the run`.
+    pub fn what(&self) -> String {
+        match (&self.preset, &self.file) {
+            (Some(p), _) => format!("--preset {p}"),
+            (None, Some(f)) => f.display().to_string(),
+            (None, None) => "this run".into(),
+        }
+    }
+}
+
+/// The run settings' own limits (what clap checks for flags, checked again
+/// for job files).
+fn check_run(r: &RunSpec) -> Result<(), UsageError> {
+    let bad = |m: &str| Err(UsageError(m.into()));
+    if r.repeat == Some(0) || r.repeat.is_some_and(|n| n > 100_000) {
+        return bad("repeat must be 1 to 100000 (--repeat)");
+    }
+    if r.repeat.is_some() && (r.ci_target.is_some() || r.max_time.is_some()) {
+        return bad("repeat runs a fixed number of repetitions: drop ci_target and max_time (--ci-target, --max-time), which are for adaptive repetition");
+    }
+    if r.warmup.is_some_and(|n| n > 1000) {
+        return bad("warmup must be 0 to 1000 (--warmup)");
+    }
+    if r.interval.is_some_and(|d| d.0 < Duration::from_millis(1)) {
+        return bad("--interval must be at least 1ms (e.g. 100ms)");
+    }
+    if r.max_time.is_some_and(|d| d.0.is_zero()) {
+        return bad("--max-time 0 leaves no time for a repetition");
+    }
+    if r.size == Some(Bytes(0)) {
+        return bad("--size 0: the test file needs at least one block");
+    }
+    if r.io_size == Some(Bytes(0)) {
+        return bad("--io-size 0 would measure nothing");
+    }
+    if r.time == Some(RepTime::Limit(Duration::ZERO)) {
+        return bad("--time 0 would measure nothing");
+    }
+    if r.ucache_size == Some(Bytes(0)) {
+        return bad("--ucache-size 0 leaves the cache no page");
+    }
+    if let Some(Bytes(p)) = r.ucache_page {
+        if p == 0 || p % 512 != 0 || p > (1 << 30) {
+            return Err(UsageError(format!(
+                "--ucache-page {p}: give a multiple of 512 bytes (the O_DIRECT alignment; 4k by default), at most 1 GiB"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the crossed cases must satisfy together.
+fn check_cases(cases: &[Case], size: Option<u64>, file_exists: bool) -> Result<(), UsageError> {
+    if let Some(c) = cases.iter().find(|c| {
+        c.span
+            .is_some_and(|s| s < c.block_size * u64::from(c.threads.max(1)))
+    }) {
+        return Err(UsageError(format!(
+            "a span of {} is less than one {} block per thread ({} thread(s)): give a larger span or a smaller --bs",
+            fmt_bytes(c.span.unwrap_or(0)),
+            fmt_bytes(c.block_size),
+            c.threads
+        )));
+    }
+    if file_exists && cases.iter().any(|c| c.pattern == Pattern::Copy) {
+        return Err(UsageError(
+            "the copy pattern writes a copy beside the file it copies: run it on iopath's own test file (--dir), not on an existing --file".into(),
+        ));
+    }
+    if file_exists && cases.iter().any(|c| c.sparse) {
+        return Err(UsageError(
+            "this job truncates the file before some repetitions (a sparse file): it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
+        ));
+    }
+    if let Some(size) = size {
+        // Each case's threads must get at least one of its blocks.
+        if let Some(c) = cases
+            .iter()
+            .find(|c| size / u64::from(c.threads.max(1)) < c.block_size)
+        {
+            let per_thread = size / u64::from(c.threads.max(1));
+            return Err(UsageError(format!(
+                "--size {} gives each of {} thread(s) {}, less than one {} block; use a larger --size or a smaller --bs",
+                fmt_bytes(size),
+                c.threads,
+                fmt_bytes(per_thread),
+                fmt_bytes(c.block_size)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The cases of one entry: every pattern (outer), thread count, NUMA pair
+/// and method (inner) it names.
+fn entry_cases(
+    spec: &JobSpec,
+    pc: &CaseSpec,
+    origin: &Origin,
+    placement: &crate::placement::Placement,
+    topo: &crate::topology::Topology,
+    allowed: &[u32],
+    device_node: &dyn Fn() -> Option<u32>,
+) -> Result<Vec<Case>, UsageError> {
+    let what = origin.what();
+    if let Some(Bytes(bs)) = pc.bs {
+        if bs == 0 || bs > (1 << 30) {
+            return Err(UsageError(format!(
+                "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
+            )));
+        }
+    }
+    let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.0.clone());
+    if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
+        || thread_counts.iter().any(|t| !(1..=1024).contains(t))
+    {
+        return Err(UsageError(format!(
+            "{what}: the queue depth must be 1 to 4096 (--qd) and threads 1 to 1024 (--threads)"
+        )));
+    }
+    if pc.rwmix.is_some_and(|p| p > 100) {
+        return Err(UsageError(format!(
+            "{what}: rwmix is a percentage, 0 to 100 (--rwmix)"
+        )));
+    }
+    let span = pc.span.map(resolve_span).transpose()?;
+    let pairs: Vec<(Option<String>, crate::placement::Placement)> = match pc.placement.as_deref() {
+        None => vec![(None, placement.clone())],
+        Some("numa-pairs") => numa_placements(topo, allowed, device_node()),
+        Some(other) => {
+            return Err(UsageError(format!(
+                "{what}: unknown placement '{other}'; valid: numa-pairs"
+            )))
+        }
+    };
+    let patterns = pc
+        .pattern
+        .as_ref()
+        .map_or_else(|| Pattern::DEFAULT.to_vec(), |l| dedup(&l.0));
+    let mut cases = Vec::new();
+    for pattern in patterns {
+        // No methods named: the default ones, and for the copy pattern the
+        // methods that copy. A method named again is another arm of the
+        // same method (an A/A check), not a duplicate to drop.
+        let methods: Vec<Method> = match &pc.method {
+            Some(l) => l.0.clone(),
+            None => Method::ALL
+                .into_iter()
+                .filter(|m| {
+                    if pattern == Pattern::Copy {
+                        crate::model::copy_method(*m).is_some()
+                    } else {
+                        m.in_default_run()
+                    }
+                })
+                .collect(),
+        };
+        let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
+        let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
+        for &threads in &thread_counts {
+            for (pair, placement) in &pairs {
+                for (i, &method) in methods.iter().enumerate() {
+                    let arm = 1 + methods[..i].iter().filter(|&&m| m == method).count() as u32;
+                    cases.push(Case {
+                        arm,
+                        sync: pc.sync.unwrap_or(SyncPolicy::End),
+                        rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
+                        span,
+                        copy_to_user: pc.copy_to_user,
+                        sparse: pc.sparse,
+                        cache: pc.cache,
+                        label: pc.label.clone(),
+                        published: pc
+                            .published
+                            .clone()
+                            .or_else(|| spec.reference(method.name(), pattern.name(), threads)),
+                        placement: placement.clone(),
+                        pair: pair.clone(),
+                        io_size: pc.touch.map(|b| b.0),
+                        // Only the cases a job marks run under its cache
+                        // limit; with no case marked (flags), every case.
+                        cache_limited: pc.cache_limited
+                            || !spec.cases.iter().any(|c| c.cache_limited),
+                        ..Case::new(method, pattern, bs, qd, threads)
+                    });
+                }
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// The NUMA node of the disk under the run's target, if the kernel says.
+fn device_node_under(r: &RunSpec) -> Option<u32> {
+    let at = match (&r.file, &r.dir) {
         (Some(f), _) if f.exists() => f.clone(),
         (Some(f), _) => f
             .parent()
@@ -599,6 +506,44 @@ fn device_node_under(a: &RunArgs) -> Option<u32> {
     crate::sysinfo::device_of(&at)
         .and_then(|d| d.numa_node)
         .and_then(|n| u32::try_from(n).ok())
+}
+
+/// One placement per (CPU node, memory node) pair of the study.
+fn numa_placements(
+    topo: &crate::topology::Topology,
+    allowed: &[u32],
+    device_node: Option<u32>,
+) -> Vec<(Option<String>, crate::placement::Placement)> {
+    // With one node holding memory, binding to it changes nothing and may
+    // be refused (seccomp): the buffers go where they would anyway.
+    let one_mem_node = topo
+        .nodes
+        .iter()
+        .filter(|n| n.memory_bytes != Some(0))
+        .count()
+        <= 1;
+    numa_pairs(topo, device_node)
+        .into_iter()
+        .map(|(c, m, name)| {
+            let cpus = crate::placement::usable_cpus(
+                &topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default(),
+                allowed,
+            );
+            (
+                Some(name),
+                crate::placement::Placement {
+                    cpus: Some(cpus),
+                    round_robin: false,
+                    cpu_node: Some(c),
+                    mem: (!one_mem_node).then(|| iopath_io::numa::MemPolicy {
+                        mode: iopath_io::numa::MemPolicyMode::Bind,
+                        nodes: vec![m],
+                    }),
+                    sqpoll_cpu: None,
+                },
+            )
+        })
+        .collect()
 }
 
 /// The (CPU node, memory node) pairs of the placement study, relative to
@@ -660,165 +605,21 @@ pub fn numa_pairs(
     pairs.into_iter().map(|(c, m)| (c, m, name(c, m))).collect()
 }
 
-fn preset_cases(
-    p: &crate::preset::Preset,
-    a: &RunArgs,
-    topo: &crate::topology::Topology,
-    allowed: &[u32],
-    device_node: &dyn Fn() -> Option<u32>,
-) -> Result<Vec<Case>, UsageError> {
-    let bad = |what: &str, v: &str| UsageError(format!("preset {}: unknown {what} '{v}'", p.name));
-    let mut cases = Vec::new();
-    for pc in &p.cases {
-        let methods = pc
-            .method
-            .items()
-            .iter()
-            .map(|m| Method::from_name(m).ok_or_else(|| bad("method", m)))
-            .collect::<Result<Vec<_>, _>>()?;
-        for pat in pc.pattern.items() {
-            let pattern = Pattern::from_name(&pat).ok_or_else(|| bad("pattern", &pat))?;
-            let bs = match &pc.bs {
-                Some(v) => crate::units::parse_size(v)
-                    .ok()
-                    .filter(|b| (1..=1 << 30).contains(b))
-                    .ok_or_else(|| bad("block size (1 byte to 1 GiB)", v))?,
-                None => pattern.default_block_size(),
-            };
-            let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.counts());
-            // `--touch`/`--io-size` on the command line wins, as run settings do.
-            let touch_given = a.given.iter().any(|g| g == "io_size");
-            let touch = match pc.touch.as_ref().filter(|_| !touch_given) {
-                None if touch_given && pc.touch.is_some() => a.io_size,
-                Some(v) => Some(
-                    crate::units::parse_size(v)
-                        .ok()
-                        .filter(|b| *b > 0)
-                        .ok_or_else(|| bad("touch size", v))?,
-                ),
-                None => None,
-            };
-            if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
-                || thread_counts.iter().any(|t| !(1..=1024).contains(t))
-            {
-                return Err(UsageError(format!(
-                    "preset {}: qd must be 1 to 4096 and threads 1 to 1024",
-                    p.name
-                )));
-            }
-            let sync = match &pc.sync {
-                Some(v) => SyncPolicy::from_name(v).ok_or_else(|| bad("sync policy", v))?,
-                None => a.sync,
-            };
-            let cache = match &pc.cache {
-                Some(v) => Some(CacheState::from_name(v).ok_or_else(|| bad("cache state", v))?),
-                None => None,
-            };
-            let span = pc
-                .span
-                .as_deref()
-                .map(|s| parse_span(&format!("preset {} span", p.name), s))
-                .transpose()?;
-            let pairs: Vec<(Option<String>, crate::placement::Placement)> =
-                match pc.placement.as_deref() {
-                    None => vec![(None, crate::placement::Placement::default())],
-                    Some("numa-pairs") => numa_pairs(topo, device_node())
-                        .into_iter()
-                        .map(|(c, m, name)| {
-                            let cpus = crate::placement::usable_cpus(
-                                &topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default(),
-                                allowed,
-                            );
-                            // With one node holding memory, binding to it
-                            // changes nothing and may be refused (seccomp):
-                            // the buffers go where they would anyway.
-                            let one_mem_node = topo
-                                .nodes
-                                .iter()
-                                .filter(|n| n.memory_bytes != Some(0))
-                                .count()
-                                <= 1;
-                            (
-                                Some(name),
-                                crate::placement::Placement {
-                                    cpus: Some(cpus),
-                                    round_robin: false,
-                                    cpu_node: Some(c),
-                                    mem: (!one_mem_node).then(|| iopath_io::numa::MemPolicy {
-                                        mode: iopath_io::numa::MemPolicyMode::Bind,
-                                        nodes: vec![m],
-                                    }),
-                                    sqpoll_cpu: None,
-                                },
-                            )
-                        })
-                        .collect(),
-                    Some(other) => return Err(bad("placement", other)),
-                };
-            for &threads in &thread_counts {
-                for (pair, placement) in &pairs {
-                    for &method in &methods {
-                        cases.push(Case {
-                            sync,
-                            rwmix_read_pct: a.rwmix,
-                            span,
-                            copy_to_user: pc.copy_to_user,
-                            sparse: pc.sparse,
-                            cache,
-                            label: pc.label.clone(),
-                            published: pc
-                                .published
-                                .clone()
-                                .or_else(|| p.reference(method.name(), pattern.name(), threads)),
-                            placement: placement.clone(),
-                            pair: pair.clone(),
-                            io_size: touch,
-                            cache_limited: pc.cache_limited,
-                            ..Case::new(
-                                method,
-                                pattern,
-                                bs,
-                                pc.qd.unwrap_or_else(|| pattern.default_queue_depth()),
-                                threads,
-                            )
-                        });
-                    }
-                }
-            }
+/// A span in bytes: a size, or a share of this machine's memory.
+pub fn resolve_span(span: Span) -> Result<u64, UsageError> {
+    match span {
+        Span::Bytes(b) => Ok(b),
+        Span::RamPct(pct) => {
+            let total = std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .and_then(|m| crate::sysinfo::meminfo_kb(&m, "MemTotal"))
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "span '{pct}%ram': /proc/meminfo gives no MemTotal; give a size instead"
+                    ))
+                })?;
+            Ok(((total * 1024) as f64 * pct / 100.0) as u64)
         }
-    }
-    Ok(cases)
-}
-
-/// A span: a size (`2G`) or a share of the machine's memory (`10%ram`).
-pub fn parse_span(what: &str, s: &str) -> Result<u64, UsageError> {
-    let s = s.trim();
-    if let Some(pct) = s.strip_suffix("%ram") {
-        let pct: f64 = pct
-            .trim()
-            .parse()
-            .ok()
-            .filter(|p| *p > 0.0 && *p <= 100.0)
-            .ok_or_else(|| {
-                UsageError(format!(
-                    "{what} '{s}': a share of memory is 1%ram to 100%ram"
-                ))
-            })?;
-        let total = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| crate::sysinfo::meminfo_kb(&m, "MemTotal"))
-            .ok_or_else(|| {
-                UsageError(format!(
-                    "{what} '{s}': /proc/meminfo gives no MemTotal; give a size instead"
-                ))
-            })?;
-        return Ok(((total * 1024) as f64 * pct / 100.0) as u64);
-    }
-    match crate::units::parse_size(s) {
-        Ok(0) | Err(_) => Err(UsageError(format!(
-            "{what} '{s}': give a size (512M, 2G) or a share of memory (10%ram)"
-        ))),
-        Ok(n) => Ok(n),
     }
 }
 
@@ -842,12 +643,15 @@ mod tests {
             .join("tests/fixtures/topology")
             .join(fixture);
         let topo = crate::topology::Topology::read(&root);
-        let args = match crate::cli::Cli::parse_from(["iopath", "run", "--preset", "numa"]).command
-        {
-            Some(crate::cli::Command::Run(a)) => *a,
-            _ => unreachable!(),
+        let numa = crate::preset::find("numa").unwrap();
+        let origin = Origin {
+            preset: Some("numa".into()),
+            ..Origin::default()
         };
-        let plan = Plan::from_args_on(&args, &topo, &topo.cpus_online, &|| device_node).unwrap();
+        let plan = Plan::from_spec_on(&numa.job, &origin, &topo, &topo.cpus_online, &|| {
+            device_node
+        })
+        .unwrap();
         plan.cases
             .iter()
             .map(|c| {
@@ -932,16 +736,15 @@ mod tests {
             "{text}"
         );
     }
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
+    use crate::cli::Command;
 
     fn plan(args: &[&str]) -> Result<Plan, UsageError> {
         let mut v = vec!["iopath", "run"];
         v.extend_from_slice(args);
-        let Some(Command::Run(r)) = Cli::try_parse_from(v).unwrap().command else {
+        let Some(Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {
             unreachable!()
         };
-        Plan::from_args(&r)
+        crate::commands::plan_of(&r)
     }
 
     #[test]

@@ -147,9 +147,14 @@ pub struct CaseResult {
     /// The case's own cache state, when not the run's (`config.cache`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<String>,
+    /// `false`: the case ran outside the run's `--cache-limit` cgroup (a
+    /// job that limits only the cases it marks); absent: inside it, when
+    /// the run has one (older results never say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_limited: Option<bool>,
     /// What the preset's source published for this case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub published: Option<crate::preset::Published>,
+    pub published: Option<crate::model::job::Published>,
     /// The placement study's (CPU node, memory node) pair, relative to the
     /// device (`cpu n0 local / mem n1 remote`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -43,10 +43,11 @@ fn writes_may_stay_in_memory(m: &str) -> bool {
     is_cached_method(m) || m == "mmap-dax"
 }
 
-/// Which cases ran inside the `--cache-limit` cgroup: every case of a run
-/// from flags; in a built-in preset, the cases it marks `cache_limited`
-/// (matched by label and method); none without a cache limit, or in a
-/// preset this version does not know.
+/// Which cases ran inside the `--cache-limit` cgroup: what the case
+/// records (`cache_limited: false` outside it); for results that do not
+/// record it, every case of a run from flags, and in a built-in preset the
+/// cases it marks `cache_limited` (matched by label and method); none
+/// without a cache limit, or in a preset this version does not know.
 fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
     let limited: Option<Vec<(Option<String>, String)>> =
         match (&r.config.cache_limit, &r.config.preset) {
@@ -55,14 +56,15 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
             (Some(_), Some(name)) => Some(
                 crate::preset::find(name)
                     .map(|p| {
-                        p.cases
+                        p.job
+                            .cases
                             .iter()
                             .filter(|pc| pc.cache_limited)
                             .flat_map(|pc| {
                                 pc.method
-                                    .items()
-                                    .into_iter()
-                                    .map(|m| (pc.label.clone(), m))
+                                    .iter()
+                                    .flat_map(|l| l.0.iter())
+                                    .map(|m| (pc.label.clone(), m.name().to_string()))
                                     .collect::<Vec<_>>()
                             })
                             .collect()
@@ -70,9 +72,11 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
                     .unwrap_or_default(),
             ),
         };
-    move |c: &CaseResult| match &limited {
-        None => true,
-        Some(v) => v.iter().any(|(l, m)| *l == c.label && *m == c.method),
+    let any = r.config.cache_limit.is_some();
+    move |c: &CaseResult| match (&limited, c.cache_limited) {
+        (_, Some(recorded)) => any && recorded,
+        (None, None) => true,
+        (Some(v), None) => v.iter().any(|(l, m)| *l == c.label && *m == c.method),
     }
 }
 

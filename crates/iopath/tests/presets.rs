@@ -1018,22 +1018,15 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
 fn hmmap_scales_its_cache_with_the_file() {
     // `presets show` lists the preset's own settings.
     assert!(stdout_of(&["presets", "show", "hmmap"]).contains("size 4 GiB"));
-    use clap::Parser;
-    use iopath::cli::{Cli, Command};
+    use iopath::cli::Command;
     let plan = |args: &[&str]| {
         let mut argv = vec!["iopath", "run", "--preset", "hmmap"];
         argv.extend_from_slice(args);
-        let mut a = match Cli::parse_from(&argv).command {
+        let a = match iopath::cli::parse_from(&argv).unwrap().command {
             Some(Command::Run(a)) => *a,
             _ => unreachable!(),
         };
-        // What the command line gave, as iopath::cli::parse records it.
-        a.given = args
-            .iter()
-            .filter_map(|s| s.strip_prefix("--"))
-            .map(|s| s.replace('-', "_"))
-            .collect();
-        iopath::plan::Plan::from_args(&a).unwrap()
+        iopath::commands::plan_of(&a).unwrap()
     };
     assert_eq!(plan(&[]).cache_limit, Some(128 << 20));
     assert_eq!(plan(&["--size", "16G"]).cache_limit, Some(512 << 20));

@@ -28,7 +28,7 @@ pub fn all(r: &RunResult) -> Vec<Grid> {
         .preset
         .as_deref()
         .and_then(|p| crate::preset::find(p).ok())
-        .map(|p| p.layout);
+        .map(|p| p.job.layout);
     match layout {
         Some(Layout::Crystal) => out.extend(crystal(r)),
         Some(Layout::Niobench) => out.extend(niobench(r)),

@@ -14,18 +14,7 @@ use iopath_io::{EngineError, Method};
 
 use super::worker::{WorkerOut, MAX_LAT_NS};
 
-/// The copy method a case's method names for the copy pattern.
-pub fn copy_method(m: Method) -> Option<CopyMethod> {
-    Some(match m {
-        Method::Buffered => CopyMethod::ReadWrite,
-        Method::Direct => CopyMethod::ReadWriteDirect,
-        Method::Mmap => CopyMethod::MmapWrite,
-        Method::Uring => CopyMethod::Uring,
-        Method::CopyFileRange => CopyMethod::CopyFileRange,
-        Method::Sendfile => CopyMethod::Sendfile,
-        _ => return None,
-    })
-}
+pub use crate::model::copy_method;
 
 /// The methods that can copy, for messages.
 pub fn copy_methods() -> String {

@@ -716,6 +716,7 @@ fn case_result(case: &Case) -> CaseResult {
         copy_to_user: case.copy_to_user,
         sparse: case.sparse,
         cache: case.cache.map(|c| c.name().to_string()),
+        cache_limited: (!case.cache_limited).then_some(false),
         published: case.published.clone(),
         pair: case.pair.clone(),
         ..CaseResult::default()
