@@ -24,7 +24,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// DejaVu Sans, cut down to Latin-1 and a few symbols
 /// (`assets/README.md` says how, `assets/LICENSE-DejaVu.txt` under which
 /// licence). Used to lay out text in both backends and to draw it in PNGs.
-pub const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
+pub const FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans-subset.ttf");
 /// The family name charts ask for; the HTML report maps it to [`FONT`].
 const FAMILY: &str = "sans-serif";
 
