@@ -10,15 +10,26 @@
 //! held, device fraction). A method has the same colour in every chart.
 
 mod axis;
+mod cardiogram;
+mod costs;
 mod draw;
+mod latency;
+mod throughput;
+mod timeline;
 
 use plotters::prelude::RGBColor;
 
-use crate::result::{CaseResult, Job, Measurement};
-use crate::units::{fmt_bs, fmt_count};
+use crate::result::{CaseResult, Job};
+use crate::units::fmt_bs;
 
 use axis::Fmt;
+use cardiogram::cardiogram;
+use costs::costs;
 pub use draw::{png, svg, FONT};
+use latency::latency;
+use throughput::throughput;
+pub use timeline::median_repetition;
+use timeline::within;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -198,34 +209,6 @@ fn finite(ci: [f64; 2]) -> Option<[f64; 2]> {
     (ci[0].is_finite() && ci[1].is_finite()).then_some(ci)
 }
 
-/// The measured repetition whose throughput is the median (the lower
-/// middle one for an even count), with its 1-based place among all
-/// repetitions.
-pub fn median_repetition(c: &CaseResult) -> Option<(usize, &Measurement)> {
-    let mut counted: Vec<(usize, &Measurement)> = c
-        .repetitions
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| !m.warmup && !m.interrupted)
-        .map(|(i, m)| (i + 1, m))
-        .collect();
-    if counted.is_empty() {
-        // Only a repetition cut short by Ctrl-C: the summary is made of it.
-        counted = c
-            .repetitions
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| !m.warmup)
-            .map(|(i, m)| (i + 1, m))
-            .collect();
-    }
-    if counted.is_empty() {
-        return None;
-    }
-    counted.sort_by(|a, b| a.1.bw_bytes_per_s.total_cmp(&b.1.bw_bytes_per_s));
-    Some(counted[(counted.len() - 1) / 2])
-}
-
 /// Every figure of one group of cases (those differing only by method).
 pub fn figures(job: &Job, cases: &[&CaseResult]) -> Vec<Figure> {
     let all = cases;
@@ -260,332 +243,6 @@ pub fn figures(job: &Job, cases: &[&CaseResult]) -> Vec<Figure> {
 
 fn bar_height(n: usize) -> u32 {
     110 + 34 * n as u32
-}
-
-fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
-    let rows: Vec<Bar> = cases
-        .iter()
-        .map(|c| {
-            let s = c.summary.as_ref().expect("drawn cases have a summary");
-            let ci = c
-                .stats
-                .as_ref()
-                .and_then(|st| finite(st.bw_bytes_per_s.ci95_median))
-                .map(|[a, b]| [a / MIB, b / MIB]);
-            let n = c.measured().len();
-            Bar {
-                method: c.name(),
-                value: s.bw_bytes_per_s / MIB,
-                ci,
-                label: format!(
-                    "{} MiB/s · {} IOPS · n={n}{}",
-                    Fmt::MiBs.show(s.bw_bytes_per_s / MIB),
-                    fmt_count(s.iops),
-                    if n < 6 && ci.is_some() {
-                        ", whiskers = range"
-                    } else {
-                        ""
-                    }
-                ),
-            }
-        })
-        .collect();
-    Figure {
-        id: format!("{id}-throughput"),
-        title: format!("{label}: throughput"),
-        caption: "Median throughput of the measured repetitions (n). Whiskers: the 95% \
-                  interval of the median when n is 6 or more; below 6 no 95% interval of a \
-                  median exists, and the whiskers are the range of the samples, from the \
-                  slowest to the fastest (marked \"whiskers = range\")."
-            .into(),
-        width: 900,
-        height: bar_height(rows.len()),
-        plot: Plot::Bars(Bars {
-            title: String::new(),
-            axis: "MiB/s".into(),
-            fmt: Fmt::MiBs,
-            log: false,
-            rows,
-            reference: None,
-            empty: String::new(),
-        }),
-    }
-}
-
-fn latency(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
-    let names = ["p50", "p90", "p99", "p99.9", "max"];
-    let series = cases
-        .iter()
-        .map(|c| {
-            let l = &c
-                .summary
-                .as_ref()
-                .expect("drawn cases have a summary")
-                .lat_ns;
-            let vals = [l.p50, l.p90, l.p99, l.p999, l.max];
-            // Hollow: a percentile with too few requests behind it (the max
-            // is no percentile: never hollow).
-            let ps = [0.5, 0.9, 0.99, 0.999];
-            Line {
-                method: c.name(),
-                points: vals
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v > 0)
-                    .map(|(i, &v)| {
-                        let few = ps
-                            .get(i)
-                            .is_some_and(|&p| crate::units::too_few_requests(p, l.count));
-                        (i as f64, v as f64, few)
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    Figure {
-        id: format!("{id}-latency"),
-        title: format!("{label}: latency percentiles"),
-        caption: "Latency of single requests, submission to completion (the summary's \
-                  percentiles), on a log scale: a line that rises steeply to the \
-                  right has a long tail. Hollow: too few requests behind that percentile \
-                  to trust it (p99 needs 1,000, p99.9 10,000)."
-            .into(),
-        width: 900,
-        height: 380,
-        plot: Plot::Lines(Lines {
-            x_axis: "percentile".into(),
-            y_axis: "latency".into(),
-            x_categories: names.iter().map(|s| s.to_string()).collect(),
-            x_fmt: Fmt::Int,
-            y_fmt: Fmt::Ns,
-            log_y: true,
-            series,
-        }),
-    }
-}
-
-fn cardiogram(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
-    let series = cases
-        .iter()
-        .map(|c| {
-            let median = c.summary.as_ref().map_or(0.0, |s| s.bw_bytes_per_s);
-            Line {
-                method: c.name(),
-                points: c
-                    .repetitions
-                    .iter()
-                    .enumerate()
-                    .filter(|_| median > 0.0)
-                    .map(|(i, m)| ((i + 1) as f64, m.bw_bytes_per_s / median * 100.0, m.warmup))
-                    .collect(),
-            }
-        })
-        .collect();
-    Figure {
-        id: format!("{id}-repetitions"),
-        title: format!("{label}: every repetition, relative to its median"),
-        caption: "Throughput of each repetition in the order they ran, as a percentage of \
-                  the method's median (hollow: warm-up, not counted), so that methods of very \
-                  different speeds share one scale. A trend up or down means the system was \
-                  still settling or drifting; a lone point far from 100% is an outlier the \
-                  median ignores."
-            .into(),
-        width: 900,
-        height: 360,
-        plot: Plot::Lines(Lines {
-            x_axis: "repetition".into(),
-            y_axis: "% of the median".into(),
-            x_categories: Vec::new(),
-            x_fmt: Fmt::Int,
-            y_fmt: Fmt::Pct,
-            log_y: false,
-            series,
-        }),
-    }
-}
-
-fn within(id: &str, label: &str, cases: &[&CaseResult]) -> Option<Figure> {
-    let mut picked = Vec::new();
-    let series: Vec<Line> = cases
-        .iter()
-        .filter_map(|c| {
-            let (place, m) = median_repetition(c)?;
-            let s = m.series.as_ref()?;
-            picked.push(format!("{} #{place}", c.name()));
-            Some(Line {
-                method: c.name(),
-                points: timeline(s),
-            })
-        })
-        .collect();
-    if series.is_empty() {
-        return None;
-    }
-    Some(Figure {
-        id: format!("{id}-timeline"),
-        title: format!("{label}: throughput within a repetition"),
-        caption: format!(
-            "Throughput per interval within each method's median repetition ({}), \
-             plotted at the end of each interval (a last partial interval under a quarter \
-             of the others is merged into the one before). Writes run through the final \
-             flush: a long fsync shows as intervals near 0 at the end.",
-            picked.join(", ")
-        ),
-        width: 900,
-        height: 360,
-        plot: Plot::Lines(Lines {
-            x_axis: "time within the repetition (ms)".into(),
-            y_axis: "MiB/s".into(),
-            x_categories: Vec::new(),
-            x_fmt: Fmt::Ms,
-            y_fmt: Fmt::MiBs,
-            log_y: false,
-            series,
-        }),
-    })
-}
-
-/// (end of interval in ms, MiB/s) for each interval of a repetition. A
-/// last partial interval shorter than a quarter of the others is merged
-/// into the one before: a handful of completions over a fraction of a
-/// millisecond would otherwise read as a spike of many GiB/s.
-fn timeline(s: &crate::result::Series) -> Vec<(f64, f64, bool)> {
-    let step = s.interval_ns as f64 / 1e6;
-    let last = s.last_interval_ns as f64 / 1e6;
-    let mut bw: Vec<f64> = s.bw_bytes_per_s.clone();
-    let mut lens: Vec<f64> = vec![step; bw.len()];
-    if let Some(l) = lens.last_mut() {
-        *l = last;
-    }
-    let n = bw.len();
-    if n >= 2 && last < step / 4.0 {
-        let merged = (bw[n - 2] * step + bw[n - 1] * last) / (step + last);
-        bw.truncate(n - 1);
-        bw[n - 2] = merged;
-        lens.truncate(n - 1);
-        lens[n - 2] = step + last;
-    }
-    let mut t = 0.0;
-    let points: Vec<(f64, f64, bool)> = bw
-        .iter()
-        .zip(&lens)
-        .map(|(&b, &len)| {
-            t += len;
-            (t, b / MIB, false)
-        })
-        .collect();
-    thin(points, MAX_TIMELINE_POINTS)
-}
-
-/// More points than a chart can show add only bytes: a long repetition is
-/// drawn from the lowest and highest interval of each stretch, so stalls
-/// and bursts stay visible.
-const MAX_TIMELINE_POINTS: usize = 2000;
-
-fn thin(points: Vec<(f64, f64, bool)>, max: usize) -> Vec<(f64, f64, bool)> {
-    if points.len() <= max {
-        return points;
-    }
-    let per = points.len().div_ceil(max / 2);
-    let mut out = Vec::with_capacity(max);
-    for chunk in points.chunks(per) {
-        let lo = chunk.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        let hi = chunk.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(&lo), Some(&hi)) = (lo, hi) {
-            if lo.0 <= hi.0 {
-                out.extend([lo, hi]);
-            } else {
-                out.extend([hi, lo]);
-            }
-        }
-    }
-    out
-}
-
-fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
-    let summary = |c: &CaseResult| c.summary.clone().expect("drawn cases have a summary");
-    let cpu = cases
-        .iter()
-        .map(|c| {
-            let v = summary(c).cpu.ns_per_io;
-            Bar {
-                method: c.name(),
-                value: v,
-                ci: c
-                    .stats
-                    .as_ref()
-                    .and_then(|s| finite(s.cpu_ns_per_io.ci95_median)),
-                label: Fmt::Ns.show(v),
-            }
-        })
-        .collect();
-    let memory = cases
-        .iter()
-        .map(|c| {
-            let m = summary(c).memory;
-            let v = m.total_bytes.max(m.page_cache_bytes + m.buffers_bytes) as f64;
-            Bar {
-                method: c.name(),
-                value: v,
-                ci: None,
-                label: Fmt::Bytes.show(v),
-            }
-        })
-        .collect();
-    let device = cases
-        .iter()
-        .filter_map(|c| {
-            let f = summary(c).device_fraction? * 100.0;
-            Some(Bar {
-                method: c.name(),
-                value: f,
-                ci: None,
-                label: crate::units::fmt_device_fraction(f / 100.0),
-            })
-        })
-        .collect();
-    let n = cases.len();
-    Figure {
-        id: format!("{id}-costs"),
-        title: format!("{label}: costs"),
-        caption: "CPU time per I/O (workers, kernel and SQPOLL threads; whiskers: the 95% \
-                  interval of the median, or the range of the samples below 6 repetitions), memory the case held (the file's pages in the page cache plus \
-                  the I/O buffers), and the device fraction (bytes the disk moved / bytes \
-                  asked: near 100% means the device was measured, near 0% the page cache). \
-                  CPU and memory on log scales."
-            .into(),
-        width: 1100,
-        height: bar_height(n),
-        plot: Plot::Row(vec![
-            Bars {
-                title: "CPU per I/O".into(),
-                axis: "CPU time per I/O".into(),
-                fmt: Fmt::Ns,
-                log: true,
-                rows: cpu,
-                reference: None,
-                empty: String::new(),
-            },
-            Bars {
-                title: "memory held".into(),
-                axis: "bytes".into(),
-                fmt: Fmt::Bytes,
-                log: true,
-                rows: memory,
-                reference: None,
-                empty: String::new(),
-            },
-            Bars {
-                title: "device fraction".into(),
-                axis: "% of the bytes asked".into(),
-                fmt: Fmt::Pct,
-                log: false,
-                rows: device,
-                reference: Some(100.0),
-                empty: "no block device under the target".into(),
-            },
-        ]),
-    }
 }
 
 #[cfg(test)]
@@ -673,60 +330,6 @@ mod tests {
         // Text from the embedded font: black pixels (axis labels, title).
         let black = px.iter().filter(|p| **p == [0, 0, 0]).count();
         assert!(black > 500, "{black} black pixels: no text drawn?");
-    }
-
-    #[test]
-    fn the_median_repetition_skips_warmups() {
-        let r = fixture();
-        let c = r.cases.iter().find(|c| c.method == "uring").unwrap();
-        let (place, m) = median_repetition(c).unwrap();
-        assert!(!c.repetitions[place - 1].warmup);
-        let mut bw = c.samples(|m| m.bw_bytes_per_s);
-        bw.sort_by(f64::total_cmp);
-        // Four measured: the lower middle one.
-        assert_eq!(m.bw_bytes_per_s, bw[1]);
-    }
-
-    #[test]
-    fn a_short_last_interval_is_merged_not_drawn_as_a_spike() {
-        // 10 ms intervals; the last lasted 0.5 ms with 1 MiB: 2000 MiB/s.
-        let s = crate::result::Series::from_counts(
-            10_000_000,
-            500_000,
-            &[10 << 20, 10 << 20, 1 << 20],
-            &[10, 10, 1],
-        );
-        let pts = timeline(&s);
-        assert_eq!(pts.len(), 2);
-        assert_eq!(pts[0], (10.0, 1000.0, false));
-        assert!((pts[1].0 - 20.5).abs() < 1e-9);
-        // 11 MiB over 10.5 ms.
-        assert!((pts[1].1 - 11.0 / 0.0105).abs() < 0.01, "{}", pts[1].1);
-        // A last interval of half the length is drawn as it is.
-        let s = crate::result::Series::from_counts(10_000_000, 5_000_000, &[0, 1 << 20], &[0, 1]);
-        assert_eq!(timeline(&s), vec![(10.0, 0.0, false), (15.0, 200.0, false)]);
-    }
-
-    #[test]
-    fn long_timelines_keep_their_extremes_within_the_point_budget() {
-        let pts: Vec<(f64, f64, bool)> = (0..100_000)
-            .map(|i| {
-                (
-                    i as f64,
-                    if i == 54_321 {
-                        0.0
-                    } else {
-                        100.0 + (i % 7) as f64
-                    },
-                    false,
-                )
-            })
-            .collect();
-        let thin = thin(pts, 2000);
-        assert!(thin.len() <= 2000, "{}", thin.len());
-        assert!(thin.iter().any(|p| p.1 == 0.0), "the stall survives");
-        assert!(thin.iter().any(|p| p.1 == 106.0), "so does the peak");
-        assert!(thin.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
     }
 
     #[test]
