@@ -19,22 +19,23 @@
 //! docs/compare.md is the user's description of all of this.
 
 mod load;
+mod matching;
 mod render;
+mod report;
 pub mod test;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde::{Deserialize, Serialize};
-
-use crate::result::{median, CaseResult, Job, RunResult};
-use crate::stats;
+use crate::result::{median, CaseResult, RunResult};
 use crate::units::{fmt_bytes, fmt_ns};
 
 use load::default_names;
 pub use load::{load, parse, sides};
+pub use matching::{match_runs, Key, Matched};
 pub use render::{change_text, render};
+pub use report::{CaseComparison, Report, Side, Status};
 pub use test::{Label, Test};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -72,235 +73,6 @@ pub fn parse_drift(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "'{s}' is not a percentage from 0 to below 100 (e.g. 8 or 8%; 0 for no allowance)"
         )),
-    }
-}
-
-/// The identity of a case across results: method, arm (`direct#2`), and
-/// the job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Key {
-    pub method: String,
-    /// `None` for the first arm (absent or 1 in the results).
-    pub arm: Option<u32>,
-    pub job: Job,
-}
-
-impl Key {
-    pub fn of(c: &CaseResult) -> Key {
-        Key {
-            method: c.method.clone(),
-            arm: c.arm.filter(|&a| a > 1),
-            job: c.job(),
-        }
-    }
-}
-
-/// One case of the comparison and where it is: its case in each run of A
-/// and of B (none where that run lacks it).
-#[derive(Debug, Clone)]
-pub struct Matched<'x> {
-    pub key: Key,
-    pub a: Vec<&'x CaseResult>,
-    pub b: Vec<&'x CaseResult>,
-}
-
-/// Group the cases of every run of A and B by [`Key`] (the n-th case with
-/// a key in a run goes with the n-th in every other run): A's first run's
-/// order, then keys first seen in A's other runs, then B's own.
-pub fn match_runs<'x>(a: &'x [RunResult], b: &'x [RunResult]) -> Vec<Matched<'x>> {
-    let mut out: Vec<(Key, usize, Matched<'x>)> = Vec::new();
-    for (side_b, runs) in [(false, a), (true, b)] {
-        for run in runs {
-            let mut seen: Vec<Key> = Vec::new();
-            for c in &run.cases {
-                let key = Key::of(c);
-                let occurrence = seen.iter().filter(|k| **k == key).count();
-                seen.push(key.clone());
-                let i = match out
-                    .iter()
-                    .position(|(k, o, _)| *k == key && *o == occurrence)
-                {
-                    Some(i) => i,
-                    None => {
-                        let m = Matched {
-                            key: key.clone(),
-                            a: Vec::new(),
-                            b: Vec::new(),
-                        };
-                        out.push((key, occurrence, m));
-                        out.len() - 1
-                    }
-                };
-                let m = &mut out[i].2;
-                if side_b { &mut m.b } else { &mut m.a }.push(c);
-            }
-        }
-    }
-    out.into_iter().map(|(_, _, m)| m).collect()
-}
-
-/// What became of a case in the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Measured in both: compared.
-    Compared,
-    OnlyInA,
-    OnlyInB,
-    /// In both, but skipped, failed or without measured repetitions in
-    /// every run of at least one side.
-    NotMeasured,
-}
-
-/// One side of the comparison: one run or several.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Side {
-    /// The first file, as given.
-    pub path: String,
-    /// The display name (`--name-a`/`--name-b`, else the file name; with
-    /// several runs, the first file's name and how many more).
-    pub name: String,
-    /// The first run's start and command.
-    pub started_at: String,
-    pub command: String,
-    /// Every file of the side, as given (one per run).
-    pub paths: Vec<String>,
-}
-
-/// One case of the comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CaseComparison {
-    pub method: String,
-    /// The arm of a method named twice in a run (2 for `direct#2`); absent
-    /// for the first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arm: Option<u32>,
-    /// The method as shown: `direct`, `direct#2`.
-    pub name: String,
-    /// Pattern, block size, the depth asked for (`queue_depth_requested`
-    /// in the results), threads, sync, read share, and the rest of the job.
-    #[serde(flatten)]
-    pub job: Job,
-    /// The depth the case ran at (1 for a synchronous method).
-    pub queue_depth_effective: u32,
-    pub status: Status,
-    /// Null unless `compared`.
-    pub label: Option<Label>,
-    /// Which test: `between_runs` or `within_run`; null unless `compared`.
-    pub test: Option<Test>,
-    /// B/A of the throughput; null unless `compared`.
-    pub ratio: Option<f64>,
-    /// 95% interval of `ratio` (within a run: widened by the drift
-    /// allowance); null unless `compared`.
-    pub ratio_ci95: Option<[f64; 2]>,
-    /// The drift allowance applied (within a run), in percent; null
-    /// otherwise.
-    pub drift_allowance_pct: Option<f64>,
-    /// Median throughput of the measured repetitions (one run), or the
-    /// geometric mean of the runs' medians (several); null when not
-    /// measured in that side (or not in it).
-    pub a_median_bw_bytes_per_s: Option<f64>,
-    pub b_median_bw_bytes_per_s: Option<f64>,
-    /// Runs in which the case was measured.
-    pub a_runs: usize,
-    pub b_runs: usize,
-    /// Measured repetitions counted, all runs together (0 when not
-    /// measured).
-    pub a_n: usize,
-    pub b_n: usize,
-    /// Median over the measured repetitions (all runs) of their p99
-    /// latency, for information (no label).
-    pub a_p99_ns: Option<u64>,
-    pub b_p99_ns: Option<u64>,
-    /// The largest over the runs of the median `device_fraction` (device
-    /// bytes / bytes the case asked for); null without a block device.
-    pub a_device_fraction: Option<f64>,
-    pub b_device_fraction: Option<f64>,
-    /// Why the case is not compared; null when it is.
-    pub reason: Option<String>,
-    /// The samples do not overlap but are too few for that to count
-    /// ([`stats::Comparison::undersampled`]); said in a note.
-    #[serde(skip)]
-    pub undersampled: bool,
-}
-
-impl CaseComparison {
-    /// The job that ran: `randread 4k Q1T1` for a synchronous method even
-    /// when Q32 was asked for.
-    pub fn job(&self) -> String {
-        self.job.label_at(self.queue_depth_effective)
-    }
-
-    /// True when the case was compared within one run per side but had too
-    /// few repetitions for a change to count (see [`stats::compare`]).
-    pub fn blind(&self) -> bool {
-        self.status == Status::Compared
-            && self.test == Some(Test::WithinRun)
-            && (self.undersampled
-                || ((self.a_n < 6 || self.b_n < 6)
-                    && stats::separation_p(self.a_n, self.b_n) >= 0.05))
-    }
-
-    /// True when the `--fail-above PCT` rule cannot be decided: too few
-    /// repetitions to tell, and the median slowdown exceeds PCT% even
-    /// after allowing for drift; or the interval is beyond PCT but B's one
-    /// run shared its disk with other traffic.
-    pub fn inconclusive(&self, pct: f64) -> bool {
-        let drift = self.drift_allowance_pct.unwrap_or(0.0) / 100.0;
-        let few = self.blind()
-            && self
-                .ratio
-                .is_some_and(|r| r * (1.0 + drift) < 1.0 - pct / 100.0);
-        few || (self.beyond(pct) && self.b_disturbed())
-    }
-
-    /// True when the interval breaks the `--fail-above PCT` rule: labelled
-    /// slower, and its upper bound is more than PCT% below 1.
-    pub fn beyond(&self, pct: f64) -> bool {
-        match (self.label, self.ratio_ci95) {
-            (Some(l), Some(ci)) => test::beyond(l, ci, pct),
-            _ => false,
-        }
-    }
-
-    /// True when, with one run a side, B's run shared the disk with other
-    /// traffic ([`OTHER_TRAFFIC`]): a slowdown cannot be told from it.
-    pub fn b_disturbed(&self) -> bool {
-        // Whenever B is one run: between runs with one B run, that run has
-        // no spread of its own to show the disturbance.
-        self.b_runs == 1 && self.b_device_fraction.is_some_and(|f| f > OTHER_TRAFFIC)
-    }
-
-    /// True when the case breaks the `--fail-above PCT` rule (exit 1):
-    /// [`CaseComparison::beyond`], and not measured while other traffic
-    /// shared B's disk (that is exit 3, [`CaseComparison::inconclusive`]).
-    pub fn regressed(&self, pct: f64) -> bool {
-        self.beyond(pct) && !self.b_disturbed()
-    }
-}
-
-/// The whole comparison, as printed by `--json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub a: Side,
-    pub b: Side,
-    /// `--fail-above`, in percent; null when not given.
-    pub fail_above_pct: Option<f64>,
-    /// The drift allowance for cases with one run per side, in percent.
-    pub drift_allowance_pct: f64,
-    pub cases: Vec<CaseComparison>,
-    /// What differs between the runs that makes comparing them
-    /// questionable.
-    pub notes: Vec<String>,
-    /// Cases that break the `--fail-above` rule; without it, cases labelled
-    /// slower.
-    pub regressions: usize,
-}
-
-impl Report {
-    /// True when some case was compared within one run per side.
-    pub fn one_run_per_side(&self) -> bool {
-        self.cases.iter().any(|c| c.test == Some(Test::WithinRun))
     }
 }
 
