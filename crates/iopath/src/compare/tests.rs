@@ -2,7 +2,7 @@
 
 use super::render::pct;
 use super::*;
-use crate::result::{Latency, Measurement, RunConfig, Tool, SCHEMA_VERSION};
+use crate::result::{CaseResult, Latency, Measurement, RunConfig, Tool, SCHEMA_VERSION};
 use std::path::Path;
 
 const MB: f64 = 1024.0 * 1024.0;
