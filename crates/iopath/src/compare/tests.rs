@@ -1,9 +1,10 @@
 //! Unit tests of loading, matching, labels, the fail rule and the text.
 
+use super::load::default_names;
 use super::render::pct;
 use super::*;
 use crate::result::{CaseResult, Latency, Measurement, RunConfig, Tool, SCHEMA_VERSION};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const MB: f64 = 1024.0 * 1024.0;
 
