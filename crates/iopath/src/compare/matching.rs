@@ -1,0 +1,67 @@
+//! Which case of A goes with which of B: cases match on their [`Key`].
+
+use crate::result::{CaseResult, Job, RunResult};
+
+/// The identity of a case across results: method, arm (`direct#2`), and
+/// the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    pub method: String,
+    /// `None` for the first arm (absent or 1 in the results).
+    pub arm: Option<u32>,
+    pub job: Job,
+}
+
+impl Key {
+    pub fn of(c: &CaseResult) -> Key {
+        Key {
+            method: c.method.clone(),
+            arm: c.arm.filter(|&a| a > 1),
+            job: c.job(),
+        }
+    }
+}
+
+/// One case of the comparison and where it is: its case in each run of A
+/// and of B (none where that run lacks it).
+#[derive(Debug, Clone)]
+pub struct Matched<'x> {
+    pub key: Key,
+    pub a: Vec<&'x CaseResult>,
+    pub b: Vec<&'x CaseResult>,
+}
+
+/// Group the cases of every run of A and B by [`Key`] (the n-th case with
+/// a key in a run goes with the n-th in every other run): A's first run's
+/// order, then keys first seen in A's other runs, then B's own.
+pub fn match_runs<'x>(a: &'x [RunResult], b: &'x [RunResult]) -> Vec<Matched<'x>> {
+    let mut out: Vec<(Key, usize, Matched<'x>)> = Vec::new();
+    for (side_b, runs) in [(false, a), (true, b)] {
+        for run in runs {
+            let mut seen: Vec<Key> = Vec::new();
+            for c in &run.cases {
+                let key = Key::of(c);
+                let occurrence = seen.iter().filter(|k| **k == key).count();
+                seen.push(key.clone());
+                let i = match out
+                    .iter()
+                    .position(|(k, o, _)| *k == key && *o == occurrence)
+                {
+                    Some(i) => i,
+                    None => {
+                        let m = Matched {
+                            key: key.clone(),
+                            a: Vec::new(),
+                            b: Vec::new(),
+                        };
+                        out.push((key, occurrence, m));
+                        out.len() - 1
+                    }
+                };
+                let m = &mut out[i].2;
+                if side_b { &mut m.b } else { &mut m.a }.push(c);
+            }
+        }
+    }
+    out.into_iter().map(|(_, _, m)| m).collect()
+}

@@ -1,0 +1,355 @@
+//! Drawing a [`Figure`] with plotters onto either backend: SVG for the
+//! HTML report, PNG for `--png-dir`.
+
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use super::axis::{Axis, Fmt};
+use super::{method_colour, short, Bars, Figure, Lines, Plot};
+
+/// DejaVu Sans, cut down to Latin-1 and a few symbols
+/// (`assets/README.md` says how, `assets/LICENSE-DejaVu.txt` under which
+/// licence). Used to lay out text in both backends and to draw it in PNGs.
+pub const FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans-subset.ttf");
+/// The family name charts ask for; the HTML report maps it to [`FONT`].
+const FAMILY: &str = "sans-serif";
+
+/// Register [`FONT`] with plotters, once per process.
+fn fonts() -> Result<()> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+            .map_err(|_| "the embedded chart font could not be read".to_string())
+    })
+    .clone()
+    .map_err(|e| anyhow!(e))
+}
+
+/// Turn a plotters error (generic over the backend) into ours.
+trait Drawn<T> {
+    fn drawn(self) -> Result<T>;
+}
+
+impl<T, E: std::fmt::Debug> Drawn<T> for std::result::Result<T, E> {
+    fn drawn(self) -> Result<T> {
+        self.map_err(|e| anyhow!("drawing a chart failed: {e:?}"))
+    }
+}
+
+/// Sizes in pixels at scale 1; PNGs are drawn at a larger scale.
+#[derive(Debug, Clone, Copy)]
+struct Px(f64);
+
+impl Px {
+    fn n(self, v: f64) -> u32 {
+        (v * self.0).round() as u32
+    }
+    fn i(self, v: f64) -> i32 {
+        (v * self.0).round() as i32
+    }
+    fn font(self, v: f64) -> TextStyle<'static> {
+        (FAMILY, v * self.0).into_font().color(&BLACK)
+    }
+}
+
+const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const LIGHT: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure, px: Px) -> Result<()> {
+    root.fill(&WHITE).drawn()?;
+    let (w, _) = root.dim_in_pixel();
+    root.draw(&Text::new(
+        fig.title.clone(),
+        (px.i(12.0), px.i(8.0)),
+        px.font(17.0),
+    ))
+    .drawn()?;
+    let body = root.margin(px.n(34.0), 0, 0, 0);
+    match &fig.plot {
+        Plot::Bars(b) => bars(&body, b, px),
+        Plot::Lines(l) => lines(&body, l, px),
+        Plot::Row(panels) => {
+            let parts = body.split_evenly((1, panels.len()));
+            for (area, b) in parts.iter().zip(panels) {
+                bars(area, b, px)?;
+            }
+            let _ = w;
+            Ok(())
+        }
+    }
+}
+
+fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> Result<()> {
+    let mut area = area.clone();
+    if !b.title.is_empty() {
+        area.draw(&Text::new(b.title.clone(), (px.i(12.0), 0), px.font(14.0)))
+            .drawn()?;
+        area = area.margin(px.n(20.0), 0, 0, 0);
+    }
+    if b.rows.is_empty() {
+        area.draw(&Text::new(
+            b.empty.clone(),
+            (px.i(16.0), px.i(30.0)),
+            px.font(13.0).color(&GREY),
+        ))
+        .drawn()?;
+        return Ok(());
+    }
+    let n = b.rows.len();
+    let mut ends: Vec<f64> = b
+        .rows
+        .iter()
+        .map(|r| r.ci.map_or(r.value, |c| c[1].max(r.value)))
+        .collect();
+    if let Some(r) = b.reference {
+        ends.push(r);
+    }
+    let lows = b
+        .rows
+        .iter()
+        .map(|r| r.ci.map_or(r.value, |c| c[0].min(r.value)));
+    let axis = Axis::fit(
+        b.log,
+        b.fmt,
+        ends.iter().copied().chain(lows),
+        if b.log { 1.0 } else { 1.12 },
+    );
+    // Room on the right for the value written after each bar.
+    let span = axis.hi - axis.lo;
+    let right = axis.hi + span * if b.log { 0.45 } else { 0.35 };
+    let names: Vec<String> = b.rows.iter().map(|r| short(&r.method)).collect();
+    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(4) as f64 * 8.0;
+    let mut chart = ChartBuilder::on(&area)
+        .margin_left(px.n(8.0))
+        .margin_right(px.n(12.0))
+        .margin_bottom(px.n(6.0))
+        .x_label_area_size(px.n(40.0))
+        .y_label_area_size(px.n(name_width + 18.0))
+        .build_cartesian_2d(axis.lo..right, -0.6..(n as f64 - 0.4))
+        .drawn()?;
+    let fmt = b.fmt;
+    let xfmt = move |t: &f64| {
+        if *t > axis.hi + 1e-9 {
+            String::new()
+        } else {
+            axis.label(*t, fmt)
+        }
+    };
+    let yfmt = |t: &f64| {
+        let i = t.round();
+        if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
+            return String::new();
+        }
+        names[n - 1 - i as usize].clone()
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .x_labels(axis.ticks() + 2)
+        .y_labels(n + 2)
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(b.axis.clone())
+        .label_style(px.font(13.0))
+        .axis_desc_style(px.font(13.0))
+        .axis_style(GREY)
+        .draw()
+        .drawn()?;
+    if let Some(r) = b.reference {
+        let x = axis.at(r);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, -0.6), (x, n as f64 - 0.4)],
+                GREY.stroke_width(px.n(1.0).max(1)),
+            )))
+            .drawn()?;
+    }
+    for (i, row) in b.rows.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        let colour = method_colour(&row.method);
+        let end = axis.at(row.value);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(axis.lo, y - 0.32), (end, y + 0.32)],
+                colour.filled(),
+            )))
+            .drawn()?;
+        let mut label_at = end;
+        if let Some([lo, hi]) = row.ci {
+            let (a, z) = (axis.at(lo), axis.at(hi));
+            let style = BLACK.stroke_width(px.n(1.5).max(1));
+            chart
+                .draw_series([
+                    PathElement::new(vec![(a, y), (z, y)], style),
+                    PathElement::new(vec![(a, y - 0.18), (a, y + 0.18)], style),
+                    PathElement::new(vec![(z, y - 0.18), (z, y + 0.18)], style),
+                ])
+                .drawn()?;
+            label_at = label_at.max(z);
+        }
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((label_at, y))
+                    + Text::new(
+                        row.label.clone(),
+                        (px.i(6.0), -px.i(7.0)),
+                        px.font(12.0).color(&GREY),
+                    ),
+            ))
+            .drawn()?;
+    }
+    Ok(())
+}
+
+fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -> Result<()> {
+    let (w, _) = area.dim_in_pixel();
+    let legend_w = px.n(150.0).min(w / 3);
+    let (plot_area, legend) = area.split_horizontally(w - legend_w);
+    let xs = l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let x_max = xs.fold(0.0f64, f64::max);
+    let (x_lo, x_hi) = if matches!(l.x_fmt, Fmt::Int) && l.x_categories.is_empty() {
+        (0.5, x_max.max(1.0) + 0.5)
+    } else if l.x_categories.is_empty() {
+        (0.0, if x_max > 0.0 { x_max * 1.02 } else { 1.0 })
+    } else {
+        (-0.3, l.x_categories.len() as f64 - 0.7)
+    };
+    let y_axis = Axis::fit(
+        l.log_y,
+        l.y_fmt,
+        l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+        if l.log_y { 1.0 } else { 1.1 },
+    );
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin_left(px.n(8.0))
+        .margin_right(px.n(16.0))
+        .margin_bottom(px.n(6.0))
+        .x_label_area_size(px.n(40.0))
+        .y_label_area_size(px.n(72.0))
+        .build_cartesian_2d(x_lo..x_hi, y_axis.lo..y_axis.hi)
+        .drawn()?;
+    let cats = l.x_categories.clone();
+    let x_fmt = l.x_fmt;
+    let xfmt = move |t: &f64| {
+        if cats.is_empty() {
+            if matches!(x_fmt, Fmt::Int) && (t - t.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            return x_fmt.show(*t);
+        }
+        let i = t.round();
+        if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= cats.len() {
+            String::new()
+        } else {
+            cats[i as usize].clone()
+        }
+    };
+    let y_fmt = l.y_fmt;
+    let yfmt = move |t: &f64| y_axis.label(*t, y_fmt);
+    let x_labels = if l.x_categories.is_empty() {
+        8
+    } else {
+        l.x_categories.len() + 2
+    };
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .x_labels(x_labels)
+        .y_labels(y_axis.ticks())
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(l.x_axis.clone())
+        .y_desc(l.y_axis.clone())
+        .label_style(px.font(13.0))
+        .axis_desc_style(px.font(13.0))
+        .axis_style(GREY)
+        .draw()
+        .drawn()?;
+    let r = px.n(3.5).max(2);
+    for s in &l.series {
+        let colour = method_colour(&s.method);
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, y_axis.at(p.1))).collect();
+        chart
+            .draw_series(LineSeries::new(
+                pts.clone(),
+                colour.stroke_width(px.n(2.0).max(1)),
+            ))
+            .drawn()?;
+        if s.points.len() <= 60 {
+            chart
+                .draw_series(s.points.iter().zip(&pts).map(|(p, &xy)| {
+                    let style = if p.2 { WHITE.filled() } else { colour.filled() };
+                    Circle::new(xy, r, style)
+                }))
+                .drawn()?;
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .zip(&pts)
+                        .filter(|(p, _)| p.2)
+                        .map(|(_, &xy)| Circle::new(xy, r, colour.stroke_width(2))),
+                )
+                .drawn()?;
+        }
+    }
+    // The legend beside the chart, never over the data.
+    for (i, s) in l.series.iter().enumerate() {
+        let y = px.i(18.0 + 24.0 * i as f64);
+        let colour = method_colour(&s.method);
+        legend
+            .draw(&Rectangle::new(
+                [(0, y - px.i(5.0)), (px.i(22.0), y + px.i(5.0))],
+                colour.filled(),
+            ))
+            .drawn()?;
+        legend
+            .draw(&Text::new(
+                short(&s.method),
+                (px.i(30.0), y - px.i(8.0)),
+                px.font(13.0),
+            ))
+            .drawn()?;
+    }
+    Ok(())
+}
+
+/// The figure as an SVG document (no XML prolog, so it can be inlined in
+/// HTML as is).
+pub fn svg(fig: &Figure) -> Result<String> {
+    fonts()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (fig.width, fig.height)).into_drawing_area();
+        draw(&root, fig, Px(1.0))?;
+        root.present().drawn()?;
+    }
+    Ok(out)
+}
+
+/// The figure as a PNG, drawn at `scale` times its size (2 for slides).
+pub fn png(fig: &Figure, scale: u32) -> Result<Vec<u8>> {
+    fonts()?;
+    let (w, h) = (fig.width * scale, fig.height * scale);
+    let mut rgb = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(&root, fig, Px(f64::from(scale)))?;
+        root.present().drawn()?;
+    }
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(&rgb)?;
+    writer.finish()?;
+    Ok(out)
+}
