@@ -6,7 +6,7 @@
 use iopath_io::numa::{MemPolicy, MemPolicyMode};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::UsageError;
+use crate::model::UsageError;
 use crate::topology::{format_cpulist, Topology};
 
 /// What a case asks for.

@@ -59,25 +59,6 @@ pub struct CaseStats {
     pub cpu_ns_per_io: Stats,
 }
 
-impl CaseStats {
-    /// `None` when no repetition completed.
-    pub fn of(reps: &[&crate::result::Measurement]) -> Option<CaseStats> {
-        let d = |f: &dyn Fn(&crate::result::Measurement) -> f64| {
-            describe(&reps.iter().map(|m| f(m)).collect::<Vec<f64>>())
-        };
-        Some(CaseStats {
-            bw_bytes_per_s: d(&|m| m.bw_bytes_per_s)?,
-            iops: d(&|m| m.iops)?,
-            lat_mean_ns: d(&|m| m.lat_ns.mean),
-            lat_p50_ns: d(&|m| m.lat_ns.p50 as f64)?,
-            lat_p90_ns: d(&|m| m.lat_ns.p90 as f64),
-            lat_p99_ns: d(&|m| m.lat_ns.p99 as f64)?,
-            lat_p999_ns: d(&|m| m.lat_ns.p999 as f64)?,
-            cpu_ns_per_io: d(&|m| m.cpu.ns_per_io)?,
-        })
-    }
-}
-
 /// Median of a sorted slice (0 when empty).
 pub fn median_sorted(s: &[f64]) -> f64 {
     let n = s.len();

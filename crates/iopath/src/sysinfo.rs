@@ -112,16 +112,7 @@ pub fn cpu_model(cpuinfo: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// A `/proc/meminfo` field in kB.
-pub fn meminfo_kb(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        if k.trim() != key {
-            return None;
-        }
-        v.split_whitespace().next()?.parse().ok()
-    })
-}
+pub use crate::metrics::procfs::meminfo_kb;
 
 /// (fs type, mount options) of the mount that holds `at`, from
 /// `/proc/self/mountinfo`: the longest mount point that prefixes the path.

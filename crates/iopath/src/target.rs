@@ -20,7 +20,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use iopath_io::data::{DataMode, Rng};
-use serde::{Deserialize, Serialize};
 
 use crate::plan::{TargetSpec, UsageError, DEFAULT_SIZE};
 use crate::progress::Progress;
@@ -30,28 +29,7 @@ use crate::Interrupted;
 /// Most head-room left free on the file system beyond the test file.
 const FREE_MARGIN: u64 = 64 << 20;
 
-/// The target as recorded in results.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TargetInfo {
-    pub path: PathBuf,
-    /// `temporary`, `file` or `block-device`.
-    pub kind: String,
-    pub size_bytes: u64,
-    /// Length of the whole file (or device); cases address `size_bytes` of it.
-    #[serde(default)]
-    pub file_bytes: Option<u64>,
-    /// True when iopath created it (and removes it).
-    pub created: bool,
-    pub writable: bool,
-    /// Prefilled with incompressible data by iopath.
-    pub prefilled: bool,
-    /// Left sparse (--sparse): truncated again before every repetition.
-    #[serde(default)]
-    pub sparse: bool,
-    pub prefill_ns: Option<u64>,
-    /// Bytes allocated on disk (st_blocks x 512), to spot sparse files.
-    pub allocated_bytes: Option<u64>,
-}
+pub use crate::result::records::TargetInfo;
 
 /// An open target; removes the file on drop when iopath created it.
 #[derive(Debug)]

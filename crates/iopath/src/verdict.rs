@@ -24,8 +24,6 @@
 //! one sentence, but the real methods are ranked, timed against each other
 //! and picked from among themselves.
 
-use serde::{Deserialize, Serialize};
-
 use crate::result::{CaseResult, Job};
 use crate::stats::{self, Comparison};
 use crate::units::{fmt_bytes, fmt_ns};
@@ -40,115 +38,7 @@ const CPU_MARGIN: f64 = CPU_WORTH_SAYING - 1.0;
 const MEM_WORTH_SAYING: f64 = 2.0;
 const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 
-/// The verdict on one group of cases.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Verdict {
-    /// The group: pattern, block size, requested depth, threads, sync,
-    /// read share.
-    #[serde(flatten)]
-    pub job: Job,
-    /// The methods tied for fastest, highest median first (never a
-    /// reference method).
-    pub fastest: Vec<String>,
-    /// Every measured method: the real ones, highest median throughput
-    /// first, then the reference ones (`null`), flagged.
-    pub ranking: Vec<Ranked>,
-    /// Least CPU per I/O (median ns) of the real methods.
-    pub cheapest_cpu: Option<Cost>,
-    /// Least memory held of the real methods: the file's page cache plus
-    /// the engine's buffers (median bytes).
-    pub least_memory: Option<Cost>,
-    /// The real method holding the least memory beside the one holding the
-    /// most, when the difference is worth a sentence.
-    pub memory_trade: Option<MemoryTrade>,
-    /// The method to use: of those tied for fastest, the one really
-    /// cheaper in CPU per I/O (or, failing that, really smaller in memory)
-    /// than the others; when none is, the first of them in the run's order
-    /// (never a reference method).
-    pub pick: String,
-    /// Methods as good as the pick: tied for fastest and not really
-    /// different from it in CPU per I/O or memory (the pick first); empty
-    /// when the pick stands alone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub equally_good: Vec<String>,
-    /// True when the ratios come from repetitions of the same rounds (an
-    /// interleaved run); false for the unpaired rule.
-    #[serde(default)]
-    pub paired: bool,
-    /// False when some method is apart from the fastest by too few
-    /// rounds to call it ("no call yet"): `pick` is then only the leader.
-    #[serde(default = "yes")]
-    pub called: bool,
-    /// The confidence of each ratio's interval: 95% shared among the
-    /// comparisons with the fastest (0.975 for three methods, 0.99 for
-    /// six); 0.95 for two methods and in older results.
-    #[serde(default = "level_95")]
-    pub ci_level: f64,
-    /// The verdict in words, as printed under the table.
-    pub text: Vec<String>,
-}
-
-/// One method's place in a group.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Ranked {
-    pub method: String,
-    /// Median throughput and its 95% interval (order statistics).
-    pub bw_bytes_per_s: f64,
-    #[serde(deserialize_with = "stats::interval")]
-    pub bw_ci95_median: [f64; 2],
-    /// Measured repetitions.
-    pub n: usize,
-    /// Depth it ran at (synchronous methods: 1, whatever was asked).
-    #[serde(default)]
-    pub queue_depth: u32,
-    /// Median throughput ratio of the fastest real method to this one
-    /// (paired: Hodges-Lehmann of the per-round ratios), with its 95% interval (1
-    /// for the fastest itself; below 1 for a reference method faster than
-    /// every real one).
-    pub fastest_ratio: f64,
-    #[serde(deserialize_with = "stats::interval")]
-    pub fastest_ratio_ci95: [f64; 2],
-    /// True when its difference from the fastest is not real (see the
-    /// module's docs; never for a reference method).
-    pub tied_with_fastest: bool,
-    /// True when it is not separated from the fastest only because there
-    /// were too few repetitions.
-    #[serde(default)]
-    pub too_few_repetitions: bool,
-    pub cpu_ns_per_io: f64,
-    pub memory_bytes: u64,
-    /// True for a method that does no I/O (`null`): measured for reference,
-    /// iopath's own ceiling, and left out of every judgement.
-    #[serde(default)]
-    pub reference: bool,
-}
-
-/// What holding less memory costs in speed.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct MemoryTrade {
-    pub least: String,
-    pub least_bytes: u64,
-    pub most: String,
-    pub most_bytes: u64,
-    /// Median throughput of `least` / that of `most`, its 95% interval,
-    /// and whether the difference is real.
-    pub speed: Comparison,
-}
-
-/// A method and one of its costs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Cost {
-    pub method: String,
-    pub value: f64,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn level_95() -> f64 {
-    0.95
-}
+pub use crate::result::records::{Cost, MemoryTrade, Ranked, Verdict};
 
 /// True for a method that does no I/O (`null`): a reference, not a
 /// candidate.

@@ -2,20 +2,10 @@
 //! result alone (pure functions), printed under the tables and recorded in
 //! JSON `warnings[]` with a stable `code`.
 
-use serde::{Deserialize, Serialize};
-
 use crate::result::{CaseResult, RunResult};
 use crate::units::fmt_bytes;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Warning {
-    /// Stable identifier for scripts (`low_device_fraction`, ...).
-    pub code: String,
-    pub message: String,
-    /// The cases it concerns, as `method/pattern`, with a preset's label
-    /// when there is one (`buffered/read (sync write)`).
-    pub cases: Vec<String>,
-}
+pub use crate::result::records::Warning;
 
 /// `method/pattern`, with the arm (`direct#2/randread`) and a preset's
 /// label (`buffered/read (sync write)`).

@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::sysinfo::meminfo_kb;
-
 /// System-wide page-cache state (`/proc/meminfo`), bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageCache {
@@ -120,6 +118,17 @@ pub fn stat_value(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let (k, v) = l.split_once(' ')?;
         (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+/// A `/proc/meminfo` field in kB.
+pub fn meminfo_kb(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        if k.trim() != key {
+            return None;
+        }
+        v.split_whitespace().next()?.parse().ok()
     })
 }
 

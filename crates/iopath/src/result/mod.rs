@@ -4,13 +4,14 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
+pub mod records;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::blockdev::DiskCounters;
 use crate::sysinfo::System;
-use crate::target::TargetInfo;
-use crate::warnings::Warning;
+pub use records::{TargetInfo, Warning};
 
 /// 2: adaptive repetition (`config.repeat` null), warm-up repetitions,
 /// per-interval series, `cases[].repetition_control`, `verdicts[]`.
@@ -53,7 +54,7 @@ pub struct RunResult {
     /// For each group of cases that differ only by method: the fastest,
     /// by how much, and the costs (docs/statistics.md).
     #[serde(default)]
-    pub verdicts: Vec<crate::verdict::Verdict>,
+    pub verdicts: Vec<records::Verdict>,
 }
 
 /// The effective settings of the run.
@@ -603,6 +604,27 @@ impl Measurement {
             series: None,
             round: None,
             seq: None,
+        })
+    }
+}
+
+/// The spread of a case's figures over its repetitions (the statistics
+/// know numbers, not measurements).
+impl crate::stats::CaseStats {
+    /// `None` when no repetition completed.
+    pub fn of(reps: &[&Measurement]) -> Option<crate::stats::CaseStats> {
+        let d = |f: &dyn Fn(&Measurement) -> f64| {
+            crate::stats::describe(&reps.iter().map(|m| f(m)).collect::<Vec<f64>>())
+        };
+        Some(crate::stats::CaseStats {
+            bw_bytes_per_s: d(&|m| m.bw_bytes_per_s)?,
+            iops: d(&|m| m.iops)?,
+            lat_mean_ns: d(&|m| m.lat_ns.mean),
+            lat_p50_ns: d(&|m| m.lat_ns.p50 as f64)?,
+            lat_p90_ns: d(&|m| m.lat_ns.p90 as f64),
+            lat_p99_ns: d(&|m| m.lat_ns.p99 as f64)?,
+            lat_p999_ns: d(&|m| m.lat_ns.p999 as f64)?,
+            cpu_ns_per_io: d(&|m| m.cpu.ns_per_io)?,
         })
     }
 }

@@ -1,0 +1,162 @@
+//! The layers of `crates/iopath/src` (docs/architecture.md): every
+//! top-level module has a place in [`LAYERS`], bottom first, and may use
+//! only the modules in its own layer or below. A module that names one
+//! above it (`crate::runner` from `plan`) fails this test, as does a module
+//! missing from the list. Test code (after `#[cfg(test)]`) is not counted:
+//! tests may reach up for fixtures. The same reading as
+//! `../shared/tools/layers.py`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Bottom first. A module may use any module of its own layer or a lower
+/// one; within a layer, no cycle.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("words", &["units", "schedule", "model"]),
+    ("machine", &["topology", "metrics", "sysinfo"]),
+    ("statistics", &["stats"]),
+    (
+        "planning",
+        &["placement", "preset", "jobfile", "fio", "plan"],
+    ),
+    ("results", &["result"]),
+    ("analysis", &["verdict", "warnings", "compare"]),
+    ("running", &["progress", "target", "cgroup", "runner"]),
+    ("reports", &["report"]),
+    ("command line", &["cli", "commands"]),
+];
+
+/// Every top-level module of `src` and the modules its non-test code names
+/// (`crate::NAME`).
+fn edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files: BTreeMap<String, Vec<std::path::PathBuf>> = BTreeMap::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if let Some(m) = name.strip_suffix(".rs") {
+            if m != "lib" && m != "main" {
+                files.entry(m.to_string()).or_default().push(p);
+            }
+        } else if p.is_dir() && name != "snapshots" {
+            let mut stack = vec![p];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let q = e.unwrap().path();
+                    if q.is_dir() {
+                        stack.push(q);
+                    } else if q.extension().is_some_and(|x| x == "rs") {
+                        files.entry(name.clone()).or_default().push(q);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (m, paths) in &files {
+        let mut uses = BTreeSet::new();
+        for p in paths {
+            let text = std::fs::read_to_string(p).unwrap();
+            let body = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (i, _) in body.match_indices("crate::") {
+                let name: String = body[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                if files.contains_key(&name) && name != *m {
+                    uses.insert(name);
+                }
+            }
+        }
+        out.insert(m.clone(), uses);
+    }
+    out
+}
+
+/// What breaks the layering: upward uses, modules without a layer, cycles
+/// within a layer.
+fn violations(
+    edges: &BTreeMap<String, BTreeSet<String>>,
+    layers: &[(&str, &[&str])],
+) -> Vec<String> {
+    let rank = |m: &str| layers.iter().position(|(_, ms)| ms.contains(&m));
+    let mut out = Vec::new();
+    for (m, uses) in edges {
+        let Some(rm) = rank(m) else {
+            out.push(format!("module `{m}` has no layer: add it to LAYERS (tests/layers.rs) and docs/architecture.md"));
+            continue;
+        };
+        for u in uses {
+            if let Some(ru) = rank(u) {
+                if ru > rm {
+                    out.push(format!(
+                        "`{m}` ({}) uses `{u}` ({}), a layer above it",
+                        layers[rm].0, layers[ru].0
+                    ));
+                }
+            }
+        }
+    }
+    // Cycles within a layer: a module reaching itself through modules of
+    // its own layer.
+    for m in edges.keys() {
+        let Some(rm) = rank(m) else { continue };
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&String> = edges[m].iter().collect();
+        while let Some(n) = stack.pop() {
+            if rank(n) != Some(rm) || !seen.insert(n.clone()) {
+                continue;
+            }
+            if n == m {
+                out.push(format!(
+                    "`{m}` is in a cycle within the {} layer",
+                    layers[rm].0
+                ));
+                break;
+            }
+            stack.extend(edges.get(n).into_iter().flatten());
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_uses_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let e = edges(&src);
+    assert!(
+        e.contains_key("plan") && e.contains_key("runner"),
+        "read {}",
+        src.display()
+    );
+    let v = violations(&e, LAYERS);
+    assert!(v.is_empty(), "the layers are broken:\n  {}", v.join("\n  "));
+}
+
+#[test]
+fn an_upward_use_a_missing_module_and_a_cycle_are_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::write(src.join("low.rs"), "use crate::high::X;\n").unwrap();
+    std::fs::write(
+        src.join("high.rs"),
+        "use crate::low::Y;\n#[cfg(test)]\nuse crate::stray::Z;\n",
+    )
+    .unwrap();
+    std::fs::create_dir(src.join("stray")).unwrap();
+    std::fs::write(src.join("stray/mod.rs"), "// crate::low\n").unwrap();
+    let e = edges(src);
+    assert_eq!(
+        e["high"],
+        BTreeSet::from(["low".to_string()]),
+        "test code is not counted"
+    );
+    let v = violations(&e, &[("bottom", &["low"]), ("top", &["high"])]);
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(v[0].contains("`low` (bottom) uses `high` (top)"), "{v:?}");
+    assert!(v[1].contains("`stray` has no layer"), "{v:?}");
+    let v = violations(&e, &[("one", &["low", "high", "stray"])]);
+    assert!(
+        v.iter().any(|s| s.contains("cycle within the one layer")),
+        "{v:?}"
+    );
+}
