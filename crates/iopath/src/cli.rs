@@ -19,7 +19,7 @@ use crate::units::{parse_duration, parse_size};
     version,
     about = "Run one workload through every I/O path on one file, and say which path to use.",
     long_about = "Run one workload through every I/O path (buffered, O_DIRECT, mmap, io_uring, \
-                  libaio) on the same file, in one run, and compare bandwidth, IOPS and latency \
+                  Linux AIO) on the same file, in one run, and compare bandwidth, IOPS and latency \
                   percentiles.\n\nWith no subcommand, `iopath` runs the default comparison in the \
                   current directory (same as `iopath run`).",
     after_help = "Examples:\n  iopath                                  default comparison in .\n  \
@@ -52,6 +52,53 @@ pub enum Command {
     /// Turn a saved result (`iopath run --json FILE`) into an HTML report,
     /// CSV, Markdown or PNG charts; with none of those, print its tables.
     Report(ReportArgs),
+    /// Print a shell completion script: `iopath completions bash >
+    /// /etc/bash_completion.d/iopath` (zsh: into a directory of $fpath as
+    /// `_iopath`; fish: ~/.config/fish/completions/iopath.fish).
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `iopath man > /usr/local/share/man/man1/iopath.1`.
+    Man,
+}
+
+/// The completion script for `shell`, for the whole command line.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "iopath", &mut out);
+    out
+}
+
+/// The manual page, in roff: the command, then every subcommand with its
+/// synopsis, description and options.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    use std::io::Write;
+    let cmd = Cli::command();
+    let mut out = Vec::new();
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("iopath {}", sub.get_name());
+        writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+        let sub = sub.clone().bin_name(name.clone()).display_name(name);
+        let man = clap_mangen::Man::new(sub.clone());
+        man.render_synopsis_section(&mut out)?;
+        man.render_description_section(&mut out)?;
+        if sub.get_arguments().any(|a| !a.is_hide_set()) {
+            man.render_options_section(&mut out)?;
+        }
+        if sub.get_after_help().is_some() || sub.get_after_long_help().is_some() {
+            man.render_extra_section(&mut out)?;
+        }
+    }
+    man.render_version_section(&mut out)?;
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -154,7 +201,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub qd: Option<u32>,
 
-    /// Worker threads per case, each with its own engine [default: 1].
+    /// Worker threads per case, each with its own engine.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
 
@@ -490,6 +537,93 @@ mod tests {
         assert_eq!(r.bs, Some(65536));
         assert_eq!(r.repeat, None, "adaptive by default");
         assert_eq!(r.ci_target, 0.03);
+    }
+
+    /// Every flag's help, long form, of every subcommand.
+    fn every_arg() -> Vec<(String, clap::Arg)> {
+        let cmd = Cli::command();
+        let mut out: Vec<(String, clap::Arg)> = cmd
+            .get_arguments()
+            .map(|a| ("iopath".to_string(), a.clone()))
+            .collect();
+        for sub in cmd.get_subcommands() {
+            out.extend(
+                sub.get_arguments()
+                    .map(|a| (sub.get_name().to_string(), a.clone())),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn no_help_states_a_default_that_clap_shows_too() {
+        for (cmd, a) in every_arg() {
+            let help = a
+                .get_long_help()
+                .or(a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            if !a.get_default_values().is_empty() {
+                assert!(
+                    !help.contains("[default"),
+                    "{cmd} --{}: clap shows its default, and the help says one too: {help}",
+                    a.get_id()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn help_names_no_library_iopath_does_not_use() {
+        // `aio` calls io_submit itself (docs/methods.md): no libaio.
+        let mut cmd = Cli::command();
+        let mut all = cmd.render_long_help().to_string();
+        for sub in cmd.get_subcommands_mut() {
+            all.push_str(&sub.render_long_help().to_string());
+        }
+        for (_, a) in every_arg() {
+            all.push_str(
+                &a.get_long_help()
+                    .or(a.get_help())
+                    .map(|h| h.to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        assert!(!all.contains("libaio"), "help mentions libaio");
+    }
+
+    #[test]
+    fn clap_defaults_are_the_plans_defaults() {
+        // `iopath run` alone leaves every defaulted flag out of the job (the
+        // plan's defaults apply); giving each default explicitly must make
+        // the same plan.
+        let plan_of = |extra: &[String]| {
+            let mut argv = vec!["iopath".to_string(), "run".to_string()];
+            argv.extend_from_slice(extra);
+            let Some(Command::Run(r)) = parse_from(argv).unwrap().command else {
+                unreachable!()
+            };
+            let mut p = crate::commands::plan_of(&r).unwrap();
+            p.order_seed = 0;
+            format!("{p:?}")
+        };
+        let base = plan_of(&[]);
+        let run = Cli::command();
+        let run = run.find_subcommand("run").unwrap();
+        let mut checked = 0;
+        for a in run.get_arguments() {
+            let Some(v) = a.get_default_values().first() else {
+                continue;
+            };
+            let flag = format!("--{}", a.get_long().unwrap());
+            let explicit = plan_of(&[flag.clone(), v.to_string_lossy().to_string()]);
+            assert_eq!(
+                explicit, base,
+                "{flag} {v:?}: clap's default is not the plan's"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 10, "only {checked} defaulted flags found");
     }
 
     #[test]

@@ -23,6 +23,10 @@ fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(&a.options()),
         Some(Command::Report(a)) => commands::report(&a),
         Some(Command::Presets(a)) => commands::presets(&a),
+        Some(Command::Completions { shell }) => write_stdout(&iopath::cli::completions(shell)),
+        Some(Command::Man) => iopath::cli::man_page()
+            .map_err(anyhow::Error::from)
+            .and_then(|b| write_stdout(&b)),
         Some(Command::Methods) => {
             print!("{}", commands::methods());
             Ok(ExitCode::SUCCESS)
@@ -47,6 +51,15 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// Bytes to stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> Result<ExitCode> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
     }
 }
 

@@ -20,6 +20,11 @@ pub trait Word: Sized {
     fn parse_word(s: &str) -> Result<Self, String>;
     /// The text that parses back to this value.
     fn word(&self) -> String;
+    /// As it is written in a job file: the word as a string (counts are
+    /// written as numbers).
+    fn serialize_word<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.word())
+    }
 }
 
 /// A byte count: `4k`, `1M`, `2GiB`, `1000` (1024-based k/M/G/T).
@@ -289,12 +294,19 @@ pub struct List<T>(pub Vec<T>);
 impl<T: Word> serde::Serialize for List<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
+        /// One element, serialised as its word.
+        struct Item<'a, T>(&'a T);
+        impl<T: Word> serde::Serialize for Item<'_, T> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize_word(s)
+            }
+        }
         if let [one] = self.0.as_slice() {
-            return s.serialize_str(&one.word());
+            return one.serialize_word(s);
         }
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for w in &self.0 {
-            seq.serialize_element(&w.word())?;
+            seq.serialize_element(&Item(w))?;
         }
         seq.end()
     }
@@ -334,6 +346,9 @@ impl Word for u32 {
     }
     fn word(&self) -> String {
         self.to_string()
+    }
+    fn serialize_word<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(*self)
     }
 }
 

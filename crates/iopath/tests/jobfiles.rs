@@ -1,0 +1,127 @@
+//! TOML job files from the command line: `iopath run JOB.toml` runs the
+//! file's cases, flags override it, mistakes exit 2 naming the file, line
+//! and key; `presets show NAME --toml` prints a job file that plans exactly
+//! the preset's cases.
+
+mod common;
+
+use common::*;
+use predicates::prelude::*;
+
+const JOB: &str = r#"
+[run]
+size = "8M"
+time = "20ms"
+
+[[case]]
+method = ["direct", "null"]
+pattern = "randread"
+bs = "4k"
+qd = 4
+
+[[case]]
+method = "buffered"
+pattern = ["read", "write"]
+bs = "64k"
+threads = [1, 2]
+"#;
+
+#[test]
+fn a_job_file_runs_its_cases_and_flags_override_it() {
+    let dir = scratch();
+    let job = dir.path().join("job.toml");
+    std::fs::write(&job, JOB).unwrap();
+    let v = run_json(dir.path(), &[job.to_str().unwrap()]);
+    let cases = v["cases"].as_array().unwrap();
+    let names: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}/t{}/q{}",
+                c["method"].as_str().unwrap(),
+                c["pattern"].as_str().unwrap(),
+                c["threads"],
+                c["queue_depth_requested"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "direct/randread/t1/q4",
+            "null/randread/t1/q4",
+            "buffered/read/t1/q8",
+            "buffered/read/t2/q8",
+            "buffered/write/t1/q8",
+            "buffered/write/t2/q8"
+        ],
+        "the file's cases in its order"
+    );
+    assert_eq!(v["target"]["size_bytes"], 8 << 20);
+    // A flag replaces the setting in every case, and the file's size.
+    let v = run_json(
+        dir.path(),
+        &[job.to_str().unwrap(), "--qd", "2", "--size", "4M"],
+    );
+    assert!(v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["queue_depth_requested"] == 2));
+    assert_eq!(v["target"]["size_bytes"], 4 << 20);
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn a_mistake_in_a_job_file_names_the_file_line_and_key() {
+    let dir = scratch();
+    let job = dir.path().join("bad.toml");
+    std::fs::write(&job, "[run]\nsize = \"8M\"\nrepaet = 3\n").unwrap();
+    iopath().arg("run").arg(&job).assert().code(2).stderr(
+        predicate::str::contains("bad.toml:3:1: unknown field `repaet`")
+            .and(predicate::str::contains("did you mean `repeat`?")),
+    );
+    // Writing a user's file takes --allow-write on the command line: a
+    // job file cannot grant it.
+    std::fs::write(&job, "[run]\nallow_write = true\n").unwrap();
+    iopath()
+        .arg("run")
+        .arg(&job)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `allow_write`"));
+    iopath()
+        .args(["run", "/nonexistent/job.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot read the job file /nonexistent/job.toml",
+        ));
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn every_preset_as_toml_plans_the_presets_cases() {
+    let dir = scratch();
+    for name in iopath::preset::names() {
+        let out = iopath()
+            .args(["presets", "show", name, "--toml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let from_file = iopath::jobfile::load(&path).unwrap();
+        let preset = iopath::preset::find(name).unwrap();
+        assert_eq!(
+            from_file, preset.job,
+            "{name}: the TOML reads back as the preset"
+        );
+        let plan = |job: &iopath::plan::JobSpec| {
+            let p = iopath::plan::Plan::from_spec(job, &iopath::plan::Origin::default()).unwrap();
+            format!("{:?}", p.cases)
+        };
+        assert_eq!(plan(&from_file), plan(&preset.job), "{name}");
+    }
+}
