@@ -639,3 +639,751 @@ fn ctime(secs: i64) -> String {
     )
 }
 
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::report::testdata::fixture;
+    use crate::result::{Latency, Series};
+
+    /// What fio 3.33 wrote (tests/fixtures/fio/README.md).
+    const FIO: [&str; 3] = [
+        include_str!("../../tests/fixtures/fio/fio-3.33-randread.json"),
+        include_str!("../../tests/fixtures/fio/fio-3.33-write.json"),
+        include_str!("../../tests/fixtures/fio/fio-3.33-randrw.json"),
+    ];
+
+    const OPTION_MAPS: [&str; 2] = ["global options", "job options"];
+
+    fn v3() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/compare/v3.json")).unwrap()
+    }
+
+    /// The document as a reader gets it: the text, parsed back.
+    fn parsed(r: &RunResult) -> Value {
+        serde_json::from_str(&to_json(r).unwrap()).unwrap()
+    }
+
+    fn kind(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(n) if n.is_f64() => "float",
+            Value::Number(_) => "integer",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+
+    /// Paths and types in a document, array items as `[]`; option maps'
+    /// entries go to `options` (name -> types) instead.
+    #[derive(Default)]
+    struct Shape {
+        paths: BTreeMap<String, BTreeSet<&'static str>>,
+        options: BTreeMap<String, BTreeSet<&'static str>>,
+    }
+
+    impl Shape {
+        fn of(docs: &[Value]) -> Shape {
+            let mut s = Shape::default();
+            for d in docs {
+                s.walk(d, String::new());
+            }
+            s
+        }
+
+        fn walk(&mut self, v: &Value, path: String) {
+            self.paths.entry(path.clone()).or_default().insert(kind(v));
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        if OPTION_MAPS.contains(&k.as_str()) {
+                            let p = format!("{path}/{k}");
+                            self.paths.entry(p).or_default().insert(kind(x));
+                            for (name, val) in x.as_object().into_iter().flatten() {
+                                self.options
+                                    .entry(name.clone())
+                                    .or_default()
+                                    .insert(kind(val));
+                            }
+                        } else {
+                            self.walk(x, format!("{path}/{k}"));
+                        }
+                    }
+                }
+                Value::Array(a) => {
+                    for x in a {
+                        self.walk(x, format!("{path}/[]"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn fio_shape() -> Shape {
+        Shape::of(
+            &FIO.iter()
+                .map(|t| serde_json::from_str(t).unwrap())
+                .collect::<Vec<Value>>(),
+        )
+    }
+
+    fn rep(read: (u64, u64), write: (u64, u64), duration_ns: u64) -> Measurement {
+        Measurement {
+            io_bytes: read.0 + write.0,
+            ios: read.1 + write.1,
+            read_bytes: read.0,
+            read_ios: read.1,
+            write_bytes: write.0,
+            write_ios: write.1,
+            duration_ns,
+            bw_bytes_per_s: (read.0 + write.0) as f64 * 1e9 / duration_ns.max(1) as f64,
+            iops: (read.1 + write.1) as f64 * 1e9 / duration_ns.max(1) as f64,
+            lat_ns: Latency {
+                count: read.1 + write.1,
+                min: 40_000,
+                mean: 95_000.5,
+                p50: 90_000,
+                p90: 120_000,
+                p99: 250_000,
+                p999: 900_000,
+                max: 1_200_000,
+            },
+            cpu: Cpu {
+                cpu_ns: 60_000_000,
+                user_ns: 10_000_000,
+                sys_ns: 40_000_000,
+                ctx_vol: 300,
+                ctx_invol: 7,
+                minflt: 12,
+                majflt: 1,
+                ..Cpu::default()
+            },
+            ..Measurement::default()
+        }
+    }
+
+    fn case(method: &str, pattern: &str, reps: Vec<Measurement>) -> CaseResult {
+        CaseResult {
+            method: method.into(),
+            pattern: pattern.into(),
+            block_size: 4096,
+            queue_depth: 32,
+            queue_depth_requested: 32,
+            threads: 1,
+            sync: "end".into(),
+            repetitions: reps,
+            ..CaseResult::default()
+        }
+    }
+
+    fn run(cases: Vec<CaseResult>) -> RunResult {
+        let mut r = fixture();
+        r.cases = cases;
+        r
+    }
+
+    /// Cases of every kind the renderer tells apart, odd ones included.
+    fn odd_run() -> RunResult {
+        let mut with_series = rep((4096 * 30_000, 30_000), (0, 0), 200_000_000);
+        with_series.series = Some(Series::from_counts(
+            100_000_000,
+            100_000_000,
+            &[4096 * 14_000, 4096 * 16_000],
+            &[14_000, 16_000],
+        ));
+        let mut randrw = case(
+            "uring",
+            "randrw",
+            vec![rep((4096 * 700, 700), (4096 * 300, 300), 100_000_000)],
+        );
+        randrw.rwmix_read_pct = Some(70);
+        let mut threads = case(
+            "uring-sqpoll",
+            "randwrite",
+            vec![rep((0, 0), (4096 * 1000, 1000), 100_000_000)],
+        );
+        threads.threads = 4;
+        threads.sync = "each".into();
+        threads.span_bytes = Some(1 << 30);
+        threads.cache = Some("warm".into());
+        let mut old = rep((1 << 20, 1), (0, 0), 5_000_000);
+        old.lat_ns.count = 0;
+        old.cpu = Cpu::default();
+        let mut errored = case("aio", "randread", vec![rep((4096, 1), (0, 0), 1000)]);
+        errored.error = Some("io_submit: Invalid argument (os error 22)".into());
+        let mut skipped = case("uring-iopoll", "randread", vec![]);
+        skipped.skipped = Some("no poll queues".into());
+        let warm_only = case(
+            "direct",
+            "randread",
+            vec![Measurement {
+                warmup: true,
+                ..rep((4096, 1), (0, 0), 1000)
+            }],
+        );
+        run(vec![
+            case("direct", "randread", vec![with_series]),
+            randrw,
+            threads,
+            case(
+                "mmap",
+                "copy",
+                vec![rep((1 << 20, 1), (1 << 20, 1), 2_000_000)],
+            ),
+            case("ucache", "read", vec![old]),
+            case("null", "randread", vec![rep((4096, 1), (0, 0), 0)]),
+            errored,
+            skipped,
+            warm_only,
+        ])
+    }
+
+    fn jobs(doc: &Value) -> &Vec<Value> {
+        doc["jobs"].as_array().unwrap()
+    }
+
+    fn job_named<'a>(doc: &'a Value, name: &str) -> &'a Value {
+        jobs(doc)
+            .iter()
+            .find(|j| j["jobname"] == name)
+            .unwrap_or_else(|| panic!("no job {name}"))
+    }
+
+    #[test]
+    fn snapshot_of_a_real_run() {
+        insta::assert_snapshot!(to_json(&fixture()).unwrap());
+    }
+
+    #[test]
+    fn snapshot_of_a_schema_3_run() {
+        insta::assert_snapshot!(to_json(&v3()).unwrap());
+    }
+
+    /// Every key written is at a path fio writes, with fio's JSON type;
+    /// every option is one fio wrote, as a string.
+    #[test]
+    fn keys_and_types_are_fios() {
+        let fio = fio_shape();
+        let ours = Shape::of(&[parsed(&fixture()), parsed(&v3()), parsed(&odd_run())]);
+        // Not vacuous: the deep paths are there.
+        for p in [
+            "/jobs/[]/read/clat_ns/percentile/99.000000",
+            "/jobs/[]/write/lat_ns/N",
+            "/jobs/[]/read/iops_stddev",
+            "/jobs/[]/usr_cpu",
+            "/disk_util/[]/read_ios",
+        ] {
+            assert!(ours.paths.contains_key(p), "{p} not written");
+        }
+        for (path, types) in &ours.paths {
+            let want = fio
+                .paths
+                .get(path)
+                .unwrap_or_else(|| panic!("{path}: fio has no such key"));
+            assert_eq!(types, want, "{path}: ours {types:?}, fio's {want:?}");
+        }
+        for (name, types) in &ours.options {
+            assert!(
+                fio.options.contains_key(name),
+                "option {name}: fio wrote no such option"
+            );
+            assert_eq!(
+                types,
+                &BTreeSet::from(["string"]),
+                "option {name}: {types:?}"
+            );
+        }
+        // fio's own option values are all strings too.
+        for (name, types) in &fio.options {
+            assert_eq!(types, &BTreeSet::from(["string"]), "fio's {name}");
+        }
+    }
+
+    /// What fio keys are not written, by path (directions as `<dir>`,
+    /// percentiles apart): the list docs/json-schema.md gives.
+    const LEFT_OUT: &[&str] = &[
+        "/disk_util/[]/in_queue",
+        "/disk_util/[]/read_merges",
+        "/disk_util/[]/read_ticks",
+        "/disk_util/[]/util",
+        "/disk_util/[]/write_merges",
+        "/disk_util/[]/write_ticks",
+        "/jobs/[]/<dir>/clat_ns/stddev",
+        "/jobs/[]/<dir>/drop_ios",
+        "/jobs/[]/<dir>/lat_ns/stddev",
+        "/jobs/[]/<dir>/short_ios",
+        "/jobs/[]/<dir>/slat_ns",
+        "/jobs/[]/elapsed",
+        "/jobs/[]/eta",
+        "/jobs/[]/iodepth_complete",
+        "/jobs/[]/iodepth_level",
+        "/jobs/[]/iodepth_submit",
+        "/jobs/[]/latency_depth",
+        "/jobs/[]/latency_ms",
+        "/jobs/[]/latency_ns",
+        "/jobs/[]/latency_percentile",
+        "/jobs/[]/latency_target",
+        "/jobs/[]/latency_us",
+        "/jobs/[]/latency_window",
+        "/jobs/[]/sync",
+    ];
+
+    fn normalized(paths: &BTreeMap<String, BTreeSet<&'static str>>) -> BTreeSet<String> {
+        paths
+            .keys()
+            .map(|p| {
+                p.replace("/read/", "/<dir>/")
+                    .replace("/write/", "/<dir>/")
+                    .replace("/trim/", "/<dir>/")
+            })
+            .map(|p| match p.as_str() {
+                "/jobs/[]/read" | "/jobs/[]/write" | "/jobs/[]/trim" => "/jobs/[]/<dir>".into(),
+                _ => p,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn left_out_keys_are_the_documented_ones() {
+        let fio = normalized(&fio_shape().paths);
+        let ours =
+            normalized(&Shape::of(&[parsed(&fixture()), parsed(&v3()), parsed(&odd_run())]).paths);
+        // The topmost paths fio has and we do not, percentiles apart.
+        let missing: Vec<&str> = fio
+            .iter()
+            .filter(|p| !ours.contains(*p) && !p.contains("/percentile/"))
+            .filter(|p| {
+                let parent = &p[..p.rfind('/').unwrap()];
+                ours.contains(parent)
+            })
+            .map(String::as_str)
+            .collect();
+        assert_eq!(missing, LEFT_OUT);
+        // And the docs name every one of them.
+        let doc = include_str!("../../../../docs/json-schema.md");
+        let section = &doc[doc
+            .find("## fio-compatible JSON")
+            .expect("docs/json-schema.md has the fio section")..];
+        for p in LEFT_OUT {
+            let name = p.rsplit('/').next().unwrap();
+            assert!(section.contains(&format!("`{name}`")), "docs: `{name}`");
+        }
+        // The percentiles written are among fio's default ones.
+        let fio_pct: BTreeSet<&str> = fio
+            .iter()
+            .filter_map(|p| p.strip_prefix("/jobs/[]/<dir>/clat_ns/percentile/"))
+            .collect();
+        for (k, _) in PERCENTILES {
+            assert!(fio_pct.contains(k), "{k}");
+        }
+    }
+
+    /// The paths fio-plot (fio_plot/fiolib/jsonparsing_support.py,
+    /// get_json_mapping) and common scripts read, with fio's types.
+    #[test]
+    fn what_fio_plot_and_scripts_read() {
+        let doc = parsed(&fixture());
+        assert!(doc["fio version"].as_str().unwrap().starts_with("iopath-"));
+        assert_eq!(doc["timestamp"], 1_795_226_267);
+        assert_eq!(doc["time"], "Sat Nov 21 01:57:47 2026");
+        assert_eq!(jobs(&doc).len(), 15, "18 cases, 3 skipped");
+        for (i, j) in jobs(&doc).iter().enumerate() {
+            let name = j["jobname"].as_str().unwrap();
+            assert_eq!(j["groupid"], i as u64, "{name}");
+            assert_eq!(j["error"], 0);
+            let o = &j["job options"];
+            for k in ["rw", "bs", "iodepth", "numjobs", "ioengine", "direct"] {
+                assert!(o[k].is_string(), "{name}: job options.{k}");
+            }
+            o["iodepth"].as_str().unwrap().parse::<u32>().unwrap();
+            o["numjobs"].as_str().unwrap().parse::<u32>().unwrap();
+            // fio-plot's mode: the direction the pattern moves data in.
+            let rw = o["rw"].as_str().unwrap();
+            let (mode, other) = match rw {
+                "read" | "randread" => ("read", "write"),
+                "write" | "randwrite" => ("write", "read"),
+                _ => panic!("{name}: rw {rw}"),
+            };
+            let d = &j[mode];
+            assert!(d["bw"].is_u64() && d["bw"].as_u64().unwrap() > 0, "{name}");
+            assert!(d["bw_bytes"].is_u64() && d["io_bytes"].is_u64());
+            assert!(d["iops"].is_f64() && d["iops"].as_f64().unwrap() > 0.0);
+            assert!(d["iops_stddev"].is_f64(), "{name}");
+            assert!(d["runtime"].is_u64() && d["total_ios"].is_u64());
+            for lat in ["lat_ns", "clat_ns"] {
+                assert!(d[lat]["mean"].is_f64(), "{name}: {lat}.mean");
+                assert!(d[lat]["min"].is_u64() && d[lat]["max"].is_u64());
+                assert!(d[lat]["percentile"]["99.000000"].is_u64(), "{name}");
+                assert!(d[lat]["percentile"]["50.000000"].is_u64(), "{name}");
+            }
+            assert_eq!(j[other]["io_bytes"], 0, "{name}");
+            assert_eq!(j[other]["lat_ns"]["N"], 0, "{name}");
+            assert_eq!(j["trim"]["total_ios"], 0);
+            assert!(j["usr_cpu"].is_f64() && j["sys_cpu"].is_f64(), "{name}");
+            assert!(j["ctx"].is_u64());
+        }
+        let disks = doc["disk_util"].as_array().unwrap();
+        assert_eq!(disks.len(), 1);
+        assert_eq!(disks[0]["name"], "vda");
+        // Every repetition's counters, warm-ups included (75 of them).
+        assert_eq!(disks[0]["read_ios"], 261_575);
+        assert_eq!(disks[0]["write_ios"], 695);
+        // Not recorded by iopath (docs): absent, not zero.
+        assert!(disks[0].get("util").is_none());
+        assert!(jobs(&doc)[0]["read"]["lat_ns"].get("stddev").is_none());
+    }
+
+    #[test]
+    fn a_job_is_its_median_repetition_and_its_figures_agree() {
+        let r = fixture();
+        let doc = parsed(&r);
+        for c in r.cases.iter().filter(|c| c.skipped.is_none()) {
+            let j = job_named(&doc, &jobname(c));
+            let m = representative(c).unwrap();
+            let mode = if m.read_ios > 0 { "read" } else { "write" };
+            let d = &j[mode];
+            assert_eq!(d["io_bytes"], m.io_bytes);
+            assert_eq!(d["io_kbytes"], m.io_bytes / 1024);
+            assert_eq!(d["total_ios"], m.ios);
+            let bw_bytes = d["bw_bytes"].as_u64().unwrap();
+            assert_eq!(
+                bw_bytes,
+                (m.io_bytes as u128 * 1_000_000_000 / m.duration_ns as u128) as u64
+            );
+            assert!((bw_bytes as f64 - m.bw_bytes_per_s).abs() <= 1.0);
+            assert_eq!(d["bw"], bw_bytes / 1024);
+            let iops = d["iops"].as_f64().unwrap();
+            assert!((iops - m.iops).abs() < 1e-6 * m.iops, "{iops} {}", m.iops);
+            assert_eq!(d["runtime"], (m.duration_ns + 500_000) / 1_000_000);
+            assert_eq!(d["lat_ns"]["percentile"]["99.000000"], m.lat_ns.p99);
+            assert_eq!(d["clat_ns"], d["lat_ns"]);
+            // fio's bw is io_bytes over runtime: true to the ms rounding.
+            let runtime_ms = d["runtime"].as_f64().unwrap();
+            let fio_bw = m.io_bytes as f64 * 1000.0 / runtime_ms;
+            assert!((fio_bw / bw_bytes as f64 - 1.0).abs() < 0.5 / runtime_ms + 1e-9);
+            // The median repetition: as many measured ones above as below
+            // (the slower middle one of an even number).
+            let bws = c.samples(|m| m.bw_bytes_per_s);
+            let below = bws.iter().filter(|&&b| b < m.bw_bytes_per_s).count();
+            let above = bws.iter().filter(|&&b| b > m.bw_bytes_per_s).count();
+            assert_eq!(above, bws.len() / 2, "{}", jobname(c));
+            assert_eq!(below, (bws.len() - 1) / 2, "{}", jobname(c));
+        }
+    }
+
+    #[test]
+    fn representative_repetition() {
+        let bw = |b: f64| Measurement {
+            bw_bytes_per_s: b,
+            ..Measurement::default()
+        };
+        let c = case("direct", "read", vec![bw(1.0), bw(9.0), bw(5.0)]);
+        assert_eq!(representative(&c).unwrap().bw_bytes_per_s, 5.0);
+        let c = case("direct", "read", vec![bw(4.0), bw(1.0), bw(3.0), bw(2.0)]);
+        assert_eq!(representative(&c).unwrap().bw_bytes_per_s, 2.0);
+        // Warm-ups never, cut repetitions only when nothing else.
+        let warm = Measurement {
+            warmup: true,
+            ..bw(100.0)
+        };
+        let cut = Measurement {
+            interrupted: true,
+            ..bw(50.0)
+        };
+        let c = case("direct", "read", vec![warm.clone(), bw(7.0), cut.clone()]);
+        assert_eq!(representative(&c).unwrap().bw_bytes_per_s, 7.0);
+        let c = case("direct", "read", vec![warm.clone(), cut]);
+        assert_eq!(representative(&c).unwrap().bw_bytes_per_s, 50.0);
+        assert!(representative(&case("direct", "read", vec![warm])).is_none());
+        assert!(representative(&case("direct", "read", vec![])).is_none());
+    }
+
+    #[test]
+    fn cases_that_measured_nothing_are_left_out() {
+        let doc = parsed(&odd_run());
+        let names: Vec<&str> = jobs(&doc)
+            .iter()
+            .map(|j| j["jobname"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "direct randread 4k Q32T1",
+                "uring randrw 4k Q32T1 70% read",
+                "uring-sqpoll randwrite 4k Q32T4 span 1 GiB",
+                "mmap copy 4k Q32T1",
+                "ucache read 4k Q32T1",
+                "null randread 4k Q32T1",
+            ]
+        );
+        for (i, j) in jobs(&doc).iter().enumerate() {
+            assert_eq!(j["groupid"], i as u64);
+        }
+        // No case at all: a document with no jobs.
+        let doc = parsed(&run(vec![]));
+        assert_eq!(doc["jobs"], serde_json::json!([]));
+        assert!(doc.get("disk_util").is_none());
+    }
+
+    #[test]
+    fn mixed_directions_keep_their_bytes_and_lose_latency() {
+        let doc = parsed(&odd_run());
+        let j = job_named(&doc, "uring randrw 4k Q32T1 70% read");
+        assert_eq!(j["job options"]["rw"], "randrw");
+        assert_eq!(j["job options"]["rwmixread"], "70");
+        assert!(j["job options"].get("lat_percentiles").is_none());
+        for (dir, ios) in [("read", 700u64), ("write", 300)] {
+            let d = &j[dir];
+            assert_eq!(d["total_ios"], ios);
+            assert_eq!(d["io_bytes"], ios * 4096);
+            assert_eq!(d["bw_bytes"], ios * 4096 * 10);
+            assert_eq!(d["iops"], ios as f64 * 10.0);
+            assert_eq!(d["runtime"], 100);
+            // One histogram and one series for both: neither direction's.
+            for k in ["lat_ns", "clat_ns", "bw_min", "iops_stddev"] {
+                assert!(d.get(k).is_none(), "{dir}.{k}");
+            }
+        }
+        // A copy reads and writes too.
+        let j = job_named(&doc, "mmap copy 4k Q32T1");
+        assert_eq!(j["read"]["io_bytes"], 1 << 20);
+        assert_eq!(j["write"]["io_bytes"], 1 << 20);
+        assert!(j["read"].get("lat_ns").is_none() && j["write"].get("lat_ns").is_none());
+        assert_eq!(j["job options"]["end_fsync"], "1");
+    }
+
+    #[test]
+    fn one_direction_gets_the_latency_and_the_samples() {
+        let doc = parsed(&odd_run());
+        let j = job_named(&doc, "direct randread 4k Q32T1");
+        let d = &j["read"];
+        assert_eq!(d["lat_ns"]["N"], 30_000);
+        assert_eq!(d["lat_ns"]["mean"], 95_000.5);
+        assert_eq!(d["lat_ns"]["percentile"]["99.900000"], 900_000);
+        assert_eq!(j["job options"]["lat_percentiles"], "1");
+        // Two intervals of 100 ms: 14,000 and 16,000 requests of 4 KiB.
+        assert_eq!(d["iops_samples"], 2);
+        assert_eq!(d["iops_min"], 140_000);
+        assert_eq!(d["iops_max"], 160_000);
+        assert_eq!(d["iops_mean"], 150_000.0);
+        let sd = (2.0f64 * 10_000.0f64.powi(2)).sqrt(); // sample stddev of the two
+        assert!((d["iops_stddev"].as_f64().unwrap() - sd).abs() < 1e-6);
+        assert_eq!(d["bw_min"], 560_000);
+        assert_eq!(d["bw_max"], 640_000);
+        assert_eq!(d["bw_samples"], 2);
+        assert_eq!(d["bw_agg"], 100.0);
+        // CPU over the 200 ms: 10 ms user, 40 ms system.
+        assert_eq!(j["usr_cpu"], 5.0);
+        assert_eq!(j["sys_cpu"], 20.0);
+        assert_eq!(j["ctx"], 307);
+        assert_eq!(j["majf"], 1);
+        assert_eq!(j["minf"], 12);
+        // The write-only case: latency on the write side, zeros on the read.
+        let j = job_named(&doc, "uring-sqpoll randwrite 4k Q32T4 span 1 GiB");
+        assert_eq!(j["write"]["lat_ns"]["N"], 1000);
+        assert_eq!(j["read"]["lat_ns"]["N"], 0);
+        assert_eq!(j["read"]["lat_ns"]["max"], 0);
+        assert!(j["read"]["lat_ns"].get("percentile").is_none());
+        // No series: no samples.
+        assert!(j["write"].get("bw_samples").is_none());
+        assert_eq!(j["read"]["bw_samples"], 0);
+    }
+
+    #[test]
+    fn a_last_interval_cut_short_is_no_sample() {
+        let mut m = rep((4096 * 3000, 3000), (0, 0), 200_010_000);
+        m.series = Some(Series::from_counts(
+            100_000_000,
+            10_000,
+            &[4096 * 1000, 4096 * 1000, 4096 * 1000],
+            &[1000, 1000, 1000],
+        ));
+        let s = samples(&m, 0).unwrap();
+        assert_eq!(
+            (s.iops_samples, s.iops_max, s.iops_stddev),
+            (2, 10_000, 0.0)
+        );
+        // Unless it is the whole repetition.
+        m.series = Some(Series::from_counts(100_000_000, 10_000, &[4096], &[1]));
+        let s = samples(&m, 0).unwrap();
+        assert_eq!((s.iops_samples, s.iops_min), (1, 100_000));
+        assert_eq!(s.bw_agg, 0.0);
+    }
+
+    #[test]
+    fn results_iopath_lacks_a_figure_for() {
+        let doc = parsed(&odd_run());
+        // Schema 2: no request count; no CPU recorded.
+        let j = job_named(&doc, "ucache read 4k Q32T1");
+        assert!(j["read"]["lat_ns"].get("N").is_none());
+        assert_eq!(j["read"]["lat_ns"]["max"], 1_200_000);
+        for k in ["usr_cpu", "sys_cpu", "ctx", "majf", "minf"] {
+            assert!(j.get(k).is_none(), "{k}");
+        }
+        // No fio engine does what ucache does.
+        assert!(j["job options"].get("ioengine").is_none());
+        assert!(j["job options"].get("direct").is_none());
+        // A zero duration divides nothing.
+        let j = job_named(&doc, "null randread 4k Q32T1");
+        assert_eq!(j["read"]["bw_bytes"], 0);
+        assert_eq!(j["read"]["iops"], 0.0);
+        assert_eq!(j["read"]["runtime"], 0);
+        assert_eq!(j["job_runtime"], 0);
+        assert_eq!(j["usr_cpu"], 0.0);
+        // A latency with nothing behind it is left out, not zero.
+        let mut m = rep((4096, 1), (0, 0), 1000);
+        m.lat_ns = Latency::default();
+        let doc = parsed(&run(vec![case("direct", "randread", vec![m])]));
+        assert!(doc["jobs"][0]["read"].get("lat_ns").is_none());
+        assert_eq!(doc["jobs"][0]["read"]["total_ios"], 1);
+    }
+
+    #[test]
+    fn job_options_say_what_ran() {
+        let doc = parsed(&fixture());
+        let o = &job_named(&doc, "uring randread 4k Q32T1")["job options"];
+        assert_eq!(o["name"], "uring randread 4k Q32T1");
+        assert_eq!(o["rw"], "randread");
+        assert_eq!(o["bs"], "4k");
+        assert_eq!(o["iodepth"], "32");
+        assert_eq!(o["numjobs"], "1");
+        assert_eq!(o["ioengine"], "io_uring");
+        assert_eq!(o["direct"], "1");
+        assert_eq!(o["fixedbufs"], "1");
+        assert_eq!(o["registerfiles"], "1");
+        assert_eq!(o["invalidate"], "1");
+        assert!(o.get("end_fsync").is_none(), "reads sync nothing");
+        // A synchronous method at the depth it ran at, not the one asked.
+        let o = &job_named(&doc, "buffered randread 4k Q1T1")["job options"];
+        assert_eq!(
+            (&o["iodepth"], &o["ioengine"], &o["direct"]),
+            (&"1".into(), &"psync".into(), &"0".into())
+        );
+        let o = &job_named(&doc, "aio write 1M Q8T1")["job options"];
+        assert_eq!(
+            (&o["ioengine"], &o["bs"], &o["end_fsync"]),
+            (&"libaio".into(), &"1M".into(), &"1".into())
+        );
+        assert_eq!(o["lat_percentiles"], "1");
+        assert_eq!(doc["global options"]["size"], "32M");
+        assert_eq!(doc["global options"]["runtime"], "100ms");
+        assert_eq!(
+            doc["global options"]["filename"],
+            "/tmp/fx5/iopath-15359-956e543a.dat"
+        );
+
+        let doc = parsed(&odd_run());
+        let o = &job_named(&doc, "uring-sqpoll randwrite 4k Q32T4 span 1 GiB")["job options"];
+        assert_eq!(o["sqthread_poll"], "1");
+        assert_eq!(o["numjobs"], "4");
+        assert_eq!(o["group_reporting"], "1");
+        assert_eq!(o["size"], "1G");
+        assert_eq!(o["fsync"], "1");
+        assert_eq!(o["invalidate"], "0", "the case's own cache state");
+        let o = &job_named(&doc, "null randread 4k Q32T1")["job options"];
+        assert_eq!(o["ioengine"], "null");
+        assert!(o.get("direct").is_none());
+        assert_eq!(
+            job_named(&doc, "mmap copy 4k Q32T1")["job options"]["ioengine"],
+            "mmap"
+        );
+    }
+
+    #[test]
+    fn disks_and_options_from_what_the_run_knows() {
+        let mut r = v3();
+        assert_eq!(parsed(&r)["disk_util"][0]["name"], "vda");
+        r.system.device_stack.as_mut().unwrap().leaves = vec!["nvme0n1".into(), "nvme1n1".into()];
+        assert_eq!(parsed(&r)["disk_util"][0]["name"], "nvme0n1+nvme1n1");
+        // No counters in any repetition: no disk_util.
+        for c in &mut r.cases {
+            for m in &mut c.repetitions {
+                m.device = None;
+            }
+        }
+        assert!(parsed(&r).get("disk_util").is_none());
+        // No target, a whole pass: no global options at all.
+        r.target = None;
+        r.config.whole_pass = true;
+        assert!(parsed(&r).get("global options").is_none());
+        assert_eq!(fio_time(2_000_000_000), "2");
+        assert_eq!(fio_time(150_000_000), "150ms");
+        assert_eq!(fio_time(1_500_400), "1500us");
+        assert_eq!(fio_size(4096), "4k");
+        assert_eq!(fio_size(1 << 30), "1G");
+        assert_eq!(fio_size(3 << 19), "1536k");
+        assert_eq!(fio_size(512), "512");
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(
+            parse_rfc3339("2026-11-21T01:57:47Z"),
+            Some(1_795_226_267_000)
+        );
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339("2000-02-29T00:00:00.25Z"),
+            Some(951_782_400_250)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-21T02:57:47+01:00"),
+            Some(1_795_226_267_000)
+        );
+        for bad in [
+            "",
+            "2026-11-21",
+            "2026-13-21T01:57:47Z",
+            "2026-11-21T01:57:47",
+            "2026-11-21T01:57:47.Z",
+            "x026-11-21T01:57:47Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ctime(1_700_000_000), "Tue Nov 14 22:13:20 2023");
+        // finished_at first, started_at for a run that never finished,
+        // nothing from a time that is not one.
+        let mut r = run(vec![]);
+        r.finished_at = None;
+        assert_eq!(parsed(&r)["timestamp"], 1_795_226_262);
+        r.started_at = "yesterday".into();
+        let doc = parsed(&r);
+        for k in ["timestamp", "timestamp_ms", "time"] {
+            assert!(doc.get(k).is_none(), "{k}");
+        }
+    }
+
+    #[test]
+    fn extreme_figures_do_not_panic() {
+        let mut m = rep((u64::MAX, u64::MAX), (0, 0), 1);
+        m.cpu.ctx_vol = u64::MAX;
+        m.device = Some(crate::metrics::blockdev::DiskCounters {
+            reads: u64::MAX,
+            ..Default::default()
+        });
+        let mut r = run(vec![case("direct", "read", vec![m.clone(), m])]);
+        r.system.device_stack = None;
+        let doc = parsed(&r);
+        let d = &doc["jobs"][0]["read"];
+        assert_eq!(d["bw_bytes"], u64::MAX);
+        assert_eq!(d["runtime"], 1);
+        assert_eq!(doc["jobs"][0]["ctx"], u64::MAX);
+        // No device stack: the device's own name.
+        assert_eq!(doc["disk_util"][0]["name"], "vda");
+        assert_eq!(doc["disk_util"][0]["read_ios"], u64::MAX);
+    }
+
+    #[test]
+    fn render_is_the_same_document() {
+        let r = odd_run();
+        assert_eq!(render(&r), parsed(&r));
+    }
+}
