@@ -298,6 +298,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// What --json writes: iopath's document, or fio's JSON shape (one job
+    /// per case, for fio-plot and fio scripts; docs/json-schema.md).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "iopath",
+        requires = "json"
+    )]
+    pub json_format: crate::report::json::JsonFormat,
+
     /// Reports written at the end of the run (and after Ctrl-C, with the
     /// cases finished so far).
     #[command(flatten)]
@@ -440,6 +450,20 @@ pub struct ReportArgs {
     /// to this iopath's).
     #[arg(value_name = "RESULT.json")]
     pub result: PathBuf,
+
+    /// Write the result again as JSON to FILE, or `-` for stdout: with
+    /// --json-format fio, in fio's shape (for fio-plot and fio scripts).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// What --json writes: iopath's document, or fio's JSON shape.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "iopath",
+        requires = "json"
+    )]
+    pub json_format: crate::report::json::JsonFormat,
 
     #[command(flatten)]
     pub reports: crate::report::Outputs,

@@ -183,15 +183,23 @@ pub fn methods() -> String {
 /// `iopath report RESULT.json`: the report files asked for, or the
 /// terminal tables when none is.
 pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
-    args.reports.check(None, Some(&args.result))?;
+    args.reports
+        .check(args.json.as_deref(), Some(&args.result))?;
     let mut result = crate::compare::load(&args.result)?;
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.
         result.verdicts = crate::verdict::all(&result.cases);
     }
+    match args.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => {
+            crate::report::json::write_stdout(&result, args.json_format)?
+        }
+        Some(p) => crate::report::json::write_file(p, &result, args.json_format)?,
+        None => {}
+    }
     if args.reports.any() {
         args.reports.write(&result)?;
-    } else {
+    } else if args.json.is_none() {
         print!("{}", crate::report::table::render(&result));
     }
     Ok(std::process::ExitCode::SUCCESS)

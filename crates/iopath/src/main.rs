@@ -107,7 +107,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-");
     let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let result = runner.run(&mut |r| match json_file {
-        Some(p) => json::write_file(p, r),
+        Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
     })?;
     let text = table::render(&result);
@@ -116,7 +116,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
             eprint!("{text}");
         }
         if json_stdout {
-            json::write_stdout(&result)?;
+            json::write_stdout(&result, args.json_format)?;
         }
     } else {
         print!("{text}");

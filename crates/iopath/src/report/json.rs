@@ -10,28 +10,49 @@ use anyhow::Result;
 
 use crate::result::RunResult;
 
+/// What `--json` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum JsonFormat {
+    /// iopath's own document (docs/json-schema.md): what `iopath report`
+    /// and `iopath compare` read.
+    #[default]
+    Iopath,
+    /// fio's `--output-format=json` shape, one job per case, for fio-plot
+    /// and fio scripts (a documented subset; iopath cannot read it back).
+    Fio,
+}
+
+/// `result` in `format`, pretty, ending in a newline.
+pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
+    Ok(match format {
+        JsonFormat::Iopath => {
+            let mut bytes = serde_json::to_vec_pretty(result)?;
+            bytes.push(b'\n');
+            bytes
+        }
+        JsonFormat::Fio => crate::report::fio_json::to_json(result)?.into_bytes(),
+    })
+}
+
 /// Write `result` to `path`: a regular file (or one to be created) is
 /// replaced atomically; a symbolic link is followed (the file it names is
 /// replaced, the link stays); anything else — `/dev/null`, `/dev/stdout`, a
 /// FIFO, a character device — is only opened and written, once, when the
 /// run is finished (`finished_at` set): renaming over it would replace the
 /// device node with a regular file, and a stream cannot be rewritten.
-pub fn write_file(path: &Path, result: &RunResult) -> Result<()> {
+pub fn write_file(path: &Path, result: &RunResult, format: JsonFormat) -> Result<()> {
     let streamed = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
     if streamed && result.finished_at.is_none() {
         return Ok(());
     }
-    let mut bytes = serde_json::to_vec_pretty(result)?;
-    bytes.push(b'\n');
-    crate::report::write_output(path, &bytes, "--json")
+    crate::report::write_output(path, &bytes_of(result, format)?, "--json")
 }
 
 /// Print `result` on stdout.
-pub fn write_stdout(result: &RunResult) -> Result<()> {
+pub fn write_stdout(result: &RunResult, format: JsonFormat) -> Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    serde_json::to_writer_pretty(&mut lock, result)?;
-    lock.write_all(b"\n")?;
+    lock.write_all(&bytes_of(result, format)?)?;
     lock.flush()?;
     Ok(())
 }
