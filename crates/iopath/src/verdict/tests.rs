@@ -1,0 +1,587 @@
+use super::*;
+use crate::result::{Cpu, Measurement, Memory};
+
+fn rep(bw: f64, cpu_ns: f64, mem: u64) -> Measurement {
+    Measurement {
+        bw_bytes_per_s: bw,
+        iops: bw / 4096.0,
+        cpu: Cpu {
+            ns_per_io: cpu_ns,
+            ..Cpu::default()
+        },
+        memory: Memory {
+            total_bytes: mem,
+            ..Memory::default()
+        },
+        ..Measurement::default()
+    }
+}
+
+/// A case of `method` whose repetitions ran at `mibs` MiB/s; the
+/// synchronous methods at depth 1, as the runner caps them.
+pub fn case(method: &str, pattern: &str, mibs: &[f64], cpu_ns: f64, mem: u64) -> CaseResult {
+    let sync = ["buffered", "direct", "mmap"].contains(&method);
+    CaseResult {
+        method: method.into(),
+        pattern: pattern.into(),
+        block_size: 4096,
+        queue_depth: if sync { 1 } else { 32 },
+        queue_depth_requested: 32,
+        threads: 1,
+        sync: "end".into(),
+        repetitions: mibs
+            .iter()
+            .map(|b| rep(b * 1048576.0, cpu_ns, mem))
+            .collect(),
+        ..CaseResult::default()
+    }
+}
+
+#[test]
+fn a_clear_winner_is_named_with_its_ratio() {
+    let cases = vec![
+        case(
+            "buffered",
+            "randread",
+            &[100.0, 102.0, 98.0, 101.0, 99.0, 100.0],
+            11_700.0,
+            1_700_000_000,
+        ),
+        case(
+            "uring",
+            "randread",
+            &[231.0, 233.0, 229.0, 232.0, 230.0, 231.0],
+            3_200.0,
+            131_072,
+        ),
+    ];
+    let v = &all(&cases)[0];
+    assert_eq!(v.fastest, vec!["uring"]);
+    assert_eq!(v.pick, "uring");
+    let b = &v.ranking[1];
+    assert!((b.fastest_ratio - 2.31).abs() < 1e-9, "{}", b.fastest_ratio);
+    assert!(b.fastest_ratio_ci95[0] > 2.2 && b.fastest_ratio_ci95[1] < 2.4);
+    assert!(
+        v.text[0].starts_with("randread 4k Q32T1: uring is fastest, 2.31x buffered"),
+        "{}",
+        v.text[0]
+    );
+}
+
+#[test]
+fn overlapping_intervals_are_a_tie() {
+    let cases = vec![
+        case(
+            "aio",
+            "randread",
+            &[100.0, 104.0, 97.0, 101.0, 99.0, 103.0],
+            3_000.0,
+            131_072,
+        ),
+        case(
+            "uring",
+            "randread",
+            &[102.0, 98.0, 100.0, 105.0, 101.0, 99.0],
+            2_500.0,
+            131_072,
+        ),
+    ];
+    let v = &all(&cases)[0];
+    assert_eq!(v.fastest.len(), 2);
+    assert!(v.ranking.iter().all(|r| r.tied_with_fastest));
+    assert_eq!(v.pick, "uring", "cheaper CPU breaks the tie");
+    assert!(v.text[0].contains("tie"), "{}", v.text[0]);
+}
+
+#[test]
+fn groups_need_two_measured_methods() {
+    let mut skipped = case("uring-iopoll", "randread", &[], 0.0, 0);
+    skipped.skipped = Some("no poll queues".into());
+    let cases = vec![
+        case("direct", "randread", &[10.0, 11.0], 1.0, 1),
+        skipped,
+        case("direct", "read", &[10.0, 11.0], 1.0, 1),
+    ];
+    assert!(all(&cases).is_empty());
+}
+
+#[test]
+fn warmups_are_left_out_of_the_verdict() {
+    let mut a = case(
+        "aio",
+        "randread",
+        &[1000.0, 100.0, 101.0, 99.0, 100.0, 100.0, 100.0],
+        1.0,
+        1,
+    );
+    a.repetitions[0].warmup = true;
+    let b = case(
+        "uring",
+        "randread",
+        &[150.0, 151.0, 149.0, 150.0, 150.0, 150.0],
+        1.0,
+        1,
+    );
+    let v = &all(&[a, b])[0];
+    assert_eq!(v.fastest, vec!["uring"]);
+    assert_eq!(v.ranking[1].n, 6);
+}
+
+/// Six repetitions around `m` MiB/s, spread +-`pct`%.
+fn around(m: f64, pct: f64) -> Vec<f64> {
+    [0.0, 1.0, -1.0, 0.5, -0.5, 0.2]
+        .iter()
+        .map(|k| m * (1.0 + k * pct / 100.0))
+        .collect()
+}
+
+fn text(cases: &[CaseResult]) -> String {
+    all(cases)
+        .iter()
+        .map(|v| v.text.join("\n"))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn wording_clear_winner_with_costs() {
+    insta::assert_snapshot!(text(&[
+        case(
+            "buffered",
+            "randread",
+            &around(100.0, 2.0),
+            11_700.0,
+            1_717_986_918
+        ),
+        case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
+        case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
+        case("aio", "randread", &around(190.0, 2.0), 3_400.0, 131_072),
+    ]));
+}
+
+/// `case`, run in rounds: repetition i in round i + 1, with its own
+/// throughput and CPU per I/O.
+fn rounds(method: &str, arm: Option<u32>, mibs: &[f64], cpu: &[f64]) -> CaseResult {
+    let mut c = case(method, "randread", mibs, 0.0, 1 << 20);
+    c.arm = arm;
+    for (i, (m, &ns)) in c.repetitions.iter_mut().zip(cpu).enumerate() {
+        m.round = Some(i as u32 + 1);
+        m.seq = Some(i as u32 * 2 + arm.unwrap_or(1));
+        m.cpu.ns_per_io = ns;
+    }
+    c
+}
+
+/// Regression (issue 13): two arms of one method whose rounds drift
+/// together by 40% but agree within each round tie, and are named as
+/// arms; the unpaired rule would have called this drift.
+#[test]
+fn aa_arms_that_drift_together_tie() {
+    let drift = [100.0, 140.0, 100.0, 140.0, 100.0, 140.0, 100.0, 140.0];
+    let a: Vec<f64> = drift
+        .iter()
+        .enumerate()
+        .map(|(i, d)| d * if i % 3 == 0 { 1.01 } else { 0.995 })
+        .collect();
+    let b: Vec<f64> = drift
+        .iter()
+        .enumerate()
+        .map(|(i, d)| d * if i % 3 == 1 { 1.01 } else { 0.995 })
+        .collect();
+    let cpu = [20_000.0; 8];
+    let v = all(&[
+        rounds("direct", None, &a, &cpu),
+        rounds("direct", Some(2), &b, &cpu),
+    ]);
+    assert_eq!(v.len(), 1);
+    assert!(v[0].paired);
+    assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
+    let names: Vec<&str> = v[0].ranking.iter().map(|r| r.method.as_str()).collect();
+    assert!(
+        names.contains(&"direct") && names.contains(&"direct#2"),
+        "{names:?}"
+    );
+    // Both ran at depth 1: the job as it ran.
+    assert!(
+        v[0].text[0].starts_with("randread 4k Q1T1: direct"),
+        "{:?}",
+        v[0].text
+    );
+    // The same samples without rounds: the unpaired rule sees no
+    // difference either (the drift is symmetric), but the ratio's
+    // interval is far wider than the paired one.
+    let mut ua = rounds("direct", None, &a, &cpu);
+    let mut ub = rounds("direct", Some(2), &b, &cpu);
+    for m in ua.repetitions.iter_mut().chain(ub.repetitions.iter_mut()) {
+        m.round = None;
+    }
+    let u = all(&[ua, ub]);
+    assert!(!u[0].paired);
+    let width =
+        |v: &Verdict| v.ranking[1].fastest_ratio_ci95[1] - v.ranking[1].fastest_ratio_ci95[0];
+    assert!(
+        width(&u[0]) > 3.0 * width(&v[0]),
+        "{} vs {}",
+        width(&u[0]),
+        width(&v[0])
+    );
+}
+
+/// Regression (issue 13): the pick flipped between identical runs on
+/// CPU-per-I/O differences that carry no interval (aio vs uring at 4.3
+/// vs 4.7 us). CPU that crosses over between rounds is not a real
+/// difference: both are equally good, and the pick is the first in the
+/// run's order, whichever median is lower.
+#[test]
+fn cpu_noise_does_not_decide_the_pick() {
+    let bw = [300.0, 310.0, 305.0, 298.0, 302.0, 307.0];
+    let flip = |lo_first: bool| {
+        let (x, y) = if lo_first {
+            (4300.0, 4700.0)
+        } else {
+            (4700.0, 4300.0)
+        };
+        [x, y, x, y, x, y]
+    };
+    for lo_first in [true, false] {
+        let v = all(&[
+            rounds("uring", None, &bw, &flip(lo_first)),
+            rounds("aio", None, &bw, &flip(!lo_first)),
+        ]);
+        assert_eq!(v[0].pick, "uring", "{:?}", v[0].text);
+        assert_eq!(v[0].equally_good, vec!["uring", "aio"]);
+        assert!(
+            v[0].text.last().unwrap().contains("equally good"),
+            "{:?}",
+            v[0].text
+        );
+    }
+    // Even a steady 9% (4.7 against 4.3 us in every round) is inside
+    // the 10% a CPU difference needs to decide the pick.
+    let v = all(&[
+        rounds("uring", None, &bw, &[4700.0; 6]),
+        rounds("aio", None, &bw, &[4300.0; 6]),
+    ]);
+    assert_eq!(v[0].pick, "uring");
+    assert_eq!(v[0].equally_good, vec!["uring", "aio"]);
+    // 20% in every round is real: the cheaper one wins, whatever the
+    // order.
+    let v = all(&[
+        rounds("uring", None, &bw, &[5200.0; 6]),
+        rounds("aio", None, &bw, &[4300.0; 6]),
+    ]);
+    assert_eq!(v[0].pick, "aio");
+    assert!(v[0].equally_good.is_empty());
+}
+
+/// Regression (review of issue 13): rounds of different jobs (numbered
+/// alike before) were paired. Cases whose rounds do not meet are
+/// compared unpaired, and the verdict says so.
+#[test]
+fn rounds_that_never_met_are_not_paired() {
+    let bw = [100.0, 101.0, 99.0, 100.0, 102.0, 98.0];
+    let a = rounds("direct", None, &bw, &[1.0; 6]);
+    let mut b = rounds("uring", None, &bw.map(|x| x * 3.0), &[1.0; 6]);
+    for m in &mut b.repetitions {
+        m.round = m.round.map(|r| r + 6);
+    }
+    let v = all(&[a, b]);
+    assert!(!v[0].paired);
+    assert_eq!(v[0].fastest, vec!["uring"]);
+}
+
+/// Regression (review of issue 13): a result whose shared rounds each
+/// have a zero on one side made `iopath report` panic ("medians are
+/// positive"); it is a tie with an unbounded interval now.
+#[test]
+fn rounds_with_nothing_to_pair_do_not_panic() {
+    let a = rounds("direct", None, &[0.0, 5.0, 0.0, 5.0, 0.0, 5.0], &[1.0; 6]);
+    let b = rounds("uring", None, &[5.0, 0.0, 5.0, 0.0, 5.0, 0.0], &[1.0; 6]);
+    let v = all(&[a, b]);
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
+}
+
+/// Regression (review of issue 13): every method was tested against
+/// the best of the sample at 5% each, so several identical methods were
+/// called different far more often than one job in twenty. With the
+/// level divided among the comparisons, a whole verdict errs at most 5%
+/// of the time. Noisy repetitions (10%) make wide intervals, where the
+/// margin does not hide the effect of picking the best of seven.
+#[test]
+fn seven_identical_methods_are_one_tie_nineteen_times_in_twenty() {
+    let mut rng = iopath_io::data::Rng::new(21);
+    let mut normal = move || {
+        let mut u = || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let (a, b) = (u(), u());
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    };
+    let names = [
+        "buffered",
+        "direct",
+        "mmap",
+        "uring",
+        "aio",
+        "uring-sqpoll",
+        "uring-buffered",
+    ];
+    let jobs = 300;
+    let mut wrong = 0;
+    for _ in 0..jobs {
+        let levels: Vec<f64> = (0..12).map(|_| 100.0 * (0.05 * normal()).exp()).collect();
+        let cases: Vec<CaseResult> = names
+            .iter()
+            .map(|m| {
+                let bw: Vec<f64> = levels.iter().map(|l| l * (0.10 * normal()).exp()).collect();
+                rounds(m, None, &bw, &[1.0; 12])
+            })
+            .collect();
+        let v = all(&cases);
+        wrong += usize::from(v[0].fastest.len() < names.len());
+    }
+    assert!(wrong as f64 / jobs as f64 <= 0.05, "{wrong} of {jobs}");
+}
+
+/// Seven methods, seven rounds, every difference plain: enough rounds
+/// for one comparison, not for six at a shared 5% (it takes 8); the
+/// verdict says so, with the numbers, instead of an empty list.
+#[test]
+fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
+    let names = [
+        "buffered",
+        "direct",
+        "mmap",
+        "uring",
+        "aio",
+        "uring-sqpoll",
+        "uring-buffered",
+    ];
+    // Method i runs at (i + 1) times the first, in every one of `n`
+    // rounds.
+    let apart = |n: usize| -> Vec<CaseResult> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let bw: Vec<f64> = (0..n)
+                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                    .collect();
+                rounds(m, None, &bw, &vec![1.0; n])
+            })
+            .collect()
+    };
+    let v = all(&apart(7));
+    assert!(
+        v[0].text[0].contains("but 7 rounds are too few to call that real among 7 methods (it takes 8); run longer (--max-time) or --repeat 8."),
+        "{:?}",
+        v[0].text
+    );
+    // The JSON says the same: no call; the leader alone, not a tie of
+    // all seven, and no pick weighed on costs.
+    assert!(!v[0].called);
+    assert_eq!(v[0].fastest, vec!["uring-buffered"]);
+    assert_eq!(v[0].pick, "uring-buffered");
+    assert!(v[0].equally_good.is_empty());
+    assert!(v[0].ranking[1..]
+        .iter()
+        .all(|r| !r.tied_with_fastest && r.too_few_repetitions));
+    // With 8 rounds the same differences are called.
+    let v = all(&apart(8));
+    assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:?}", v[0].text);
+    assert!(v[0].called);
+    // Six comparisons share 5%: each interval is a 99.2% one, and says so.
+    assert!(v[0].text[0].contains("99.2% CI"), "{:?}", v[0].text);
+}
+
+#[test]
+fn wording_tie_for_fastest() {
+    insta::assert_snapshot!(text(&[
+        case("aio", "randread", &around(100.0, 4.0), 3_000.0, 131_072),
+        case("uring", "randread", &around(102.0, 4.0), 2_500.0, 131_072),
+        case(
+            "buffered",
+            "randread",
+            &around(40.0, 4.0),
+            11_000.0,
+            2 * GIB
+        ),
+    ]));
+}
+
+#[test]
+fn wording_everything_ties() {
+    insta::assert_snapshot!(text(&[
+        case("direct", "write", &around(500.0, 5.0), 20_000.0, 1 << 20),
+        case("uring", "write", &around(505.0, 5.0), 19_000.0, 1 << 20),
+    ]));
+}
+
+#[test]
+fn wording_frugal_method_as_fast_as_the_greedy_one() {
+    insta::assert_snapshot!(text(&[
+        case("buffered", "read", &around(1000.0, 3.0), 30_000.0, GIB),
+        case("direct", "read", &around(1010.0, 3.0), 20_000.0, 8 << 20),
+    ]));
+}
+
+#[test]
+fn wording_too_few_repetitions_to_separate() {
+    insta::assert_snapshot!(text(&[
+        case("buffered", "randwrite", &[454.0, 457.0], 3_700.0, 200 << 20),
+        case(
+            "uring-buffered",
+            "randwrite",
+            &[524.0, 532.0],
+            4_800.0,
+            230 << 20
+        ),
+    ]));
+}
+
+#[test]
+fn wording_few_repetitions_never_claim_a_tie_or_an_interval() {
+    insta::assert_snapshot!(text(&[
+        case(
+            "buffered",
+            "randread",
+            &[100.0, 101.0, 99.0],
+            11_000.0,
+            1_717_986_918
+        ),
+        case("direct", "randread", &[60.0, 61.0, 59.0], 9_000.0, 131_072),
+    ]));
+}
+
+/// `null` far ahead of three real methods, with the least CPU and
+/// memory of all.
+fn with_null() -> Vec<CaseResult> {
+    vec![
+        case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096),
+        case(
+            "buffered",
+            "randread",
+            &around(100.0, 2.0),
+            11_700.0,
+            1_717_986_918,
+        ),
+        case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
+        case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
+    ]
+}
+
+#[test]
+fn null_is_a_reference_never_the_pick() {
+    let v = &all(&with_null())[0];
+    assert_eq!(v.pick, "uring");
+    assert_eq!(v.fastest, vec!["uring"]);
+    let methods: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(methods, ["uring", "buffered", "direct", "null"]);
+    let null = &v.ranking[3];
+    assert!(null.reference && !null.tied_with_fastest && !null.too_few_repetitions);
+    assert!(null.fastest_ratio < 1.0, "{}", null.fastest_ratio);
+    assert!(v.ranking[..3].iter().all(|r| !r.reference));
+    let b = v.ranking[1].fastest_ratio;
+    assert!((b - 2.31).abs() < 1e-9, "judged against uring: {b}");
+    assert_eq!(v.cheapest_cpu.as_ref().unwrap().method, "uring");
+    assert_eq!(v.least_memory.as_ref().unwrap().method, "direct");
+    let t = v.memory_trade.as_ref().unwrap();
+    assert_eq!((t.least.as_str(), t.most.as_str()), ("direct", "buffered"));
+    let text = v.text.join("\n");
+    assert!(
+        text.starts_with("randread 4k Q32T1: uring is fastest"),
+        "{text}"
+    );
+    assert!(!text.contains("use null"), "{text}");
+    assert_eq!(text.matches("null").count(), 1, "{text}");
+}
+
+#[test]
+fn the_reference_flag_reads_as_false_from_older_files() {
+    let v = &all(&with_null())[0];
+    let mut json = serde_json::to_value(v).unwrap();
+    for r in json["ranking"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("reference");
+    }
+    let back: Verdict = serde_json::from_value(json).unwrap();
+    assert!(back.ranking.iter().all(|r| !r.reference));
+}
+
+#[test]
+fn null_alone_or_beside_one_method_gets_no_verdict() {
+    let null = || case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096);
+    assert!(all(&[null()]).is_empty());
+    assert!(all(&[
+        null(),
+        case("direct", "randread", &around(82.0, 2.0), 1.0, 1)
+    ])
+    .is_empty());
+}
+
+#[test]
+fn wording_null_is_a_ceiling_not_a_candidate() {
+    insta::assert_snapshot!(text(&with_null()));
+}
+
+#[test]
+fn wording_memory_with_few_repetitions() {
+    // 4 against 4, apart: real (1 in 35 by chance), but no 95% interval.
+    let t = text(&[
+        case(
+            "buffered",
+            "randread",
+            &[100.0, 101.0, 99.0, 102.0],
+            11_000.0,
+            1_717_986_918,
+        ),
+        case(
+            "direct",
+            "randread",
+            &[173.0, 175.0, 171.0, 174.0],
+            9_000.0,
+            131_072,
+        ),
+    ]);
+    let memory = t.lines().find(|l| l.starts_with("Memory")).unwrap();
+    assert!(memory.contains("over few repetitions"), "{memory}");
+    assert!(!t.contains("95% CI"), "{t}");
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn wording_frugal_method_much_slower() {
+    // The speed sentence's ratio and the memory sentence's percentage
+    // are one figure: 33.3x is 97% slower.
+    insta::assert_snapshot!(text(&[
+        case("mmap", "read", &around(2_000.0, 2.0), 2_000.0, 32 << 20),
+        case("direct", "read", &around(60.0, 2.0), 9_000.0, 4096),
+    ]));
+}
+
+#[test]
+fn percentages_slower_never_round_to_all_or_nothing() {
+    assert_eq!(pct_slower(0.82), "18%");
+    assert_eq!(pct_slower(1.0 / 33.3), "97%");
+    assert_eq!(pct_slower(0.02), "98%");
+    assert_eq!(pct_slower(0.004), "99.6%");
+    assert_eq!(pct_slower(0.0001), "over 99.9%");
+    assert_eq!(pct_slower(0.996), "0.4%");
+}
+
+#[test]
+fn the_fastest_methods_cpu_is_named_even_when_a_longer_name_shares_its_prefix() {
+    let v = &all(&[
+        case("uring", "randread", &around(300.0, 1.0), 4_000.0, 131_072),
+        case("aio", "randread", &around(200.0, 1.0), 2_000.0, 131_072),
+        case(
+            "uring-sqpoll",
+            "randread",
+            &around(150.0, 1.0),
+            3_000.0,
+            131_072,
+        ),
+    ])[0];
+    let cpu = v.text.iter().find(|l| l.starts_with("CPU")).unwrap();
+    assert!(cpu.contains("uring (fastest) 4.0 us"), "{cpu}");
+}
