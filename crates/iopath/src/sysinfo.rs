@@ -22,7 +22,8 @@ pub struct System {
     pub thp: Option<String>,
     /// CPU frequency governor of cpu0.
     pub governor: Option<String>,
-    /// File system of the target (or its directory).
+    /// File system of the target (or its directory); `None` for a
+    /// block-device target, which has none.
     pub fs_type: Option<String>,
     pub mount_options: Option<String>,
     pub device: Option<Device>,
@@ -78,10 +79,15 @@ pub fn collect(at: &Path) -> System {
     let hostname = Some(uname.nodename().to_string_lossy().into_owned());
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    // A block-device node is raw storage: the file system it sits in
+    // (devtmpfs, which statfs calls tmpfs) says nothing about it.
+    let raw = std::fs::metadata(at)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
     let mount = mount_of(
         at,
         &std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
-    );
+    )
+    .filter(|_| !raw);
     System {
         kernel,
         hostname,
@@ -93,6 +99,7 @@ pub fn collect(at: &Path) -> System {
         governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         fs_type: iopath_io::sys::fs_type_of(at)
             .ok()
+            .filter(|_| !raw)
             .map(|s| s.to_string())
             .filter(|s| s != "unknown")
             .or_else(|| mount.as_ref().map(|m| m.0.clone())),
@@ -441,6 +448,10 @@ mod tests {
             };
             let d = device_of(&lo.0).unwrap();
             assert_eq!((d.name, d.partition), (lo.name(), None));
+            // Not the tmpfs of /dev it sits in, nor the one under its file.
+            let s = collect(&lo.0);
+            assert_eq!((s.fs_type, s.mount_options), (None, None));
+            assert_eq!(s.device.map(|d| d.name), Some(lo.name()));
             assert_eq!(d.size_bytes, Some(1 << 20));
             let st = DeviceStack::of(&lo.0, sys);
             assert_eq!(st.top, Some(lo.name()));
