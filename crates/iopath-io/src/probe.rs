@@ -90,7 +90,11 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
             Err(errno) => st.unusable = Some(explain_completion_error(method, path, errno)),
         },
     }
-    if st.usable() && method.is_direct() {
+    // A block-device node's own file system (devtmpfs, which says tmpfs)
+    // is not where its data lives.
+    let is_block_node = std::fs::metadata(path)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    if st.usable() && method.is_direct() && !is_block_node {
         if let Ok("tmpfs") = crate::sys::fs_type_of(path) {
             st.notes.push(
                 "tmpfs accepts O_DIRECT but the file lives in memory: no device is measured".into(),
@@ -119,5 +123,51 @@ fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
             path.display()
         ),
         _ => format!("a probe read failed on {}: {e}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTE: &str = "tmpfs accepts O_DIRECT";
+
+    /// A block-device node sits in devtmpfs, which statfs calls tmpfs; its
+    /// data does not live there. A loop device over a file in /dev/shm
+    /// (as root; skipped when losetup fails).
+    #[test]
+    fn a_block_device_node_gets_no_tmpfs_note() {
+        let shm = Path::new("/dev/shm");
+        if crate::sys::fs_type_of(shm).ok() != Some("tmpfs") {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+            return;
+        }
+        let f = tempfile::NamedTempFile::new_in(shm).unwrap();
+        f.as_file().set_len(1 << 20).unwrap();
+        let on_tmpfs = probe_method(Method::Direct, f.path(), 4096);
+        // Older kernels refuse O_DIRECT on tmpfs; newer ones get the note.
+        if on_tmpfs.usable() {
+            assert!(
+                on_tmpfs.notes.iter().any(|n| n.contains(NOTE)),
+                "{on_tmpfs:?}"
+            );
+        }
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(f.path())
+            .output();
+        let dev = match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            other => {
+                eprintln!("skipped: losetup failed: {other:?}");
+                return;
+            }
+        };
+        let st = probe_method(Method::Direct, Path::new(&dev), 4096);
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &dev])
+            .status();
+        assert!(st.usable(), "{dev}: {st:?}");
+        assert!(!st.notes.iter().any(|n| n.contains(NOTE)), "{dev}: {st:?}");
     }
 }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::blockdev::{DeviceStack, DeviceWalk};
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct System {
     pub kernel: Option<String>,
@@ -20,14 +22,15 @@ pub struct System {
     pub thp: Option<String>,
     /// CPU frequency governor of cpu0.
     pub governor: Option<String>,
-    /// File system of the target (or its directory).
+    /// File system of the target (or its directory); `None` for a
+    /// block-device target, which has none.
     pub fs_type: Option<String>,
     pub mount_options: Option<String>,
     pub device: Option<Device>,
     /// How the target reaches its disks (`loop0 -> vda`), and the disks whose
     /// counters give `device` figures.
     #[serde(default)]
-    pub device_stack: Option<crate::metrics::blockdev::DeviceStack>,
+    pub device_stack: Option<DeviceStack>,
     /// NUMA nodes (CPUs, memory, distances) and online CPUs, from
     /// `/sys/devices/system`; `None` when sysfs could not be read.
     #[serde(default)]
@@ -76,10 +79,15 @@ pub fn collect(at: &Path) -> System {
     let hostname = Some(uname.nodename().to_string_lossy().into_owned());
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    // A block-device node is raw storage: the file system it sits in
+    // (devtmpfs, which statfs calls tmpfs) says nothing about it.
+    let raw = std::fs::metadata(at)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
     let mount = mount_of(
         at,
         &std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
-    );
+    )
+    .filter(|_| !raw);
     System {
         kernel,
         hostname,
@@ -91,6 +99,7 @@ pub fn collect(at: &Path) -> System {
         governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         fs_type: iopath_io::sys::fs_type_of(at)
             .ok()
+            .filter(|_| !raw)
             .map(|s| s.to_string())
             .filter(|s| s != "unknown")
             .or_else(|| mount.as_ref().map(|m| m.0.clone())),
@@ -137,32 +146,41 @@ pub fn mount_of(at: &Path, mountinfo: &str) -> Option<(String, String)> {
     best.map(|b| (b.1, b.2))
 }
 
-/// The whole disk under `at` and its queue settings.
+/// The whole disk under `at` and its queue settings (`/sys`).
 pub fn device_of(at: &Path) -> Option<Device> {
-    let dir = iopath_io::sys::block_device_sysfs(at)?;
-    let disk = iopath_io::sys::whole_disk(&dir);
-    let name = disk.file_name()?.to_string_lossy().into_owned();
-    let part = (disk != dir)
-        .then(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .flatten();
-    let q = disk.join("queue");
-    let numa_node = crate::topology::device_numa_node(Path::new("/sys"), &name).map(i64::from);
-    Some(Device {
-        name,
-        partition: part,
-        model: read_trim(disk.join("device/model")),
-        size_bytes: read_num::<u64>(disk.join("size")).map(|s| s * 512),
-        logical_block_size: read_num(q.join("logical_block_size")),
-        physical_block_size: read_num(q.join("physical_block_size")),
-        rotational: read_num::<u8>(q.join("rotational")).map(|v| v == 1),
-        scheduler: read_trim(q.join("scheduler")).map(|s| active_scheduler(&s)),
-        nr_requests: read_num(q.join("nr_requests")),
-        read_ahead_kb: read_num(q.join("read_ahead_kb")),
-        max_sectors_kb: read_num(q.join("max_sectors_kb")),
-        io_poll: read_num::<u8>(q.join("io_poll")).map(|v| v == 1),
-        dax: read_num::<u8>(q.join("dax")).map(|v| v == 1),
-        numa_node,
-    })
+    device_under(at, Path::new("/sys"))
+}
+
+/// The whole disk under `at`, read under the sysfs root `sys`: the
+/// description of [`DeviceWalk::of`]'s walk, the walk whose leaves give the
+/// disk counters. `None` when no block device is under `at`.
+pub fn device_under(at: &Path, sys: &Path) -> Option<Device> {
+    DeviceWalk::of(at, sys).map(|w| Device::from_walk(&w, sys))
+}
+
+impl Device {
+    /// The whole disk the walk started on ([`DeviceWalk::disk`]), and the
+    /// partition it started from when that is not the disk.
+    pub fn from_walk(w: &DeviceWalk, sys: &Path) -> Device {
+        let disk = &w.disk;
+        let q = disk.join("queue");
+        Device {
+            name: w.disk_name(),
+            partition: (w.top != w.disk).then(|| w.top_name()),
+            model: read_trim(disk.join("device/model")),
+            size_bytes: read_num::<u64>(disk.join("size")).map(|s| s * 512),
+            logical_block_size: read_num(q.join("logical_block_size")),
+            physical_block_size: read_num(q.join("physical_block_size")),
+            rotational: read_num::<u8>(q.join("rotational")).map(|v| v == 1),
+            scheduler: read_trim(q.join("scheduler")).map(|s| active_scheduler(&s)),
+            nr_requests: read_num(q.join("nr_requests")),
+            read_ahead_kb: read_num(q.join("read_ahead_kb")),
+            max_sectors_kb: read_num(q.join("max_sectors_kb")),
+            io_poll: read_num::<u8>(q.join("io_poll")).map(|v| v == 1),
+            dax: read_num::<u8>(q.join("dax")).map(|v| v == 1),
+            numa_node: crate::topology::block_numa_node(sys, disk).map(i64::from),
+        }
+    }
 }
 
 /// `none [mq-deadline] kyber` -> `mq-deadline`.
@@ -242,5 +260,220 @@ mod tests {
             mount_of(Path::new("/work/a"), mi),
             Some(("ext4".into(), "rw,relatime".into()))
         );
+    }
+
+    use crate::metrics::blockdev::fake::FakeSys;
+
+    const HBA: &str = "pci0000:00/0000:00:1f.2";
+    const SDA: &str = "pci0000:00/0000:00:1f.2/host0/block/sda";
+
+    /// An AHCI disk on node 1 with one partition, and dm-0 over that
+    /// partition.
+    fn sda_tree() -> FakeSys {
+        let sys = FakeSys::new();
+        sys.device(SDA, (8, 0));
+        sys.partition(&format!("{SDA}/sda1"), (8, 1));
+        sys.write(&format!("{HBA}/numa_node"), "1\n");
+        sys.write(&format!("{HBA}/host0/model"), "FAKE DISK\n");
+        sys.link(&format!("{HBA}/host0"), &format!("{SDA}/device"));
+        sys.write(&format!("{SDA}/size"), "2048\n");
+        sys.write(&format!("{SDA}/queue/scheduler"), "none [mq-deadline]\n");
+        sys.write(&format!("{SDA}/queue/logical_block_size"), "512\n");
+        sys.write(&format!("{SDA}/queue/rotational"), "1\n");
+        sys.device("virtual/block/dm-0", (253, 0));
+        sys.write("virtual/block/dm-0/queue/scheduler", "[none]\n");
+        sys.link(&format!("{SDA}/sda1"), "virtual/block/dm-0/slaves/sda1");
+        sys
+    }
+
+    fn described(sys: &FakeSys, dev: (u32, u32)) -> (Device, DeviceStack) {
+        let w = DeviceWalk::from_dev(dev.0, dev.1, sys.root()).unwrap();
+        (Device::from_walk(&w, sys.root()), DeviceStack::from(&w))
+    }
+
+    #[test]
+    fn a_partition_is_described_and_counted_as_its_whole_disk() {
+        let sys = sda_tree();
+        let (d, st) = described(&sys, (8, 1));
+        assert_eq!(d.name, "sda");
+        assert_eq!(d.partition.as_deref(), Some("sda1"));
+        assert_eq!(d.model.as_deref(), Some("FAKE DISK"));
+        assert_eq!(d.size_bytes, Some(2048 * 512));
+        assert_eq!(d.scheduler.as_deref(), Some("mq-deadline"));
+        assert_eq!(d.logical_block_size, Some(512));
+        assert_eq!(d.rotational, Some(true));
+        assert_eq!(d.numa_node, Some(1));
+        assert_eq!(st.top.as_deref(), Some("sda1"));
+        assert_eq!(st.path, ["sda1", "sda"]);
+        assert_eq!(st.leaves, ["sda"]);
+        // The disk itself: the same description, no partition.
+        let (whole, st) = described(&sys, (8, 0));
+        assert_eq!(
+            whole,
+            Device {
+                partition: None,
+                ..d
+            }
+        );
+        assert_eq!(st.leaves, ["sda"]);
+    }
+
+    #[test]
+    fn a_dm_device_is_described_as_itself_and_counted_on_its_slaves() {
+        let sys = sda_tree();
+        let (d, st) = described(&sys, (253, 0));
+        assert_eq!(d.name, "dm-0");
+        assert_eq!(d.partition, None);
+        assert_eq!(d.scheduler.as_deref(), Some("none"));
+        assert_eq!((d.model.as_ref(), d.numa_node), (None, None));
+        assert_eq!(st.top.as_deref(), Some("dm-0"));
+        assert_eq!(st.path, ["dm-0", "sda1", "sda"]);
+        assert_eq!(st.leaves, ["sda"]);
+    }
+
+    /// A regular file walks from its `st_dev`, through the same function as
+    /// a block-device node: nothing until the fake tree has that device.
+    #[test]
+    fn a_regular_file_is_on_the_device_of_its_st_dev() {
+        let sys = FakeSys::new();
+        let file = sys.root().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(device_under(&file, sys.root()).is_none());
+        assert_eq!(DeviceStack::of(&file, sys.root()), DeviceStack::default());
+        sys.device(
+            "virtual/block/here",
+            iopath_io::sys::dev_numbers(&file).unwrap(),
+        );
+        assert_eq!(device_under(&file, sys.root()).unwrap().name, "here");
+        assert_eq!(DeviceStack::of(&file, sys.root()).leaves, ["here"]);
+        assert!(device_under(&sys.root().join("missing"), sys.root()).is_none());
+    }
+
+    fn is_block_node(p: &Path) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+    }
+
+    /// This machine: a block-device node (`/dev/vda`) is that device
+    /// (`st_rdev`), not the devtmpfs `/dev` it sits in; a file on tmpfs is
+    /// on no block device.
+    #[test]
+    fn this_machine_block_nodes_and_tmpfs() {
+        let sys = Path::new("/sys");
+        let mut names: Vec<String> = std::fs::read_dir("/sys/block")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        match names
+            .into_iter()
+            .find(|n| is_block_node(&Path::new("/dev").join(n)))
+        {
+            Some(n) => {
+                let node = Path::new("/dev").join(&n);
+                let d = device_of(&node).unwrap();
+                assert_eq!(
+                    (d.name.as_str(), d.partition.as_deref()),
+                    (n.as_str(), None)
+                );
+                let st = DeviceStack::of(&node, sys);
+                assert_eq!(st.top.as_deref(), Some(n.as_str()));
+                assert_eq!(st.path[0], n);
+            }
+            None => eprintln!("skipped: no /dev node of a device in /sys/block"),
+        }
+        if iopath_io::sys::fs_type_of(Path::new("/dev/shm")).ok() == Some("tmpfs") {
+            let f = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
+            assert!(DeviceWalk::of(f.path(), sys).is_none());
+            assert!(device_of(f.path()).is_none());
+            assert_eq!(DeviceStack::of(f.path(), sys), DeviceStack::default());
+        } else {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+        }
+    }
+
+    /// A loop device attached for a test, detached when dropped.
+    struct Loop(PathBuf);
+
+    impl Loop {
+        fn attach(file: &Path) -> Option<Loop> {
+            let out = std::process::Command::new("losetup")
+                .args(["-f", "--show"])
+                .arg(file)
+                .output()
+                .ok()?;
+            let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if !out.status.success() || dev.is_empty() {
+                eprintln!(
+                    "skipped: losetup -f --show {} failed: {}",
+                    file.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                return None;
+            }
+            Some(Loop(PathBuf::from(dev)))
+        }
+
+        fn name(&self) -> String {
+            self.0.file_name().unwrap().to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Loop {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .arg("-d")
+                .arg(&self.0)
+                .status();
+        }
+    }
+
+    /// This machine, as root: a loop device over a file in /dev/shm is
+    /// described as that loop device (not tmpfs, not nothing) and has no
+    /// disk to count; one over a file on a disk reaches that disk.
+    #[test]
+    fn this_machine_loop_devices() {
+        let sys = Path::new("/sys");
+        let file_in = |dir: &Path| {
+            let f = tempfile::NamedTempFile::new_in(dir).unwrap();
+            f.as_file().set_len(1 << 20).unwrap();
+            f
+        };
+        if iopath_io::sys::fs_type_of(Path::new("/dev/shm")).ok() == Some("tmpfs") {
+            let f = file_in(Path::new("/dev/shm"));
+            let Some(lo) = Loop::attach(f.path()) else {
+                return;
+            };
+            let d = device_of(&lo.0).unwrap();
+            assert_eq!((d.name, d.partition), (lo.name(), None));
+            // Not the tmpfs of /dev it sits in, nor the one under its file.
+            let s = collect(&lo.0);
+            assert_eq!((s.fs_type, s.mount_options), (None, None));
+            assert_eq!(s.device.map(|d| d.name), Some(lo.name()));
+            assert_eq!(d.size_bytes, Some(1 << 20));
+            let st = DeviceStack::of(&lo.0, sys);
+            assert_eq!(st.top, Some(lo.name()));
+            assert_eq!(st.path, [lo.name()]);
+            assert!(st.leaves.is_empty(), "{st:?}");
+        } else {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = file_in(dir.path());
+        let Some(under) = DeviceWalk::of(f.path(), sys) else {
+            eprintln!("skipped: {} is on no block device", dir.path().display());
+            return;
+        };
+        let Some(lo) = Loop::attach(f.path()) else {
+            return;
+        };
+        let w = DeviceWalk::of(&lo.0, sys).unwrap();
+        assert_eq!(w.top_name(), lo.name());
+        assert_eq!(w.path[0], lo.name());
+        assert_eq!(w.path[1..], under.path[..]);
+        assert_eq!(w.leaves, under.leaves);
+        assert_eq!(device_of(&lo.0).unwrap().name, lo.name());
     }
 }

@@ -280,8 +280,19 @@ pub fn device_numa_node(sys_root: &Path, disk: &str) -> Option<i32> {
     if disk.is_empty() || disk == "." || disk == ".." || disk.contains('/') {
         return None;
     }
+    block_numa_node(sys_root, &sys_root.join("block").join(disk))
+}
+
+/// [`device_numa_node`] of the block device whose sysfs directory is `dir`
+/// (`/sys/block/vda`, or where that leads), as a walk down the devices
+/// under a file finds it. `None` as well when `dir` is not inside
+/// `sys_root`.
+pub fn block_numa_node(sys_root: &Path, dir: &Path) -> Option<i32> {
     let root = std::fs::canonicalize(sys_root).ok()?;
-    let dir = root.join("block").join(disk);
+    let dir = std::fs::canonicalize(dir).ok()?;
+    if !dir.starts_with(&root) {
+        return None;
+    }
     if let Some(found) = numa_node_upwards(&root, &dir.join("device")) {
         return found;
     }

@@ -1,11 +1,16 @@
 //! Device truth: which block devices sit under a target, and how many bytes
 //! they really moved.
 //!
-//! The target's `st_dev` leads to `/sys/dev/block/MAJ:MIN`; a partition is
+//! The target's `st_dev` (its `st_rdev` when the target is a block-device
+//! node) leads to `/sys/dev/block/MAJ:MIN`; a partition is
 //! followed to its whole disk; device-mapper and md devices are followed
 //! through `slaves/`, and a loop device through its `loop/backing_file` to the
 //! device under that file. The *leaves* of that walk are the disks whose
 //! counters (`/sys/block/X/stat`) are read around every repetition.
+//!
+//! [`DeviceWalk`] is that walk, and the only one: the description of the
+//! device in a result (`sysinfo::Device`) and the counters' [`DeviceStack`]
+//! are both built from it.
 //!
 //! The counters are system-wide: any other traffic on the same disks during
 //! a repetition is counted too. Results say so.
@@ -60,7 +65,74 @@ impl DiskCounters {
     }
 }
 
-/// The disks under a target, found by walking sysfs.
+/// The block devices under a path, top to bottom, as sysfs tells them: the
+/// one walk that both the description of the device
+/// (`sysinfo::Device::from_walk`) and the disks whose counters are read
+/// ([`DeviceStack`]) are built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceWalk {
+    /// sysfs directory of the device the path is on, or is when it is a
+    /// block-device node (`.../vda/vda1`, `.../dm-0`, `.../loop3`).
+    pub top: PathBuf,
+    /// The whole disk of `top`: its parent when `top` is a partition, else
+    /// `top` itself.
+    pub disk: PathBuf,
+    /// Every device met, top to bottom, in walk order (`vda1`, `vda`).
+    pub path: Vec<String>,
+    /// sysfs directories of the devices at the bottom: whole disks with no
+    /// `slaves/` and no loop backing left to follow. Empty when the bottom
+    /// is no block device (a loop device over a file on tmpfs).
+    pub leaves: Vec<PathBuf>,
+    /// Loop devices on the way with `loop/dio` 0 (buffered I/O on their
+    /// backing file).
+    pub buffered_loops: Vec<String>,
+}
+
+impl DeviceWalk {
+    /// Walk from the file or block device at `at`: a block-device node
+    /// (`/dev/loop0`) stands for itself (`st_rdev`), anything else for the
+    /// device its file system is on (`st_dev`). `sys` is the sysfs root
+    /// (`/sys`; tests pass a tree of their own). `None` when no block device
+    /// is under `at` (tmpfs, overlay, NFS, or a path that does not exist).
+    pub fn of(at: &Path, sys: &Path) -> Option<DeviceWalk> {
+        let (maj, min) = iopath_io::sys::dev_numbers(at)?;
+        DeviceWalk::from_dev(maj, min, sys)
+    }
+
+    /// Walk from device number `maj:min` (`sys/dev/block/MAJ:MIN`); `None`
+    /// when sysfs has no such block device.
+    pub fn from_dev(maj: u32, min: u32, sys: &Path) -> Option<DeviceWalk> {
+        let top = resolve(&sys.join(format!("dev/block/{maj}:{min}")), sys)?;
+        name_of(&top)?;
+        let mut w = DeviceWalk {
+            disk: whole_disk(&top),
+            top: top.clone(),
+            path: Vec::new(),
+            leaves: Vec::new(),
+            buffered_loops: Vec::new(),
+        };
+        walk(&top, sys, &mut w, 0);
+        Some(w)
+    }
+
+    /// Kernel name of [`DeviceWalk::top`] (`vda1`).
+    pub fn top_name(&self) -> String {
+        name_of(&self.top).unwrap_or_default()
+    }
+
+    /// Kernel name of [`DeviceWalk::disk`] (`vda`).
+    pub fn disk_name(&self) -> String {
+        name_of(&self.disk).unwrap_or_default()
+    }
+
+    /// Kernel names of the leaves (`vda`, `nvme0n1`).
+    pub fn leaf_names(&self) -> Vec<String> {
+        self.leaves.iter().filter_map(|d| name_of(d)).collect()
+    }
+}
+
+/// The disks under a target and how the walk reached them, as a result
+/// keeps them; built from a [`DeviceWalk`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceStack {
     /// The device the file system sits on (`vda1`, `dm-0`, `loop3`).
@@ -76,26 +148,27 @@ pub struct DeviceStack {
     pub buffered_loops: Vec<String>,
 }
 
+impl From<&DeviceWalk> for DeviceStack {
+    fn from(w: &DeviceWalk) -> DeviceStack {
+        DeviceStack {
+            top: Some(w.top_name()),
+            leaves: w.leaf_names(),
+            path: w.path.clone(),
+            buffered_loops: w.buffered_loops.clone(),
+        }
+    }
+}
+
 impl DeviceStack {
-    /// Walk from the file (or block device) at `target`. `sys` is the sysfs
-    /// root (`/sys`; tests pass a captured tree).
+    /// The stack under the file (or block device) at `target`
+    /// ([`DeviceWalk::of`]); empty when there is no block device.
     pub fn of(target: &Path, sys: &Path) -> DeviceStack {
-        let Some((maj, min)) = iopath_io::sys::dev_numbers(target) else {
-            return DeviceStack::default();
-        };
-        DeviceStack::from_dev(maj, min, sys)
+        DeviceWalk::of(target, sys).map_or_else(DeviceStack::default, |w| (&w).into())
     }
 
-    /// Walk from device number `maj:min`.
+    /// The stack under device number `maj:min` ([`DeviceWalk::from_dev`]).
     pub fn from_dev(maj: u32, min: u32, sys: &Path) -> DeviceStack {
-        let mut st = DeviceStack::default();
-        let link = sys.join(format!("dev/block/{maj}:{min}"));
-        let Some(dir) = resolve(&link, sys) else {
-            return st;
-        };
-        st.top = name_of(&dir);
-        walk(&dir, sys, &mut st, 0);
-        st
+        DeviceWalk::from_dev(maj, min, sys).map_or_else(DeviceStack::default, |w| (&w).into())
     }
 
     /// Sum of the leaves' counters now.
@@ -126,30 +199,41 @@ fn name_of(dir: &Path) -> Option<String> {
     dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
-fn walk(dir: &Path, sys: &Path, st: &mut DeviceStack, depth: usize) {
+fn is_partition(dir: &Path) -> bool {
+    dir.join("partition").exists() && dir.parent().is_some()
+}
+
+/// The whole disk of a block device's sysfs directory: a partition's
+/// parent, else the directory itself.
+fn whole_disk(dir: &Path) -> PathBuf {
+    match dir.parent() {
+        Some(parent) if is_partition(dir) => parent.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+fn walk(dir: &Path, sys: &Path, w: &mut DeviceWalk, depth: usize) {
     let Some(name) = name_of(dir) else { return };
-    st.path.push(name.clone());
+    w.path.push(name.clone());
     if depth > 16 {
         return; // a loop in the graph: stop rather than spin
     }
     // A partition: its disk is the parent directory.
-    if dir.join("partition").exists() {
-        if let Some(parent) = dir.parent() {
-            walk(parent, sys, st, depth + 1);
-            return;
-        }
+    if is_partition(dir) {
+        walk(&whole_disk(dir), sys, w, depth + 1);
+        return;
     }
     // A loop device: the disk under its backing file.
     if let Ok(backing) = std::fs::read_to_string(dir.join("loop/backing_file")) {
         let dio = std::fs::read_to_string(dir.join("loop/dio")).unwrap_or_default();
         if dio.trim() == "0" {
-            st.buffered_loops.push(name.clone());
+            w.buffered_loops.push(name.clone());
         }
         let backing = backing.trim();
         if let Some((maj, min)) = iopath_io::sys::dev_numbers(Path::new(backing)) {
             let link = sys.join(format!("dev/block/{maj}:{min}"));
             if let Some(next) = resolve(&link, sys) {
-                walk(&next, sys, st, depth + 1);
+                walk(&next, sys, w, depth + 1);
                 return;
             }
         }
@@ -157,18 +241,19 @@ fn walk(dir: &Path, sys: &Path, st: &mut DeviceStack, depth: usize) {
         return;
     }
     // dm / md / bcache: every slave.
-    let slaves: Vec<PathBuf> = std::fs::read_dir(dir.join("slaves"))
+    let mut slaves: Vec<PathBuf> = std::fs::read_dir(dir.join("slaves"))
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
+    slaves.sort();
     if slaves.is_empty() {
-        if !st.leaves.contains(&name) {
-            st.leaves.push(name);
+        if !w.leaves.iter().any(|l| l == dir) {
+            w.leaves.push(dir.to_path_buf());
         }
         return;
     }
     for s in slaves {
         if let Some(next) = resolve(&s, sys) {
-            walk(&next, sys, st, depth + 1);
+            walk(&next, sys, w, depth + 1);
         }
     }
 }
@@ -258,5 +343,164 @@ mod tests {
         let st = DeviceStack::from_dev(1, 2, t.path());
         assert!(st.leaves.is_empty() && st.top.is_none());
         assert!(st.snapshot(t.path()).is_none());
+    }
+
+    use super::fake::FakeSys;
+
+    #[test]
+    fn a_partition_leads_to_its_whole_disk() {
+        let sys = FakeSys::new();
+        sys.device("pci/vda", (254, 0));
+        sys.partition("pci/vda/vda1", (254, 1));
+        let w = DeviceWalk::from_dev(254, 1, sys.root()).unwrap();
+        assert_eq!(w.top_name(), "vda1");
+        assert_eq!(w.disk_name(), "vda");
+        assert_eq!(w.disk, w.top.parent().unwrap());
+        assert_eq!(w.path, ["vda1", "vda"]);
+        assert_eq!(w.leaf_names(), ["vda"]);
+        let st = DeviceStack::from_dev(254, 1, sys.root());
+        assert_eq!(st.top.as_deref(), Some("vda1"));
+        assert_eq!(st.leaves, ["vda"]);
+        assert_eq!(st, DeviceStack::from(&w));
+        // The disk itself: one step.
+        let w = DeviceWalk::from_dev(254, 0, sys.root()).unwrap();
+        assert_eq!((w.top_name(), w.disk_name()), ("vda".into(), "vda".into()));
+        assert_eq!(w.path, ["vda"]);
+        assert_eq!(w.leaf_names(), ["vda"]);
+    }
+
+    #[test]
+    fn a_dm_device_leads_to_its_slaves_whole_disks() {
+        let sys = FakeSys::new();
+        sys.device("virtual/block/dm-0", (253, 0));
+        sys.device("pci/nvme0n1", (259, 0));
+        sys.partition("pci/nvme0n1/nvme0n1p2", (259, 2));
+        sys.device("pci/sda", (8, 0));
+        sys.link(
+            "pci/nvme0n1/nvme0n1p2",
+            "virtual/block/dm-0/slaves/nvme0n1p2",
+        );
+        sys.link("pci/sda", "virtual/block/dm-0/slaves/sda");
+        let w = DeviceWalk::from_dev(253, 0, sys.root()).unwrap();
+        // A mapping is no partition: it is its own whole disk.
+        assert_eq!(
+            (w.top_name(), w.disk_name()),
+            ("dm-0".into(), "dm-0".into())
+        );
+        assert_eq!(w.path, ["dm-0", "nvme0n1p2", "nvme0n1", "sda"]);
+        assert_eq!(w.leaf_names(), ["nvme0n1", "sda"]);
+        assert!(w.buffered_loops.is_empty());
+    }
+
+    /// A loop device's backing file is a real file here: the walk goes on
+    /// from its `st_dev`, found in the fake tree.
+    #[test]
+    fn a_loop_device_leads_to_the_disk_under_its_backing_file() {
+        let sys = FakeSys::new();
+        let backing = sys.root().join("backing.img");
+        std::fs::write(&backing, b"x").unwrap();
+        let (maj, min) = iopath_io::sys::dev_numbers(&backing).unwrap();
+        sys.device("pci/sdz", (maj, min));
+        let lo = sys.device("virtual/block/loop0", (7, 0));
+        std::fs::create_dir_all(lo.join("loop")).unwrap();
+        std::fs::write(
+            lo.join("loop/backing_file"),
+            format!("{}\n", backing.display()),
+        )
+        .unwrap();
+        std::fs::write(lo.join("loop/dio"), "0\n").unwrap();
+        let w = DeviceWalk::from_dev(7, 0, sys.root()).unwrap();
+        assert_eq!(w.path, ["loop0", "sdz"]);
+        assert_eq!(w.leaf_names(), ["sdz"]);
+        assert_eq!(w.buffered_loops, ["loop0"]);
+        // With direct I/O on, and a backing file gone: no disk below.
+        std::fs::write(lo.join("loop/dio"), "1\n").unwrap();
+        std::fs::remove_file(&backing).unwrap();
+        let w = DeviceWalk::from_dev(7, 0, sys.root()).unwrap();
+        assert_eq!(w.path, ["loop0"]);
+        assert!(w.leaves.is_empty() && w.buffered_loops.is_empty());
+        let st = DeviceStack::from(&w);
+        assert_eq!(st.top.as_deref(), Some("loop0"));
+        assert!(st.snapshot(sys.root()).is_none());
+    }
+
+    /// A block-device node's `st_rdev` (7:0) names the device itself; the
+    /// `st_dev` of the node (devtmpfs, 0:6) names no block device.
+    #[test]
+    fn a_device_number_walks_from_that_device_only() {
+        let sys = FakeSys::new();
+        sys.device("virtual/block/loop0", (7, 0));
+        assert_eq!(
+            DeviceWalk::from_dev(7, 0, sys.root()).unwrap().top_name(),
+            "loop0"
+        );
+        assert!(DeviceWalk::from_dev(0, 6, sys.root()).is_none());
+        assert_eq!(
+            DeviceStack::from_dev(0, 6, sys.root()),
+            DeviceStack::default()
+        );
+    }
+
+    #[test]
+    fn a_cycle_in_the_tree_stops_the_walk() {
+        let sys = FakeSys::new();
+        sys.device("virtual/block/md0", (9, 0));
+        sys.device("virtual/block/md1", (9, 1));
+        sys.link("virtual/block/md1", "virtual/block/md0/slaves/md1");
+        sys.link("virtual/block/md0", "virtual/block/md1/slaves/md0");
+        let w = DeviceWalk::from_dev(9, 0, sys.root()).unwrap();
+        assert!(w.path.len() > 16 && w.leaves.is_empty(), "{w:?}");
+    }
+}
+
+/// Fake sysfs trees for tests: device directories under `devices/`, each
+/// with its `dev/block/MAJ:MIN` link.
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::path::{Path, PathBuf};
+
+    pub struct FakeSys(tempfile::TempDir);
+
+    impl FakeSys {
+        pub fn new() -> FakeSys {
+            let t = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(t.path().join("dev/block")).unwrap();
+            FakeSys(t)
+        }
+
+        pub fn root(&self) -> &Path {
+            self.0.path()
+        }
+
+        /// A whole device at `devices/AT`; its directory.
+        pub fn device(&self, at: &str, (maj, min): (u32, u32)) -> PathBuf {
+            let dir = self.root().join("devices").join(at);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("dev"), format!("{maj}:{min}\n")).unwrap();
+            let link = self.root().join(format!("dev/block/{maj}:{min}"));
+            std::os::unix::fs::symlink(&dir, link).unwrap();
+            dir
+        }
+
+        /// A partition at `devices/DISK/PART`, DISK made first.
+        pub fn partition(&self, at: &str, dev: (u32, u32)) -> PathBuf {
+            let dir = self.device(at, dev);
+            std::fs::write(dir.join("partition"), "1\n").unwrap();
+            dir
+        }
+
+        /// A link at `devices/AT` to `devices/TARGET`.
+        pub fn link(&self, target: &str, at: &str) {
+            let at = self.root().join("devices").join(at);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(self.root().join("devices").join(target), at).unwrap();
+        }
+
+        /// `text` into `devices/AT`.
+        pub fn write(&self, at: &str, text: &str) {
+            let at = self.root().join("devices").join(at);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+        }
     }
 }
