@@ -69,7 +69,14 @@ use std::path::{Path, PathBuf};
 
 mod expr;
 pub mod ini;
+mod job;
+mod options;
 mod value;
+
+pub use job::{
+    BlockSizes, FioJob, Given, NodeSet, NumaMemPolicy, PerDir, Rw, RwKind, RwModifier, Size,
+    SyncMode, Unknown,
+};
 
 /// Where something was written: file and 1-based line (0: the file as a
 /// whole).
@@ -240,5 +247,92 @@ impl Context {
             env: Env::Process,
             keywords: Keywords::detect(),
         }
+    }
+}
+
+/// A parsed job file: its jobs in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioJobFile {
+    /// The job file as given.
+    pub path: PathBuf,
+    /// The job sections in file order, each with its effective options.
+    pub jobs: Vec<FioJob>,
+}
+
+/// Read and type a job file, with this process's environment and this
+/// machine's keywords.
+pub fn parse_file(path: &Path) -> Result<FioJobFile, FioError> {
+    parse_file_with(path, &Context::from_process())
+}
+
+/// Read and type a job file against `ctx`.
+pub fn parse_file_with(path: &Path, ctx: &Context) -> Result<FioJobFile, FioError> {
+    let sections = ini::read_file(path, ctx)?;
+    Ok(FioJobFile {
+        path: path.to_path_buf(),
+        jobs: options::resolve(&sections)?,
+    })
+}
+
+/// Type a job file given as text; `path` names it in messages and is where
+/// relative includes are looked up from.
+pub fn parse_str(text: &str, path: &Path, ctx: &Context) -> Result<FioJobFile, FioError> {
+    let sections = ini::read_str(text, path, ctx)?;
+    Ok(FioJobFile {
+        path: path.to_path_buf(),
+        jobs: options::resolve(&sections)?,
+    })
+}
+
+impl FioJobFile {
+    /// The jobs fio starts together, as indexes into [`Self::jobs`], in
+    /// the order fio runs the groups.
+    ///
+    /// fio starts the jobs of a file together, except that a job with
+    /// `stonewall` (alias `wait_for_previous`) waits until every job before
+    /// it has finished: it opens a new group (unless nothing came before
+    /// it). Each job runs as `numjobs` processes ([`FioJob::numjobs`],
+    /// default 1) of the same group: fio's clones never carry `stonewall`.
+    /// `new_group` only starts a new *reporting* group and does not change
+    /// this. Options that delay or stop jobs inside a group (`startdelay`,
+    /// `wait_for`, `exitall`, ...) are not modelled; they are in
+    /// [`FioJob::unknown`].
+    pub fn groups(&self) -> Vec<Vec<usize>> {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, job) in self.jobs.iter().enumerate() {
+            let wall = job.stonewall.as_ref().is_some_and(|g| g.value);
+            match groups.last_mut() {
+                Some(group) if !wall => group.push(i),
+                _ => groups.push(vec![i]),
+            }
+        }
+        groups
+    }
+
+    /// A readable listing of every job's options with where each was set,
+    /// then the groups; paths are shown relative to the job file's
+    /// directory.
+    pub fn dump(&self) -> String {
+        let base = self.path.parent().unwrap_or(Path::new(""));
+        let mut out = String::new();
+        for (i, job) in self.jobs.iter().enumerate() {
+            job::dump_job(&mut out, i, job, base);
+        }
+        for (g, members) in self.groups().iter().enumerate() {
+            let names: Vec<String> = members
+                .iter()
+                .map(|&i| {
+                    let job = &self.jobs[i];
+                    let n = job.numjobs.as_ref().map_or(1, |g| g.value);
+                    if n == 1 {
+                        format!("{i} {}", job.name)
+                    } else {
+                        format!("{i} {} x{n}", job.name)
+                    }
+                })
+                .collect();
+            out.push_str(&format!("group {g}: {}\n", names.join(", ")));
+        }
+        out
     }
 }
