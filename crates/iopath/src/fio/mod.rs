@@ -73,6 +73,9 @@ mod job;
 mod options;
 mod value;
 
+#[cfg(test)]
+mod tests;
+
 pub use job::{
     BlockSizes, FioJob, Given, NodeSet, NumaMemPolicy, PerDir, Rw, RwKind, RwModifier, Size,
     SyncMode, Unknown,
