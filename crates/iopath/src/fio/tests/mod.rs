@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Context, Env, FioError, FioJobFile, Keywords};
 
+mod crosscheck;
 mod errors;
 mod garbage;
 mod golden;
