@@ -35,6 +35,13 @@ const VERIFY: [&str; 19] = [
     "null",
 ];
 
+const BLANK_AFTER_EQ: &str = "a blank after '=' changes how fio reads this value (fio reads \
+     `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it";
+const GLOBAL_NAME: &str = "name in a [global] section has no effect in fio (each job is \
+     named by its section); remove it";
+const NUMJOBS_0: &str = "numjobs=0 makes fio 3.33 clone the job until it runs out of job \
+     slots; give 1 or more";
+
 /// The typed option an option name (or alias) is, if any.
 pub(crate) fn canonical(key: &str) -> Option<&'static str> {
     Some(match key {
@@ -215,7 +222,8 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         None if FLAGS.contains(&canon) => "1",
         None => {
             return Err(bad(format!(
-                "needs a value: fio refuses a bare `{key}` (\"Option {canon} requires an argument\"); write {key}=VALUE"
+                "needs a value: fio refuses a bare `{key}` (\"Option {canon} requires an \
+                 argument\"); write {key}=VALUE"
             )))
         }
     };
@@ -225,9 +233,7 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
             || v.strip_prefix("0x")
                 .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()));
         if canon != "description" && !(NUMERIC.contains(&canon) && plain) {
-            return Err(bad(
-                "a blank after '=' changes how fio reads this value (fio reads `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it".into(),
-            ));
+            return Err(bad(BLANK_AFTER_EQ.into()));
         }
     }
     if v.is_empty() {
@@ -259,16 +265,19 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         }
     };
     match canon {
-        "name" if global => {
-            return Err(bad(
-                "name in a [global] section has no effect in fio (each job is named by its section); remove it".into(),
-            ))
-        }
+        "name" if global => return Err(bad(GLOBAL_NAME.into())),
         "name" => job.name = v.to_string(),
         "description" => job.description = Some(given(e, v.to_string())),
         "rw" => job.rw = Some(given(e, rw(v, kb).map_err(bad)?)),
         "bs" => {
-            let before = job.bs.as_ref().map_or(PerDir { read: 4096, write: 4096, trim: 4096 }, |g| g.value);
+            let before = job.bs.as_ref().map_or(
+                PerDir {
+                    read: 4096,
+                    write: 4096,
+                    trim: 4096,
+                },
+                |g| g.value,
+            );
             job.bs = Some(given(e, block_sizes(v, kb, before).map_err(bad)?));
         }
         "bsrange" => job.bsrange = Some(given(e, bs_ranges(v, kb).map_err(bad)?)),
@@ -276,7 +285,7 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         "numjobs" => {
             let n = count(0, u32::MAX.into())?;
             if n == 0 {
-                return Err(bad("numjobs=0 makes fio 3.33 clone the job until it runs out of job slots; give 1 or more".into()));
+                return Err(bad(NUMJOBS_0.into()));
             }
             job.numjobs = Some(given(e, n as u32));
         }
@@ -309,7 +318,9 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
             job.sync = Some(given(e, mode));
         }
         "randseed" => {
-            let seed = value::single(v).and_then(|v| value::bytes(v, kb)).map_err(bad)?;
+            let seed = value::single(v)
+                .and_then(|v| value::bytes(v, kb))
+                .map_err(bad)?;
             job.randseed = Some(given(e, seed));
         }
         "cpus_allowed" => job.cpus_allowed = Some(given(e, parse_cpulist(v).map_err(bad)?)),
@@ -320,7 +331,10 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         }
         "verify" => {
             if !VERIFY.contains(&v) {
-                return Err(bad(format!("not one of fio's verify methods: {}", VERIFY.join(", "))));
+                return Err(bad(format!(
+                    "not one of fio's verify methods: {}",
+                    VERIFY.join(", ")
+                )));
             }
             job.verify = Some(given(e, v.to_string()));
         }
