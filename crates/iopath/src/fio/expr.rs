@@ -173,7 +173,7 @@ impl Parser<'_> {
             Units::Size { kb_base } => i128::from(value::size_number(word, kb_base)?),
             Units::Time => {
                 let unit = word.trim_start_matches(|c: char| c.is_ascii_digit());
-                if unit.is_empty() || word.starts_with("0x") || word.starts_with("0X") {
+                if unit.is_empty() {
                     i128::from(value::time_number(word)?) / 1_000_000
                 } else {
                     self.unit_seen = true;

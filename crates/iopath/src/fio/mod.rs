@@ -56,8 +56,9 @@
 //! its documentation says 4000), other suffixes fio ignores (`4kx`), units
 //! after hex. Percentages where fio takes them (`size`, `io_size`).
 //! Times (`runtime`, `ramp_time`): seconds by default, or `us`/`usec`,
-//! `ms`/`msec`, `s`, `m` (minutes), `h`, `d`; fio reads `10sec` and `10min`
-//! as microseconds, so those are refused. Booleans: `0` or `1`.
+//! `ms`/`msec`, `s`, `m` (minutes), `h`, `d`; fio reads `10sec`, `10min`
+//! and hex times as microseconds, so those are refused. Booleans: `0` or
+//! `1`.
 //!
 //! docs/fio-jobs.md has the full table of options, what is refused and
 //! why; the tests cross-check the fixtures in tests/fixtures/fio against

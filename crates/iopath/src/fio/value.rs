@@ -146,6 +146,11 @@ pub(crate) fn seconds(text: &str) -> Result<u64, String> {
 
 /// A number with a time unit, in microseconds; no unit is seconds.
 pub(crate) fn time_number(word: &str) -> Result<u64, String> {
+    if word.starts_with("0x") || word.starts_with("0X") {
+        return Err(format!(
+            "fio reads a hex time such as \"{word}\" as microseconds, whatever the option's unit; write it in decimal with a unit"
+        ));
+    }
     let (v, unit) = split_number(word)?;
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "s" => 1_000_000,
@@ -278,7 +283,6 @@ mod tests {
         assert_eq!(s("500us"), 500);
         assert_eq!(s("500usec"), 500);
         assert_eq!(s("0"), 0);
-        assert_eq!(s("0x10"), 16_000_000);
         assert_eq!(s("(1m+30s)"), 90_000_000);
     }
 
@@ -289,6 +293,7 @@ mod tests {
         assert!(e("10min").contains("write 10m"));
         assert!(e("1.5").contains("fraction"));
         assert!(e("10ns").contains("unknown time unit"));
+        assert!(e("0x10").contains("hex time"), "fio: 16 microseconds");
         assert!(e("(1s+500ms)").contains("whole seconds"));
         assert!(e("s").contains("not a number"));
     }

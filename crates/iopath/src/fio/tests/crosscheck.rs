@@ -324,3 +324,98 @@ fn keywords_agree_with_fio() {
     ];
     assert_eq!(got, want);
 }
+
+/// Every value form the reader accepts, one job each, must be read by fio
+/// as the same number.
+#[test]
+fn accepted_value_forms_agree_with_fio() {
+    let Some(fio) = fio() else { return };
+    let sizes = [
+        "4k", "4K", "4kb", "4KB", "4kB", "4kib", "4KiB", "1mib", "1m", "1M", "1g", "1t", "1p",
+        "0x10", "4096b", "4096B", "00010", "010k", "7",
+    ];
+    let times = [
+        "10", "10s", "10S", "10m", "10M", "1h", "1H", "1d", "500ms", "500MS", "500msec", "500us",
+        "500usec", "0",
+    ];
+    let mut lines: Vec<String> = Vec::new();
+    for v in sizes {
+        for key in ["bs", "size", "io_size", "filesize", "randseed"] {
+            lines.push(format!("{key}={v}"));
+        }
+        lines.push(format!("kb_base=1000\nsize={v}"));
+    }
+    for v in times {
+        lines.push(format!("runtime={v}"));
+        lines.push(format!("ramp_time={v}"));
+    }
+    let more = [
+        "size=10%",
+        "io_size=50%",
+        "io_limit=1%",
+        "filesize=1m-2m",
+        "filesize=1k:3k",
+        "bs=4k,8k",
+        "bs=,8k",
+        "bs=4k,8k,16k",
+        "bs=4k,",
+        "blocksize=2k",
+        "iodepth=1k",
+        "iodepth=0x20",
+        "iodepth= 8",
+        "size= 4096",
+        "runtime= 10",
+        "numjobs=4",
+        "rwmixread=0",
+        "rwmixread=100",
+        "rwmixwrite=30",
+        "fsync=7",
+        "fdatasync=0",
+        "direct=0x1",
+        "direct=01",
+        "buffered=0",
+        "buffered=1",
+        "time_based",
+        "time_based=0",
+        "stonewall=1",
+        "wait_for_previous",
+        "new_group",
+        "group_reporting=1",
+        "zero_buffers",
+        "refill_buffers=0",
+        "invalidate=0",
+        "randrepeat=1",
+        "end_fsync=1",
+        "fsync_on_close=0",
+        "buffer_compress_percentage=35",
+        "timeout=2m",
+        "ioengine=io_uring\nfixedbufs\nregisterfiles=0\nsqthread_poll=1\nhipri",
+        "ioengine=pvsync2\nhipri=1",
+    ];
+    lines.extend(more.iter().map(|s| s.to_string()));
+    let mut text = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        text.push_str(&format!("[v{i}]\nfilename=v.dat\n{l}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("forms.fio");
+    std::fs::write(&file, &text).unwrap();
+    let ctx = Context {
+        env: Env::Fixed(BTreeMap::new()),
+        keywords: Keywords::detect(),
+    };
+    crate::fio::parse_file_with(&file, &ctx).unwrap();
+    let out = run(fio, &["--debug=parse", "--parse-only"], &file);
+    let debug = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !debug.contains("Parsing section") {
+        eprintln!("SKIPPED: this fio prints no --debug=parse output");
+        return;
+    }
+    let compared = compare_sections(&file, &debug, &ctx);
+    eprintln!("{compared} value forms compared with fio");
+    assert!(compared >= 150, "only {compared} compared");
+}
