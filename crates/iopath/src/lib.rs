@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod fio;
 pub mod jobfile;
 pub mod metrics;
 pub mod model;
