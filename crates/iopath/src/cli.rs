@@ -61,6 +61,33 @@ pub enum Command {
     },
     /// Print the manual page (roff): `iopath man > /usr/local/share/man/man1/iopath.1`.
     Man,
+    /// Print a fio job file as the equivalent iopath job file (TOML), to
+    /// read or edit before `iopath run FILE.toml`.
+    ImportFio(ImportFioArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportFioArgs {
+    /// The fio job file.
+    #[arg(value_name = "JOB.fio")]
+    pub file: PathBuf,
+
+    /// Each job through its own engine only.
+    #[arg(long)]
+    pub only_fio_engine: bool,
+
+    /// Leave out the options iopath does not map (listed as comments).
+    #[arg(long)]
+    pub ignore_unknown: bool,
+}
+
+impl ImportFioArgs {
+    pub fn map_options(&self) -> crate::fio::map::MapOptions {
+        crate::fio::map::MapOptions {
+            only_own_engine: self.only_fio_engine,
+            ignore_unknown: self.ignore_unknown,
+        }
+    }
 }
 
 /// The completion script for `shell`, for the whole command line.
@@ -107,8 +134,23 @@ pub struct RunArgs {
     /// Flags override its settings, and case flags (--methods, --bs, ...)
     /// every case of it. `iopath presets show NAME --toml` prints one to
     /// start from.
-    #[arg(value_name = "JOB.toml", conflicts_with = "preset")]
+    #[arg(value_name = "JOB.toml", conflicts_with_all = ["preset", "fio"])]
     pub job: Option<PathBuf>,
+
+    /// A fio job file: each job runs as a case through its own engine and
+    /// every other method (docs/fio-jobs.md says what maps and what is
+    /// refused). Flags override it.
+    #[arg(long, value_name = "JOB.fio", conflicts_with = "preset")]
+    pub fio: Option<PathBuf>,
+
+    /// With --fio: run each job through its own engine only.
+    #[arg(long, requires = "fio")]
+    pub only_fio_engine: bool,
+
+    /// With --fio: leave out the options iopath does not map, each named in
+    /// the result's warnings (without it they are listed and refused).
+    #[arg(long, requires = "fio")]
+    pub ignore_unknown: bool,
 
     /// Run a preset: one of the seed experiments (`iopath presets` lists
     /// them). Run settings (--size, --dir, --repeat, --time, ...) override

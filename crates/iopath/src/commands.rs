@@ -250,10 +250,44 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
     } else if let Some(path) = &args.job {
         origin.file = Some(path.clone());
         crate::jobfile::load(path)?.overridden_by(&flags, false, &exists)?
+    } else if let Some(path) = &args.fio {
+        origin.file = Some(path.clone());
+        let mapped = fio_job(
+            path,
+            crate::fio::map::MapOptions {
+                only_own_engine: args.only_fio_engine,
+                ignore_unknown: args.ignore_unknown,
+            },
+        )?;
+        origin.ignored = mapped.ignored;
+        mapped.job.overridden_by(&flags, false, &exists)?
     } else {
         flags
     };
     Plan::from_spec(&job, &origin)
+}
+
+/// A fio job file mapped to a job; a mistake in it is a usage error.
+fn fio_job(
+    path: &Path,
+    opts: crate::fio::map::MapOptions,
+) -> Result<crate::fio::map::Mapped, UsageError> {
+    let file = crate::fio::parse_file(path).map_err(|e| UsageError(e.to_string()))?;
+    crate::fio::map::to_job(&file, opts)
+}
+
+/// `iopath import-fio JOB.fio`: the job as TOML, with what was left out.
+pub fn import_fio(args: &crate::cli::ImportFioArgs) -> Result<String> {
+    let mapped = fio_job(&args.file, args.map_options())?;
+    let mut out = format!(
+        "# {} as an iopath job file: `iopath run FILE.toml` (keys: docs/job-files.md).\n",
+        args.file.display()
+    );
+    for i in &mapped.ignored {
+        out.push_str(&format!("# left out: {i}\n"));
+    }
+    out.push_str(&toml::to_string(&mapped.job)?);
+    Ok(out)
 }
 
 /// A preset as a job file to start from (`presets show NAME --toml`).

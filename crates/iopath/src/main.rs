@@ -24,6 +24,9 @@ fn main() -> ExitCode {
         Some(Command::Report(a)) => commands::report(&a),
         Some(Command::Presets(a)) => commands::presets(&a),
         Some(Command::Completions { shell }) => write_stdout(&iopath::cli::completions(shell)),
+        Some(Command::ImportFio(a)) => {
+            commands::import_fio(&a).and_then(|t| write_stdout(t.as_bytes()))
+        }
         Some(Command::Man) => iopath::cli::man_page()
             .map_err(anyhow::Error::from)
             .and_then(|b| write_stdout(&b)),

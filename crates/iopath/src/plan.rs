@@ -101,6 +101,10 @@ impl Case {
 pub struct Plan {
     /// The preset the cases come from, if any.
     pub preset: Option<String>,
+    /// The job file (TOML or fio) they come from, if any.
+    pub job_file: Option<PathBuf>,
+    /// fio options left out (`--ignore-unknown`), for the result's warnings.
+    pub ignored_options: Vec<String>,
     pub target: TargetSpec,
     /// Requested file size (`None`: the existing file's size, or the default).
     pub size: Option<u64>,
@@ -244,6 +248,8 @@ impl Plan {
         let cache_limit = r.cache_limit.map(|b| b.0);
         Ok(Plan {
             preset: origin.preset.clone(),
+            job_file: origin.file.clone(),
+            ignored_options: origin.ignored.clone(),
             target,
             size: r.size.map(|b| b.0),
             cases,
@@ -297,6 +303,8 @@ pub struct Origin {
     pub file: Option<PathBuf>,
     /// `--allow-write`: an existing file may be written (never from a file).
     pub allow_write: bool,
+    /// Options of a fio job file left out (`--ignore-unknown`).
+    pub ignored: Vec<String>,
 }
 
 impl Origin {

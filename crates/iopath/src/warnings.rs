@@ -94,6 +94,16 @@ fn dedup(cases: Vec<String>) -> Vec<String> {
 /// Every warning that applies to `r`.
 pub fn collect(r: &RunResult) -> Vec<Warning> {
     let mut out = Vec::new();
+    if !r.config.ignored_options.is_empty() {
+        out.push(Warning {
+            code: "ignored_options".into(),
+            message: format!(
+                "these options of the fio job file were left out (--ignore-unknown), so this run is not exactly the fio job: {}",
+                r.config.ignored_options.join(", ")
+            ),
+            cases: Vec::new(),
+        });
+    }
     let mut push = |code: &str, message: String, cases: Vec<String>| {
         let cases = dedup(cases);
         if !cases.is_empty() {
@@ -388,6 +398,8 @@ mod tests {
             }),
             config: RunConfig {
                 preset: None,
+                job_file: None,
+                ignored_options: Vec::new(),
                 whole_pass: false,
                 cache_limit: None,
                 time_limit_ns: None,

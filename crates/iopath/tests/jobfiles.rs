@@ -125,3 +125,80 @@ fn every_preset_as_toml_plans_the_presets_cases() {
         assert_eq!(plan(&from_file), plan(&preset.job), "{name}");
     }
 }
+
+const FIO: &str = "[global]\nioengine=io_uring\ndirect=1\nbs=4k\nthread\n\n[rr]\nrw=randread\niodepth=4\n\n[sw]\nstonewall\nrw=write\nbs=64k\nnumjobs=2\n";
+
+#[test]
+fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
+    let dir = scratch();
+    let job = dir.path().join("suite.fio");
+    std::fs::write(&job, FIO).unwrap();
+    // `thread` has no mapping: listed, exit 2, nothing created.
+    iopath()
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("thread (").and(predicate::str::contains("suite.fio:5")));
+    assert!(leftovers(dir.path()).is_empty());
+    let v = run_json(
+        dir.path(),
+        &[
+            "--fio",
+            job.to_str().unwrap(),
+            "--ignore-unknown",
+            "--only-fio-engine",
+            "--size",
+            "4M",
+            "--time",
+            "20ms",
+        ],
+    );
+    let cases: Vec<String> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {} q{} t{}",
+                c["label"].as_str().unwrap(),
+                c["method"].as_str().unwrap(),
+                c["pattern"].as_str().unwrap(),
+                c["block_size"],
+                c["queue_depth_requested"],
+                c["threads"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        ["rr uring randread 4096 q4 t1", "sw uring write 65536 q1 t2"]
+    );
+    assert_eq!(v["config"]["job_file"], job.to_str().unwrap());
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "ignored_options")
+        .expect("the ignored option is a warning");
+    assert!(w["message"].as_str().unwrap().contains("thread ("), "{w}");
+    // Without --only-fio-engine the job's engine is one method among all.
+    let out = iopath()
+        .args(["import-fio", "--ignore-unknown"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let toml = String::from_utf8(out.stdout).unwrap();
+    assert!(toml.contains("# left out: thread ("), "{toml}");
+    let spec = iopath::jobfile::parse("import", &toml).unwrap();
+    let methods = spec.cases[0].method.clone().unwrap().0;
+    assert_eq!(methods[0], iopath_io::Method::Uring);
+    assert!(
+        methods.contains(&iopath_io::Method::Buffered),
+        "{methods:?}"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}

@@ -71,6 +71,7 @@ use std::path::{Path, PathBuf};
 mod expr;
 pub mod ini;
 mod job;
+pub mod map;
 mod options;
 mod value;
 

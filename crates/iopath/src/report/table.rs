@@ -95,12 +95,16 @@ pub fn render(r: &RunResult) -> String {
     if !r.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &r.warnings {
-            out.push_str(&format!(
-                "  - [{}] {}: {}\n",
-                w.code,
-                w.message,
-                w.cases.join(", ")
-            ));
+            if w.cases.is_empty() {
+                out.push_str(&format!("  - [{}] {}\n", w.code, w.message));
+            } else {
+                out.push_str(&format!(
+                    "  - [{}] {}: {}\n",
+                    w.code,
+                    w.message,
+                    w.cases.join(", ")
+                ));
+            }
         }
     }
     if r.interrupted {

@@ -63,6 +63,13 @@ pub struct RunConfig {
     /// The preset the cases come from (`iopath run --preset NAME`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// The job file (TOML, or fio's with `--fio`) the cases come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_file: Option<String>,
+    /// Options of a fio job file left out with `--ignore-unknown`, as
+    /// `key=value (file:line)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_options: Vec<String>,
     /// Null `time_limit_ns` because every repetition is one whole pass (a
     /// preset's `time = "pass"`); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -123,6 +123,8 @@ impl Runner<'_> {
             target: target.as_ref().map(|t| t.info.clone()),
             config: RunConfig {
                 preset: plan.preset.clone(),
+                job_file: plan.job_file.as_ref().map(|p| p.display().to_string()),
+                ignored_options: plan.ignored_options.clone(),
                 whole_pass: plan.whole_pass && plan.time.is_none(),
                 cache_limit: limit.as_ref().map(job::limit_info),
                 time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),

@@ -53,6 +53,8 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
         target: None,
         config: RunConfig {
             preset: None,
+            job_file: None,
+            ignored_options: Vec::new(),
             whole_pass: false,
             cache_limit: None,
             time_limit_ns: Some(150_000_000),

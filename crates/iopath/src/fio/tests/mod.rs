@@ -11,6 +11,7 @@ mod crosscheck;
 mod errors;
 mod garbage;
 mod golden;
+mod map;
 mod options;
 mod syntax;
 
