@@ -753,6 +753,8 @@ mod tests {
                 p99: 250_000,
                 p999: 900_000,
                 max: 1_200_000,
+                stddev: None,
+                bins: None,
             },
             cpu: Cpu {
                 cpu_ns: 60_000_000,
