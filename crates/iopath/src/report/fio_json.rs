@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::result::{CaseResult, Cpu, Latency, Measurement, RunResult};
+use crate::result::{CaseResult, Cpu, Latency, LatencyBins, Measurement, RunResult};
 
 /// One of a latency's figures.
 type Figure = fn(&Latency) -> u64;
@@ -115,7 +115,38 @@ pub struct FioJob {
     pub majf: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub minf: Option<u64>,
+    /// Percent of the requests timed (reads and writes together, as fio's)
+    /// in each of fio's latency bins: under 1 µs, 1 µs to 1 ms, from 1 ms;
+    /// absent when the result has no bins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<BinShares>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<BinShares>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<BinShares>,
 }
+
+/// fio's `latency_ns`, `latency_us` or `latency_ms`: each bin's upper end
+/// (fio's key) and its share of the requests, percent, in fio's order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BinShares(pub Vec<(&'static str, f64)>);
+
+impl Serialize for BinShares {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// fio's keys of the ns and µs bins, and of the ms ones (two more):
+/// [`LatencyBins`] in fio's units.
+const BIN_KEYS: [&str; 12] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+];
+const _: () = assert!(LatencyBins::LEN == 10 + 10 + BIN_KEYS.len());
 
 /// fio's `read`, `write` or `trim` object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -139,13 +170,16 @@ pub struct Direction {
     pub samples: Option<Samples>,
 }
 
-/// fio's latency statistics (`clat_ns`, `lat_ns`); no `stddev`: iopath
-/// does not record one.
+/// fio's latency statistics (`clat_ns`, `lat_ns`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LatStats {
     pub min: u64,
     pub max: u64,
     pub mean: f64,
+    /// Sample standard deviation (n − 1), as fio's; absent when the result
+    /// did not record one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
     /// Requests behind the figures; absent before schema 3, which did not
     /// record it.
     #[serde(rename = "N", skip_serializing_if = "Option::is_none")]
@@ -251,6 +285,8 @@ fn job(r: &RunResult, c: &CaseResult, m: &Measurement, groupid: u64) -> FioJob {
     };
     let read = direction(m, m.read_bytes, m.read_ios, single);
     let write = direction(m, m.write_bytes, m.write_ios, single);
+    let [latency_ns, latency_us, latency_ms] =
+        bin_shares(&m.lat_ns).map_or([None, None, None], |b| b.map(Some));
     let mut job_options = job_options(r, c);
     // fio writes `lat_ns.percentile` only with this option set.
     if [&read, &write]
@@ -273,7 +309,40 @@ fn job(r: &RunResult, c: &CaseResult, m: &Measurement, groupid: u64) -> FioJob {
         ctx: cpu_known.then(|| m.cpu.ctx_vol.saturating_add(m.cpu.ctx_invol)),
         majf: cpu_known.then_some(m.cpu.majflt),
         minf: cpu_known.then_some(m.cpu.minflt),
+        latency_ns,
+        latency_us,
+        latency_ms,
     }
+}
+
+/// fio's `latency_ns`, `latency_us` and `latency_ms` from the latency's
+/// bins: each bin's share of all of them, percent, a share under 0.01 of a
+/// bin that holds requests written as 0.01, as fio does (`stat_calc_lat`);
+/// `None` without bins, or with nothing in them.
+fn bin_shares(l: &Latency) -> Option<[BinShares; 3]> {
+    let bins = l.bins?;
+    let total = bins.total();
+    if total == 0 {
+        return None;
+    }
+    let share = |n: u64| {
+        let pct = finite(n as f64 * 100.0 / total as f64);
+        if n > 0 && pct < 0.01 {
+            0.01
+        } else {
+            pct
+        }
+    };
+    let unit = |from: usize, len: usize| {
+        BinShares(
+            BIN_KEYS[..len]
+                .iter()
+                .zip(&bins.0[from..from + len])
+                .map(|(k, &n)| (*k, share(n)))
+                .collect(),
+        )
+    };
+    Some([unit(0, 10), unit(10, 10), unit(20, 12)])
 }
 
 /// `direct randread 4k Q1T1`: the method (its arm: `direct#2`) and the job
@@ -286,9 +355,11 @@ pub fn jobname(c: &CaseResult) -> String {
 /// one direction only, so its latency and series are that direction's.
 fn direction(m: &Measurement, bytes: u64, ios: u64, single: bool) -> Direction {
     if bytes == 0 && ios == 0 {
-        // What fio writes for a direction with no I/O.
+        // What fio writes for a direction with no I/O (its `stddev` 0
+        // too, when the result records one).
         let none = LatStats {
             n: Some(0),
+            stddev: m.lat_ns.stddev.map(|_| 0.0),
             ..LatStats::default()
         };
         return Direction {
@@ -333,12 +404,25 @@ fn lat_stats(l: &Latency) -> Option<LatStats> {
         min: l.min,
         max: l.max,
         mean: finite(l.mean),
+        stddev: l.stddev.map(|sd| sample_stddev(sd, l.count)),
         n: (l.count > 0).then_some(l.count),
         percentile: PERCENTILES
             .iter()
             .map(|(k, f)| (k.to_string(), f(l)))
             .collect(),
     })
+}
+
+/// The sample standard deviation (n − 1, fio's) of `n` values whose
+/// population one (n) is `sd`: 0 for one value, `sd` itself when `n` is
+/// not known.
+fn sample_stddev(sd: f64, n: u64) -> f64 {
+    let sd = finite(sd);
+    match n {
+        0 => sd,
+        1 => 0.0,
+        n => finite(sd * (n as f64 / (n - 1) as f64).sqrt()),
+    }
 }
 
 /// fio's bandwidth and IOPS sample statistics from the repetition's
@@ -733,7 +817,18 @@ mod tests {
         )
     }
 
+    /// Bins by name, the rest empty.
+    fn bins(held: &[(&str, u64)]) -> LatencyBins {
+        let mut b = LatencyBins::default();
+        for (name, n) in held {
+            let i = LatencyBins::NAMES.iter().position(|k| k == name).unwrap();
+            b.0[i] = *n;
+        }
+        b
+    }
+
     fn rep(read: (u64, u64), write: (u64, u64), duration_ns: u64) -> Measurement {
+        let n = read.1 + write.1;
         Measurement {
             io_bytes: read.0 + write.0,
             ios: read.1 + write.1,
@@ -753,6 +848,15 @@ mod tests {
                 p99: 250_000,
                 p999: 900_000,
                 max: 1_200_000,
+                stddev: Some(60_000.0),
+                // As the percentiles have it: half under 100 µs, 99% under
+                // 250 µs, 0.1% from 1 ms.
+                bins: Some(bins(&[
+                    ("100us", n / 2),
+                    ("250us", n - n / 2 - n / 100),
+                    ("1000us", n / 100 - n / 1000),
+                    ("2ms", n / 1000),
+                ])),
             },
             cpu: Cpu {
                 cpu_ns: 60_000_000,
@@ -814,6 +918,8 @@ mod tests {
         threads.cache = Some("warm".into());
         let mut old = rep((1 << 20, 1), (0, 0), 5_000_000);
         old.lat_ns.count = 0;
+        old.lat_ns.stddev = None;
+        old.lat_ns.bins = None;
         old.cpu = Cpu::default();
         let mut errored = case("aio", "randread", vec![rep((4096, 1), (0, 0), 1000)]);
         errored.error = Some("io_submit: Invalid argument (os error 22)".into());
@@ -865,6 +971,14 @@ mod tests {
         insta::assert_snapshot!(to_json(&v3()).unwrap());
     }
 
+    /// A run that recorded the latency's standard deviation and bins: one
+    /// direction, and reads and writes mixed.
+    #[test]
+    fn snapshot_of_latency_spread_and_bins() {
+        let r = odd_run();
+        insta::assert_snapshot!(to_json(&run(r.cases[..2].to_vec())).unwrap());
+    }
+
     /// Every key written is at a path fio writes, with fio's JSON type;
     /// every option is one fio wrote, as a string.
     #[test]
@@ -876,6 +990,12 @@ mod tests {
             "/jobs/[]/read/clat_ns/percentile/99.000000",
             "/jobs/[]/write/lat_ns/N",
             "/jobs/[]/read/iops_stddev",
+            "/jobs/[]/read/lat_ns/stddev",
+            "/jobs/[]/write/clat_ns/stddev",
+            "/jobs/[]/trim/lat_ns/stddev",
+            "/jobs/[]/latency_ns/2",
+            "/jobs/[]/latency_us/250",
+            "/jobs/[]/latency_ms/>=2000",
             "/jobs/[]/usr_cpu",
             "/disk_util/[]/read_ios",
         ] {
@@ -914,9 +1034,7 @@ mod tests {
         "/disk_util/[]/util",
         "/disk_util/[]/write_merges",
         "/disk_util/[]/write_ticks",
-        "/jobs/[]/<dir>/clat_ns/stddev",
         "/jobs/[]/<dir>/drop_ios",
-        "/jobs/[]/<dir>/lat_ns/stddev",
         "/jobs/[]/<dir>/short_ios",
         "/jobs/[]/<dir>/slat_ns",
         "/jobs/[]/elapsed",
@@ -925,11 +1043,8 @@ mod tests {
         "/jobs/[]/iodepth_level",
         "/jobs/[]/iodepth_submit",
         "/jobs/[]/latency_depth",
-        "/jobs/[]/latency_ms",
-        "/jobs/[]/latency_ns",
         "/jobs/[]/latency_percentile",
         "/jobs/[]/latency_target",
-        "/jobs/[]/latency_us",
         "/jobs/[]/latency_window",
         "/jobs/[]/sync",
     ];
@@ -1036,7 +1151,9 @@ mod tests {
         assert_eq!(disks[0]["write_ios"], 695);
         // Not recorded by iopath (docs): absent, not zero.
         assert!(disks[0].get("util").is_none());
+        // Not recorded by the iopath that wrote this result: absent too.
         assert!(jobs(&doc)[0]["read"]["lat_ns"].get("stddev").is_none());
+        assert!(jobs(&doc)[0].get("latency_us").is_none());
     }
 
     #[test]
@@ -1189,10 +1306,111 @@ mod tests {
         assert_eq!(j["write"]["lat_ns"]["N"], 1000);
         assert_eq!(j["read"]["lat_ns"]["N"], 0);
         assert_eq!(j["read"]["lat_ns"]["max"], 0);
+        assert_eq!(j["read"]["lat_ns"]["stddev"], 0.0);
         assert!(j["read"]["lat_ns"].get("percentile").is_none());
         // No series: no samples.
         assert!(j["write"].get("bw_samples").is_none());
         assert_eq!(j["read"]["bw_samples"], 0);
+    }
+
+    #[test]
+    fn latency_spread_and_bins_as_fio_writes_them() {
+        let fio: Value = serde_json::from_str(FIO[0]).unwrap();
+        let doc = parsed(&odd_run());
+        let j = job_named(&doc, "direct randread 4k Q32T1");
+        // fio's stddev is the sample one: 60 µs over 30,000 requests.
+        let sd = 60_000.0 * (30_000.0f64 / 29_999.0).sqrt();
+        for lat in ["lat_ns", "clat_ns"] {
+            let got = j["read"][lat]["stddev"].as_f64().unwrap();
+            assert!((got - sd).abs() < 1e-6, "{lat}: {got}");
+        }
+        // Every bin fio writes, in fio's order, each a float: 15,000
+        // requests under 100 µs, 14,700 under 250, 270 from 750 µs, 30 from
+        // 1 ms.
+        for k in ["latency_ns", "latency_us", "latency_ms"] {
+            let keys =
+                |v: &Value| -> Vec<String> { v[k].as_object().unwrap().keys().cloned().collect() };
+            let ours = keys(j);
+            assert_eq!(ours, keys(&fio["jobs"][0]), "{k}");
+            assert!(j[k].as_object().unwrap().values().all(Value::is_f64));
+        }
+        let text = to_json(&odd_run()).unwrap();
+        assert!(text.contains("\"latency_us\": {\n        \"2\": 0.0,\n        \"4\": 0.0,"));
+        assert_eq!(j["latency_us"]["100"], 50.0);
+        assert_eq!(j["latency_us"]["250"], 49.0);
+        assert_eq!(j["latency_us"]["1000"], 0.9);
+        assert_eq!(j["latency_ms"]["2"], 0.1);
+        let total: f64 = ["latency_ns", "latency_us", "latency_ms"]
+            .iter()
+            .flat_map(|k| j[*k].as_object().unwrap().values())
+            .map(|v| v.as_f64().unwrap())
+            .sum();
+        assert!((total - 100.0).abs() < 1e-9, "{total}");
+        assert_eq!(j["latency_ms"][">=2000"], 0.0);
+        // The bins are the job's, reads and writes together as in fio: a
+        // mixed job has them though neither direction has a latency.
+        let j = job_named(&doc, "uring randrw 4k Q32T1 70% read");
+        assert!(j["read"].get("lat_ns").is_none());
+        assert_eq!(j["latency_us"]["100"], 50.0);
+        assert_eq!(j["latency_ms"]["2"], 0.1);
+        // A bin with requests in it is at least 0.01%, as fio writes it;
+        // one request: the whole distribution, no sample deviation.
+        let mut m = rep((4096 * 100_000, 100_000), (0, 0), 1_000_000_000);
+        m.lat_ns.bins = Some(bins(&[("50us", 99_999), (">=2000ms", 1)]));
+        let mut one = rep((4096, 1), (0, 0), 1000);
+        one.lat_ns.bins = Some(bins(&[("4ms", 1)]));
+        let doc = parsed(&run(vec![
+            case("direct", "randread", vec![m]),
+            case("direct", "read", vec![one]),
+        ]));
+        assert_eq!(doc["jobs"][0]["latency_ms"][">=2000"], 0.01);
+        assert_eq!(doc["jobs"][0]["latency_us"]["50"], 99.999);
+        assert_eq!(doc["jobs"][1]["latency_ms"]["4"], 100.0);
+        assert_eq!(doc["jobs"][1]["read"]["lat_ns"]["stddev"], 0.0);
+        // Bins with nothing in them say nothing.
+        let mut m = rep((4096, 1), (0, 0), 1000);
+        m.lat_ns.bins = Some(LatencyBins::default());
+        let doc = parsed(&run(vec![case("direct", "randread", vec![m])]));
+        assert!(doc["jobs"][0].get("latency_ns").is_none());
+        assert_eq!(sample_stddev(f64::NAN, 5), 0.0);
+        assert_eq!(sample_stddev(3.0, 0), 3.0);
+    }
+
+    /// What fio-plot 1.1.21 reads of every job it draws
+    /// (fio_plot/fiolib/jsonparsing_support.py, get_json_mapping), for the
+    /// direction the pattern moves data in, with fio's types.
+    #[test]
+    fn fio_plot_finds_every_key_it_reads() {
+        let doc = parsed(&odd_run());
+        let mut drawn = 0;
+        for j in jobs(&doc) {
+            let name = j["jobname"].as_str().unwrap();
+            let o = &j["job options"];
+            let mode = match o["rw"].as_str().unwrap() {
+                "read" | "randread" => "read",
+                "write" | "randwrite" => "write",
+                // randrw: neither direction has a latency (docs); copy: no
+                // fio pattern.
+                _ => continue,
+            };
+            if name.starts_with("ucache") {
+                continue; // recorded before stddev and bins
+            }
+            for k in ["iodepth", "numjobs", "bs", "rw"] {
+                assert!(o[k].is_string(), "{name}: {k}");
+            }
+            let d = &j[mode];
+            assert!(d["bw"].is_u64(), "{name}");
+            assert!(d["iops"].is_f64(), "{name}");
+            assert!(d["lat_ns"]["mean"].is_f64(), "{name}");
+            assert!(d["lat_ns"]["stddev"].is_f64(), "{name}");
+            for k in ["latency_ms", "latency_us", "latency_ns"] {
+                assert!(j[k].is_object(), "{name}: {k}");
+            }
+            assert!(j["usr_cpu"].is_f64() && j["sys_cpu"].is_f64(), "{name}");
+            drawn += 1;
+        }
+        assert_eq!(drawn, 3, "direct and null randread, uring-sqpoll randwrite");
     }
 
     #[test]
@@ -1219,10 +1437,18 @@ mod tests {
     #[test]
     fn results_iopath_lacks_a_figure_for() {
         let doc = parsed(&odd_run());
-        // Schema 2: no request count; no CPU recorded.
+        // Schema 2: no request count, standard deviation or bins; no CPU
+        // recorded.
         let j = job_named(&doc, "ucache read 4k Q32T1");
         assert!(j["read"]["lat_ns"].get("N").is_none());
         assert_eq!(j["read"]["lat_ns"]["max"], 1_200_000);
+        for lat in ["lat_ns", "clat_ns"] {
+            assert!(j["read"][lat].get("stddev").is_none(), "{lat}");
+            assert!(j["write"][lat].get("stddev").is_none(), "{lat}");
+        }
+        for k in ["latency_ns", "latency_us", "latency_ms"] {
+            assert!(j.get(k).is_none(), "{k}");
+        }
         for k in ["usr_cpu", "sys_cpu", "ctx", "majf", "minf"] {
             assert!(j.get(k).is_none(), "{k}");
         }
