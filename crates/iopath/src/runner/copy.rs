@@ -4,6 +4,10 @@
 //! shape of a worker's, so a copy repetition is summarised, observed and
 //! reported like any other: `read_bytes` are the bytes copied (each read
 //! once and written once), `read_ios` the chunks.
+//!
+//! Here: the copy itself (`run`), and the runner's copy repetition
+//! (`Runner::run_copy_repetition`): the destination made and removed, the
+//! copy's cost, its notes and placement.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -12,7 +16,12 @@ use hdrhistogram::Histogram;
 use iopath_io::copy::{CopyMethod, CopySpec};
 use iopath_io::{EngineError, Method};
 
+use crate::plan::Case;
+use crate::target::Target;
+
+use super::observe::{Observer, WorkerCost};
 use super::worker::{WorkerOut, MAX_LAT_NS};
+use super::{merge, RepError, RepOk, Runner};
 
 pub use crate::model::copy_method;
 
@@ -103,4 +112,104 @@ pub fn run(
         },
         out.notes,
     ))
+}
+
+impl Runner<'_> {
+    /// One repetition of the copy pattern: the test file to a new file
+    /// beside it, removed afterwards whatever happened.
+    pub(super) fn run_copy_repetition(
+        &self,
+        case: &Case,
+        target: Option<&Target>,
+        obs: &Observer,
+    ) -> Result<RepOk, RepError> {
+        let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
+        let cm = copy_method(case.method).ok_or_else(|| {
+            RepError::Skip(format!(
+                "{} has no copy method; the copy pattern runs with {}",
+                case.method,
+                copy_methods()
+            ))
+        })?;
+        let len = case.span.map_or(t.size(), |s| s.min(t.size()));
+        let depth = if cm == iopath_io::copy::CopyMethod::Uring {
+            case.queue_depth_requested.max(1)
+        } else {
+            1
+        };
+        let spec = iopath_io::copy::CopySpec {
+            src: t.path().to_path_buf(),
+            dst: destination(t.path()),
+            len,
+            chunk: case.block_size as usize,
+            depth: depth as usize,
+            sync: case.sync,
+        };
+        let before = obs.before();
+        let (self0, main0) = (
+            iopath_io::sys::process_usage(),
+            iopath_io::sys::thread_usage(),
+        );
+        let res = run(cm, &spec, self.plan.interval.as_nanos() as u64, self.stop);
+        // The destination is iopath's own: gone before anything else.
+        let _ = std::fs::remove_file(&spec.dst);
+        let (out, mut notes) = match res {
+            Ok(r) => r,
+            Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+            Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
+                return Err(RepError::Skip(
+                    "interrupted (Ctrl-C) during the copy; its destination was removed".into(),
+                ))
+            }
+            Err(e) => return Err(RepError::Fail(e.to_string())),
+        };
+        let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
+        let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
+        let cost = WorkerCost {
+            cpu: out.cpu,
+            // The copy's own buffers: none for the kernel's copies and the
+            // mapped source, one chunk for the loops, a chunk per slot in
+            // flight for io_uring.
+            buffers_bytes: match cm {
+                iopath_io::copy::CopyMethod::CopyFileRange
+                | iopath_io::copy::CopyMethod::Sendfile
+                | iopath_io::copy::CopyMethod::MmapWrite => 0,
+                iopath_io::copy::CopyMethod::Uring => {
+                    u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
+                }
+                _ => case.block_size,
+            },
+            kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
+                self_ns.saturating_sub(main_ns)
+            } else {
+                0
+            },
+            ..WorkerCost::default()
+        };
+        if case.threads > 1 {
+            notes.push(format!(
+                "one thread copies: --threads {} does not apply to the copy pattern",
+                case.threads
+            ));
+        }
+        if self.plan.io_size.is_some() {
+            notes.push(format!(
+                "the copy moves the whole {} (--io-size does not apply to it)",
+                if case.span.is_some() { "span" } else { "file" }
+            ));
+        }
+        let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
+        obs.finish(&before, &mut m, case, &cost);
+        // One thread copies: this one (not pinned; the copy methods own
+        // their buffers, so no buffer nodes are read back).
+        if !case.placement.is_default() {
+            notes.push(
+                "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
+            );
+        }
+        let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
+        let mut placed = self.placement_result(case, affinity, Vec::new());
+        (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
+        Ok((m, notes, depth, placed, hist))
+    }
 }
