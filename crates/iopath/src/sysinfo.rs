@@ -199,10 +199,9 @@ pub fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-/// Seconds since the Unix epoch as RFC 3339 UTC (civil-from-days, H. Hinnant).
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
+/// The proleptic Gregorian (year, month, day) of a day counted from
+/// 1970-01-01 (civil-from-days, H. Hinnant).
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -211,7 +210,13 @@ pub fn rfc3339(secs: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC.
+pub fn rfc3339(secs: u64) -> String {
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,

@@ -77,16 +77,7 @@ pub(super) fn ctime(secs: i64) -> String {
     ];
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    // civil_from_days (H. Hinnant), as sysinfo::rfc3339.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = crate::sysinfo::civil_from_days(days);
     format!(
         "{} {} {d:>2} {:02}:{:02}:{:02} {y}",
         DAYS[days.rem_euclid(7) as usize],
