@@ -260,7 +260,16 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
             },
         )?;
         origin.ignored = mapped.ignored;
-        mapped.job.overridden_by(&flags, false, &exists)?
+        let job = mapped.job.overridden_by(&flags, false, &exists)?;
+        // fio needs a size for a file it makes; so does iopath here, rather
+        // than its own default of 1 GiB.
+        if job.run.size.is_none() && !job.run.file.as_deref().is_some_and(exists) {
+            return Err(UsageError(format!(
+                "{}: no size= for a file that does not exist yet (fio refuses it too: \"you need to specify size=\"); add size= to the job or give --size",
+                path.display()
+            )));
+        }
+        job
     } else {
         flags
     };

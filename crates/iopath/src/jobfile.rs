@@ -60,7 +60,7 @@ fn suggestion(msg: &str) -> Option<String> {
 }
 
 /// Levenshtein distance between two short keys.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

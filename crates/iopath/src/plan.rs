@@ -66,6 +66,9 @@ pub struct Case {
     pub pair: Option<String>,
     /// Bytes per repetition for this case, instead of `--io-size`.
     pub io_size: Option<u64>,
+    /// What ends a repetition when no byte count does (`None`: sequential
+    /// patterns one pass, random ones the time limit).
+    pub until: Option<crate::model::words::Until>,
     /// Runs inside the `--cache-limit` cgroup.
     pub cache_limited: bool,
 }
@@ -91,6 +94,7 @@ impl Case {
             placement: crate::placement::Placement::default(),
             pair: None,
             io_size: None,
+            until: None,
             cache_limited: true,
         }
     }
@@ -487,6 +491,7 @@ fn entry_cases(
                         placement: placement.clone(),
                         pair: pair.clone(),
                         io_size: pc.touch.map(|b| b.0),
+                        until: pc.until,
                         // Only the cases a job marks run under its cache
                         // limit; with no case marked (flags), every case.
                         cache_limited: pc.cache_limited

@@ -126,14 +126,14 @@ fn every_preset_as_toml_plans_the_presets_cases() {
     }
 }
 
-const FIO: &str = "[global]\nioengine=io_uring\ndirect=1\nbs=4k\nthread\n\n[rr]\nrw=randread\niodepth=4\n\n[sw]\nstonewall\nrw=write\nbs=64k\nnumjobs=2\n";
+const FIO: &str = "[global]\nioengine=io_uring\ndirect=1\nbs=4k\nthinktime=10\nthread\n\n[rr]\nrw=randread\niodepth=4\n\n[sw]\nstonewall\nrw=write\nbs=64k\nnumjobs=2\n";
 
 #[test]
 fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
     let dir = scratch();
     let job = dir.path().join("suite.fio");
     std::fs::write(&job, FIO).unwrap();
-    // `thread` has no mapping: listed, exit 2, nothing created.
+    // `thinktime` has no mapping: listed, exit 2, nothing created.
     iopath()
         .args(["run", "--fio"])
         .arg(&job)
@@ -141,7 +141,9 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("thread (").and(predicate::str::contains("suite.fio:5")));
+        .stderr(
+            predicate::str::contains("thinktime=10 (").and(predicate::str::contains("suite.fio:5")),
+        );
     assert!(leftovers(dir.path()).is_empty());
     let v = run_json(
         dir.path(),
@@ -183,7 +185,10 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
         .iter()
         .find(|w| w["code"] == "ignored_options")
         .expect("the ignored option is a warning");
-    assert!(w["message"].as_str().unwrap().contains("thread ("), "{w}");
+    assert!(
+        w["message"].as_str().unwrap().contains("thinktime=10 ("),
+        "{w}"
+    );
     // Without --only-fio-engine the job's engine is one method among all.
     let out = iopath()
         .args(["import-fio", "--ignore-unknown"])
@@ -192,7 +197,7 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
         .unwrap();
     assert!(out.status.success());
     let toml = String::from_utf8(out.stdout).unwrap();
-    assert!(toml.contains("# left out: thread ("), "{toml}");
+    assert!(toml.contains("# left out: thinktime=10 ("), "{toml}");
     let spec = iopath::jobfile::parse("import", &toml).unwrap();
     let methods = spec.cases[0].method.clone().unwrap().0;
     assert_eq!(methods[0], iopath_io::Method::Uring);
@@ -200,5 +205,47 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
         methods.contains(&iopath_io::Method::Buffered),
         "{methods:?}"
     );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn a_time_based_fio_job_runs_for_its_runtime_and_a_file_needs_a_size() {
+    let dir = scratch();
+    let job = dir.path().join("tb.fio");
+    // One 1 MiB pass takes milliseconds; time_based keeps passing for the
+    // runtime, as fio does.
+    std::fs::write(
+        &job,
+        "[s]\nrw=read\nbs=64k\nsize=1m\ntime_based\nruntime=300ms\n",
+    )
+    .unwrap();
+    let v = run_json(
+        dir.path(),
+        &["--fio", job.to_str().unwrap(), "--only-fio-engine"],
+    );
+    let bytes = v["cases"][0]["summary"]["read_bytes"].as_u64().unwrap();
+    assert!(bytes > 2 << 20, "more than one pass in 300 ms: {bytes}");
+    // Without size= for a file that does not exist, fio refuses; so does
+    // iopath (no 1 GiB default), unless --size says.
+    std::fs::write(&job, "[s]\nrw=read\n").unwrap();
+    iopath()
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no size="));
+    let v = run_json(
+        dir.path(),
+        &[
+            "--fio",
+            job.to_str().unwrap(),
+            "--only-fio-engine",
+            "--size",
+            "1M",
+        ],
+    );
+    assert_eq!(v["cases"][0]["summary"]["read_bytes"], 1 << 20, "one pass");
     assert!(leftovers(dir.path()).is_empty());
 }

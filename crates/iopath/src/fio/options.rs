@@ -37,8 +37,6 @@ const VERIFY: [&str; 19] = [
 
 const BLANK_AFTER_EQ: &str = "a blank after '=' changes how fio reads this value (fio reads \
      `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it";
-const GLOBAL_NAME: &str = "name in a [global] section has no effect in fio (each job is \
-     named by its section); remove it";
 const NUMJOBS_0: &str = "numjobs=0 makes fio 3.33 clone the job until it runs out of job \
      slots; give 1 or more";
 
@@ -265,7 +263,8 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         }
     };
     match canon {
-        "name" if global => return Err(bad(GLOBAL_NAME.into())),
+        // fio's own examples (fio-seq-read.fio, ...) say it: no effect.
+        "name" if global => {}
         "name" => job.name = v.to_string(),
         "description" => job.description = Some(given(e, v.to_string())),
         "rw" => job.rw = Some(given(e, rw(v, kb).map_err(bad)?)),

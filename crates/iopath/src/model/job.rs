@@ -30,7 +30,7 @@ use iopath_io::numa::MemPolicyMode;
 use iopath_io::{Method, SyncPolicy};
 use serde::{Deserialize, Serialize};
 
-use super::words::{self, Bytes, Dur, List, Pct, RepTime, Span};
+use super::words::{self, Bytes, Dur, List, Pct, RepTime, Span, Until};
 use super::{CacheState, Pattern, UsageError};
 use crate::schedule::Schedule;
 
@@ -180,6 +180,13 @@ pub struct CaseSpec {
     /// This case's cache state, instead of the run's.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub cache: Option<CacheState>,
+    /// What ends a repetition when no byte count does: `"time"`, the time
+    /// limit alone (a sequential pass starts over: fio's `time_based`), or
+    /// `"pass"`, one pass's bytes over the file or span, random patterns too
+    /// (fio without `time_based`). Left out: sequential patterns stop after
+    /// one pass, random ones at the time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub until: Option<Until>,
     /// Bytes each repetition transfers (all threads), instead of the run's
     /// `io_size`: `8M` for hmmap's RR. `--touch` on the command line sets it.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]

@@ -151,6 +151,24 @@ impl Word for Span {
     }
 }
 
+/// What ends a case's repetition when no `io_size`/`touch` does: the time
+/// limit alone (sequential passes start over), or one pass's bytes (random
+/// patterns too), whichever comes first with the time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    Time,
+    Pass,
+}
+
+impl Until {
+    pub fn name(self) -> &'static str {
+        match self {
+            Until::Time => "time",
+            Until::Pass => "pass",
+        }
+    }
+}
+
 /// A word from a fixed list of names.
 macro_rules! named {
     ($t:ty, $what:literal, $whats:literal, $valid:expr, $parse:expr, $name:expr) => {
@@ -237,6 +255,17 @@ named!(
         _ => None,
     },
     |m| m.name().into()
+);
+
+named!(
+    Until,
+    "until",
+    "values of until",
+    "time, pass",
+    |s| [Until::Time, Until::Pass]
+        .into_iter()
+        .find(|u| u.name() == s),
+    |u| u.name().into()
 );
 
 /// A clap value parser for any [`Word`].

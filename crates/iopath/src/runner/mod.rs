@@ -261,11 +261,16 @@ impl Runner<'_> {
                 } else {
                     (i * per_thread, per_thread)
                 };
-                let byte_budget = match case.io_size.or(plan.io_size) {
-                    Some(total) => Some((total / threads).max(bs)),
-                    None if !case.pattern.is_random() => Some(per_thread),
-                    None if plan.whole_pass => Some((span / threads).max(bs)),
-                    None => None,
+                use crate::model::words::Until;
+                let byte_budget = match (case.io_size.or(plan.io_size), case.until) {
+                    (Some(total), _) => Some((total / threads).max(bs)),
+                    (None, Some(Until::Time)) => None,
+                    (None, Some(Until::Pass)) if case.pattern.is_random() => {
+                        Some((span / threads).max(bs))
+                    }
+                    (None, _) if !case.pattern.is_random() => Some(per_thread),
+                    (None, _) if plan.whole_pass => Some((span / threads).max(bs)),
+                    (None, _) => None,
                 };
                 WorkerJob {
                     pattern: case.pattern,

@@ -127,6 +127,35 @@ fn fios_defaults_apply_not_iopaths() {
 }
 
 #[test]
+fn how_much_a_job_moves_follows_fio() {
+    use crate::model::words::{Span, Until};
+    // Without filename= each clone has a file of its own: iopath's file
+    // holds them all; a smaller job addresses only its own bytes.
+    let job = one(
+        "[global]\nsize=8m\n[a]\nrw=read\nnumjobs=2\n[b]\nstonewall\nrw=randread\n",
+        MapOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(job.run.size.map(|b| b.0), Some(16 << 20));
+    assert_eq!(job.cases[0].span, None);
+    assert_eq!(job.cases[1].span, Some(Span::Bytes(8 << 20)));
+    // time_based: the runtime alone ends a repetition, sequential passes
+    // start over; otherwise one pass (random too), cut at the runtime.
+    let tb = one(
+        "[s]\nrw=read\ntime_based\nruntime=1\n",
+        MapOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(tb.cases[0].until, Some(Until::Time));
+    let pass = one(
+        "[s]\nrw=randread\nruntime=1\nsize=1m\n",
+        MapOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(pass.cases[0].until, Some(Until::Pass));
+}
+
+#[test]
 fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
     for (text, why) in [
         ("[a]\n[b]\n", "run at the same time in fio"),
@@ -139,18 +168,59 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
         ("[a]\nverify=crc32c\n", "does not verify"),
         (
             "[a]\nruntime=5\n[b]\nstonewall\nruntime=6\n",
-            "different runtime",
+            "its runtime differs from job a's",
         ),
         (
             "[a]\nfilename=/x\n[b]\nstonewall\nfilename=/y\n",
-            "different file",
+            "its filename differs",
         ),
-        ("[a]\nthread\n", "--ignore-unknown"),
+        (
+            "[a]\ndirectory=/x\n[b]\nstonewall\ndirectory=/y\n",
+            "its directory differs",
+        ),
+        (
+            "[a]\nzero_buffers=1\n[b]\nstonewall\n",
+            "zero_buffers/buffer_compress_percentage differs",
+        ),
+        (
+            "[a]\ninvalidate=0\n[b]\nstonewall\n",
+            "its invalidate differs",
+        ),
+        ("[a]\nrate=10m\n", "--ignore-unknown"),
+        (
+            "[a]\niodpeth=32\n",
+            "not an option fio knows; did you mean `iodepth`?",
+        ),
+        ("[a]\nrw=randrw\nbsrange=4k-4k,8k-8k\n", "one per direction"),
+        ("[a]\nfsync=0\nfdatasync=4\n", "not every N writes"),
+        ("[a]\nrw=write\nfsync=1\nsync=1\n", "one sync policy"),
+        (
+            "[a]\nrw=write\nsync=dsync\nend_fsync=1\n",
+            "one sync policy",
+        ),
+        (
+            "[a]\nioengine=io_uring\ndirect=1\nhipri=1\nsqthread_poll=1\n",
+            "not both",
+        ),
+        (
+            "[a]\nioengine=pvsync2\ndirect=1\nhipri=1\n",
+            "polled completions",
+        ),
+        ("[a]\nioengine=io_uring\nhipri=1\n", "without direct=1"),
+        ("[a]\nfilename=/dev/iopath-no-such-disk\n", "no such device"),
+        ("[a]\niodepth=5000\n", "depth of 1 to 4096"),
     ] {
         let e = one(text, MapOptions::default()).unwrap_err();
         assert!(e.contains(why), "{text}: {e}");
         assert!(e.contains("job.fio"), "{text}: names the file: {e}");
     }
+    // Harmless options pass; fdatasync=1 is a sync after every write.
+    let job = one(
+        "[a]\nthread\nper_job_logs=0\nrw=write\nfdatasync=1\n",
+        MapOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(job.cases[0].sync, Some(iopath_io::SyncPolicy::Each));
     // Stonewalled jobs run one after the other, as cases.
     let job = one(
         "[a]\nrw=read\n[b]\nstonewall\nrw=randwrite\n",
