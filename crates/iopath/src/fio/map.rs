@@ -403,7 +403,7 @@ fn case_of(
     {
         refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
     }
-    let sync = sync_of(job).map_err(|e| refuse(e)).ok();
+    let sync = sync_of(job).map_err(&mut refuse).ok();
     // The file: one, shared by every job.
     let dirs = job
         .directory
