@@ -164,9 +164,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE|N%ram", value_parser = flag::<Span>)]
     pub span: Option<Span>,
 
-    /// Run every case inside a memory cgroup capped at SIZE (page cache
+    /// Run the cases inside a memory cgroup capped at SIZE (page cache
     /// included), made for the run and removed after it: data much larger
-    /// than the memory a program may use, without a huge file.
+    /// than the memory a program may use, without a huge file. Every case,
+    /// unless the preset or job file marks some `cache_limited` (hmmap).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_limit: Option<u64>,
 
@@ -524,8 +525,7 @@ impl RunArgs {
     /// of the case flags. Applied over a preset or job file, it overrides
     /// them; alone, the defaults fill the rest (`plan::Plan::from_spec`).
     pub fn flags_spec(&self) -> JobSpec {
-        let given = |id: &str| self.given.iter().any(|g| g == id);
-        let when = |id: &str| given(id);
+        let when = |id: &str| self.given.iter().any(|g| g == id);
         let run = RunSpec {
             file: self.file.clone(),
             dir: self.dir.clone(),

@@ -38,9 +38,9 @@ pub fn probe(args: &ProbeArgs, stop: &AtomicBool) -> Result<()> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let report = probe_dir(&dir, stop)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        write_stdout(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
-        print!("{}", render_probe(&report));
+        write_stdout(render_probe(&report))?;
     }
     Ok(())
 }
@@ -200,7 +200,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if args.reports.any() {
         args.reports.write(&result)?;
     } else if args.json.is_none() {
-        print!("{}", crate::report::table::render(&result));
+        write_stdout(crate::report::table::render(&result))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -208,12 +208,12 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
 /// `iopath presets` (one line each) and `iopath presets show NAME`.
 pub fn presets(args: &crate::cli::PresetsArgs) -> Result<std::process::ExitCode> {
     match &args.action {
-        None => print!("{}", presets_list()),
+        None => write_stdout(presets_list())?,
         Some(crate::cli::PresetsAction::Show { name, toml: false }) => {
-            print!("{}", preset_show(name)?)
+            write_stdout(preset_show(name)?)?
         }
         Some(crate::cli::PresetsAction::Show { name, toml: true }) => {
-            print!("{}", preset_toml(name)?)
+            write_stdout(preset_toml(name)?)?
         }
     }
     Ok(std::process::ExitCode::SUCCESS)
@@ -232,6 +232,19 @@ pub fn presets_list() -> String {
          Its cases: iopath presets show NAME. The experiments: docs/presets.md.\n",
     );
     out
+}
+
+/// Text to stdout; a reader that went away (`| head`) is not an error, and
+/// a full disk is an error, not a panic.
+pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_ref()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::from(e).context("cannot write to stdout"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The plan `iopath run` makes of its arguments: the preset, job file or

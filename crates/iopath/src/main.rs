@@ -30,10 +30,7 @@ fn main() -> ExitCode {
         Some(Command::Man) => iopath::cli::man_page()
             .map_err(anyhow::Error::from)
             .and_then(|b| write_stdout(&b)),
-        Some(Command::Methods) => {
-            print!("{}", commands::methods());
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Methods) => write_stdout(commands::methods().as_bytes()),
         None => run(&default_run_args(), &stop_on_signals()),
         Some(Command::Run(a)) => run(&a, &stop_on_signals()),
         Some(Command::Probe(a)) => {
@@ -59,11 +56,7 @@ fn main() -> ExitCode {
 
 /// Bytes to stdout; a closed pipe (`| head`) is not an error.
 fn write_stdout(bytes: &[u8]) -> Result<ExitCode> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(bytes) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    commands::write_stdout(bytes).map(|()| ExitCode::SUCCESS)
 }
 
 /// A flag that Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ all
@@ -97,6 +90,10 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         iopath::plan::TargetSpec::TempIn(_) => None,
     };
     args.reports.check(args.json.as_deref(), file)?;
+    // Nor the job file it was read from.
+    if let Some(job) = &plan.job_file {
+        args.reports.check(args.json.as_deref(), Some(job))?;
+    }
     let command = std::env::args_os()
         .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()
@@ -122,7 +119,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
             json::write_stdout(&result, args.json_format)?;
         }
     } else {
-        print!("{text}");
+        commands::write_stdout(&text)?;
     }
     // After the table, so a report that cannot be written does not hide
     // the results (the JSON, if asked for, is already saved); an

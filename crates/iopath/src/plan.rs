@@ -1,5 +1,6 @@
-//! From command-line arguments to a validated [`Plan`]: the target, and the
-//! list of cases (method x pattern x block size x queue depth x threads).
+//! From a job ([`JobSpec`], whatever spelled it) to a validated [`Plan`]: the
+//! target, and the list of cases (method x pattern x block size x queue
+//! depth x threads).
 //!
 //! Everything that can be decided without touching the file system is
 //! checked here, and a mistake is a [`UsageError`] (exit code 2).
@@ -84,7 +85,7 @@ impl Case {
             queue_depth_requested: qd,
             threads,
             sync: SyncPolicy::End,
-            rwmix_read_pct: 50,
+            rwmix_read_pct: DEFAULT_RWMIX,
             span: None,
             copy_to_user: false,
             sparse: false,
@@ -107,6 +108,8 @@ pub struct Plan {
     pub preset: Option<String>,
     /// The job file (TOML or fio) they come from, if any.
     pub job_file: Option<PathBuf>,
+    /// How the results are laid out under the tables.
+    pub layout: crate::model::job::Layout,
     /// fio options left out (`--ignore-unknown`), for the result's warnings.
     pub ignored_options: Vec<String>,
     pub target: TargetSpec,
@@ -243,6 +246,7 @@ impl Plan {
                 device_node,
             )?);
         }
+        number_arms(&mut cases);
         check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
         let (time, whole_pass) = match r.time {
             Some(RepTime::Pass) => (None, true),
@@ -253,6 +257,7 @@ impl Plan {
         Ok(Plan {
             preset: origin.preset.clone(),
             job_file: origin.file.clone(),
+            layout: spec.layout,
             ignored_options: origin.ignored.clone(),
             target,
             size: r.size.map(|b| b.0),
@@ -312,13 +317,63 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// How messages name the job: `--preset hmmap`, `job.toml`, `the run`.
+    /// How messages name the job: `--preset hmmap`, `job.toml`, `this run`.
     pub fn what(&self) -> String {
         match (&self.preset, &self.file) {
             (Some(p), _) => format!("--preset {p}"),
             (None, Some(f)) => f.display().to_string(),
             (None, None) => "this run".into(),
         }
+    }
+}
+
+/// A method that comes again in the same job (two entries of a job file
+/// naming it for the same pattern, block size, ...) is another arm of it,
+/// numbered across the whole plan, as within one entry.
+fn number_arms(cases: &mut [Case]) {
+    for i in 0..cases.len() {
+        let (before, rest) = cases.split_at_mut(i);
+        let c = &mut rest[0];
+        c.arm = 1 + before
+            .iter()
+            .filter(|b| b.method == c.method && b.job_key() == c.job_key())
+            .count() as u32;
+    }
+}
+
+impl Case {
+    /// What the case runs apart from its method: the fields of the
+    /// result's job (`result::Job`), so cases that differ only by method
+    /// are one job.
+    #[allow(clippy::type_complexity)]
+    fn job_key(
+        &self,
+    ) -> (
+        Pattern,
+        u64,
+        u32,
+        u32,
+        SyncPolicy,
+        Option<u8>,
+        &Option<String>,
+        Option<u64>,
+        bool,
+        bool,
+        &Option<String>,
+    ) {
+        (
+            self.pattern,
+            self.block_size,
+            self.queue_depth_requested,
+            self.threads,
+            self.sync,
+            (self.pattern == Pattern::RandRw).then_some(self.rwmix_read_pct),
+            &self.label,
+            self.span,
+            self.copy_to_user,
+            self.sparse,
+            &self.pair,
+        )
     }
 }
 
@@ -432,6 +487,11 @@ fn entry_cases(
             "{what}: the queue depth must be 1 to 4096 (--qd) and threads 1 to 1024 (--threads)"
         )));
     }
+    if pc.touch == Some(Bytes(0)) {
+        return Err(UsageError(format!(
+            "{what}: a touch (--touch, --io-size) of 0 would measure nothing"
+        )));
+    }
     if pc.rwmix.is_some_and(|p| p > 100) {
         return Err(UsageError(format!(
             "{what}: rwmix is a percentage, 0 to 100 (--rwmix)"
@@ -473,10 +533,9 @@ fn entry_cases(
         let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
         for &threads in &thread_counts {
             for (pair, placement) in &pairs {
-                for (i, &method) in methods.iter().enumerate() {
-                    let arm = 1 + methods[..i].iter().filter(|&&m| m == method).count() as u32;
+                for &method in &methods {
+                    // Arms are numbered over the whole plan (`number_arms`).
                     cases.push(Case {
-                        arm,
                         sync: pc.sync.unwrap_or(SyncPolicy::End),
                         rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
                         span,

@@ -66,7 +66,8 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
     move |c: &CaseResult| match (&limited, c.cache_limited) {
         (_, Some(recorded)) => any && recorded,
         (None, None) => true,
-        (Some(v), None) => v.iter().any(|(l, m)| *l == c.label && *m == c.method),
+        // A preset that marks no case runs every case under the limit.
+        (Some(v), None) => v.is_empty() || v.iter().any(|(l, m)| *l == c.label && *m == c.method),
     }
 }
 
@@ -399,6 +400,7 @@ mod tests {
             config: RunConfig {
                 preset: None,
                 job_file: None,
+                layout: None,
                 ignored_options: Vec::new(),
                 whole_pass: false,
                 cache_limit: None,
@@ -580,6 +582,13 @@ mod tests {
             c.label = Some("R".into());
         }
         assert_eq!(fits(&r), Some(vec!["buffered/randread (R)".into()]));
+        // A preset that marks no case runs every case under the cap: none
+        // had the machine's memory (review of issue 16).
+        r.config.preset = Some("glommio-scan".into());
+        assert_eq!(fits(&r), None);
+        // What a case records wins: one that ran outside says so.
+        r.cases[0].cache_limited = Some(false);
+        assert_eq!(fits(&r).map(|c| c.len()), Some(1));
     }
 
     #[test]

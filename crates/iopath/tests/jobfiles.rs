@@ -249,3 +249,70 @@ fn a_time_based_fio_job_runs_for_its_runtime_and_a_file_needs_a_size() {
     assert_eq!(v["cases"][0]["summary"]["read_bytes"], 1 << 20, "one pass");
     assert!(leftovers(dir.path()).is_empty());
 }
+
+#[test]
+fn review_regressions_of_job_files() {
+    let dir = scratch();
+    let job = dir.path().join("two.toml");
+    // The same method in two entries of one job is a second arm, not a
+    // twin nobody can tell apart.
+    std::fs::write(
+        &job,
+        "[run]\nsize = \"4M\"\ntime = \"20ms\"\n[[case]]\nmethod = \"null\"\npattern = \"randread\"\n[[case]]\nmethod = [\"null\", \"direct\"]\npattern = \"randread\"\n",
+    )
+    .unwrap();
+    let v = run_json(dir.path(), &[job.to_str().unwrap()]);
+    let arms: Vec<String> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}#{}",
+                c["method"].as_str().unwrap(),
+                c["arm"].as_u64().unwrap_or(1)
+            )
+        })
+        .collect();
+    assert_eq!(arms, ["null#1", "null#2", "direct#1"]);
+    // A report may not replace the job file it was read from.
+    iopath()
+        .arg("run")
+        .arg(&job)
+        .args(["--csv"])
+        .arg(&job)
+        .assert()
+        .code(2);
+    assert!(std::fs::read_to_string(&job).unwrap().contains("[[case]]"));
+    // A touch of 0 measures nothing.
+    iopath()
+        .args([
+            "run", "--preset", "hmmap", "--size", "16M", "--touch", "0", "--dir",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("touch"));
+    // A job file's layout lays the result out as the preset's does.
+    let out = iopath()
+        .args(["presets", "show", "crystal", "--toml"])
+        .output()
+        .unwrap();
+    let crystal = dir.path().join("crystal.toml");
+    std::fs::write(&crystal, out.stdout).unwrap();
+    let v = run_json(
+        dir.path(),
+        &[
+            crystal.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--time",
+            "20ms",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(v["config"]["layout"], "crystal");
+    assert!(v["config"]["preset"].is_null());
+    assert!(leftovers(dir.path()).is_empty());
+}

@@ -56,20 +56,104 @@ fn edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let mut uses = BTreeSet::new();
         for p in paths {
             let text = std::fs::read_to_string(p).unwrap();
-            let body = text.split("#[cfg(test)]").next().unwrap_or("");
-            for (i, _) in body.match_indices("crate::") {
-                let name: String = body[i + 7..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                    .collect();
-                if files.contains_key(&name) && name != *m {
-                    uses.insert(name);
+            let body = without_tests(&without_comments(&text));
+            // In a top-level module (`src/x.rs`, `src/x/mod.rs`), `super::`
+            // is the crate.
+            let top = p.parent() == Some(src) || p.ends_with(format!("{m}/mod.rs"));
+            let mut prefixes = vec!["crate::"];
+            if top {
+                prefixes.push("super::");
+            }
+            for prefix in prefixes {
+                for (i, _) in body.match_indices(prefix) {
+                    for name in names_after(&body[i + prefix.len()..]) {
+                        if files.contains_key(&name) && name != *m {
+                            uses.insert(name);
+                        }
+                    }
                 }
             }
         }
         out.insert(m.clone(), uses);
     }
     out
+}
+
+/// `text` without `//` comments (doc comments included).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` without the items marked `#[cfg(test)]` (a `mod tests { .. }`,
+/// a `mod tests;`, a `use ..;`): only they, not what follows them.
+fn without_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..i]);
+        let item = &rest[i + "#[cfg(test)]".len()..];
+        // The item ends at its first `;` at depth 0, or at the `}` that
+        // closes its first `{`.
+        let mut depth = 0usize;
+        let mut end = item.len();
+        for (j, c) in item.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = j + 1;
+                        break;
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = j + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The modules named right after `crate::`: one (`runner::Runner`), or
+/// the first segment of each member of a group (`{runner::Runner, plan}`).
+fn names_after(s: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect()
+    };
+    let Some(group) = s.strip_prefix('{') else {
+        return vec![ident(s)];
+    };
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    let mut start = true;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => start = true,
+            c if start && !c.is_whitespace() => {
+                names.push(ident(&group[i..]));
+                start = false;
+            }
+            _ => {}
+        }
+    }
+    names
 }
 
 /// What breaks the layering: upward uses, modules without a layer, cycles
@@ -139,16 +223,25 @@ fn an_upward_use_a_missing_module_and_a_cycle_are_caught() {
     std::fs::write(src.join("low.rs"), "use crate::high::X;\n").unwrap();
     std::fs::write(
         src.join("high.rs"),
-        "use crate::low::Y;\n#[cfg(test)]\nuse crate::stray::Z;\n",
+        "use crate::low::Y;\n#[cfg(test)]\nuse crate::stray::Z;\n#[cfg(test)]\nmod tests { use crate::stray::W; }\n",
     )
     .unwrap();
     std::fs::create_dir(src.join("stray")).unwrap();
-    std::fs::write(src.join("stray/mod.rs"), "// crate::low\n").unwrap();
+    std::fs::write(
+        src.join("stray/mod.rs"),
+        "// crate::low\n/// [`crate::high`]\n",
+    )
+    .unwrap();
     let e = edges(src);
     assert_eq!(
         e["high"],
         BTreeSet::from(["low".to_string()]),
         "test code is not counted"
+    );
+    assert!(
+        e["stray"].is_empty(),
+        "comments are not uses: {:?}",
+        e["stray"]
     );
     let v = violations(&e, &[("bottom", &["low"]), ("top", &["high"])]);
     assert_eq!(v.len(), 2, "{v:?}");
@@ -159,4 +252,21 @@ fn an_upward_use_a_missing_module_and_a_cycle_are_caught() {
         v.iter().any(|s| s.contains("cycle within the one layer")),
         "{v:?}"
     );
+    // The forms a use can take: a group, `super::` from a top-level
+    // module, and code after a test item.
+    std::fs::write(
+        src.join("low.rs"),
+        "use crate::{\n    high::X,\n    stray,\n};\n",
+    )
+    .unwrap();
+    assert_eq!(
+        edges(src)["low"],
+        BTreeSet::from(["high".to_string(), "stray".to_string()])
+    );
+    std::fs::write(
+        src.join("low.rs"),
+        "#[cfg(test)]\nuse std::fmt;\nuse super::high::X;\n",
+    )
+    .unwrap();
+    assert_eq!(edges(src)["low"], BTreeSet::from(["high".to_string()]));
 }

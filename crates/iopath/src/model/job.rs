@@ -256,11 +256,6 @@ pub struct Published {
     pub text: Option<String>,
 }
 
-/// The flags that say what the cases are (a preset fixes them).
-pub const CASE_KEYS: [&str; 8] = [
-    "method", "pattern", "bs", "qd", "threads", "sync", "rwmix", "span",
-];
-
 impl CaseSpec {
     /// The case keys this entry sets, by flag name (`methods`, `bs`, ...).
     pub fn set_flags(&self) -> Vec<&'static str> {
@@ -286,7 +281,14 @@ impl CaseSpec {
         fn pick<T: Clone>(a: &Option<T>, b: &Option<T>) -> Option<T> {
             b.clone().or_else(|| a.clone())
         }
+        // A source's figure is for the case it measured, not another.
+        let published = if over.set_flags().is_empty() {
+            self.published.clone()
+        } else {
+            None
+        };
         CaseSpec {
+            published,
             method: pick(&self.method, &over.method),
             pattern: pick(&self.pattern, &over.pattern),
             bs: pick(&self.bs, &over.bs),
@@ -458,6 +460,23 @@ mod tests {
             Some(RepTime::Limit(std::time::Duration::from_millis(500)))
         );
         assert!(j.cases.iter().all(|c| c.qd == Some(16)));
+        // A source's figure is for the case it measured: a case key
+        // changed by a flag drops it; run settings do not.
+        let mut published = base.clone();
+        published.cases[0].published = Some(Published {
+            value: Some(1.0),
+            unit: Some("IOPS".into()),
+            on: "x".into(),
+            text: None,
+        });
+        let j = published.overridden_by(&flags, false, &|_| false).unwrap();
+        assert_eq!(j.cases[0].published, None);
+        let run_only = JobSpec {
+            cases: vec![CaseSpec::default()],
+            ..flags.clone()
+        };
+        let j = published.overridden_by(&run_only, false, &|_| false).unwrap();
+        assert!(j.cases[0].published.is_some());
         assert_eq!(
             j.cases[1].method,
             Some(List(vec![Method::Mmap, Method::Uring]))

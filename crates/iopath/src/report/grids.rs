@@ -23,12 +23,13 @@ pub struct Grid {
 /// figures. Empty outside presets.
 pub fn all(r: &RunResult) -> Vec<Grid> {
     let mut out = Vec::new();
-    let layout = r
-        .config
-        .preset
-        .as_deref()
-        .and_then(|p| crate::preset::find(p).ok())
-        .map(|p| p.job.layout);
+    let layout = r.config.layout.or_else(|| {
+        r.config
+            .preset
+            .as_deref()
+            .and_then(|p| crate::preset::find(p).ok())
+            .map(|p| p.job.layout)
+    });
     match layout {
         Some(Layout::Crystal) => out.extend(crystal(r)),
         Some(Layout::Niobench) => out.extend(niobench(r)),

@@ -64,6 +64,11 @@ pub struct RunConfig {
     /// The preset the cases come from (`iopath run --preset NAME`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// How the results are laid out under the tables (a job's `layout`:
+    /// `crystal`, `niobench`, ...); absent: the usual tables, or the
+    /// preset's layout for results before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::model::job::Layout>,
     /// The job file (TOML, or fio's with `--fio`) the cases come from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_file: Option<String>,

@@ -124,6 +124,7 @@ impl Runner<'_> {
             config: RunConfig {
                 preset: plan.preset.clone(),
                 job_file: plan.job_file.as_ref().map(|p| p.display().to_string()),
+                layout: (plan.layout != crate::model::job::Layout::Table).then_some(plan.layout),
                 ignored_options: plan.ignored_options.clone(),
                 whole_pass: plan.whole_pass && plan.time.is_none(),
                 cache_limit: limit.as_ref().map(job::limit_info),

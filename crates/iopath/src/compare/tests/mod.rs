@@ -54,6 +54,7 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
         config: RunConfig {
             preset: None,
             job_file: None,
+            layout: None,
             ignored_options: Vec::new(),
             whole_pass: false,
             cache_limit: None,
