@@ -26,6 +26,37 @@ pub struct DiskCounters {
     pub read_bytes: u64,
     pub writes: u64,
     pub write_bytes: u64,
+    /// Merges and times (fio's `disk_util`); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<DiskTime>,
+}
+
+/// The rest of a `stat` line: merged requests and milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskTime {
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Milliseconds reads spent queued and in service, summed over reads.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Milliseconds the device had I/O in flight: busy time (fio's `util`
+    /// is this over the elapsed time).
+    pub io_ticks_ms: u64,
+    /// Milliseconds weighted by requests in flight (fio's `in_queue`).
+    pub in_queue_ms: u64,
+}
+
+impl DiskTime {
+    fn zip(&self, o: &DiskTime, f: impl Fn(u64, u64) -> u64) -> DiskTime {
+        DiskTime {
+            read_merges: f(self.read_merges, o.read_merges),
+            write_merges: f(self.write_merges, o.write_merges),
+            read_ticks_ms: f(self.read_ticks_ms, o.read_ticks_ms),
+            write_ticks_ms: f(self.write_ticks_ms, o.write_ticks_ms),
+            io_ticks_ms: f(self.io_ticks_ms, o.io_ticks_ms),
+            in_queue_ms: f(self.in_queue_ms, o.in_queue_ms),
+        }
+    }
 }
 
 impl DiskCounters {
@@ -45,6 +76,16 @@ impl DiskCounters {
             read_bytes: f[2] * 512,
             writes: f[4],
             write_bytes: f[6] * 512,
+            // Fields 2, 4, 6, 8, 10 and 11 (1-based): merges, ticks, busy,
+            // weighted time in queue.
+            time: (f.len() >= 11).then(|| DiskTime {
+                read_merges: f[1],
+                read_ticks_ms: f[3],
+                write_merges: f[5],
+                write_ticks_ms: f[7],
+                io_ticks_ms: f[9],
+                in_queue_ms: f[10],
+            }),
         })
     }
 
@@ -54,6 +95,10 @@ impl DiskCounters {
             read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
             writes: self.writes.saturating_sub(before.writes),
             write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+            time: match (self.time, before.time) {
+                (Some(a), Some(b)) => Some(a.zip(&b, u64::saturating_sub)),
+                _ => None,
+            },
         }
     }
 
@@ -62,6 +107,10 @@ impl DiskCounters {
         self.read_bytes += o.read_bytes;
         self.writes += o.writes;
         self.write_bytes += o.write_bytes;
+        self.time = match (self.time, o.time) {
+            (Some(a), Some(b)) => Some(a.zip(&b, u64::saturating_add)),
+            _ => None,
+        };
     }
 }
 
@@ -176,12 +225,16 @@ impl DeviceStack {
         if self.leaves.is_empty() {
             return None;
         }
-        let mut sum = DiskCounters::default();
+        let mut sum: Option<DiskCounters> = None;
         for leaf in &self.leaves {
             let text = std::fs::read_to_string(sys.join("block").join(leaf).join("stat")).ok()?;
-            sum.add(&DiskCounters::parse(&text)?);
+            let c = DiskCounters::parse(&text)?;
+            match &mut sum {
+                Some(s) => s.add(&c),
+                None => sum = Some(c),
+            }
         }
-        Some(sum)
+        sum
     }
 }
 
@@ -270,6 +323,19 @@ mod tests {
         assert_eq!(c.read_bytes, 3_621_734_058 * 512);
         assert_eq!(c.writes, 504_048);
         assert_eq!(c.write_bytes, 52_620_072 * 512);
+        let t = c.time.unwrap();
+        assert_eq!(
+            (
+                t.read_merges,
+                t.read_ticks_ms,
+                t.write_merges,
+                t.write_ticks_ms
+            ),
+            (131_143, 11_884_263, 23_569, 751_465)
+        );
+        assert_eq!((t.io_ticks_ms, t.in_queue_ms), (737_048, 12_643_540));
+        // A kernel's shorter line (before 2.6.x's 11 fields) has no times.
+        assert_eq!(DiskCounters::parse("1 2 3 4 5 6 7").unwrap().time, None);
         assert!(DiskCounters::parse("1 2 3").is_none());
         assert!(DiskCounters::parse("a b c d e f g").is_none());
     }
@@ -281,12 +347,14 @@ mod tests {
             read_bytes: 100,
             writes: 5,
             write_bytes: 50,
+            time: None,
         };
         let b = DiskCounters {
             reads: 12,
             read_bytes: 612,
             writes: 5,
             write_bytes: 40,
+            time: None,
         };
         let d = b.delta(&a);
         assert_eq!(

@@ -475,7 +475,9 @@ mod tests {
             cases: vec![CaseSpec::default()],
             ..flags.clone()
         };
-        let j = published.overridden_by(&run_only, false, &|_| false).unwrap();
+        let j = published
+            .overridden_by(&run_only, false, &|_| false)
+            .unwrap();
         assert!(j.cases[0].published.is_some());
         assert_eq!(
             j.cases[1].method,

@@ -562,6 +562,8 @@ impl Measurement {
                 read_bytes: medu(&|m| m.device.map_or(0, |d| d.read_bytes)),
                 writes: medu(&|m| m.device.map_or(0, |d| d.writes)),
                 write_bytes: medu(&|m| m.device.map_or(0, |d| d.write_bytes)),
+                // Times are for a repetition's own disk_util (fio JSON).
+                time: None,
             }),
             device_fraction: reps[0]
                 .device_fraction

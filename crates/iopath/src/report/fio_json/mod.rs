@@ -211,6 +211,20 @@ pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
     pub write_ios: u64,
+    /// From the rest of `/sys/block/X/stat`, when the result recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_merges: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_merges: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ticks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_ticks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_queue: Option<u64>,
+    /// Busy time over the repetitions' time, in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub util: Option<f64>,
 }
 
 /// The run as fio's JSON document, keys in fio's order.
@@ -452,10 +466,33 @@ fn disk_util(r: &RunResult) -> Vec<DiskUtil> {
     let Some(name) = leaves.or_else(|| r.system.device.as_ref().map(|d| d.name.clone())) else {
         return Vec::new();
     };
+    // Times only when every repetition recorded them.
+    let times: Option<Vec<_>> = counters.iter().map(|d| d.time).collect();
+    let sum = |f: &dyn Fn(&crate::metrics::blockdev::DiskTime) -> u64| {
+        times
+            .as_ref()
+            .map(|t| t.iter().fold(0u64, |a, x| a.saturating_add(f(x))))
+    };
+    let elapsed_ms: u64 = r
+        .cases
+        .iter()
+        .flat_map(|c| &c.repetitions)
+        .filter(|m| m.device.is_some())
+        .map(|m| m.duration_ns / 1_000_000)
+        .sum();
+    let util = sum(&|t| t.io_ticks_ms)
+        .filter(|_| elapsed_ms > 0)
+        .map(|busy| (busy as f64 * 100.0 / elapsed_ms as f64).min(100.0));
     vec![DiskUtil {
         name,
         read_ios: counters.iter().fold(0, |a, d| a.saturating_add(d.reads)),
         write_ios: counters.iter().fold(0, |a, d| a.saturating_add(d.writes)),
+        read_merges: sum(&|t| t.read_merges),
+        write_merges: sum(&|t| t.write_merges),
+        read_ticks: sum(&|t| t.read_ticks_ms),
+        write_ticks: sum(&|t| t.write_ticks_ms),
+        in_queue: sum(&|t| t.in_queue_ms),
+        util,
     }]
 }
 

@@ -548,6 +548,48 @@ fn disks_and_options_from_what_the_run_knows() {
 }
 
 #[test]
+fn disk_times_fill_fios_disk_util_when_recorded() {
+    use crate::metrics::blockdev::DiskTime;
+    let mut r = v3();
+    let mut elapsed_ms = 0;
+    for c in &mut r.cases {
+        for m in &mut c.repetitions {
+            if let Some(d) = &mut m.device {
+                let ms = m.duration_ns / 1_000_000;
+                elapsed_ms += ms;
+                // Busy half the time; one merge and 3 ms per direction.
+                d.time = Some(DiskTime {
+                    read_merges: 1,
+                    write_merges: 1,
+                    read_ticks_ms: 3,
+                    write_ticks_ms: 3,
+                    io_ticks_ms: ms / 2,
+                    in_queue_ms: ms,
+                });
+            }
+        }
+    }
+    let doc = parsed(&r);
+    let d = &doc["disk_util"][0];
+    let reps = d["read_merges"].as_u64().unwrap();
+    assert!(reps > 0);
+    assert_eq!(d["read_ticks"].as_u64(), Some(3 * reps));
+    assert_eq!(d["in_queue"].as_u64(), Some(elapsed_ms));
+    let util = d["util"].as_f64().unwrap();
+    assert!((util - 50.0).abs() < 1.0, "busy half the time: {util}");
+    // fio writes util as a float and the others as integers.
+    let fio: serde_json::Value = serde_json::from_str(include_str!(
+        "../../../../tests/fixtures/fio/fio-3.33-randread.json"
+    ))
+    .unwrap();
+    let f = &fio["disk_util"][0];
+    assert!(f["util"].is_f64() && f["read_ticks"].is_u64() && f["in_queue"].is_u64());
+    // One repetition without the times: none of them.
+    r.cases[0].repetitions[0].device.as_mut().unwrap().time = None;
+    assert!(parsed(&r)["disk_util"][0].get("util").is_none());
+}
+
+#[test]
 fn timestamps() {
     assert_eq!(
         parse_rfc3339("2026-11-21T01:57:47Z"),
