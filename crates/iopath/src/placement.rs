@@ -303,6 +303,103 @@ impl PlacementResult {
     }
 }
 
+/// One placement per (CPU node, memory node) pair of the study.
+pub fn numa_placements(
+    topo: &crate::topology::Topology,
+    allowed: &[u32],
+    device_node: Option<u32>,
+) -> Vec<(Option<String>, Placement)> {
+    // With one node holding memory, binding to it changes nothing and may
+    // be refused (seccomp): the buffers go where they would anyway.
+    let one_mem_node = topo
+        .nodes
+        .iter()
+        .filter(|n| n.memory_bytes != Some(0))
+        .count()
+        <= 1;
+    numa_pairs(topo, device_node)
+        .into_iter()
+        .map(|(c, m, name)| {
+            let cpus = usable_cpus(
+                &topo.node(c).map(|n| n.cpus.clone()).unwrap_or_default(),
+                allowed,
+            );
+            (
+                Some(name),
+                Placement {
+                    cpus: Some(cpus),
+                    round_robin: false,
+                    cpu_node: Some(c),
+                    mem: (!one_mem_node).then(|| iopath_io::numa::MemPolicy {
+                        mode: iopath_io::numa::MemPolicyMode::Bind,
+                        nodes: vec![m],
+                    }),
+                    sqpoll_cpu: None,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The (CPU node, memory node) pairs of the placement study, relative to
+/// the device's node: local/local, local/remote, remote/local,
+/// remote/remote, "remote" being the node farthest from local that has
+/// CPUs (for workers) or memory (for buffers). One pair on one node.
+pub fn numa_pairs(
+    topo: &crate::topology::Topology,
+    device_node: Option<u32>,
+) -> Vec<(u32, u32, String)> {
+    let with_cpus: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty())
+        .map(|n| n.id)
+        .collect();
+    let with_mem: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| n.memory_bytes != Some(0))
+        .map(|n| n.id)
+        .collect();
+    let local = device_node
+        .filter(|n| with_cpus.contains(n))
+        .or_else(|| with_cpus.first().copied())
+        .unwrap_or(0);
+    let local_mem = if with_mem.contains(&local) {
+        local
+    } else {
+        with_mem.first().copied().unwrap_or(local)
+    };
+    let distance = |a: u32, b: u32| topo.distance(a, b).unwrap_or(if a == b { 10 } else { 20 });
+    let farthest = |from: u32, among: &[u32]| {
+        among
+            .iter()
+            .copied()
+            .filter(|&n| n != from)
+            .max_by_key(|&n| (distance(from, n), std::cmp::Reverse(n)))
+    };
+    let remote_cpu = farthest(local, &with_cpus);
+    let remote_mem = farthest(local_mem, &with_mem);
+    let name = |c: u32, m: u32| {
+        format!(
+            "cpu n{c} {} / mem n{m} {}",
+            if c == local { "local" } else { "remote" },
+            if m == local_mem { "local" } else { "remote" }
+        )
+    };
+    let mut pairs = vec![(local, local_mem)];
+    if let Some(rm) = remote_mem {
+        pairs.push((local, rm));
+    }
+    if let Some(rc) = remote_cpu {
+        pairs.push((rc, local_mem));
+        if let Some(rm) = remote_mem {
+            pairs.push((rc, rm));
+        }
+    }
+    pairs.into_iter().map(|(c, m)| (c, m, name(c, m))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
