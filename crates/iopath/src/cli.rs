@@ -9,7 +9,7 @@ use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
 
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
-use crate::model::words::{flag, Bytes, Dur, List, Pct, RepTime, Span};
+use crate::model::words::{flag, word, Bytes, Dur, List, Pct, RepTime, Span};
 use crate::model::{CacheState, Pattern};
 use crate::units::{parse_duration, parse_size};
 
@@ -155,7 +155,7 @@ pub struct RunArgs {
     /// Run a preset: one of the seed experiments (`iopath presets` lists
     /// them). Run settings (--size, --dir, --repeat, --time, ...) override
     /// the preset's; what its cases are cannot be changed.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = PresetName)]
     pub preset: Option<String>,
 
     /// Cases address only the first SIZE of the file (or N% of the
@@ -196,7 +196,7 @@ pub struct RunArgs {
     /// How --mem-node places buffers: bind, preferred, interleave, or local
     /// (the node of the CPU that touches them) [default with --mem-node:
     /// bind].
-    #[arg(long, value_name = "POLICY", value_parser = flag::<iopath_io::numa::MemPolicyMode>)]
+    #[arg(long, value_name = "POLICY", value_parser = word::<iopath_io::numa::MemPolicyMode>())]
     pub mem_policy: Option<iopath_io::numa::MemPolicyMode>,
 
     /// Bind io_uring's SQPOLL kernel thread to CPU N (uring-sqpoll).
@@ -229,11 +229,11 @@ pub struct RunArgs {
     /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
     /// copy-file-range and sendfile]. A method named twice runs as two arms
     /// of an A/A check (`direct,direct`: `direct` and `direct#2`).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = flag::<Method>)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Method>())]
     pub methods: Vec<Method>,
 
     /// Access patterns, comma-separated [default: read,write,randread,randwrite].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = flag::<Pattern>)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Pattern>())]
     pub patterns: Vec<Pattern>,
 
     /// Block size of each request [default: 1M sequential, 4k random].
@@ -282,7 +282,7 @@ pub struct RunArgs {
     /// one repetition each per round, in an order shuffled afresh every
     /// round, so drift between cases is not credited to a method) or
     /// sequential (each case runs all its repetitions back to back).
-    #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = flag::<crate::schedule::Schedule>)]
+    #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = word::<crate::schedule::Schedule>())]
     pub schedule: crate::schedule::Schedule,
 
     /// Seed of the rounds' shuffled orders [default: drawn at random and
@@ -303,12 +303,12 @@ pub struct RunArgs {
     /// When writes are made durable: none, end (fsync then close, timed),
     /// dsync (O_DSYNC), osync (O_SYNC: data and metadata), each (fsync after
     /// every write).
-    #[arg(long, value_name = "POLICY", default_value = "end", value_parser = flag::<SyncPolicy>)]
+    #[arg(long, value_name = "POLICY", default_value = "end", value_parser = word::<SyncPolicy>())]
     pub sync: SyncPolicy,
 
     /// Page-cache state before each repetition: cold (write back and drop
     /// the file's cached pages), warm (read the file once first), as-is.
-    #[arg(long, value_name = "STATE", default_value = "cold", value_parser = flag::<CacheState>)]
+    #[arg(long, value_name = "STATE", default_value = "cold", value_parser = word::<CacheState>())]
     pub cache: CacheState,
 
     /// With --cache cold, also drop every clean page cache in the system
@@ -446,6 +446,7 @@ pub enum PresetsAction {
     /// The cases a preset runs, its run settings and its source's figures.
     Show {
         /// A preset name (`iopath presets` lists them).
+        #[arg(value_parser = PresetName)]
         name: String,
         /// Print it as a TOML job file to start from (`iopath run FILE`).
         #[arg(long)]
@@ -510,6 +511,35 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub reports: crate::report::Outputs,
+}
+
+/// A preset's name: checked, and listed for completion and `--help`.
+#[derive(Debug, Clone, Copy)]
+struct PresetName;
+
+impl clap::builder::TypedValueParser for PresetName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let parse: fn(&str) -> Result<String, String> =
+            |s| crate::preset::find(s).map(|p| p.name).map_err(|e| e.0);
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::preset::names()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.
@@ -691,6 +721,31 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 10, "only {checked} defaulted flags found");
+    }
+
+    #[test]
+    fn shells_complete_methods_patterns_and_presets() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let script = String::from_utf8(completions(shell)).unwrap();
+            for name in [
+                "uring-sqpoll",
+                "randwrite",
+                "glommio-scan",
+                "interleaved",
+                "as-is",
+            ] {
+                assert!(script.contains(name), "{shell:?} completes {name}");
+            }
+        }
+        let man = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(
+            man.contains(".TH iopath") && man.contains("IOPATH RUN"),
+            "{man:.200}"
+        );
     }
 
     #[test]

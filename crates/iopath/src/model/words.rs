@@ -20,6 +20,11 @@ pub trait Word: Sized {
     fn parse_word(s: &str) -> Result<Self, String>;
     /// The text that parses back to this value.
     fn word(&self) -> String;
+    /// Every word there is, when they can be listed (for shell completion
+    /// and `--help`); empty for open-ended kinds (sizes, durations).
+    fn names() -> Vec<String> {
+        Vec::new()
+    }
     /// As it is written in a job file: the word as a string (counts are
     /// written as numbers).
     fn serialize_word<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -172,7 +177,14 @@ impl Until {
 /// A word from a fixed list of names.
 macro_rules! named {
     ($t:ty, $what:literal, $whats:literal, $valid:expr, $parse:expr, $name:expr) => {
+        named!($t, $what, $whats, $valid, $parse, $name, Vec::new());
+    };
+    ($t:ty, $what:literal, $whats:literal, $valid:expr, $parse:expr, $name:expr, $all:expr) => {
         impl Word for $t {
+            fn names() -> Vec<String> {
+                let all: Vec<$t> = $all;
+                all.iter().map(|w| w.word()).collect()
+            }
             fn parse_word(s: &str) -> Result<Self, String> {
                 let parse: fn(&str) -> Option<$t> = $parse;
                 parse(s.trim()).ok_or_else(|| {
@@ -200,7 +212,8 @@ named!(
         .collect::<Vec<_>>()
         .join(", "),
     Method::from_name,
-    |m| m.name().into()
+    |m| m.name().into(),
+    Method::ALL.to_vec()
 );
 named!(
     Pattern,
@@ -208,7 +221,15 @@ named!(
     "patterns",
     "read (seqread), write (seqwrite), randread, randwrite, randrw, copy",
     Pattern::from_name,
-    |p| p.name().into()
+    |p| p.name().into(),
+    vec![
+        Pattern::Read,
+        Pattern::Write,
+        Pattern::RandRead,
+        Pattern::RandWrite,
+        Pattern::RandRw,
+        Pattern::Copy
+    ]
 );
 named!(
     SyncPolicy,
@@ -216,7 +237,11 @@ named!(
     "sync policies",
     "none, end, dsync, osync, each",
     SyncPolicy::from_name,
-    |p| p.name().into()
+    |p| p.name().into(),
+    ["none", "end", "dsync", "osync", "each"]
+        .iter()
+        .filter_map(|n| SyncPolicy::from_name(n))
+        .collect()
 );
 named!(
     CacheState,
@@ -224,7 +249,8 @@ named!(
     "cache states",
     "cold, warm, as-is",
     CacheState::from_name,
-    |c| c.name().into()
+    |c| c.name().into(),
+    vec![CacheState::Cold, CacheState::Warm, CacheState::AsIs]
 );
 named!(
     Schedule,
@@ -232,7 +258,8 @@ named!(
     "schedules",
     "interleaved, sequential",
     Schedule::from_name,
-    |s| s.name().into()
+    |s| s.name().into(),
+    vec![Schedule::Interleaved, Schedule::Sequential]
 );
 named!(
     DataMode,
@@ -254,7 +281,13 @@ named!(
         "local" => Some(MemPolicyMode::Local),
         _ => None,
     },
-    |m| m.name().into()
+    |m| m.name().into(),
+    vec![
+        MemPolicyMode::Bind,
+        MemPolicyMode::Preferred,
+        MemPolicyMode::Interleave,
+        MemPolicyMode::Local
+    ]
 );
 
 named!(
@@ -271,6 +304,40 @@ named!(
 /// A clap value parser for any [`Word`].
 pub fn flag<T: Word>(s: &str) -> Result<T, String> {
     T::parse_word(s)
+}
+
+/// The clap value parser of a [`Word`] with its names, so that shells
+/// complete them and `--help` lists them.
+#[derive(Debug, Clone, Copy)]
+pub struct WordParser<T>(std::marker::PhantomData<T>);
+
+/// [`WordParser`] for `T`.
+pub fn word<T: Word>() -> WordParser<T> {
+    WordParser(std::marker::PhantomData)
+}
+
+impl<T: Word + Clone + Send + Sync + 'static> clap::builder::TypedValueParser for WordParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let parse: fn(&str) -> Result<T, String> = flag::<T>;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = T::names();
+        (!names.is_empty()).then(|| {
+            Box::new(names.into_iter().map(clap::builder::PossibleValue::new))
+                as Box<dyn Iterator<Item = _>>
+        })
+    }
 }
 
 /// What a word may be written as in a job file: text, or a bare number
