@@ -121,7 +121,12 @@ pub fn prepare(
             ));
             create_prefilled(path, size, "temporary", fill, stop, progress)
         }
-        TargetSpec::File { path, allow_write } => match std::fs::metadata(path) {
+        TargetSpec::File {
+            path,
+            allow_write,
+            force_signature,
+            prefill,
+        } => match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let size = size.unwrap_or(DEFAULT_SIZE);
                 let dir = path
@@ -140,7 +145,19 @@ pub fn prepare(
                 create_prefilled(path.clone(), size, "file", fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
-            Ok(meta) => open_existing(path, &meta, size, writes, *allow_write),
+            Ok(meta) => {
+                let opts = Existing {
+                    writes,
+                    allow_write: *allow_write,
+                    force_signature: *force_signature,
+                    prefill: *prefill,
+                };
+                let mut target = open_existing(path, &meta, size, opts)?;
+                if *prefill {
+                    prefill_existing(&mut target, fill, stop, progress)?;
+                }
+                Ok(target)
+            }
         },
     }
 }
@@ -186,13 +203,28 @@ fn head_room(free: u64) -> u64 {
     (free / 10).min(FREE_MARGIN)
 }
 
+/// What may be done to an existing --file.
+#[derive(Debug, Clone, Copy)]
+struct Existing {
+    /// Some case writes to it.
+    writes: bool,
+    allow_write: bool,
+    force_signature: bool,
+    prefill: bool,
+}
+
 fn open_existing(
     path: &Path,
     meta: &std::fs::Metadata,
     size: Option<u64>,
-    writes: bool,
-    allow_write: bool,
+    opts: Existing,
 ) -> Result<Target> {
+    let Existing {
+        writes,
+        allow_write,
+        force_signature,
+        prefill,
+    } = opts;
     let ft = meta.file_type();
     let (kind, len) = if ft.is_block_device() {
         let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -233,6 +265,11 @@ fn open_existing(
     if size == 0 {
         return Err(UsageError(format!("{} is empty: nothing to read", path.display())).into());
     }
+    // A block device is written only when nothing uses it and (unless
+    // forced) it carries no signature of data.
+    if ft.is_block_device() && allow_write && (writes || prefill) {
+        crate::guard::check_block_write(path, force_signature)?;
+    }
     Ok(Target {
         info: TargetInfo {
             path: path.to_path_buf(),
@@ -240,13 +277,73 @@ fn open_existing(
             size_bytes: size,
             file_bytes: Some(len),
             created: false,
-            writable: writes && allow_write,
+            writable: (writes || prefill) && allow_write,
             prefilled: false,
             sparse: false,
             prefill_ns: None,
             allocated_bytes: ft.is_file().then(|| meta.blocks() * 512),
         },
     })
+}
+
+/// `--prefill`: write incompressible data over the first `size` bytes of an
+/// existing file or device (the guards have passed).
+fn prefill_existing(
+    target: &mut Target,
+    fill: Fill,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<()> {
+    let path = target.path().to_path_buf();
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {} to prefill it", path.display()))?;
+    let t0 = Instant::now();
+    write_fill(&mut file, &path, target.size(), fill, stop, progress)?;
+    target.info.prefilled = true;
+    target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
+    if file.metadata()?.file_type().is_file() {
+        target.info.allocated_bytes = Some(file.metadata()?.blocks() * 512);
+    }
+    Ok(())
+}
+
+/// Write `size` bytes of `fill` from the start of `file`, then flush it and
+/// drop it from the page cache.
+fn write_fill(
+    file: &mut File,
+    path: &Path,
+    size: u64,
+    fill: Fill,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<()> {
+    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
+    let mut rng = Rng::stream(fill.seed, u64::MAX);
+    let mut chunk = vec![0u8; 4 << 20];
+    let mut written = 0u64;
+    while written < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        let n = (size - written).min(chunk.len() as u64) as usize;
+        rng.fill_as(&mut chunk[..n], fill.data);
+        file.write_all(&chunk[..n]).map_err(|e| {
+            let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
+            anyhow::anyhow!(
+                "prefilling {} failed after {}: {e} {hint}",
+                path.display(),
+                fmt_bytes(written)
+            )
+        })?;
+        written += n as u64;
+        bar.set_position(written);
+    }
+    iopath_io::sys::evict_file(file)
+        .with_context(|| format!("fsync/fadvise of {} failed", path.display()))?;
+    bar.finish_and_clear();
+    Ok(())
 }
 
 fn create_prefilled(
@@ -289,30 +386,7 @@ fn create_prefilled(
         return Ok(target);
     }
     let t0 = Instant::now();
-    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
-    let mut rng = Rng::stream(fill.seed, u64::MAX);
-    let mut chunk = vec![0u8; 4 << 20];
-    let mut written = 0u64;
-    while written < size {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Interrupted.into());
-        }
-        let n = (size - written).min(chunk.len() as u64) as usize;
-        rng.fill_as(&mut chunk[..n], fill.data);
-        file.write_all(&chunk[..n]).map_err(|e| {
-            let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
-            anyhow::anyhow!(
-                "prefilling {} failed after {}: {e} {hint}",
-                path.display(),
-                fmt_bytes(written)
-            )
-        })?;
-        written += n as u64;
-        bar.set_position(written);
-    }
-    iopath_io::sys::evict_file(&file)
-        .with_context(|| format!("fsync/fadvise of {} failed", path.display()))?;
-    bar.finish_and_clear();
+    write_fill(&mut file, &path, size, fill, stop, progress)?;
     let meta = file.metadata()?;
     target.info.prefilled = true;
     target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
