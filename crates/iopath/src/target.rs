@@ -281,7 +281,7 @@ fn open_existing(
             prefilled: false,
             sparse: false,
             prefill_ns: None,
-            allocated_bytes: ft.is_file().then(|| meta.blocks() * 512),
+            allocated_bytes: allocated(path),
         },
     })
 }
@@ -303,10 +303,19 @@ fn prefill_existing(
     write_fill(&mut file, &path, target.size(), fill, stop, progress)?;
     target.info.prefilled = true;
     target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
-    if file.metadata()?.file_type().is_file() {
-        target.info.allocated_bytes = Some(file.metadata()?.blocks() * 512);
-    }
+    target.info.allocated_bytes = allocated(&path);
     Ok(())
+}
+
+/// Bytes allocated under an existing file (`st_blocks`), or under a loop
+/// device's backing file; `None` for other devices.
+fn allocated(path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.file_type().is_file() {
+        Some(meta.blocks() * 512)
+    } else {
+        crate::metrics::blockdev::loop_backing_allocation(path, Path::new("/sys")).map(|b| b.1)
+    }
 }
 
 /// Write `size` bytes of `fill` from the start of `file`, then flush it and

@@ -349,3 +349,139 @@ fn a_loop_device_is_described_as_a_block_device() {
     assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
     assert_eq!(j["system"]["device"]["size_bytes"], 16u64 << 20);
 }
+
+/// `iopath run ARGS --repeat 1 --json - --quiet`, which must succeed.
+fn json_run(args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let out = iopath()
+        .arg("run")
+        .args(args)
+        .args(["--time", "50ms", "--repeat", "1", "--json", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
+fn codes(j: &serde_json::Value) -> Vec<String> {
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A loop device over a sparse file reads holes: said, until --prefill
+/// writes them (and the backing file is then allocated).
+#[test]
+fn a_sparse_loop_device_is_warned_about_and_prefill_fills_it() {
+    let dir = scratch();
+    let img = image(dir.path(), "sparse.img", 16);
+    let Some(lo) = Loop::attach(&img, false) else {
+        return;
+    };
+    let read = |extra: &[&str]| {
+        let mut a: Vec<&std::ffi::OsStr> = vec!["--file".as_ref(), lo.path().as_os_str()];
+        a.extend(
+            [
+                "--size",
+                "4M",
+                "--patterns",
+                "randread",
+                "--methods",
+                "direct",
+            ]
+            .iter()
+            .chain(extra)
+            .map(|s| std::ffi::OsStr::new(*s)),
+        );
+        json_run(&a)
+    };
+    let j = read(&[]);
+    assert!(
+        codes(&j).contains(&"unwritten_device_ranges".to_string()),
+        "{:?}",
+        codes(&j)
+    );
+    let j = read(&["--allow-write", "--prefill"]);
+    assert!(
+        !codes(&j).contains(&"unwritten_device_ranges".to_string()),
+        "{:?}",
+        codes(&j)
+    );
+    assert_eq!(j["target"]["prefilled"], true);
+    use std::os::unix::fs::MetadataExt;
+    let allocated = std::fs::metadata(&img).unwrap().blocks() * 512;
+    assert!(allocated >= 4 << 20, "{allocated} bytes allocated");
+}
+
+/// A partition named as the target is counted by its own stat.
+#[test]
+fn a_partition_is_counted_by_its_own_stat() {
+    let dir = scratch();
+    let img = image(dir.path(), "counted.img", 24);
+    write_mbr(&img, 16 << 11);
+    let Some(lo) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(part) = lo.partition(1) else { return };
+    let j = json_run(&[
+        "--file".as_ref(),
+        part.as_os_str(),
+        "--size".as_ref(),
+        "4M".as_ref(),
+        "--patterns".as_ref(),
+        "read".as_ref(),
+        "--methods".as_ref(),
+        "direct".as_ref(),
+    ]);
+    let name = part.file_name().unwrap().to_str().unwrap();
+    let st = &j["system"]["device_stack"];
+    assert_eq!(st["top"], name, "{st}");
+    assert_eq!(st["leaves"], serde_json::json!([name]), "{st}");
+    assert_eq!(j["system"]["device"]["partition"], name);
+    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+}
+
+/// btrfs gives files an anonymous st_dev (0:N): the device is found from
+/// the mount's source, and the write guard sees the device as mounted.
+#[test]
+fn a_btrfs_mount_is_traced_to_its_device() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "btrfs.img", 256), false) else {
+        return;
+    };
+    if !tool("mkfs.btrfs", &["-q", "-f"], lo.path()) {
+        return;
+    }
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(lo.path(), mnt.path(), &[]) else {
+        return;
+    };
+    let (maj, _) = iopath_io::sys::dev_numbers(mnt.path()).unwrap();
+    assert_eq!(maj, 0, "btrfs st_dev is expected to be anonymous");
+    let j = json_run(&[
+        "--dir".as_ref(),
+        mnt.path().as_os_str(),
+        "--size".as_ref(),
+        "4M".as_ref(),
+        "--patterns".as_ref(),
+        "read".as_ref(),
+        "--methods".as_ref(),
+        "direct".as_ref(),
+    ]);
+    assert_eq!(j["system"]["fs_type"], "btrfs");
+    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+    assert_eq!(j["system"]["device_stack"]["top"], lo.name().as_str());
+    assert!(!codes(&j).contains(&"no_block_device".to_string()));
+    write_run(lo.path(), &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is mounted at",
+            lo.name()
+        )));
+}
