@@ -4,6 +4,11 @@
 //! - iopath only writes to a file it created (`created == true`) or one the
 //!   user allowed with `--allow-write`; it never truncates a file it did not
 //!   create.
+//! - A block device is written (with `--allow-write`) only after the
+//!   guards of [`crate::guard`] pass: not mounted, swap or held, and no
+//!   signature unless `--force-signature`.
+//! - `--prefill` (with `--allow-write`) fills an existing file or device
+//!   before any case runs.
 //! - A file iopath created is removed when the [`Target`] is dropped: at the
 //!   end, on error, on panic (unwinding) and after Ctrl-C/SIGTERM (the
 //!   runner stops, unwinds and drops it).
