@@ -221,6 +221,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_write: bool,
 
+    /// With --allow-write on a block device: write even when it carries a
+    /// file-system, RAID or partition-table signature (destroying it).
+    /// Mounted, swap and held devices are refused whatever is given.
+    #[arg(long)]
+    pub force_signature: bool,
+
+    /// With --allow-write: fill the existing --file or device with
+    /// incompressible data before the run, so reads never hit unwritten
+    /// ranges.
+    #[arg(long)]
+    pub prefill: bool,
+
     /// Size of the test file [default: 1GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,

@@ -254,6 +254,8 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
     let exists = |p: &Path| p.exists();
     let mut origin = Origin {
         allow_write: args.allow_write,
+        force_signature: args.force_signature,
+        prefill: args.prefill,
         ..Origin::default()
     };
     let job = if let Some(name) = &args.preset {

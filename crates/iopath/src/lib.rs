@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod fio;
+pub mod guard;
 pub mod jobfile;
 pub mod metrics;
 pub mod model;

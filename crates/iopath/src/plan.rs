@@ -192,6 +192,8 @@ impl Plan {
             Some(p) => TargetSpec::File {
                 path: p.clone(),
                 allow_write: origin.allow_write,
+                force_signature: origin.force_signature,
+                prefill: origin.prefill,
             },
             None => TargetSpec::TempIn(r.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
         };
@@ -212,6 +214,16 @@ impl Plan {
             return Err(UsageError(format!(
                 "--drop-caches goes with --cache cold, not --cache {}",
                 cache.name()
+            )));
+        }
+        if (origin.force_signature || origin.prefill) && !origin.allow_write {
+            return Err(UsageError(format!(
+                "{} only applies with --allow-write (and a --file)",
+                if origin.prefill {
+                    "--prefill"
+                } else {
+                    "--force-signature"
+                }
             )));
         }
         if origin.allow_write && r.file.is_none() {
@@ -313,6 +325,10 @@ pub struct Origin {
     pub file: Option<PathBuf>,
     /// `--allow-write`: an existing file may be written (never from a file).
     pub allow_write: bool,
+    /// `--force-signature`: a block device with a signature may be written.
+    pub force_signature: bool,
+    /// `--prefill`: an existing --file is filled before the run.
+    pub prefill: bool,
     /// Options of a fio job file left out (`--ignore-unknown`).
     pub ignored: Vec<String>,
 }

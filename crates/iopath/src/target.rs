@@ -4,6 +4,11 @@
 //! - iopath only writes to a file it created (`created == true`) or one the
 //!   user allowed with `--allow-write`; it never truncates a file it did not
 //!   create.
+//! - A block device is written (with `--allow-write`) only after the
+//!   guards of [`crate::guard`] pass: not mounted, swap or held, and no
+//!   signature unless `--force-signature`.
+//! - `--prefill` (with `--allow-write`) fills an existing file or device
+//!   before any case runs.
 //! - A file iopath created is removed when the [`Target`] is dropped: at the
 //!   end, on error, on panic (unwinding) and after Ctrl-C/SIGTERM (the
 //!   runner stops, unwinds and drops it).
@@ -121,7 +126,12 @@ pub fn prepare(
             ));
             create_prefilled(path, size, "temporary", fill, stop, progress)
         }
-        TargetSpec::File { path, allow_write } => match std::fs::metadata(path) {
+        TargetSpec::File {
+            path,
+            allow_write,
+            force_signature,
+            prefill,
+        } => match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let size = size.unwrap_or(DEFAULT_SIZE);
                 let dir = path
@@ -140,7 +150,19 @@ pub fn prepare(
                 create_prefilled(path.clone(), size, "file", fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
-            Ok(meta) => open_existing(path, &meta, size, writes, *allow_write),
+            Ok(meta) => {
+                let opts = Existing {
+                    writes,
+                    allow_write: *allow_write,
+                    force_signature: *force_signature,
+                    prefill: *prefill,
+                };
+                let mut target = open_existing(path, &meta, size, opts)?;
+                if *prefill {
+                    prefill_existing(&mut target, fill, stop, progress)?;
+                }
+                Ok(target)
+            }
         },
     }
 }
@@ -186,13 +208,28 @@ fn head_room(free: u64) -> u64 {
     (free / 10).min(FREE_MARGIN)
 }
 
+/// What may be done to an existing --file.
+#[derive(Debug, Clone, Copy)]
+struct Existing {
+    /// Some case writes to it.
+    writes: bool,
+    allow_write: bool,
+    force_signature: bool,
+    prefill: bool,
+}
+
 fn open_existing(
     path: &Path,
     meta: &std::fs::Metadata,
     size: Option<u64>,
-    writes: bool,
-    allow_write: bool,
+    opts: Existing,
 ) -> Result<Target> {
+    let Existing {
+        writes,
+        allow_write,
+        force_signature,
+        prefill,
+    } = opts;
     let ft = meta.file_type();
     let (kind, len) = if ft.is_block_device() {
         let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -233,6 +270,11 @@ fn open_existing(
     if size == 0 {
         return Err(UsageError(format!("{} is empty: nothing to read", path.display())).into());
     }
+    // A block device is written only when nothing uses it and (unless
+    // forced) it carries no signature of data.
+    if ft.is_block_device() && allow_write && (writes || prefill) {
+        crate::guard::check_block_write(path, force_signature)?;
+    }
     Ok(Target {
         info: TargetInfo {
             path: path.to_path_buf(),
@@ -240,13 +282,82 @@ fn open_existing(
             size_bytes: size,
             file_bytes: Some(len),
             created: false,
-            writable: writes && allow_write,
+            writable: (writes || prefill) && allow_write,
             prefilled: false,
             sparse: false,
             prefill_ns: None,
-            allocated_bytes: ft.is_file().then(|| meta.blocks() * 512),
+            allocated_bytes: allocated(path),
         },
     })
+}
+
+/// `--prefill`: write incompressible data over the first `size` bytes of an
+/// existing file or device (the guards have passed).
+fn prefill_existing(
+    target: &mut Target,
+    fill: Fill,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<()> {
+    let path = target.path().to_path_buf();
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {} to prefill it", path.display()))?;
+    let t0 = Instant::now();
+    write_fill(&mut file, &path, target.size(), fill, stop, progress)?;
+    target.info.prefilled = true;
+    target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
+    target.info.allocated_bytes = allocated(&path);
+    Ok(())
+}
+
+/// Bytes allocated under an existing file (`st_blocks`), or under a loop
+/// device's backing file; `None` for other devices.
+fn allocated(path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.file_type().is_file() {
+        Some(meta.blocks() * 512)
+    } else {
+        crate::metrics::blockdev::loop_backing_allocation(path, Path::new("/sys")).map(|b| b.1)
+    }
+}
+
+/// Write `size` bytes of `fill` from the start of `file`, then flush it and
+/// drop it from the page cache.
+fn write_fill(
+    file: &mut File,
+    path: &Path,
+    size: u64,
+    fill: Fill,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<()> {
+    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
+    let mut rng = Rng::stream(fill.seed, u64::MAX);
+    let mut chunk = vec![0u8; 4 << 20];
+    let mut written = 0u64;
+    while written < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        let n = (size - written).min(chunk.len() as u64) as usize;
+        rng.fill_as(&mut chunk[..n], fill.data);
+        file.write_all(&chunk[..n]).map_err(|e| {
+            let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
+            anyhow::anyhow!(
+                "prefilling {} failed after {}: {e} {hint}",
+                path.display(),
+                fmt_bytes(written)
+            )
+        })?;
+        written += n as u64;
+        bar.set_position(written);
+    }
+    iopath_io::sys::evict_file(file)
+        .with_context(|| format!("fsync/fadvise of {} failed", path.display()))?;
+    bar.finish_and_clear();
+    Ok(())
 }
 
 fn create_prefilled(
@@ -289,30 +400,7 @@ fn create_prefilled(
         return Ok(target);
     }
     let t0 = Instant::now();
-    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
-    let mut rng = Rng::stream(fill.seed, u64::MAX);
-    let mut chunk = vec![0u8; 4 << 20];
-    let mut written = 0u64;
-    while written < size {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Interrupted.into());
-        }
-        let n = (size - written).min(chunk.len() as u64) as usize;
-        rng.fill_as(&mut chunk[..n], fill.data);
-        file.write_all(&chunk[..n]).map_err(|e| {
-            let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
-            anyhow::anyhow!(
-                "prefilling {} failed after {}: {e} {hint}",
-                path.display(),
-                fmt_bytes(written)
-            )
-        })?;
-        written += n as u64;
-        bar.set_position(written);
-    }
-    iopath_io::sys::evict_file(&file)
-        .with_context(|| format!("fsync/fadvise of {} failed", path.display()))?;
-    bar.finish_and_clear();
+    write_fill(&mut file, &path, size, fill, stop, progress)?;
     let meta = file.metadata()?;
     target.info.prefilled = true;
     target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);

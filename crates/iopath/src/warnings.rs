@@ -155,6 +155,25 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 "--sparse: the file is truncated before every repetition, so reads of holes return zeros without touching the device and writes allocate blocks (file-system allocation is part of the result)".into(),
                 vec!["all".into()],
             );
+        } else if t.kind == "block-device"
+            && !t.prefilled
+            && t.allocated_bytes
+                .is_some_and(|a| a < t.file_bytes.unwrap_or(t.size_bytes))
+        {
+            push(
+                "unwritten_device_ranges",
+                format!(
+                    "{} is a loop device over a sparse file ({} allocated of {}): reads of never-written ranges return zeros without touching a disk; fill it first with --allow-write --prefill",
+                    t.path.display(),
+                    fmt_bytes(t.allocated_bytes.unwrap_or(0)),
+                    fmt_bytes(t.file_bytes.unwrap_or(t.size_bytes))
+                ),
+                measured
+                    .iter()
+                    .filter(|c| is_read(&c.pattern))
+                    .map(|c| label(c))
+                    .collect(),
+            );
         } else if !t.created
             && t.kind == "file"
             && t.allocated_bytes.is_some_and(|a| a < t.size_bytes)
@@ -543,6 +562,39 @@ mod tests {
         assert!(c.contains(&"no_block_device".to_string()), "{c:?}");
         assert!(c.contains(&"span_smaller_than_file".to_string()), "{c:?}");
     }
+    #[test]
+    fn a_sparse_loop_device_warns_of_unwritten_ranges_until_prefilled() {
+        let mut r = run(
+            vec![
+                case("direct", "read", Some(1.0), (1, 1), "end"),
+                case("direct", "write", Some(1.0), (1, 1), "end"),
+            ],
+            "cold",
+            2,
+        );
+        let t = r.target.as_mut().unwrap();
+        (t.path, t.kind, t.created) = ("/dev/loop3".into(), "block-device".into(), false);
+        (t.prefilled, t.allocated_bytes) = (false, Some(1 << 20));
+        let w = collect(&r);
+        let u = w
+            .iter()
+            .find(|w| w.code == "unwritten_device_ranges")
+            .unwrap();
+        assert_eq!(u.cases, ["direct/read"]);
+        assert!(
+            u.message.contains("--allow-write --prefill"),
+            "{}",
+            u.message
+        );
+        assert!(!w.iter().any(|w| w.code == "sparse_file"));
+        // Fully allocated, or prefilled by iopath: nothing to say.
+        r.target.as_mut().unwrap().allocated_bytes = Some(1 << 30);
+        assert!(!codes(&collect(&r)).contains(&"unwritten_device_ranges"));
+        let t = r.target.as_mut().unwrap();
+        (t.prefilled, t.allocated_bytes) = (true, Some(0));
+        assert!(!codes(&collect(&r)).contains(&"unwritten_device_ranges"));
+    }
+
     #[test]
     fn file_fits_in_memory_considers_the_cache_limit() {
         use crate::result::CacheLimitInfo;

@@ -21,7 +21,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("results", &["result"]),
     ("analysis", &["verdict", "warnings", "compare"]),
-    ("running", &["progress", "target", "cgroup", "runner"]),
+    (
+        "running",
+        &["progress", "guard", "target", "cgroup", "runner"],
+    ),
     ("reports", &["report"]),
     ("command line", &["cli", "commands"]),
 ];

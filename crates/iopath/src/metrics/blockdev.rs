@@ -143,9 +143,18 @@ impl DeviceWalk {
     /// device its file system is on (`st_dev`). `sys` is the sysfs root
     /// (`/sys`; tests pass a tree of their own). `None` when no block device
     /// is under `at` (tmpfs, overlay, NFS, or a path that does not exist).
+    ///
+    /// A file system with an anonymous `st_dev` (btrfs, bcachefs, ZFS:
+    /// `0:N`, no block device in sysfs) is walked from its mount's source
+    /// device instead ([`mount_source`]).
     pub fn of(at: &Path, sys: &Path) -> Option<DeviceWalk> {
         let (maj, min) = iopath_io::sys::dev_numbers(at)?;
-        DeviceWalk::from_dev(maj, min, sys)
+        DeviceWalk::from_dev(maj, min, sys).or_else(|| {
+            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+            let source = mount_source(at, &mountinfo)?;
+            let (maj, min) = block_node_numbers(Path::new(&source))?;
+            DeviceWalk::from_dev(maj, min, sys)
+        })
     }
 
     /// Walk from device number `maj:min` (`sys/dev/block/MAJ:MIN`); `None`
@@ -180,6 +189,55 @@ impl DeviceWalk {
     }
 }
 
+/// The source of the mount that holds `at` (`/dev/loop0`), from the text of
+/// `/proc/self/mountinfo`: the mount whose mount point is the longest prefix
+/// of the canonical path (the last one listed among equals, the one on
+/// top). `None` when that source is no path (`tmpfs`, `overlay`).
+pub fn mount_source(at: &Path, mountinfo: &str) -> Option<String> {
+    let abs = std::fs::canonicalize(at).unwrap_or_else(|_| at.to_path_buf());
+    let mut best: Option<(usize, String)> = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if f.len() < 5 || r.len() < 2 {
+            continue;
+        }
+        let mp = PathBuf::from(f[4].replace("\\040", " "));
+        if abs.starts_with(&mp) {
+            let depth = mp.components().count();
+            if best.as_ref().is_none_or(|b| depth >= b.0) {
+                best = Some((depth, r[1].replace("\\040", " ")));
+            }
+        }
+    }
+    best.map(|b| b.1).filter(|s| s.starts_with('/'))
+}
+
+/// `maj:min` of a block-device node (`st_rdev`); `None` for anything else.
+fn block_node_numbers(p: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p)
+        .ok()
+        .filter(|m| m.file_type().is_block_device())
+        .and_then(|_| iopath_io::sys::dev_numbers(p))
+}
+
+/// The backing file of loop device `dev` (a block-device node) when it is
+/// a regular file: (its path, bytes allocated, its length). A sparse
+/// backing file reads zeros from its holes without touching a disk.
+pub fn loop_backing_allocation(dev: &Path, sys: &Path) -> Option<(PathBuf, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let (maj, min) = block_node_numbers(dev)?;
+    let dir = resolve(&sys.join(format!("dev/block/{maj}:{min}")), sys)?;
+    let backing = std::fs::read_to_string(dir.join("loop/backing_file")).ok()?;
+    let backing = PathBuf::from(backing.trim());
+    let meta = std::fs::metadata(&backing).ok().filter(|m| m.is_file())?;
+    Some((backing, meta.blocks() * 512, meta.len()))
+}
+
 /// The disks under a target and how the walk reached them, as a result
 /// keeps them; built from a [`DeviceWalk`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,8 +269,18 @@ impl From<&DeviceWalk> for DeviceStack {
 impl DeviceStack {
     /// The stack under the file (or block device) at `target`
     /// ([`DeviceWalk::of`]); empty when there is no block device.
+    ///
+    /// A partition named as the target (`--file /dev/vda1`) is counted by
+    /// its own `stat`, not its whole disk's.
     pub fn of(target: &Path, sys: &Path) -> DeviceStack {
-        DeviceWalk::of(target, sys).map_or_else(DeviceStack::default, |w| (&w).into())
+        let Some(w) = DeviceWalk::of(target, sys) else {
+            return DeviceStack::default();
+        };
+        let mut st = DeviceStack::from(&w);
+        if w.top != w.disk && block_node_numbers(target).is_some() {
+            st.leaves = vec![w.top_name()];
+        }
+        st
     }
 
     /// The stack under device number `maj:min` ([`DeviceWalk::from_dev`]).
@@ -227,7 +295,12 @@ impl DeviceStack {
         }
         let mut sum: Option<DiskCounters> = None;
         for leaf in &self.leaves {
-            let text = std::fs::read_to_string(sys.join("block").join(leaf).join("stat")).ok()?;
+            // A partition is under class/block only.
+            let text = std::fs::read_to_string(sys.join("block").join(leaf).join("stat"))
+                .or_else(|_| {
+                    std::fs::read_to_string(sys.join("class/block").join(leaf).join("stat"))
+                })
+                .ok()?;
             let c = DiskCounters::parse(&text)?;
             match &mut sum {
                 Some(s) => s.add(&c),
@@ -507,6 +580,27 @@ mod tests {
             DeviceStack::from_dev(0, 6, sys.root()),
             DeviceStack::default()
         );
+    }
+
+    #[test]
+    fn the_mount_source_is_that_of_the_deepest_mount() {
+        let mi = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                  40 22 0:52 / /mnt/b rw shared:9 - btrfs /dev/loop3 rw,space_cache=v2\n\
+                  41 22 0:53 / /mnt/b/t rw shared:9 - tmpfs tmpfs rw\n";
+        assert_eq!(
+            mount_source(Path::new("/mnt/b/x/y"), mi).as_deref(),
+            Some("/dev/loop3")
+        );
+        assert_eq!(
+            mount_source(Path::new("/work"), mi).as_deref(),
+            Some("/dev/vda")
+        );
+        // /mnt/bb is not under /mnt/b.
+        assert_eq!(
+            mount_source(Path::new("/mnt/bb"), mi).as_deref(),
+            Some("/dev/vda")
+        );
+        assert_eq!(mount_source(Path::new("/mnt/b/t/f"), mi), None);
     }
 
     #[test]

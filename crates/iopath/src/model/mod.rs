@@ -130,7 +130,16 @@ pub enum TargetSpec {
     /// A temporary file created in this directory, removed at the end.
     TempIn(PathBuf),
     /// A file the user named.
-    File { path: PathBuf, allow_write: bool },
+    File {
+        path: PathBuf,
+        allow_write: bool,
+        /// `--force-signature`: write to a block device even when it
+        /// carries a file-system, RAID or partition-table signature.
+        force_signature: bool,
+        /// `--prefill`: fill an existing file or device with incompressible
+        /// data before the run (needs `allow_write`).
+        prefill: bool,
+    },
 }
 
 /// The copy method a case's method names for the copy pattern.

@@ -9,6 +9,38 @@ use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fm
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// How the target line describes a block device: its block sizes, kind,
+/// queue and the stack below it (`512 B blocks, non-rotational, scheduler
+/// none, nr_requests 128, read-ahead 128 KiB, loop0 -> vda`).
+fn block_device_words(r: &RunResult) -> String {
+    let mut w = vec!["block device".to_string()];
+    if let Some(d) = &r.system.device {
+        match (d.logical_block_size, d.physical_block_size) {
+            (Some(l), Some(p)) if l != p => w.push(format!("{l}/{p} B blocks")),
+            (Some(l), _) => w.push(format!("{l} B blocks")),
+            _ => {}
+        }
+        if let Some(rot) = d.rotational {
+            w.push(if rot { "rotational" } else { "non-rotational" }.into());
+        }
+        if let Some(s) = &d.scheduler {
+            w.push(format!("scheduler {s}"));
+        }
+        if let Some(n) = d.nr_requests {
+            w.push(format!("nr_requests {n}"));
+        }
+        if let Some(ra) = d.read_ahead_kb {
+            w.push(format!("read-ahead {ra} KiB"));
+        }
+    }
+    if let Some(st) = &r.system.device_stack {
+        if st.path.len() > 1 {
+            w.push(st.path.join(" -> "));
+        }
+    }
+    w.join(", ")
+}
+
 /// Render the whole report as text.
 pub fn render(r: &RunResult) -> String {
     let mut out = String::new();
@@ -33,7 +65,11 @@ pub fn render(r: &RunResult) -> String {
              MiB/s = median of n repetitions, ±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%); p50/p99/p99.9 with ~: too few requests behind them; device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache; vs best = MiB/s over the highest median in the table (the verdict ranks a job by its paired per-round ratios)\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
-            r.system.fs_type.as_deref().unwrap_or("unknown fs"),
+            if t.kind == "block-device" {
+                block_device_words(r)
+            } else {
+                r.system.fs_type.as_deref().unwrap_or("unknown fs").to_string()
+            },
             dev,
             if t.created {
                 ", removed after the run"

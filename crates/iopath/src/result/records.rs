@@ -37,7 +37,8 @@ pub struct TargetInfo {
     #[serde(default)]
     pub sparse: bool,
     pub prefill_ns: Option<u64>,
-    /// Bytes allocated on disk (st_blocks x 512), to spot sparse files.
+    /// Bytes allocated on disk (st_blocks x 512), to spot sparse files; for
+    /// a loop device, those of its backing file.
     pub allocated_bytes: Option<u64>,
 }
 

@@ -1,0 +1,549 @@
+//! Write guards for block devices: before iopath writes to a `--file` that
+//! is a block device (even with `--allow-write`), it refuses when the
+//! device is in use or holds data.
+//!
+//! Refused, never overridable:
+//! - the device, a partition of it, or (for a partition) its whole disk is
+//!   mounted (`/proc/self/mountinfo`, by `maj:min` or by the mount's source
+//!   device);
+//! - one of them is active swap (`/proc/swaps`);
+//! - one of them is held by another device (`/sys/class/block/X/holders/`:
+//!   dm, md, bcache), or backs a loop device (`loop/backing_file` of every
+//!   loop device: a loop over a device is not listed in its `holders/`).
+//!
+//! Refused unless `--force-signature`: the first or last MiB of the device
+//! carries a file-system, RAID, volume or partition-table signature
+//! ([`signatures`]).
+//!
+//! Reading is plain std I/O; the detection functions are pure, over byte
+//! buffers and text, and tested as such.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::plan::UsageError;
+
+/// How much of each end of the device is read for signatures.
+pub const PROBE_BYTES: u64 = 1 << 20;
+
+/// Why writing to a device is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// `dev` is mounted at `at`.
+    Mounted { dev: String, at: String },
+    /// `dev` is active swap.
+    Swap { dev: String },
+    /// `dev` is held by `holders` (dm-0, md0, loop3, ...).
+    Held { dev: String, holders: Vec<String> },
+    /// The device carries these signatures.
+    Signature { what: Vec<&'static str> },
+}
+
+impl Refusal {
+    /// Whether `--force-signature` lifts it.
+    pub fn overridable(&self) -> bool {
+        matches!(self, Refusal::Signature { .. })
+    }
+
+    /// The message, naming the reason and what (if anything) overrides it.
+    pub fn message(&self, path: &Path) -> String {
+        let p = path.display();
+        match self {
+            Refusal::Mounted { dev, at } => format!(
+                "refusing to write to {p}: {dev} is mounted at {at}. Unmount it first; no option overrides this"
+            ),
+            Refusal::Swap { dev } => format!(
+                "refusing to write to {p}: {dev} is active swap. Run swapoff first; no option overrides this"
+            ),
+            Refusal::Held { dev, holders } => format!(
+                "refusing to write to {p}: {dev} is held by {} (a device stacked on it, or a loop device backed by it). Tear that down first; no option overrides this",
+                holders.join(", ")
+            ),
+            Refusal::Signature { what } => format!(
+                "refusing to write to {p}: it carries a {} signature, so it probably holds data. Add --force-signature to destroy it anyway",
+                what.join(", ")
+            ),
+        }
+    }
+}
+
+/// Check that iopath may write to the block device at `path`; the first
+/// refusal that applies (mounted, swap, held, then signature unless
+/// `force_signature`) as a [`UsageError`].
+pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), UsageError> {
+    match refusals(path, Path::new("/sys")) {
+        Err(e) => Err(UsageError(format!(
+            "cannot check whether {} is in use: {e}",
+            path.display()
+        ))),
+        Ok(list) => match list
+            .into_iter()
+            .find(|r| !(force_signature && r.overridable()))
+        {
+            Some(r) => Err(UsageError(r.message(path))),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Every reason to refuse writing to the block device at `path`, in order:
+/// use by the system first, then signatures.
+pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
+    let (maj, min) = iopath_io::sys::dev_numbers(path)
+        .ok_or_else(|| std::io::Error::other("cannot stat the device"))?;
+    let family = family(maj, min, sys);
+    let mut out = Vec::new();
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for (dev, at) in mounted(&mountinfo, &family) {
+        out.push(Refusal::Mounted { dev, at });
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for dev in swapping(&swaps, &family) {
+        out.push(Refusal::Swap { dev });
+    }
+    let loops = loop_backings(sys);
+    for m in &family {
+        let mut holders = holders(&m.sysdir);
+        // A loop device over this one is not listed in holders/.
+        for (lo, dev) in &loops {
+            if *dev == m.dev && !holders.contains(lo) {
+                holders.push(lo.clone());
+            }
+        }
+        if !holders.is_empty() {
+            out.push(Refusal::Held {
+                dev: m.name.clone(),
+                holders,
+            });
+        }
+    }
+    let what = read_signatures(path)?;
+    if !what.is_empty() {
+        out.push(Refusal::Signature { what });
+    }
+    Ok(out)
+}
+
+/// A device whose use blocks writing: the target, its partitions, or its
+/// whole disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub name: String,
+    pub dev: (u32, u32),
+    pub sysdir: PathBuf,
+}
+
+/// The target (`maj:min`), its partitions when it is a whole disk, and its
+/// whole disk when it is a partition.
+pub fn family(maj: u32, min: u32, sys: &Path) -> Vec<Member> {
+    let mut out = vec![Member {
+        name: String::new(),
+        dev: (maj, min),
+        sysdir: PathBuf::new(),
+    }];
+    let Ok(top) = std::fs::canonicalize(sys.join(format!("dev/block/{maj}:{min}"))) else {
+        return out;
+    };
+    out[0] = member(&top).unwrap_or_else(|| out[0].clone());
+    if top.join("partition").exists() {
+        if let Some(m) = top.parent().and_then(member) {
+            out.push(m);
+        }
+    } else if let Ok(rd) = std::fs::read_dir(&top) {
+        let mut parts: Vec<Member> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.join("partition").exists())
+            .filter_map(|p| member(&p))
+            .collect();
+        parts.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(parts);
+    }
+    out
+}
+
+fn member(dir: &Path) -> Option<Member> {
+    let text = std::fs::read_to_string(dir.join("dev")).ok()?;
+    Some(Member {
+        name: dir.file_name()?.to_string_lossy().into_owned(),
+        dev: parse_dev(text.trim())?,
+        sysdir: dir.to_path_buf(),
+    })
+}
+
+fn parse_dev(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The block device a path names (`st_rdev`), if it is one.
+fn rdev_of(p: &str) -> Option<(u32, u32)> {
+    use std::os::unix::fs::FileTypeExt;
+    let p = Path::new(p);
+    let meta = std::fs::metadata(p).ok()?;
+    meta.file_type()
+        .is_block_device()
+        .then(|| iopath_io::sys::dev_numbers(p))
+        .flatten()
+}
+
+/// Which members are mounted, and where: a mount's `maj:min` (field 3), or
+/// its source when that is a block-device node (btrfs mounts show an
+/// anonymous `0:N`).
+pub fn mounted(mountinfo: &str, family: &[Member]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if f.len() < 5 || r.len() < 2 {
+            continue;
+        }
+        let by_number = parse_dev(f[2]);
+        let source = unescape(r[1]);
+        let by_source = if source.starts_with('/') {
+            rdev_of(&source)
+        } else {
+            None
+        };
+        for m in family {
+            if Some(m.dev) == by_number || Some(m.dev) == by_source {
+                let name = if m.name.is_empty() {
+                    source.clone()
+                } else {
+                    m.name.clone()
+                };
+                out.push((name, unescape(f[4])));
+            }
+        }
+    }
+    out
+}
+
+/// `\040` and friends of mountinfo and /proc/swaps.
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// Which members are active swap (`/proc/swaps`: a partition's node).
+pub fn swapping(swaps: &str, family: &[Member]) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in swaps.lines().skip(1) {
+        let Some(file) = line.split_whitespace().next() else {
+            continue;
+        };
+        let file = unescape(file);
+        let Some(dev) = rdev_of(&file) else { continue };
+        for m in family {
+            if m.dev == dev {
+                out.push(if m.name.is_empty() {
+                    file.clone()
+                } else {
+                    m.name.clone()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every loop device whose backing file is a block device: (loop name,
+/// the backing device's number).
+pub fn loop_backings(sys: &Path) -> Vec<(String, (u32, u32))> {
+    let mut out: Vec<(String, (u32, u32))> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let backing =
+                        std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+                    let dev = rdev_of(backing.trim())?;
+                    Some((e.file_name().to_string_lossy().into_owned(), dev))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Names in a device's `holders/` directory.
+pub fn holders(sysdir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(sysdir.join("holders"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Read the first and last [`PROBE_BYTES`] of the device and name their
+/// signatures.
+pub fn read_signatures(path: &Path) -> std::io::Result<Vec<&'static str>> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path)?;
+    let size = f.seek(SeekFrom::End(0))?;
+    let head = read_range(&f, 0, PROBE_BYTES.min(size))?;
+    let tail_at = size.saturating_sub(PROBE_BYTES);
+    let tail = read_range(&f, tail_at, size - tail_at)?;
+    Ok(signatures(&head, &tail, size))
+}
+
+fn read_range(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    f.read_exact_at(&mut buf, at)?;
+    Ok(buf)
+}
+
+fn at(buf: &[u8], off: u64, len: usize) -> Option<&[u8]> {
+    let off = usize::try_from(off).ok()?;
+    buf.get(off..off.checked_add(len)?)
+}
+
+/// The md superblock magic, little-endian (1.x) or as a big-endian
+/// machine writes 0.90.
+const MD_MAGIC: u32 = 0xa92b_4efc;
+
+fn is_md_magic(b: Option<&[u8]>) -> bool {
+    b.is_some_and(|b| {
+        b == MD_MAGIC.to_le_bytes().as_slice() || b == MD_MAGIC.to_be_bytes().as_slice()
+    })
+}
+
+/// The signatures in `head` (the device's first bytes) and `tail` (its
+/// last bytes; the device is `size` bytes long): file systems (ext2/3/4,
+/// xfs, btrfs, swap), volumes and RAID (LVM2, mdraid) and partition tables
+/// (GPT, MBR). Empty when none is found.
+pub fn signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if at(head, 1080, 2) == Some(&0xEF53u16.to_le_bytes()[..]) {
+        out.push("ext2/3/4");
+    }
+    if at(head, 0, 4) == Some(b"XFSB") {
+        out.push("xfs");
+    }
+    if at(head, 65600, 8) == Some(b"_BHRfS_M") {
+        out.push("btrfs");
+    }
+    if [4096u64, 8192, 16384, 65536].iter().any(|ps| {
+        matches!(
+            at(head, ps - 10, 10),
+            Some(b"SWAPSPACE2") | Some(b"SWAP-SPACE")
+        )
+    }) {
+        out.push("swap");
+    }
+    if (0..4u64).any(|s| {
+        at(head, s * 512, 8) == Some(b"LABELONE") && at(head, s * 512 + 24, 8) == Some(b"LVM2 001")
+    }) {
+        out.push("LVM2");
+    }
+    let tail_start = size.saturating_sub(tail.len() as u64);
+    let in_tail = |off: u64, len: usize| off.checked_sub(tail_start).and_then(|o| at(tail, o, len));
+    let sectors = size / 512;
+    // md 1.0: 8 KiB to 12 KiB from the end, 4 KiB aligned; 0.90: the last
+    // 64 KiB-aligned 64 KiB block.
+    let md10 = sectors
+        .checked_sub(16)
+        .map(|s| (s & !7) * 512)
+        .and_then(|o| in_tail(o, 4));
+    let md090 = (sectors & !127)
+        .checked_sub(128)
+        .map(|s| s * 512)
+        .and_then(|o| in_tail(o, 4));
+    if [at(head, 4096, 4), at(head, 0, 4), md10, md090]
+        .into_iter()
+        .any(is_md_magic)
+    {
+        out.push("mdraid");
+    }
+    let gpt_primary = [512u64, 4096]
+        .iter()
+        .any(|&s| at(head, s, 8) == Some(b"EFI PART"));
+    let gpt_backup = [512u64, 4096].iter().any(|&s| {
+        size.checked_sub(s)
+            .and_then(|o| in_tail(o, 8))
+            .is_some_and(|b| b == b"EFI PART")
+    });
+    if gpt_primary || gpt_backup {
+        out.push("GPT");
+    } else if at(head, 510, 2) == Some(&[0x55, 0xAA][..])
+        && (0..4).any(|i| {
+            at(head, 446 + 16 * i, 16).is_some_and(|e| e[4] != 0 && e.iter().any(|&b| b != 0))
+        })
+    {
+        out.push("MBR");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    fn blank() -> (Vec<u8>, Vec<u8>) {
+        (vec![0u8; MIB], vec![0u8; MIB])
+    }
+
+    fn put(buf: &mut [u8], off: usize, bytes: &[u8]) {
+        buf[off..off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    const SIZE: u64 = 64 << 20;
+
+    #[test]
+    fn zeros_and_random_data_carry_no_signature() {
+        let (h, t) = blank();
+        assert!(signatures(&h, &t, SIZE).is_empty());
+        let mut rng = iopath_io::data::Rng::new(7);
+        let mut h = vec![0u8; MIB];
+        rng.fill_as(&mut h, iopath_io::data::DataMode::Random);
+        assert!(signatures(&h, &h, SIZE).is_empty());
+        // A device smaller than what is probed, and an empty one.
+        assert!(signatures(&h[..3000], &h[..3000], 3000).is_empty());
+        assert!(signatures(&[], &[], 0).is_empty());
+    }
+
+    #[test]
+    fn file_system_signatures() {
+        let cases: &[(usize, &[u8], &str)] = &[
+            (1080, &[0x53, 0xEF], "ext2/3/4"),
+            (0, b"XFSB", "xfs"),
+            (65600, b"_BHRfS_M", "btrfs"),
+            (4086, b"SWAPSPACE2", "swap"),
+            (4086, b"SWAP-SPACE", "swap"),
+            (65526, b"SWAPSPACE2", "swap"),
+        ];
+        for &(off, bytes, name) in cases {
+            let (mut h, t) = blank();
+            put(&mut h, off, bytes);
+            assert_eq!(signatures(&h, &t, SIZE), [name], "{name} at {off}");
+        }
+        // The ext magic one byte off is nothing.
+        let (mut h, t) = blank();
+        put(&mut h, 1081, &[0x53, 0xEF]);
+        assert!(signatures(&h, &t, SIZE).is_empty());
+    }
+
+    #[test]
+    fn lvm_label_in_any_of_the_first_four_sectors() {
+        for s in 0..4 {
+            let (mut h, t) = blank();
+            put(&mut h, s * 512, b"LABELONE");
+            put(&mut h, s * 512 + 24, b"LVM2 001");
+            assert_eq!(signatures(&h, &t, SIZE), ["LVM2"]);
+        }
+        let (mut h, t) = blank();
+        put(&mut h, 4 * 512, b"LABELONE");
+        put(&mut h, 4 * 512 + 24, b"LVM2 001");
+        assert!(signatures(&h, &t, SIZE).is_empty());
+        let (mut h, t) = blank();
+        put(&mut h, 0, b"LABELONE");
+        assert!(signatures(&h, &t, SIZE).is_empty(), "label without LVM2");
+    }
+
+    #[test]
+    fn md_superblocks_at_the_start_and_the_end() {
+        let magic = 0xa92b_4efcu32.to_le_bytes();
+        for off in [0usize, 4096] {
+            let (mut h, t) = blank();
+            put(&mut h, off, &magic);
+            assert_eq!(signatures(&h, &t, SIZE), ["mdraid"], "1.x at {off}");
+        }
+        // 1.0: 8 KiB from the end of a 64 MiB device (4 KiB aligned).
+        let (h, mut t) = blank();
+        put(&mut t, MIB - 8192, &magic);
+        assert_eq!(signatures(&h, &t, SIZE), ["mdraid"]);
+        // 0.90: 64 KiB from the end.
+        let (h, mut t) = blank();
+        put(&mut t, MIB - 65536, &magic);
+        assert_eq!(signatures(&h, &t, SIZE), ["mdraid"]);
+        // Elsewhere in the tail: nothing.
+        let (h, mut t) = blank();
+        put(&mut t, MIB - 4096, &magic);
+        assert!(signatures(&h, &t, SIZE).is_empty());
+    }
+
+    #[test]
+    fn partition_tables() {
+        let (mut h, t) = blank();
+        put(&mut h, 512, b"EFI PART");
+        assert_eq!(signatures(&h, &t, SIZE), ["GPT"]);
+        // The backup header alone (primary wiped).
+        let (h, mut t) = blank();
+        put(&mut t, MIB - 512, b"EFI PART");
+        assert_eq!(signatures(&h, &t, SIZE), ["GPT"]);
+        // MBR: the boot mark and a partition entry of type 0x83.
+        let (mut h, t) = blank();
+        put(&mut h, 510, &[0x55, 0xAA]);
+        assert!(signatures(&h, &t, SIZE).is_empty(), "mark, no partition");
+        put(&mut h, 446, &[0, 0x20, 0x21, 0, 0x83, 0x14, 0x10, 0x04]);
+        put(&mut h, 446 + 8, &2048u32.to_le_bytes());
+        assert_eq!(signatures(&h, &t, SIZE), ["MBR"]);
+        // A protective MBR under a GPT is reported as GPT only.
+        put(&mut h, 512, b"EFI PART");
+        assert_eq!(signatures(&h, &t, SIZE), ["GPT"]);
+    }
+
+    #[test]
+    fn several_signatures_are_all_named() {
+        let (mut h, t) = blank();
+        put(&mut h, 1080, &[0x53, 0xEF]);
+        put(&mut h, 4086, b"SWAPSPACE2");
+        assert_eq!(signatures(&h, &t, SIZE), ["ext2/3/4", "swap"]);
+    }
+
+    fn fam(name: &str, dev: (u32, u32)) -> Member {
+        Member {
+            name: name.into(),
+            dev,
+            sysdir: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn mounts_are_found_by_device_number() {
+        let mi = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                  40 22 7:17 / /mnt/my\\040disk rw shared:9 - ext4 /nonexistent/loop1p1 rw\n";
+        let family = [fam("loop1", (7, 16)), fam("loop1p1", (7, 17))];
+        assert_eq!(
+            mounted(mi, &family),
+            [("loop1p1".to_string(), "/mnt/my disk".to_string())]
+        );
+        assert!(mounted(mi, &family[..1]).is_empty());
+    }
+
+    #[test]
+    fn refusal_messages_name_reason_and_override() {
+        let p = Path::new("/dev/loop9");
+        let sig = Refusal::Signature {
+            what: vec!["ext2/3/4"],
+        };
+        assert!(sig.overridable());
+        assert!(sig.message(p).contains("ext2/3/4"));
+        assert!(sig.message(p).contains("--force-signature"));
+        let m = Refusal::Mounted {
+            dev: "loop9p1".into(),
+            at: "/mnt".into(),
+        };
+        assert!(!m.overridable());
+        assert!(m.message(p).contains("loop9p1 is mounted at /mnt"));
+        assert!(m.message(p).contains("no option overrides"));
+        let h = Refusal::Held {
+            dev: "loop9".into(),
+            holders: vec!["loop10".into()],
+        };
+        assert!(!h.overridable() && h.message(p).contains("held by loop10"));
+        assert!(!Refusal::Swap { dev: "x".into() }.overridable());
+    }
+}

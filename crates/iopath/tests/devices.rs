@@ -1,0 +1,487 @@
+//! Block devices as targets, on loop devices this test creates (and always
+//! detaches, on failure too): the write guards (mounted, held, signatures)
+//! and the description of a device. Skipped, with the reason printed, where
+//! the machine refuses loop devices or mounts (not root, no losetup).
+//! Only devices made here are ever written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{iopath, json_of, scratch};
+use predicates::prelude::*;
+
+/// A loop device attached here, detached when dropped.
+struct Loop(PathBuf);
+
+impl Loop {
+    /// `losetup -f --show [-P] FILE`; `None` (with the reason printed) when
+    /// it fails.
+    fn attach(file: &Path, partscan: bool) -> Option<Loop> {
+        let mut cmd = Command::new("losetup");
+        cmd.args(["-f", "--show"]);
+        if partscan {
+            cmd.arg("-P");
+        }
+        let out = match cmd.arg(file).output() {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("skipped: cannot run losetup: {e}");
+                return None;
+            }
+        };
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || dev.is_empty() {
+            eprintln!(
+                "skipped: losetup -f --show {} failed: {}",
+                file.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Loop(PathBuf::from(dev)))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn name(&self) -> String {
+        self.0.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The node of partition `n` (`/dev/loop3p1`), once it exists. A
+    /// kernel without the MBR parser (`CONFIG_MSDOS_PARTITION` unset)
+    /// finds no partition on `losetup -P`: `partx -a` then adds it from
+    /// user space (BLKPG).
+    fn partition(&self, n: u32) -> Option<PathBuf> {
+        let p = PathBuf::from(format!("{}p{n}", self.0.display()));
+        let appears = || {
+            (0..25).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(40));
+                p.exists()
+            })
+        };
+        if p.exists() || appears() {
+            return Some(p);
+        }
+        let _ = Command::new("partx").arg("-a").arg(&self.0).status();
+        if appears() {
+            return Some(p);
+        }
+        eprintln!(
+            "skipped: {} did not appear (losetup -P, then partx -a)",
+            p.display()
+        );
+        None
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+    }
+}
+
+/// A mount made here, unmounted when dropped.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn new(dev: &Path, at: &Path, args: &[&str]) -> Option<Mount> {
+        let out = Command::new("mount")
+            .args(args)
+            .arg(dev)
+            .arg(at)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipped: mount {} failed: {}",
+                dev.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Mount(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A sparse image of `mib` MiB in `dir`.
+fn image(dir: &Path, name: &str, mib: u64) -> PathBuf {
+    let p = dir.join(name);
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(mib << 20).unwrap();
+    p
+}
+
+/// Run `tool ARGS`; `false` (reason printed) when it is missing or fails.
+fn tool(name: &str, args: &[&str], dev: &Path) -> bool {
+    match Command::new(name).args(args).arg(dev).output() {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => {
+            eprintln!(
+                "skipped: {name} {} failed: {}",
+                dev.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("skipped: cannot run {name}: {e}");
+            false
+        }
+    }
+}
+
+/// `iopath run --file DEV --allow-write` writing 4 MiB once, with `extra`.
+fn write_run(dev: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    iopath()
+        .args(["run", "--file"])
+        .arg(dev)
+        .args([
+            "--allow-write",
+            "--size",
+            "4M",
+            "--patterns",
+            "write",
+            "--methods",
+            "buffered",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--quiet",
+        ])
+        .args(extra)
+        .assert()
+}
+
+/// An MBR with one Linux partition from sector 2048 over `sectors` sectors.
+fn write_mbr(img: &Path, sectors: u32) {
+    use std::os::unix::fs::FileExt;
+    let mut mbr = [0u8; 512];
+    let e = &mut mbr[446..462];
+    e[4] = 0x83;
+    e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+    e[12..16].copy_from_slice(&sectors.to_le_bytes());
+    mbr[510] = 0x55;
+    mbr[511] = 0xAA;
+    let f = std::fs::OpenOptions::new().write(true).open(img).unwrap();
+    f.write_all_at(&mbr, 0).unwrap();
+}
+
+#[test]
+fn a_blank_loop_device_is_written_only_with_allow_write() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "plain.img", 16), false) else {
+        return;
+    };
+    iopath()
+        .args(["run", "--file"])
+        .arg(lo.path())
+        .args(["--patterns", "write", "--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--allow-write"));
+    write_run(lo.path(), &[]).success();
+}
+
+#[test]
+fn an_ext4_device_is_refused_unless_forced() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "ext4.img", 16), false) else {
+        return;
+    };
+    if !tool("mkfs.ext4", &["-q", "-F"], lo.path()) {
+        return;
+    }
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains("ext2/3/4 signature"))
+        .stderr(predicate::str::contains("--force-signature"));
+    // Reading it is fine.
+    iopath()
+        .args(["run", "--file"])
+        .arg(lo.path())
+        .args([
+            "--size",
+            "4M",
+            "--patterns",
+            "read",
+            "--methods",
+            "buffered",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    write_run(lo.path(), &["--force-signature"]).success();
+}
+
+#[test]
+fn a_swap_signature_is_refused() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "swap.img", 16), false) else {
+        return;
+    };
+    if !tool("mkswap", &[], lo.path()) {
+        return;
+    }
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains("swap signature"));
+}
+
+#[test]
+fn a_partitioned_device_with_a_mounted_partition_is_refused() {
+    let dir = scratch();
+    let img = image(dir.path(), "parted.img", 40);
+    write_mbr(&img, 32 << 11);
+    let Some(lo) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(part) = lo.partition(1) else { return };
+    if !tool("mkfs.ext4", &["-q", "-F"], &part) {
+        return;
+    }
+    // Unmounted: the disk carries an MBR, the partition ext4.
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains("MBR signature"));
+    write_run(&part, &[])
+        .code(2)
+        .stderr(predicate::str::contains("ext2/3/4 signature"));
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(&part, mnt.path(), &[]) else {
+        return;
+    };
+    let part_name = part.file_name().unwrap().to_string_lossy().into_owned();
+    // The whole disk of a mounted partition, and the partition itself:
+    // refused even when forced.
+    for dev in [lo.path(), part.as_path()] {
+        write_run(dev, &["--force-signature"])
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{part_name} is mounted at {}",
+                mnt.path().display()
+            )))
+            .stderr(predicate::str::contains("no option overrides"));
+    }
+}
+
+#[test]
+fn a_device_backing_another_loop_device_is_refused() {
+    let dir = scratch();
+    let Some(lower) = Loop::attach(&image(dir.path(), "lower.img", 16), false) else {
+        return;
+    };
+    let Some(upper) = Loop::attach(lower.path(), false) else {
+        return;
+    };
+    write_run(lower.path(), &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is held by {}",
+            lower.name(),
+            upper.name()
+        )));
+    // The upper one is not held: it may be written.
+    write_run(upper.path(), &[]).success();
+}
+
+#[test]
+fn force_signature_and_prefill_need_allow_write() {
+    for flag in ["--force-signature", "--prefill"] {
+        iopath()
+            .args(["run", "--file", "/dev/null", "--patterns", "read", flag])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--allow-write"));
+    }
+}
+
+/// The JSON of a run on a device: described as a block device, no file
+/// system.
+#[test]
+fn a_loop_device_is_described_as_a_block_device() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "desc.img", 16), false) else {
+        return;
+    };
+    let out = iopath()
+        .args(["run", "--file"])
+        .arg(lo.path())
+        .args([
+            "--size",
+            "4M",
+            "--patterns",
+            "read",
+            "--methods",
+            "buffered",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--json",
+            "-",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json_of(&out.stdout);
+    assert_eq!(j["target"]["kind"], "block-device", "{}", j["target"]);
+    assert!(j["system"]["fs_type"].is_null(), "{}", j["system"]);
+    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+    assert_eq!(j["system"]["device"]["size_bytes"], 16u64 << 20);
+}
+
+/// `iopath run ARGS --repeat 1 --json - --quiet`, which must succeed.
+fn json_run(args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let out = iopath()
+        .arg("run")
+        .args(args)
+        .args(["--time", "50ms", "--repeat", "1", "--json", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
+fn codes(j: &serde_json::Value) -> Vec<String> {
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A loop device over a sparse file reads holes: said, until --prefill
+/// writes them (and the backing file is then allocated).
+#[test]
+fn a_sparse_loop_device_is_warned_about_and_prefill_fills_it() {
+    let dir = scratch();
+    let img = image(dir.path(), "sparse.img", 16);
+    let Some(lo) = Loop::attach(&img, false) else {
+        return;
+    };
+    let read = |extra: &[&str]| {
+        let mut a: Vec<&std::ffi::OsStr> = vec!["--file".as_ref(), lo.path().as_os_str()];
+        a.extend(
+            [
+                "--size",
+                "4M",
+                "--patterns",
+                "randread",
+                "--methods",
+                "direct",
+            ]
+            .iter()
+            .chain(extra)
+            .map(|s| std::ffi::OsStr::new(*s)),
+        );
+        json_run(&a)
+    };
+    let j = read(&[]);
+    assert!(
+        codes(&j).contains(&"unwritten_device_ranges".to_string()),
+        "{:?}",
+        codes(&j)
+    );
+    let j = read(&["--allow-write", "--prefill"]);
+    assert!(
+        !codes(&j).contains(&"unwritten_device_ranges".to_string()),
+        "{:?}",
+        codes(&j)
+    );
+    assert_eq!(j["target"]["prefilled"], true);
+    use std::os::unix::fs::MetadataExt;
+    let allocated = std::fs::metadata(&img).unwrap().blocks() * 512;
+    assert!(allocated >= 4 << 20, "{allocated} bytes allocated");
+}
+
+/// A partition named as the target is counted by its own stat.
+#[test]
+fn a_partition_is_counted_by_its_own_stat() {
+    let dir = scratch();
+    let img = image(dir.path(), "counted.img", 24);
+    write_mbr(&img, 16 << 11);
+    let Some(lo) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(part) = lo.partition(1) else { return };
+    let j = json_run(&[
+        "--file".as_ref(),
+        part.as_os_str(),
+        "--size".as_ref(),
+        "4M".as_ref(),
+        "--patterns".as_ref(),
+        "read".as_ref(),
+        "--methods".as_ref(),
+        "direct".as_ref(),
+    ]);
+    let name = part.file_name().unwrap().to_str().unwrap();
+    let st = &j["system"]["device_stack"];
+    assert_eq!(st["top"], name, "{st}");
+    assert_eq!(st["leaves"], serde_json::json!([name]), "{st}");
+    assert_eq!(j["system"]["device"]["partition"], name);
+    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+}
+
+/// btrfs gives files an anonymous st_dev (0:N): the device is found from
+/// the mount's source, and the write guard sees the device as mounted.
+#[test]
+fn a_btrfs_mount_is_traced_to_its_device() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "btrfs.img", 256), false) else {
+        return;
+    };
+    if !tool("mkfs.btrfs", &["-q", "-f"], lo.path()) {
+        return;
+    }
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(lo.path(), mnt.path(), &[]) else {
+        return;
+    };
+    let (maj, _) = iopath_io::sys::dev_numbers(mnt.path()).unwrap();
+    assert_eq!(maj, 0, "btrfs st_dev is expected to be anonymous");
+    let j = json_run(&[
+        "--dir".as_ref(),
+        mnt.path().as_os_str(),
+        "--size".as_ref(),
+        "4M".as_ref(),
+        "--patterns".as_ref(),
+        "read".as_ref(),
+        "--methods".as_ref(),
+        "direct".as_ref(),
+    ]);
+    assert_eq!(j["system"]["fs_type"], "btrfs");
+    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+    assert_eq!(j["system"]["device_stack"]["top"], lo.name().as_str());
+    assert!(!codes(&j).contains(&"no_block_device".to_string()));
+    write_run(lo.path(), &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is mounted at",
+            lo.name()
+        )));
+}
