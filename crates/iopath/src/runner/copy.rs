@@ -21,7 +21,7 @@ use crate::target::Target;
 
 use super::observe::{Observer, WorkerCost};
 use super::worker::{WorkerOut, MAX_LAT_NS};
-use super::{merge, RepError, RepOk, Runner};
+use super::{merge, RepError, RepOk, Runner, Verified};
 
 pub use crate::model::copy_method;
 
@@ -106,6 +106,9 @@ pub fn run(
             start,
             end,
             interrupted: false,
+            verified_bytes: 0,
+            verify_ns: 0,
+            written: Vec::new(),
             series_bytes,
             series_ios,
             cpu,
@@ -210,6 +213,6 @@ impl Runner<'_> {
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
         let mut placed = self.placement_result(case, affinity, Vec::new());
         (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok((m, notes, depth, placed, hist))
+        Ok((m, notes, depth, placed, hist, Verified::default()))
     }
 }

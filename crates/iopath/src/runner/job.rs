@@ -354,8 +354,12 @@ impl Runner<'_> {
             }
         }
         let outcome = match rep {
-            Ok((mut m, caps_notes, qd, placed, hist)) => {
+            Ok((mut m, caps_notes, qd, placed, hist, verified)) => {
                 cr.queue_depth = qd;
+                if self.plan.verify {
+                    *cr.verified_bytes.get_or_insert(0) += verified.bytes;
+                    *cr.verify_ns.get_or_insert(0) += verified.ns;
+                }
                 if cr.placement.is_none() {
                     cr.placement = Some(placed);
                 }
@@ -461,7 +465,7 @@ impl Runner<'_> {
                 l.begin(tag);
             }
             let rep = live::with_ticker(arm.live.as_ref(), || {
-                self.run_repetition(case, target, sh.obs, arm.live.as_ref())
+                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq)
             });
             if let Some(l) = &arm.live {
                 l.end();
