@@ -127,6 +127,7 @@ pub fn check(unit: &[u8], e: &Expect) -> Result<(), Mismatch> {
     };
     let want = match e.exact_pass {
         Some(p) => format!("offset {} seed {} pass {p}", e.offset, e.seed),
+        None if e.max_pass == u32::MAX => format!("offset {} seed {}", e.offset, e.seed),
         None => format!(
             "offset {} seed {} pass <= {}",
             e.offset, e.seed, e.max_pass

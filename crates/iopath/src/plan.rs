@@ -433,8 +433,13 @@ fn check_run(r: &RunSpec) -> Result<(), UsageError> {
 }
 
 /// What the crossed cases must satisfy together.
+/// Largest verification unit: a file written by one run reads back in
+/// another whatever its block sizes, as long as they are multiples of it.
+pub const VERIFY_UNIT: u64 = 4096;
+
 /// `--verify` needs every block to hold a header: the verification unit
-/// (the greatest common divisor of the block sizes) must be at least
+/// (4 KiB, or the greatest common divisor of the block sizes when that is
+/// smaller) must be at least
 /// [`iopath_io::verify::HEADER_LEN`] bytes.
 fn check_verify(cases: &[Case]) -> Result<(), UsageError> {
     let unit = verify_unit_of(cases);
@@ -454,8 +459,9 @@ fn check_verify(cases: &[Case]) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The verification unit of `cases`: the greatest common divisor of their
-/// block sizes (every request is whole units at unit-aligned offsets).
+/// The verification unit of `cases`: the greatest common divisor of
+/// [`VERIFY_UNIT`] and their block sizes (every request is whole units at
+/// unit-aligned offsets).
 fn verify_unit_of(cases: &[Case]) -> u64 {
     fn gcd(a: u64, b: u64) -> u64 {
         if b == 0 {
@@ -467,12 +473,12 @@ fn verify_unit_of(cases: &[Case]) -> u64 {
     cases
         .iter()
         .filter(|c| !c.method.is_null())
-        .fold(0, |g, c| gcd(g, c.block_size))
+        .fold(VERIFY_UNIT, |g, c| gcd(g, c.block_size))
 }
 
 impl Plan {
     /// With `--verify`, the size of a verified unit (each starts with a
-    /// header): the gcd of the block sizes.
+    /// header): 4 KiB, or the gcd of the block sizes when smaller.
     pub fn verify_unit(&self) -> Option<u64> {
         self.verify
             .then(|| verify_unit_of(&self.cases))
