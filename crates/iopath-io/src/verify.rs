@@ -128,10 +128,7 @@ pub fn check(unit: &[u8], e: &Expect) -> Result<(), Mismatch> {
     let want = match e.exact_pass {
         Some(p) => format!("offset {} seed {} pass {p}", e.offset, e.seed),
         None if e.max_pass == u32::MAX => format!("offset {} seed {}", e.offset, e.seed),
-        None => format!(
-            "offset {} seed {} pass <= {}",
-            e.offset, e.seed, e.max_pass
-        ),
+        None => format!("offset {} seed {} pass <= {}", e.offset, e.seed, e.max_pass),
     };
     if unit[0..4] != MAGIC {
         return bad(format!(
@@ -232,10 +229,7 @@ mod tests {
             ..exact
         };
         check(&buf, &ok).unwrap();
-        let other_seed = Expect {
-            seed: 1,
-            ..ok
-        };
+        let other_seed = Expect { seed: 1, ..ok };
         assert!(check(&buf, &other_seed).is_err());
         // Never stamped at all.
         let e = check(&[0u8; 64], &expect(0)).unwrap_err();

@@ -452,8 +452,7 @@ fn check_verify(cases: &[Case]) -> Result<(), UsageError> {
     }
     if cases.iter().any(|c| c.sparse) {
         return Err(UsageError(
-            "--verify and a sparse case do not go together: holes hold no verifiable blocks"
-                .into(),
+            "--verify and a sparse case do not go together: holes hold no verifiable blocks".into(),
         ));
     }
     Ok(())

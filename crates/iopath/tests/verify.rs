@@ -71,16 +71,37 @@ fn a_flipped_byte_is_caught_with_its_offset() {
         .unwrap();
     let run = |args: &[&str]| {
         let mut c = iopath();
-        c.args(["run", "--quiet", "--repeat", "1", "--verify", "--json", "-", "--file"])
-            .arg(&file)
-            .args(args);
+        c.args([
+            "run", "--quiet", "--repeat", "1", "--verify", "--json", "-", "--file",
+        ])
+        .arg(&file)
+        .args(args);
         c.output().unwrap()
     };
-    let out = run(&["--allow-write", "--patterns", "write", "--methods", "direct,buffered"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "--allow-write",
+        "--patterns",
+        "write",
+        "--methods",
+        "direct,buffered",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // ...reads back clean by every method...
-    let out = run(&["--patterns", "read,randread", "--methods", "buffered,direct,mmap,uring"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "--patterns",
+        "read,randread",
+        "--methods",
+        "buffered,direct,mmap,uring",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     check_verified(&json_of(&out.stdout), "read");
     // ...until one byte in the middle of block 300 changes.
     let at = 4096 * 300 + 77;
@@ -91,7 +112,10 @@ fn a_flipped_byte_is_caught_with_its_offset() {
         let out = run(&["--patterns", "read", "--methods", m]);
         assert_eq!(out.status.code(), Some(1), "{m} must fail");
         let v = json_of(&out.stdout);
-        let err = case(&v, m, "read")["error"].as_str().unwrap_or("").to_string();
+        let err = case(&v, m, "read")["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         assert!(
             err.contains("verify failed at offset 1228800") && err.contains("checksum"),
             "{m}: {err}"
@@ -119,7 +143,10 @@ fn a_file_iopath_did_not_write_fails_verification() {
     assert_eq!(out.status.code(), Some(1));
     let v = json_of(&out.stdout);
     let err = case(&v, "buffered", "read")["error"].as_str().unwrap();
-    assert!(err.contains("offset 0") && err.contains("no iopath header"), "{err}");
+    assert!(
+        err.contains("offset 0") && err.contains("no iopath header"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -127,12 +154,48 @@ fn blocks_smaller_than_the_header_are_refused() {
     let dir = scratch();
     let out = iopath()
         .current_dir(dir.path())
-        .args(["run", "--quiet", "--verify", "--bs", "16", "--methods", "buffered"])
+        .args([
+            "run",
+            "--quiet",
+            "--verify",
+            "--bs",
+            "16",
+            "--methods",
+            "buffered",
+        ])
         .args(["--patterns", "randread", "--size", "1M"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--verify needs blocks of at least 32 bytes"), "{err}");
+    assert!(
+        err.contains("--verify needs blocks of at least 32 bytes"),
+        "{err}"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn copies_hold_the_sources_blocks() {
+    let dir = scratch();
+    let v = run_json(
+        dir.path(),
+        &[
+            "--size",
+            "4M",
+            "--methods",
+            "copy-file-range,sendfile,buffered,direct,mmap,uring",
+            "--patterns",
+            "copy",
+            "--verify",
+        ],
+    );
+    let ran = check_verified(&v, "copy");
+    assert!(ran.iter().any(|m| m == "buffered"), "{ran:?}");
+    for c in v["cases"].as_array().unwrap() {
+        if !c["skipped"].is_string() {
+            assert_eq!(c["verified_bytes"], 4 << 20, "{c}");
+        }
+    }
     assert!(leftovers(dir.path()).is_empty());
 }

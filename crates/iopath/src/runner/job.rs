@@ -207,6 +207,14 @@ impl Runner<'_> {
         for a in &arms {
             let cr = &mut result.cases[a.idx];
             summarize(cr, a);
+            if let (Some(b), Some(ns)) = (cr.verified_bytes, cr.verify_ns) {
+                // The table's notes: what --verify checked.
+                cr.notes.push(format!(
+                    "verified {} ({:.2} s checking)",
+                    fmt_bytes(b),
+                    ns as f64 / 1e9
+                ));
+            }
             if let Some(p) = &mut cr.placement {
                 if let Some(topo) = &result.system.topology {
                     p.cpu_nodes = p

@@ -245,7 +245,7 @@ impl Runner<'_> {
         pass: u32,
     ) -> Result<RepOk, RepError> {
         if case.pattern == Pattern::Copy {
-            return self.run_copy_repetition(case, target, obs);
+            return self.run_copy_repetition(case, target, obs, pass);
         }
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;

@@ -41,7 +41,11 @@ pub fn read_back(
     };
     for &(start, len, written) in ranges {
         let blocks = len / bs;
-        let is_set = |i: u64| written.get((i / 64) as usize).is_some_and(|w| w >> (i % 64) & 1 == 1);
+        let is_set = |i: u64| {
+            written
+                .get((i / 64) as usize)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        };
         let mut i = 0;
         while i < blocks {
             if !is_set(i) {
@@ -69,4 +73,31 @@ pub fn read_back(
         }
     }
     Ok(checked)
+}
+
+/// Check every whole `unit` of the first `len` bytes of `path` against
+/// `expect` (its offset set unit by unit): the copy pattern's destination,
+/// which must hold the source's blocks at the same offsets. Returns the
+/// bytes checked.
+pub fn check_file(path: &Path, len: u64, unit: u64, expect: Expect) -> Result<u64, String> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| format!("--verify: cannot open {} to read back: {e}", path.display()))?;
+    let whole = len / unit * unit;
+    let per_call = (CHUNK / unit).max(1) * unit;
+    let mut buf = vec![0u8; per_call as usize];
+    let mut off = 0;
+    while off < whole {
+        let b = &mut buf[..(whole - off).min(per_call) as usize];
+        f.read_exact_at(b, off).map_err(|e| {
+            format!(
+                "--verify: reading back {} bytes at offset {off} of {}: {e}",
+                b.len(),
+                path.display()
+            )
+        })?;
+        check_all(b, unit as usize, off, &expect)
+            .map_err(|m| format!("{m} (in the copy {}, read back)", path.display()))?;
+        off += b.len() as u64;
+    }
+    Ok(whole)
 }

@@ -255,8 +255,14 @@ pub fn run_clocked<C: Clock>(
     // sequence).
     let verify = job.verify;
     let range_blocks = (job.len / u64::from(bs)).max(1);
-    let mut written =
-        vec![0u64; if verify.is_some() && job.pattern.writes() { range_blocks.div_ceil(64) as usize } else { 0 }];
+    let mut written = vec![
+        0u64;
+        if verify.is_some() && job.pattern.writes() {
+            range_blocks.div_ceil(64) as usize
+        } else {
+            0
+        }
+    ];
     let mut busy = vec![false; if verify.is_some() { qd } else { 0 }];
     let (mut verified_bytes, mut verify_ns, mut write_seq) = (0u64, 0u64, 0u32);
 
@@ -493,10 +499,7 @@ fn verify_prepare(
         // Bounded: a range of fewer blocks than the queue depth keeps
         // what it drew last.
         for _ in 0..64 {
-            let clash = busy
-                .iter()
-                .zip(slot_off)
-                .any(|(&b, &o)| b && o == offset);
+            let clash = busy.iter().zip(slot_off).any(|(&b, &o)| b && o == offset);
             if !clash {
                 break;
             }
