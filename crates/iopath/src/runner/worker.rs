@@ -499,7 +499,8 @@ fn verify_prepare(
         // Bounded: a range of fewer blocks than the queue depth keeps
         // what it drew last.
         for _ in 0..64 {
-            let clash = busy.iter().zip(slot_off).any(|(&b, &o)| b && o == offset);
+            let clash =
+                op == Op::Write && busy.iter().zip(slot_off).any(|(&b, &o)| b && o == offset);
             if !clash {
                 break;
             }
