@@ -27,6 +27,7 @@ pub mod engines;
 pub mod numa;
 pub mod probe;
 pub mod sys;
+pub mod verify;
 
 use std::fmt;
 use std::io;

@@ -340,6 +340,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub sparse: bool,
 
+    /// Verify the data: every written block carries a header (offset, seed,
+    /// pass, sequence) and a CRC-32C; reads check every block, and write
+    /// cases read their blocks back after each repetition (outside its
+    /// timing). The first bad block fails the case (exit 1).
+    #[arg(long)]
+    pub verify: bool,
+
     /// Read percentage for randrw.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub rwmix: u8,
@@ -586,6 +593,7 @@ impl RunArgs {
             drop_caches: self.drop_caches.then_some(true),
             data: when("data").then_some(self.data),
             sparse: self.sparse.then_some(true),
+            verify: self.verify.then_some(true),
             cache_limit: self.cache_limit.map(Bytes),
             ucache_size: self.ucache_size.map(Bytes),
             ucache_page: when("ucache_page").then_some(Bytes(self.ucache_page)),

@@ -136,6 +136,9 @@ pub struct Plan {
     pub drop_caches: bool,
     pub data: DataMode,
     pub sparse: bool,
+    /// `--verify`: written blocks carry headers and checksums, checked on
+    /// reads and after write repetitions ([`Plan::verify_unit`]).
+    pub verify: bool,
     /// `--cache-limit`: the memory cgroup cap cases run under.
     pub cache_limit: Option<u64>,
     /// Budget of the user-space caches (ucache, uffd).
@@ -208,6 +211,12 @@ impl Plan {
                 "--sparse truncates the file before every repetition: it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
             ));
         }
+        let verify = r.verify.unwrap_or(false);
+        if verify && sparse {
+            return Err(UsageError(
+                "--verify and --sparse do not go together: the holes of a sparse file hold no verifiable blocks".into(),
+            ));
+        }
         let cache = r.cache.unwrap_or_default();
         let drop_caches = r.drop_caches.unwrap_or(false);
         if drop_caches && cache != CacheState::Cold {
@@ -261,6 +270,9 @@ impl Plan {
         }
         number_arms(&mut cases);
         check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
+        if verify {
+            check_verify(&cases)?;
+        }
         let (time, whole_pass) = match r.time {
             Some(RepTime::Pass) => (None, true),
             Some(RepTime::Limit(d)) => (Some(d), false),
@@ -290,6 +302,7 @@ impl Plan {
             drop_caches,
             data: r.data.unwrap_or(DataMode::Random),
             sparse,
+            verify,
             cache_limit,
             ucache_size: r
                 .ucache_size
@@ -436,6 +449,58 @@ fn check_run(r: &RunSpec) -> Result<(), UsageError> {
 }
 
 /// What the crossed cases must satisfy together.
+/// Largest verification unit: a file written by one run reads back in
+/// another whatever its block sizes, as long as they are multiples of it.
+pub const VERIFY_UNIT: u64 = 4096;
+
+/// `--verify` needs every block to hold a header: the verification unit
+/// (4 KiB, or the greatest common divisor of the block sizes when that is
+/// smaller) must be at least
+/// [`iopath_io::verify::HEADER_LEN`] bytes.
+fn check_verify(cases: &[Case]) -> Result<(), UsageError> {
+    let unit = verify_unit_of(cases);
+    if unit < iopath_io::verify::HEADER_LEN as u64 {
+        return Err(UsageError(format!(
+            "--verify needs blocks of at least {} bytes (each holds a {}-byte header); the block sizes here give {unit}-byte units: use a larger --bs",
+            iopath_io::verify::HEADER_LEN,
+            iopath_io::verify::HEADER_LEN
+        )));
+    }
+    if cases.iter().any(|c| c.sparse) {
+        return Err(UsageError(
+            "--verify and a sparse case do not go together: holes hold no verifiable blocks".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The verification unit of `cases`: the greatest common divisor of
+/// [`VERIFY_UNIT`] and their block sizes (every request is whole units at
+/// unit-aligned offsets).
+fn verify_unit_of(cases: &[Case]) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    cases
+        .iter()
+        .filter(|c| !c.method.is_null())
+        .fold(VERIFY_UNIT, |g, c| gcd(g, c.block_size))
+}
+
+impl Plan {
+    /// With `--verify`, the size of a verified unit (each starts with a
+    /// header): 4 KiB, or the gcd of the block sizes when smaller.
+    pub fn verify_unit(&self) -> Option<u64> {
+        self.verify
+            .then(|| verify_unit_of(&self.cases))
+            .filter(|&u| u > 0)
+    }
+}
+
 fn check_cases(cases: &[Case], size: Option<u64>, file_exists: bool) -> Result<(), UsageError> {
     if let Some(c) = cases.iter().find(|c| {
         c.span

@@ -80,6 +80,9 @@ pub struct Fill {
     pub data: DataMode,
     /// Leave it sparse (truncated to its size, no data written).
     pub sparse: bool,
+    /// `--verify`: stamp every unit of this many bytes with a header
+    /// (pass 0) and a checksum ([`iopath_io::verify`]).
+    pub verify_unit: Option<u64>,
 }
 
 impl Fill {
@@ -88,6 +91,7 @@ impl Fill {
             seed,
             data: DataMode::Random,
             sparse: false,
+            verify_unit: None,
         }
     }
 }
@@ -335,7 +339,9 @@ fn write_fill(
 ) -> Result<()> {
     let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
     let mut rng = Rng::stream(fill.seed, u64::MAX);
-    let mut chunk = vec![0u8; 4 << 20];
+    // Whole verification units in every chunk but the file's tail.
+    let unit = fill.verify_unit.map(|u| u as usize);
+    let mut chunk = vec![0u8; unit.map_or(4 << 20, |u| ((4 << 20) / u).max(1) * u)];
     let mut written = 0u64;
     while written < size {
         if stop.load(Ordering::Relaxed) {
@@ -343,6 +349,9 @@ fn write_fill(
         }
         let n = (size - written).min(chunk.len() as u64) as usize;
         rng.fill_as(&mut chunk[..n], fill.data);
+        if let Some(u) = unit {
+            iopath_io::verify::stamp_all(&mut chunk[..n], u, written, fill.seed, 0, 0);
+        }
         file.write_all(&chunk[..n]).map_err(|e| {
             let hint = iopath_io::sys::errno_hint("write", &e).unwrap_or_default();
             anyhow::anyhow!(

@@ -116,6 +116,9 @@ pub struct RunSpec {
     pub data: Option<DataMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sparse: Option<bool>,
+    /// `--verify`: headers and checksums in every written block, checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
     /// The memory cgroup cap of the cases marked `cache_limited` (every
     /// case when it comes from `--cache-limit`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
@@ -407,6 +410,7 @@ impl JobSpec {
             drop_caches,
             data,
             sparse,
+            verify,
             cache_limit,
             ucache_size,
             ucache_page,

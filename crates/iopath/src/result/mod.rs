@@ -182,6 +182,17 @@ pub struct CaseResult {
     pub skipped: Option<String>,
     /// Null, or the error that stopped the case.
     pub error: Option<String>,
+    /// `--verify`: bytes whose headers and checksums were checked, over all
+    /// repetitions (blocks read by read patterns; blocks read back after
+    /// each repetition of a write pattern); absent without `--verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_bytes: Option<u64>,
+    /// `--verify`: time spent stamping and checking blocks, over all
+    /// repetitions, ns. Reads' checks and writes' stamping run inside the
+    /// repetition's wall time (in no request's latency); a write
+    /// repetition's read-back runs after its timing and is counted here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_ns: Option<u64>,
     /// Departures from what was asked (capped depth, fallbacks).
     pub notes: Vec<String>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:

@@ -21,7 +21,7 @@ use crate::target::Target;
 
 use super::observe::{Observer, WorkerCost};
 use super::worker::{WorkerOut, MAX_LAT_NS};
-use super::{merge, RepError, RepOk, Runner};
+use super::{merge, RepError, RepOk, Runner, Verified};
 
 pub use crate::model::copy_method;
 
@@ -106,6 +106,9 @@ pub fn run(
             start,
             end,
             interrupted: false,
+            verified_bytes: 0,
+            verify_ns: 0,
+            written: Vec::new(),
             series_bytes,
             series_ios,
             cpu,
@@ -122,6 +125,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         obs: &Observer,
+        pass: u32,
     ) -> Result<RepOk, RepError> {
         let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
         let cm = copy_method(case.method).ok_or_else(|| {
@@ -151,8 +155,29 @@ impl Runner<'_> {
             iopath_io::sys::thread_usage(),
         );
         let res = run(cm, &spec, self.plan.interval.as_nanos() as u64, self.stop);
+        // `--verify`, after the timing: the copy holds the source's blocks.
+        let mut verified = Verified::default();
+        let check = match (&res, self.plan.verify_unit()) {
+            (Ok(_), Some(unit)) => {
+                let t0 = Instant::now();
+                let expect = iopath_io::verify::Expect {
+                    offset: 0,
+                    seed: self.plan.seed,
+                    max_pass: if t.info.created { pass } else { u32::MAX },
+                    exact_pass: None,
+                };
+                let r = super::verify::check_file(&spec.dst, len, unit, expect);
+                verified = Verified {
+                    bytes: *r.as_ref().unwrap_or(&0),
+                    ns: t0.elapsed().as_nanos() as u64,
+                };
+                r.map(|_| ())
+            }
+            _ => Ok(()),
+        };
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
+        check.map_err(RepError::Fail)?;
         let (out, mut notes) = match res {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
@@ -210,6 +235,6 @@ impl Runner<'_> {
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
         let mut placed = self.placement_result(case, affinity, Vec::new());
         (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok((m, notes, depth, placed, hist))
+        Ok((m, notes, depth, placed, hist, verified))
     }
 }

@@ -207,6 +207,14 @@ impl Runner<'_> {
         for a in &arms {
             let cr = &mut result.cases[a.idx];
             summarize(cr, a);
+            if let (Some(b), Some(ns)) = (cr.verified_bytes, cr.verify_ns) {
+                // The table's notes: what --verify checked.
+                cr.notes.push(format!(
+                    "verified {} ({:.2} s checking)",
+                    fmt_bytes(b),
+                    ns as f64 / 1e9
+                ));
+            }
             if let Some(p) = &mut cr.placement {
                 if let Some(topo) = &result.system.topology {
                     p.cpu_nodes = p
@@ -354,8 +362,12 @@ impl Runner<'_> {
             }
         }
         let outcome = match rep {
-            Ok((mut m, caps_notes, qd, placed, hist)) => {
+            Ok((mut m, caps_notes, qd, placed, hist, verified)) => {
                 cr.queue_depth = qd;
+                if self.plan.verify {
+                    *cr.verified_bytes.get_or_insert(0) += verified.bytes;
+                    *cr.verify_ns.get_or_insert(0) += verified.ns;
+                }
                 if cr.placement.is_none() {
                     cr.placement = Some(placed);
                 }
@@ -461,7 +473,7 @@ impl Runner<'_> {
                 l.begin(tag);
             }
             let rep = live::with_ticker(arm.live.as_ref(), || {
-                self.run_repetition(case, target, sh.obs, arm.live.as_ref())
+                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq)
             });
             if let Some(l) = &arm.live {
                 l.end();

@@ -17,6 +17,7 @@ pub mod live;
 pub mod observe;
 mod prepare;
 pub mod repeat;
+pub mod verify;
 pub mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +73,7 @@ impl Runner<'_> {
                     seed: plan.seed,
                     data: plan.data,
                     sparse: plan.sparse,
+                    verify_unit: plan.verify_unit(),
                 },
                 self.stop,
                 &self.progress,
@@ -240,9 +242,10 @@ impl Runner<'_> {
         target: Option<&Target>,
         obs: &Observer,
         live: Option<&Live>,
+        pass: u32,
     ) -> Result<RepOk, RepError> {
         if case.pattern == Pattern::Copy {
-            return self.run_copy_repetition(case, target, obs);
+            return self.run_copy_repetition(case, target, obs, pass);
         }
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
@@ -257,7 +260,11 @@ impl Runner<'_> {
         };
         let jobs: Vec<WorkerJob> = (0..threads)
             .map(|i| {
-                let (start, len) = if case.pattern.is_random() {
+                // Verified writes of several threads each go to a slice of
+                // their own: two writes of one block at once may interleave.
+                let shared_range =
+                    case.pattern.is_random() && !(plan.verify && case.pattern.writes());
+                let (start, len) = if shared_range {
                     (0, span)
                 } else {
                     (i * per_thread, per_thread)
@@ -287,6 +294,17 @@ impl Runner<'_> {
                     data: plan.data,
                     interval_ns: plan.interval.as_nanos() as u64,
                     copy_to_user: case.copy_to_user && !case.pattern.writes(),
+                    verify: plan.verify_unit().map(|unit| worker::VerifyJob {
+                        unit: unit as usize,
+                        seed: plan.seed,
+                        pass,
+                        max_pass: if target.is_some_and(|t| t.info.created) {
+                            pass
+                        } else {
+                            u32::MAX
+                        },
+                        check_reads: !case.pattern.writes(),
+                    }),
                 }
             })
             .collect();
@@ -473,6 +491,23 @@ impl Runner<'_> {
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        let mut verified = Verified {
+            bytes: outs.iter().map(|o| o.verified_bytes).sum(),
+            ns: outs.iter().map(|o| o.verify_ns).sum(),
+        };
+        if let (Some(unit), Some(t), true) = (plan.verify_unit(), target, case.pattern.writes()) {
+            // After the timing: read back what the workers wrote.
+            let t0 = Instant::now();
+            let ranges: Vec<(u64, u64, &[u64])> = jobs
+                .iter()
+                .zip(&outs)
+                .map(|(j, o)| (j.start, j.len, &o.written[..]))
+                .collect();
+            let readback = verify::read_back(t.path(), bs, unit, plan.seed, pass, &ranges)
+                .map_err(RepError::Fail)?;
+            verified.bytes += readback;
+            verified.ns += t0.elapsed().as_nanos() as u64;
+        }
         obs.finish(&before, &mut m, case, &cost);
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
@@ -483,7 +518,7 @@ impl Runner<'_> {
         per_worker.sort_by_key(|(i, _)| *i);
         let mut placed = self.placement_result(case, affinity, buffer_nodes.into_iter().collect());
         placed.worker_affinity = per_worker.into_iter().map(|(_, a)| a).collect();
-        Ok((m, notes, qd as u32, placed, hist))
+        Ok((m, notes, qd as u32, placed, hist, verified))
     }
 }
 
@@ -525,7 +560,15 @@ type RepOk = (
     u32,
     PlacementResult,
     Histogram<u64>,
+    Verified,
 );
+
+/// `--verify`: what one repetition checked, and the time it took.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Verified {
+    pub bytes: u64,
+    pub ns: u64,
+}
 
 #[derive(Debug)]
 enum RepError {

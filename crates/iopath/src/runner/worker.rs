@@ -79,6 +79,25 @@ pub struct WorkerJob {
     /// Copy every read from the engine's buffer into a user buffer (what
     /// reading into the caller's memory costs, against reading in place).
     pub copy_to_user: bool,
+    /// `--verify`: stamp every written block, check every read one.
+    pub verify: Option<VerifyJob>,
+}
+
+/// What `--verify` asks of one worker in one repetition.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyJob {
+    /// Bytes of one verified unit (each starts with a header).
+    pub unit: usize,
+    /// The run's seed, in every header.
+    pub seed: u64,
+    /// This repetition's pass: written blocks carry it.
+    pub pass: u32,
+    /// Latest pass a block read may carry: this one on iopath's own file;
+    /// any on a file an earlier run wrote.
+    pub max_pass: u32,
+    /// Check the blocks this worker reads (read patterns; not a mixed
+    /// pattern, whose reads may race with another request's write).
+    pub check_reads: bool,
 }
 
 /// What one worker measured.
@@ -98,6 +117,14 @@ pub struct WorkerOut {
     pub series_ios: Vec<u64>,
     /// This thread's CPU time from the start to the end of the timed interval.
     pub cpu: iopath_io::sys::ThreadUsage,
+    /// `--verify`: bytes this worker checked on reads, and the time spent
+    /// stamping and checking blocks (in the repetition's wall time, in no
+    /// request's latency).
+    pub verified_bytes: u64,
+    pub verify_ns: u64,
+    /// `--verify` on a write pattern: one bit per block of the worker's
+    /// range, set when a write to it completed (what to read back).
+    pub written: Vec<u64>,
 }
 
 /// Offsets and directions of the requests, in order.
@@ -222,6 +249,22 @@ pub fn run_clocked<C: Clock>(
     // The caller's buffer for `copy_to_user`, touched now so that the
     // timed copies do not fault its pages in.
     let mut user_buf = vec![1u8; if job.copy_to_user { bs as usize } else { 0 }];
+    // `--verify`: the blocks written (one bit each), which slots are in
+    // flight (a random writer draws again rather than overlap its own
+    // in-flight write), and the requests written so far (each header's
+    // sequence).
+    let verify = job.verify;
+    let range_blocks = (job.len / u64::from(bs)).max(1);
+    let mut written = vec![
+        0u64;
+        if verify.is_some() && job.pattern.writes() {
+            range_blocks.div_ceil(64) as usize
+        } else {
+            0
+        }
+    ];
+    let mut busy = vec![false; if verify.is_some() { qd } else { 0 }];
+    let (mut verified_bytes, mut verify_ns, mut write_seq) = (0u64, 0u64, 0u32);
 
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
@@ -243,8 +286,20 @@ pub fn run_clocked<C: Clock>(
         reqs.clear();
         while issuing && issued < byte_budget {
             let Some(slot) = free.pop() else { break };
-            let (op, offset) = gen.next_req();
-            if op == Op::Write {
+            let (mut op, mut offset) = gen.next_req();
+            if let Some(v) = verify {
+                (op, offset) = verify_prepare(
+                    &mut *engine,
+                    &mut gen,
+                    (op, offset),
+                    slot,
+                    &v,
+                    (&slot_off, &mut busy),
+                    (&mut data_rng, job.data),
+                    &mut write_seq,
+                    &mut verify_ns,
+                );
+            } else if op == Op::Write {
                 if let Some(b) = engine.buf_mut(slot) {
                     data_rng.scramble_as(b, job.data);
                 }
@@ -314,6 +369,35 @@ pub fn run_clocked<C: Clock>(
             hist.saturating_record(now_ns.saturating_sub(submit_ns[s]).max(1));
             cur_bytes += u64::from(n);
             cur_ios += 1;
+            if let Some(v) = verify {
+                busy[s] = false;
+                let off = slot_off[s];
+                match slot_op[s] {
+                    Op::Read if v.check_reads => {
+                        if let Some(b) = engine.buf_mut(c.slot) {
+                            let t0 = Instant::now();
+                            let b = &b[..(n as usize).min(b.len())];
+                            let e = iopath_io::verify::Expect {
+                                offset: off,
+                                seed: v.seed,
+                                max_pass: v.max_pass,
+                                exact_pass: None,
+                            };
+                            iopath_io::verify::check_all(b, v.unit, off, &e)
+                                .map_err(|m| m.to_string())?;
+                            verified_bytes += (b.len() / v.unit * v.unit) as u64;
+                            verify_ns += t0.elapsed().as_nanos() as u64;
+                        }
+                    }
+                    Op::Write if n == bs => {
+                        let i = (off - job.start) / u64::from(bs);
+                        if let Some(w) = written.get_mut((i / 64) as usize) {
+                            *w |= 1 << (i % 64);
+                        }
+                    }
+                    _ => {}
+                }
+            }
             match slot_op[s] {
                 Op::Read => {
                     read_ios += 1;
@@ -387,7 +471,52 @@ pub fn run_clocked<C: Clock>(
         start,
         end,
         interrupted,
+        verified_bytes,
+        verify_ns,
+        written,
     })
+}
+
+/// `--verify`, before a request is handed over: a random write that would
+/// overlap one of this worker's writes in flight draws another block (two
+/// writes of one block in flight at once may interleave), and a write's
+/// buffer gets fresh data and a header in each unit. Returns the request.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn verify_prepare(
+    engine: &mut dyn Engine,
+    gen: &mut IoGen,
+    (mut op, mut offset): (Op, u64),
+    slot: u32,
+    v: &VerifyJob,
+    (slot_off, busy): (&[u64], &mut [bool]),
+    (rng, mode): (&mut Rng, DataMode),
+    seq: &mut u32,
+    ns: &mut u64,
+) -> (Op, u64) {
+    let t0 = Instant::now();
+    if gen.pattern.is_random() {
+        // Bounded: a range of fewer blocks than the queue depth keeps
+        // what it drew last.
+        for _ in 0..64 {
+            let clash =
+                op == Op::Write && busy.iter().zip(slot_off).any(|(&b, &o)| b && o == offset);
+            if !clash {
+                break;
+            }
+            (op, offset) = gen.next_req();
+        }
+    }
+    busy[slot as usize] = true;
+    if op == Op::Write {
+        if let Some(b) = engine.buf_mut(slot) {
+            rng.scramble_as(b, mode);
+            iopath_io::verify::stamp_all(b, v.unit, offset, v.seed, v.pass, *seq);
+        }
+        *seq = seq.wrapping_add(1);
+    }
+    *ns += t0.elapsed().as_nanos() as u64;
+    (op, offset)
 }
 
 #[cfg(test)]
@@ -409,6 +538,7 @@ mod tests {
             data: DataMode::Random,
             interval_ns: 100_000_000,
             copy_to_user: false,
+            verify: None,
         }
     }
 
