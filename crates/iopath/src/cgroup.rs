@@ -69,7 +69,9 @@ impl CacheLimit {
         } else {
             parent.dir.clone()
         };
-        reap_stale(&base);
+        if let Some(m) = crate::target::reap::message("cgroups", &reap_stale(&base)) {
+            eprintln!("{m}");
+        }
         let dir = (0..100)
             .map(|n| base.join(format!("iopath-{}-{n}", std::process::id())))
             .find(|d| !d.exists())
@@ -195,7 +197,9 @@ fn remove(dir: &Path, version: u8) {
 }
 
 /// Remove `iopath-<pid>-<n>` cgroups under `parent` whose process is gone
-/// (a run killed before it could clean up). A live run's cgroup is left.
+/// (a run killed before it could clean up): no process has the pid, or
+/// the one that has it started after the cgroup was made (a reused pid),
+/// and no process is in it. A live run's cgroup is left.
 pub fn reap_stale(parent: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(parent) else {
@@ -203,14 +207,17 @@ pub fn reap_stale(parent: &Path) -> Vec<PathBuf> {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("iopath-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(pid) = crate::target::reap::pid_of_name(&name, false) else {
             continue;
         };
-        if Path::new(&format!("/proc/{pid}")).exists() {
+        let Ok(made) = e.metadata().and_then(|m| m.modified()) else {
+            continue;
+        };
+        if !crate::target::reap::owner_gone(pid, made) {
+            continue;
+        }
+        let procs = std::fs::read_to_string(procs_file(&e.path())).unwrap_or_default();
+        if !procs.trim().is_empty() {
             continue;
         }
         let version = if e.path().join("memory.limit_in_bytes").exists() {

@@ -78,7 +78,7 @@ pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
     };
     Ok(ProbeReport {
         dir: dir.to_path_buf(),
-        system: sysinfo::collect(target.path()),
+        system: sysinfo::collect(target.place()),
         dio_align_mem: align.mem,
         dio_align_offset: align.offset,
         dio_align_source: align.source.into(),

@@ -12,6 +12,15 @@
 //! - A file iopath created is removed when the [`Target`] is dropped: at the
 //!   end, on error, on panic (unwinding) and after Ctrl-C/SIGTERM (the
 //!   runner stops, unwinds and drops it).
+//! - Even SIGKILL leaves nothing where the file system can make a file
+//!   without a name (`O_TMPFILE`: ext4, xfs, btrfs, tmpfs, ...): the
+//!   temporary test file is made unnamed in `--dir`, held open for the
+//!   run, and engines reopen it (with their own flags: O_DIRECT, ...)
+//!   through `/proc/<pid>/fd/<n>`; it goes when the last descriptor closes.
+//!   It is never linked into the directory. Elsewhere (or with
+//!   `IOPATH_NO_TMPFILE=1`, for tests) it is named `iopath-<pid>-<random>.dat`
+//!   and `flock`ed while the run lives, and the next run removes such files
+//!   left by killed runs ([`reap`]), saying so on stderr.
 //! - A created file is prefilled with incompressible data before any case
 //!   runs, so no read ever hits an unwritten (sparse) extent.
 //! - Free space is checked before anything is created.
@@ -31,6 +40,12 @@ use crate::progress::Progress;
 use crate::units::fmt_bytes;
 use crate::Interrupted;
 
+pub mod reap;
+
+/// Set to `1` (tests only), iopath names its temporary test file even where
+/// `O_TMPFILE` works: the fallback of file systems without it.
+pub const NO_TMPFILE_ENV: &str = "IOPATH_NO_TMPFILE";
+
 /// Most head-room left free on the file system beyond the test file.
 const FREE_MARGIN: u64 = 64 << 20;
 
@@ -40,11 +55,39 @@ pub use crate::result::records::TargetInfo;
 #[derive(Debug)]
 pub struct Target {
     pub info: TargetInfo,
+    /// The path engines open: `info.path`, or `/proc/<pid>/fd/<n>` of
+    /// `held` for an unnamed file.
+    open_path: PathBuf,
+    /// The directory the file is in (the copy pattern's destination goes
+    /// there).
+    dir: PathBuf,
+    /// A file iopath created, open for the whole run: it keeps an unnamed
+    /// file alive, and holds the `flock` that tells [`reap`] a named one is
+    /// in use.
+    held: Option<File>,
 }
 
 impl Target {
+    /// The path to open the file by (for an unnamed file, a
+    /// `/proc/<pid>/fd/<n>` link valid while the target lives).
     pub fn path(&self) -> &Path {
-        &self.info.path
+        &self.open_path
+    }
+
+    /// A path on the file system (and device) the file lives on, for
+    /// describing them: the file, or for an unnamed file its directory
+    /// (a `/proc/<pid>/fd/N` path leads mount lookups astray).
+    pub fn place(&self) -> &Path {
+        if self.info.unnamed {
+            &self.dir
+        } else {
+            &self.open_path
+        }
+    }
+
+    /// The directory the file is in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn size(&self) -> u64 {
@@ -67,9 +110,11 @@ impl Target {
 
 impl Drop for Target {
     fn drop(&mut self) {
-        if self.info.created {
+        // An unnamed file goes with its last descriptor (`held`).
+        if self.info.created && !self.info.unnamed {
             let _ = std::fs::remove_file(&self.info.path);
         }
+        drop(self.held.take());
     }
 }
 
@@ -121,14 +166,30 @@ pub fn prepare(
             }
             // Absolute, so results and messages name the file unambiguously.
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            reap_in(dir);
             let size = size.unwrap_or(DEFAULT_SIZE);
             check_free_space(dir, size, copies)?;
-            let path = dir.join(format!(
-                "iopath-{}-{:08x}.dat",
-                std::process::id(),
-                Rng::new(fill.seed ^ nanos()).next_u64() as u32
-            ));
-            create_prefilled(path, size, "temporary", fill, stop, progress)
+            let made = match create_unnamed(dir)? {
+                Some(made) => made,
+                None => {
+                    let path = dir.join(format!(
+                        "iopath-{}-{:08x}.dat",
+                        std::process::id(),
+                        Rng::new(fill.seed ^ nanos()).next_u64() as u32
+                    ));
+                    let file = create_named(&path)?;
+                    // A live run's file: the reaper leaves it alone.
+                    reap::try_lock(&file);
+                    Made {
+                        file,
+                        path: path.clone(),
+                        open_path: path,
+                        dir: dir.clone(),
+                        unnamed: false,
+                    }
+                }
+            };
+            create_prefilled(made, size, "temporary", fill, stop, progress)
         }
         TargetSpec::File {
             path,
@@ -151,10 +212,29 @@ pub fn prepare(
                     .into());
                 }
                 check_free_space(dir, size, copies)?;
-                create_prefilled(path.clone(), size, "file", fill, stop, progress)
+                if copies {
+                    reap_in(dir);
+                }
+                let file = create_named(path)?;
+                let made = Made {
+                    file,
+                    path: path.clone(),
+                    open_path: path.clone(),
+                    dir: dir.to_path_buf(),
+                    unnamed: false,
+                };
+                create_prefilled(made, size, "file", fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
             Ok(meta) => {
+                if copies && meta.is_file() {
+                    // The copy pattern's destinations go beside the file.
+                    reap_in(
+                        path.parent()
+                            .filter(|p| !p.as_os_str().is_empty())
+                            .unwrap_or(Path::new(".")),
+                    );
+                }
                 let opts = Existing {
                     writes,
                     allow_write: *allow_write,
@@ -169,6 +249,84 @@ pub fn prepare(
             }
         },
     }
+}
+
+/// Remove what killed runs left in `dir`, and say so.
+fn reap_in(dir: &Path) {
+    if let Some(m) = reap::message("test files", &reap::stale_files(dir)) {
+        eprintln!("{m}");
+    }
+}
+
+/// A file iopath just created, open read-write.
+struct Made {
+    file: File,
+    /// As recorded: the file's name, or for an unnamed file
+    /// `<dir>/(unnamed O_TMPFILE)`.
+    path: PathBuf,
+    open_path: PathBuf,
+    dir: PathBuf,
+    unnamed: bool,
+}
+
+/// Make the test file without a name in `dir` (`O_TMPFILE`), `None` where
+/// the file system (or kernel) cannot, or [`NO_TMPFILE_ENV`] says not to.
+fn create_unnamed(dir: &Path) -> Result<Option<Made>> {
+    if std::env::var_os(NO_TMPFILE_ENV).is_some_and(|v| v == "1") {
+        return Ok(None);
+    }
+    use rustix::fs::{Mode, OFlags};
+    // O_EXCL: it can never be linked into the directory.
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::EXCL | OFlags::CLOEXEC;
+    let fd = match rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)) {
+        Ok(fd) => fd,
+        // Not supported by the file system (EOPNOTSUPP), or a kernel that
+        // knows no O_TMPFILE (it reads as O_DIRECTORY: EISDIR), or EINVAL.
+        Err(e)
+            if e == rustix::io::Errno::OPNOTSUPP
+                || e == rustix::io::Errno::ISDIR
+                || e == rustix::io::Errno::INVAL =>
+        {
+            return Ok(None)
+        }
+        Err(e) => {
+            let e = std::io::Error::from(e);
+            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
+            bail!("cannot create a test file in {}: {e} {hint}", dir.display());
+        }
+    };
+    let file = File::from(fd);
+    let open_path = PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        std::os::fd::AsRawFd::as_raw_fd(&file)
+    ));
+    // Engines reopen it by that path: make sure it can be (no /proc, or a
+    // file system whose unnamed files cannot be reopened: use a name).
+    if std::fs::File::open(&open_path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(Made {
+        file,
+        path: dir.join("(unnamed O_TMPFILE)"),
+        open_path,
+        dir: dir.to_path_buf(),
+        unnamed: true,
+    }))
+}
+
+/// Create `path`, never over an existing file, read-write, mode 0600.
+fn create_named(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| {
+            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
+            anyhow::anyhow!("cannot create {}: {e} {hint}", path.display())
+        })
 }
 
 fn nanos() -> u64 {
@@ -280,8 +438,16 @@ fn open_existing(
         crate::guard::check_block_write(path, force_signature)?;
     }
     Ok(Target {
+        open_path: path.to_path_buf(),
+        dir: path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+        held: None,
         info: TargetInfo {
             path: path.to_path_buf(),
+            unnamed: false,
             kind: kind.into(),
             size_bytes: size,
             file_bytes: Some(len),
@@ -370,27 +536,23 @@ fn write_fill(
 }
 
 fn create_prefilled(
-    path: PathBuf,
+    made: Made,
     size: u64,
     kind: &str,
     fill: Fill,
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Result<Target> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| {
-            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
-            anyhow::anyhow!("cannot create {}: {e} {hint}", path.display())
-        })?;
+    let path = made.path.clone();
+    let mut file = made.file.try_clone()?;
     // From here on the Target owns the file: any early return removes it.
     let mut target = Target {
+        open_path: made.open_path,
+        dir: made.dir,
+        held: Some(made.file),
         info: TargetInfo {
             path: path.clone(),
+            unnamed: made.unnamed,
             kind: kind.into(),
             size_bytes: size,
             file_bytes: Some(size),

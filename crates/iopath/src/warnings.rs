@@ -410,6 +410,7 @@ mod tests {
                 size_bytes: 1 << 30,
                 file_bytes: Some(1 << 30),
                 created: true,
+                unnamed: false,
                 writable: true,
                 prefilled: true,
                 sparse: false,

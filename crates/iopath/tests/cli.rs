@@ -434,13 +434,11 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the first case (null, 30 s) has started: the JSON file is
-    // written after the probe, or give up after a generous deadline.
+    // Wait until the test file exists (open in the process: it has no name
+    // where O_TMPFILE works), then until the first case (null, 30 s) has
+    // started, or give up after a generous deadline.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !leftovers(dir.path())
-        .iter()
-        .any(|p| p.extension().is_some_and(|e| e == "dat"))
-    {
+    while common::holds_file_in(child.id(), dir.path()).is_none() {
         assert!(Instant::now() < deadline, "test file never appeared");
         std::thread::sleep(Duration::from_millis(20));
     }

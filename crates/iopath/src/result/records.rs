@@ -30,6 +30,10 @@ pub struct TargetInfo {
     pub file_bytes: Option<u64>,
     /// True when iopath created it (and removes it).
     pub created: bool,
+    /// Created without a name (`O_TMPFILE`): nothing is left behind even if
+    /// the run is killed; `path` is then `<dir>/(unnamed O_TMPFILE)`.
+    #[serde(default)]
+    pub unnamed: bool,
     pub writable: bool,
     /// Prefilled with incompressible data by iopath.
     pub prefilled: bool,

@@ -35,15 +35,17 @@ pub fn copy_methods() -> String {
         .join(", ")
 }
 
-/// A destination name beside `src` that no file has: `iopath-<pid>-copy-<n>.dat`
-/// (the `iopath-` prefix marks it as iopath's own, like the test file).
-pub fn destination(src: &Path) -> PathBuf {
+/// A destination name in `dir` (the test file's) that no file has:
+/// `iopath-<pid>-copy-<n>.dat` (the `iopath-` prefix marks it as iopath's
+/// own, like the test file; a run killed during a copy leaves it, and the
+/// next run in that directory removes it: `crate::target::reap`).
+pub fn destination(dir: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    src.with_file_name(format!(
+    dir.join(format!(
         "iopath-{}-copy-{:x}{:x}.dat",
         std::process::id(),
         nanos,
@@ -143,7 +145,7 @@ impl Runner<'_> {
         };
         let spec = iopath_io::copy::CopySpec {
             src: t.path().to_path_buf(),
-            dst: destination(t.path()),
+            dst: destination(t.dir()),
             len,
             chunk: case.block_size as usize,
             depth: depth as usize,

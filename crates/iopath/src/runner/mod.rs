@@ -82,7 +82,7 @@ impl Runner<'_> {
             None
         };
         let at = match (&target, &plan.target) {
-            (Some(t), _) => t.path().to_path_buf(),
+            (Some(t), _) => t.place().to_path_buf(),
             (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
             (None, crate::plan::TargetSpec::File { path, .. }) => path.clone(),
         };

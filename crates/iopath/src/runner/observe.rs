@@ -57,7 +57,7 @@ pub struct WorkerCost {
 impl Observer {
     pub fn new(target: Option<&Target>) -> Observer {
         let sys = PathBuf::from("/sys");
-        let stack = target.map_or_else(DeviceStack::default, |t| DeviceStack::of(t.path(), &sys));
+        let stack = target.map_or_else(DeviceStack::default, |t| DeviceStack::of(t.place(), &sys));
         Observer {
             target: target.map(|t| t.path().to_path_buf()),
             stack,

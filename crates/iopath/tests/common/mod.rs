@@ -87,3 +87,16 @@ pub fn codes(v: &Value) -> Vec<String> {
         .map(|w| w["code"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// True when process `pid` holds a file of `dir` open: its test file, named
+/// or unnamed (an `O_TMPFILE` file reads `DIR/#INODE (deleted)`); with the
+/// link's text.
+pub fn holds_file_in(pid: u32, dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let prefix = format!("{}/", dir.display());
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .find(|l| l.starts_with(&prefix))
+}

@@ -110,7 +110,7 @@ pub(super) fn shared_with(
     write: bool,
     policy: Option<&MemPolicy>,
 ) -> Result<(Arc<UcacheShared>, bool), EngineError> {
-    let canon = std::fs::canonicalize(path).map_err(|e| EngineError::os("open", path, e))?;
+    let canon = key_path(path).map_err(|e| EngineError::os("open", path, e))?;
     let key = (canon, cfg.with_shards(cfg.effective_shards()));
     let mut reg = lock(&REGISTRY.caches);
     while let Some(weak) = reg.get(&key) {
@@ -440,8 +440,18 @@ impl Drop for UcacheShared {
 /// The counters of the last cache of `path` that closed (its last engine
 /// dropped), for a report after a repetition; `None` if none has.
 pub fn closed_stats(path: &Path) -> Option<UcacheStats> {
-    let canon = std::fs::canonicalize(path).ok()?;
+    let canon = key_path(path).ok()?;
     lock(&CLOSED).get(&canon).copied()
+}
+
+/// The path a cache is known by: `path` made canonical, or as given when
+/// it names a file that has no name to resolve to (a `/proc/<pid>/fd/<n>`
+/// link to an unnamed `O_TMPFILE` file).
+fn key_path(path: &Path) -> std::io::Result<PathBuf> {
+    std::fs::canonicalize(path).or_else(|e| match std::fs::metadata(path) {
+        Ok(_) => Ok(path.to_path_buf()),
+        Err(_) => Err(e),
+    })
 }
 
 /// Open `path` with O_DIRECT: read-write when `write`, else read-write
