@@ -485,3 +485,37 @@ fn a_btrfs_mount_is_traced_to_its_device() {
             lo.name()
         )));
 }
+
+/// ucache reads a block device: its size is the device's end, not
+/// fstat's 0 (before, every read returned 0 bytes and the probe called
+/// ucache unusable on devices).
+#[test]
+fn ucache_reads_a_block_device() {
+    let dir = scratch();
+    let img = image(dir.path(), "ucache.img", 16);
+    // Data, so that the reads move real bytes.
+    std::fs::write(&img, vec![0x5au8; 16 << 20]).unwrap();
+    let Some(lo) = Loop::attach(&img, false) else {
+        return;
+    };
+    let j = json_run(&[
+        "--file".as_ref(),
+        lo.path().as_os_str(),
+        "--methods".as_ref(),
+        "ucache".as_ref(),
+        "--patterns".as_ref(),
+        "read,randread".as_ref(),
+        "--ucache-size".as_ref(),
+        "4M".as_ref(),
+    ]);
+    for c in j["cases"].as_array().unwrap() {
+        assert!(c["skipped"].is_null(), "{c}");
+        assert!(c["error"].is_null(), "{c}");
+        assert!(c["summary"]["read_bytes"].as_u64().unwrap() > 0, "{c}");
+    }
+    assert_eq!(
+        std::fs::metadata(&img).unwrap().len(),
+        16 << 20,
+        "never cut"
+    );
+}

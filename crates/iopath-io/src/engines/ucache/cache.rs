@@ -79,6 +79,8 @@ pub struct UcacheShared {
     shards: Box<[Mutex<Shard>]>,
     /// The file's logical size. Changed only with `size_lock` held.
     size: AtomicU64,
+    /// A block device: its size is fixed; nothing extends or cuts it.
+    device: bool,
     size_lock: Mutex<()>,
     counters: Counters,
     /// Where the frames' pages are, `(node, pages)` (empty when unknown).
@@ -154,10 +156,11 @@ impl UcacheShared {
         if let Some(why) = cfg.check(path, &dio) {
             return Err(EngineError::Invalid(why));
         }
-        let len = file
+        // A block device's size is its end, not fstat's 0.
+        let len = crate::sys::file_len(&file).map_err(|e| EngineError::os("fstat", path, e))?;
+        let device = file
             .metadata()
-            .map_err(|e| EngineError::os("fstat", path, e))?
-            .len();
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
         let frames = usize::try_from(cfg.pages()).map_err(|_| {
             EngineError::Invalid(format!("a ucache of {} bytes is too large", cfg.budget))
         })?;
@@ -191,6 +194,7 @@ impl UcacheShared {
             dio_offset: dio.offset.max(1),
             shards: shards.into_boxed_slice(),
             size: AtomicU64::new(len),
+            device,
             size_lock: Mutex::new(()),
             counters: Counters::default(),
             frame_nodes,
@@ -280,6 +284,10 @@ impl UcacheShared {
             return Err(Errno::BADF);
         }
         let end = offset.checked_add(buf.len() as u64).ok_or(Errno::FBIG)?;
+        if self.device && end > self.len() {
+            // Past a device's end: as pwrite(2) on the device says.
+            return Err(Errno::NOSPC);
+        }
         if end > self.len() {
             let _g = lock(&self.size_lock);
             if end > self.size.load(Ordering::Acquire) {
@@ -391,7 +399,7 @@ impl UcacheShared {
             let valid = size.saturating_sub(offset).min(ps) as usize;
             let n = valid.next_multiple_of(self.dio_offset).min(self.page_size);
             pwrite_all(&self.file, &frame[..n], offset, flags)?;
-            if offset + n as u64 > size {
+            if offset + n as u64 > size && !self.device {
                 retry(|| rustix::fs::ftruncate(&self.file, size))?;
                 if !flags.is_empty() {
                     retry(|| rustix::fs::fdatasync(&self.file))?;
