@@ -15,6 +15,9 @@ pub(super) const UFFD_PAGEFAULT_FLAG_WP: u64 = 1 << 1;
 pub(super) const UFFDIO_REGISTER_MODE_MISSING: u64 = 1 << 0;
 pub(super) const UFFDIO_REGISTER_MODE_WP: u64 = 1 << 1;
 pub(super) const UFFDIO_COPY_MODE_WP: u64 = 1 << 1;
+/// Copy without waking the toucher: the pager wakes it once its books say
+/// the page is there.
+pub(super) const UFFDIO_COPY_MODE_DONTWAKE: u64 = 1 << 0;
 pub(super) const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1 << 0;
 /// Bit numbers of `uffdio_register.ioctls`.
 pub(super) const NR_COPY: u32 = 0x03;

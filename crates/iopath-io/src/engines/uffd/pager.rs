@@ -150,13 +150,16 @@ impl Shared {
 
     /// Install the bounce buffer's first page as page `p` (waking whoever
     /// waits for it), write-protected when `protect`.
+    /// Copy page `p` in without waking its toucher ([`Shared::wake`] does,
+    /// once the books are done: a woken toucher may read them at once).
     fn copy_in(&self, p: usize, src: *const u8, protect: bool) -> io::Result<()> {
         for _ in 0..1000 {
             let mut c = abi::UffdioCopy {
                 dst: self.addr(p) as u64,
                 src: src as u64,
                 len: self.page as u64,
-                mode: if protect { abi::UFFDIO_COPY_MODE_WP } else { 0 },
+                mode: abi::UFFDIO_COPY_MODE_DONTWAKE
+                    | if protect { abi::UFFDIO_COPY_MODE_WP } else { 0 },
                 copy: 0,
             };
             // SAFETY: dst is one page of our registered region, which is not
@@ -311,7 +314,8 @@ impl Shared {
         }
         self.set_resident(st);
         self.faults.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        // Only now the toucher may go on (and read these books).
+        self.wake(p)
     }
 
     /// Serve a write-protect fault on page `p`: it is dirty from now on.
