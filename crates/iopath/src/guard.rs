@@ -87,6 +87,86 @@ pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), Usage
     }
 }
 
+/// The block device at `path` opened `O_EXCL`, to hold for as long as it
+/// is written: while it is open so, the kernel refuses to mount it, build
+/// a RAID or volume on it or swap on it, and the open itself fails
+/// (EBUSY) when one of them holds it already.
+pub fn hold_exclusively(path: &Path) -> Result<File, UsageError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::EXCL.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            UsageError(format!(
+                "refusing to write to {}: it cannot be held exclusively ({e}): the kernel has it in use (mounted, part of a RAID or volume, swap). Free it first; no option overrides this",
+                path.display()
+            ))
+        })
+}
+
+/// Check that iopath may write the regular file at `path`: no loop device
+/// is backed by it (its blocks would be a mounted file system's, or
+/// another device's).
+pub fn check_file_write(path: &Path) -> Result<(), UsageError> {
+    let sharing = loops_backed_by(path, Path::new("/sys"));
+    if sharing.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "refusing to write to {}: it is the backing file of {}. Detach {} first (losetup -d); no option overrides this",
+        path.display(),
+        sharing.join(", "),
+        if sharing.len() == 1 { "it" } else { "them" }
+    )))
+}
+
+/// The loop devices whose backing file is the file at `path` (the same
+/// inode, whatever the name), or, for a loop device at `path`, the other
+/// loop devices over its backing file.
+pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let backing = |name: &str| -> Option<PathBuf> {
+        let text =
+            std::fs::read_to_string(sys.join("block").join(name).join("loop/backing_file")).ok()?;
+        Some(PathBuf::from(text.trim().trim_end_matches(" (deleted)")))
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    let own_name = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
+        .then(|| {
+            let rdev = meta.rdev();
+            let name = std::fs::read_link(sys.join(format!(
+                "dev/block/{}:{}",
+                rustix::fs::major(rdev),
+                rustix::fs::minor(rdev)
+            )))
+            .ok()?;
+            Some(name.file_name()?.to_string_lossy().into_owned())
+        })
+        .flatten();
+    let target = match &own_name {
+        Some(name) => backing(name).and_then(|b| inode(&b)),
+        None => inode(path),
+    };
+    let Some(target) = target else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| Some(n) != own_name.as_ref())
+                .filter(|n| backing(n).and_then(|b| inode(&b)) == Some(target))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
 /// Every reason to refuse writing to the block device at `path`, in order:
 /// use by the system first, then signatures.
 pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
@@ -117,6 +197,15 @@ pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
                 holders,
             });
         }
+    }
+    // Another loop device over the same backing file writes the same
+    // blocks: if it is mounted, writing this one corrupts that file system.
+    let sharing = loops_backed_by(path, sys);
+    if !sharing.is_empty() {
+        out.push(Refusal::Held {
+            dev: "its backing file".into(),
+            holders: sharing,
+        });
     }
     let what = read_signatures(path)?;
     if !what.is_empty() {
@@ -321,7 +410,8 @@ fn is_md_magic(b: Option<&[u8]>) -> bool {
 /// The signatures in `head` (the device's first bytes) and `tail` (its
 /// last bytes; the device is `size` bytes long): file systems (ext2/3/4,
 /// xfs, btrfs, swap), volumes and RAID (LVM2, mdraid) and partition tables
-/// (GPT, MBR). Empty when none is found.
+/// (GPT, MBR, a boot sector), and those of [`more_signatures`]. Empty when
+/// none is found.
 pub fn signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
     let mut out = Vec::new();
     if at(head, 1080, 2) == Some(&0xEF53u16.to_le_bytes()[..]) {
@@ -375,12 +465,83 @@ pub fn signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
     });
     if gpt_primary || gpt_backup {
         out.push("GPT");
-    } else if at(head, 510, 2) == Some(&[0x55, 0xAA][..])
-        && (0..4).any(|i| {
+    } else if at(head, 510, 2) == Some(&[0x55, 0xAA][..]) {
+        // A partition table, or a boot sector (FAT, NTFS and exFAT carry
+        // one too): either way somebody's data.
+        let table = (0..4).any(|i| {
             at(head, 446 + 16 * i, 16).is_some_and(|e| e[4] != 0 && e.iter().any(|&b| b != 0))
-        })
+        });
+        out.push(if table { "MBR" } else { "boot sector" });
+    }
+    out.extend(more_signatures(head, tail, size));
+    out
+}
+
+/// bcache's and bcachefs's superblock magics (at 4096 + 24).
+const BCACHE_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
+];
+const BCACHEFS_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x66, 0xce, 0x90, 0xa9, 0xd9, 0x6a, 0x60, 0xcf, 0x80, 0x3d, 0xf7, 0xef,
+];
+
+/// The signatures of encrypted volumes, other file systems and caches:
+/// LUKS (both headers of LUKS2), NTFS, exFAT, FAT, f2fs, ISO 9660, ZFS
+/// (its labels at both ends), bcache, bcachefs.
+fn more_signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let luks2_secondary =
+        (14..=22).any(|shift| at(head, 1u64 << shift, 6) == Some(b"SKUL\xba\xbe"));
+    if at(head, 0, 6) == Some(b"LUKS\xba\xbe") || luks2_secondary {
+        out.push("LUKS");
+    }
+    if at(head, 3, 8) == Some(b"NTFS    ") {
+        out.push("NTFS");
+    }
+    if at(head, 3, 8) == Some(b"EXFAT   ") {
+        out.push("exFAT");
+    }
+    if matches!(at(head, 54, 5), Some(b"FAT12") | Some(b"FAT16"))
+        || at(head, 82, 5) == Some(b"FAT32")
     {
-        out.push("MBR");
+        out.push("FAT");
+    }
+    if at(head, 1024, 4) == Some(&0xF2F5_2010u32.to_le_bytes()[..]) {
+        out.push("f2fs");
+    }
+    if at(head, 32769, 5) == Some(b"CD001") {
+        out.push("ISO 9660");
+    }
+    if at(head, 4096 + 24, 16) == Some(&BCACHE_MAGIC[..]) {
+        out.push("bcache");
+    }
+    if at(head, 4096 + 24, 16) == Some(&BCACHEFS_MAGIC[..]) {
+        out.push("bcachefs");
+    }
+    // ZFS: an uberblock (magic 0x00bab10c, either byte order) in the
+    // uberblock array (the second 128 KiB) of any of the four 256 KiB
+    // labels, two at the start and two at the end.
+    let uberblock = |buf: &[u8], label: u64| {
+        (0..128u64).any(|k| {
+            let o = label + (128 << 10) + k * 1024;
+            matches!(
+                at(buf, o, 4),
+                Some([0x0c, 0xb1, 0xba, 0x00]) | Some([0x00, 0xba, 0xb1, 0x0c])
+            )
+        })
+    };
+    let tail_start = size.saturating_sub(tail.len() as u64);
+    let tail_label = |from_end: u64| {
+        size.checked_sub(from_end)
+            .and_then(|o| o.checked_sub(tail_start))
+            .is_some_and(|o| uberblock(tail, o))
+    };
+    if uberblock(head, 0)
+        || uberblock(head, 256 << 10)
+        || tail_label(512 << 10)
+        || tail_label(256 << 10)
+    {
+        out.push("ZFS");
     }
     out
 }
@@ -475,6 +636,35 @@ mod tests {
     }
 
     #[test]
+    fn encrypted_volumes_other_file_systems_and_caches() {
+        for (off, bytes, what) in [
+            (0usize, &b"LUKS\xba\xbe"[..], "LUKS"),
+            (16 << 10, &b"SKUL\xba\xbe"[..], "LUKS"),
+            (3, &b"NTFS    "[..], "NTFS"),
+            (3, &b"EXFAT   "[..], "exFAT"),
+            (82, &b"FAT32"[..], "FAT"),
+            (54, &b"FAT16"[..], "FAT"),
+            (1024, &0xF2F5_2010u32.to_le_bytes()[..], "f2fs"),
+            (32769, &b"CD001"[..], "ISO 9660"),
+            (4096 + 24, &BCACHE_MAGIC[..], "bcache"),
+            (4096 + 24, &BCACHEFS_MAGIC[..], "bcachefs"),
+            ((128 << 10) + 3 * 1024, &[0x0c, 0xb1, 0xba, 0x00][..], "ZFS"),
+        ] {
+            let (mut h, t) = blank();
+            put(&mut h, off, bytes);
+            assert_eq!(signatures(&h, &t, SIZE), [what], "{what} at {off}");
+        }
+        // ZFS's labels at the end alone (the front ones wiped).
+        let (h, mut t) = blank();
+        put(
+            &mut t,
+            MIB - (256 << 10) + (128 << 10),
+            &[0x00, 0xba, 0xb1, 0x0c],
+        );
+        assert_eq!(signatures(&h, &t, SIZE), ["ZFS"]);
+    }
+
+    #[test]
     fn partition_tables() {
         let (mut h, t) = blank();
         put(&mut h, 512, b"EFI PART");
@@ -486,7 +676,12 @@ mod tests {
         // MBR: the boot mark and a partition entry of type 0x83.
         let (mut h, t) = blank();
         put(&mut h, 510, &[0x55, 0xAA]);
-        assert!(signatures(&h, &t, SIZE).is_empty(), "mark, no partition");
+        // The mark alone is a boot sector: someone's (review of issue 14).
+        assert_eq!(
+            signatures(&h, &t, SIZE),
+            ["boot sector"],
+            "mark, no partition"
+        );
         put(&mut h, 446, &[0, 0x20, 0x21, 0, 0x83, 0x14, 0x10, 0x04]);
         put(&mut h, 446 + 8, &2048u32.to_le_bytes());
         assert_eq!(signatures(&h, &t, SIZE), ["MBR"]);

@@ -63,7 +63,7 @@ pub struct Target {
     dir: PathBuf,
     /// A file iopath created, open for the whole run: it keeps an unnamed
     /// file alive, and holds the `flock` that tells [`reap`] a named one is
-    /// in use.
+    /// in use; or a block device iopath writes, held open `O_EXCL`.
     held: Option<File>,
 }
 
@@ -434,8 +434,16 @@ fn open_existing(
     }
     // A block device is written only when nothing uses it and (unless
     // forced) it carries no signature of data.
+    let mut held = None;
     if ft.is_block_device() && allow_write && (writes || prefill) {
         crate::guard::check_block_write(path, force_signature)?;
+        // Held exclusively for the whole run: the kernel then refuses to
+        // mount it, assemble it or swap on it meanwhile, and refuses us if
+        // something claimed it since the check.
+        held = Some(crate::guard::hold_exclusively(path)?);
+    }
+    if ft.is_file() && allow_write && (writes || prefill) {
+        crate::guard::check_file_write(path)?;
     }
     Ok(Target {
         open_path: path.to_path_buf(),
@@ -444,7 +452,7 @@ fn open_existing(
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf(),
-        held: None,
+        held,
         info: TargetInfo {
             path: path.to_path_buf(),
             unnamed: false,

@@ -519,3 +519,73 @@ fn ucache_reads_a_block_device() {
         "never cut"
     );
 }
+
+/// Review of issue 14: a mounted file system reached through a second
+/// loop device over its image, or through the image itself, is never
+/// written, whatever the flags; nor a LUKS volume without
+/// --force-signature; and a device being written is held O_EXCL.
+#[test]
+fn a_mounted_file_system_is_safe_from_its_image_and_its_twin_loop() {
+    let dir = scratch();
+    let img = image(dir.path(), "twin.img", 64);
+    if !tool("mkfs.ext4", &["-q", "-F"], &img) {
+        return;
+    }
+    let Some(first) = Loop::attach(&img, false) else {
+        return;
+    };
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(first.path(), mnt.path(), &[]) else {
+        return;
+    };
+    let Some(twin) = Loop::attach(&img, false) else {
+        return;
+    };
+    write_run(twin.path(), &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(first.name()));
+    // The image file itself, as a regular --file.
+    iopath()
+        .args(["run", "--file"])
+        .arg(&img)
+        .args([
+            "--allow-write",
+            "--size",
+            "4M",
+            "--patterns",
+            "write",
+            "--methods",
+            "buffered",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--quiet",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("backing file of"));
+    // The mounted device cannot be held exclusively.
+    assert!(iopath::guard::hold_exclusively(first.path()).is_err());
+    assert!(
+        iopath::guard::hold_exclusively(twin.path()).is_ok(),
+        "the twin is not mounted itself"
+    );
+}
+
+#[test]
+fn a_luks_header_is_a_signature() {
+    let dir = scratch();
+    let img = image(dir.path(), "luks.img", 16);
+    let mut head = b"LUKS\xba\xbe\x00\x02".to_vec();
+    head.resize(4096, 0);
+    let mut f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+    std::io::Write::write_all(&mut f, &head).unwrap();
+    drop(f);
+    let Some(lo) = Loop::attach(&img, false) else {
+        return;
+    };
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains("LUKS"));
+}

@@ -23,13 +23,26 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// boot time `/proc/stat` gives is in whole seconds.
 const SLACK: Duration = Duration::from_secs(2);
 
-/// The pid in an iopath name: `iopath-<pid>-<rest>` (a file's rest ends in
-/// `.dat`). `None` for any other name.
+/// The pid in an iopath name: `iopath-<pid>-<rest>`; for a file exactly
+/// the names iopath gives (`iopath-<pid>-<8 hex digits>.dat`, the copy
+/// pattern's `iopath-<pid>-copy-<hex>.dat`), so that a user's
+/// `iopath-1-notes.dat` is never taken for one. `None` for any other name.
 pub fn pid_of_name(name: &str, dat: bool) -> Option<u32> {
     let rest = name.strip_prefix("iopath-")?;
     let (pid, tail) = rest.split_once('-')?;
-    if tail.is_empty() || (dat && !tail.ends_with(".dat")) {
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if tail.is_empty() {
         return None;
+    }
+    if dat {
+        let stem = tail.strip_suffix(".dat")?;
+        let ours = match stem.strip_prefix("copy-") {
+            Some(n) => hex(n),
+            None => stem.len() == 8 && hex(stem),
+        };
+        if !ours {
+            return None;
+        }
     }
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -90,7 +103,10 @@ pub fn stale_files(dir: &Path) -> Vec<PathBuf> {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        if !meta.file_type().is_file() {
+        // Ours only: a file of another user is never iopath's to remove.
+        if !meta.file_type().is_file()
+            || std::os::unix::fs::MetadataExt::uid(&meta) != rustix::process::geteuid().as_raw()
+        {
             continue;
         }
         let Ok(modified) = meta.modified() else {
@@ -140,6 +156,11 @@ mod tests {
         assert_eq!(pid_of_name("iopath-123-0badcafe.dat", true), Some(123));
         assert_eq!(pid_of_name("iopath-77-copy-1f2.dat", true), Some(77));
         assert_eq!(pid_of_name("iopath-77-copy-1f2.txt", true), None);
+        // A user's files that only look like ours (review of issue 14).
+        assert_eq!(pid_of_name("iopath-99999-notes.dat", true), None);
+        assert_eq!(pid_of_name("iopath-1-backup.dat", true), None);
+        assert_eq!(pid_of_name("iopath-1-0badcafe1.dat", true), None);
+        assert_eq!(pid_of_name("iopath-1-copy-.dat", true), None);
         assert_eq!(pid_of_name("iopath-test-probe-5", false), None);
         assert_eq!(pid_of_name("iopath--1.dat", true), None);
         assert_eq!(pid_of_name("iopath-12-3", false), Some(12));
