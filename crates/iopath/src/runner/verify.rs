@@ -1,6 +1,8 @@
-//! `--verify` after a write repetition, outside its timing: the blocks its
-//! workers wrote are read back through plain buffered reads (what any
-//! program reading the file sees) and checked.
+//! `--verify` after a write repetition, outside its timing: the file is
+//! made durable and its cached pages dropped (`fsync`,
+//! `POSIX_FADV_DONTNEED`), then the blocks its workers wrote are read back
+//! and checked, so what is checked is what the device holds, not what the
+//! page cache still has (a write lost at writeback is caught).
 //!
 //! The guarantee: every block written in the repetition holds a block with
 //! a valid checksum, its own offset, the run's seed and this repetition's
@@ -17,6 +19,20 @@ use iopath_io::verify::{check_all, Expect};
 /// Most bytes read back in one call.
 const CHUNK: u64 = 1 << 20;
 
+/// `path` opened for the read-back, after its dirty pages reached the
+/// device and its cached ones were dropped: reads then come from the device.
+fn open_from_device(path: &Path) -> Result<std::fs::File, String> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| format!("--verify: cannot open {} to read back: {e}", path.display()))?;
+    iopath_io::sys::evict_file(&f).map_err(|e| {
+        format!(
+            "--verify: cannot write back and drop the cached pages of {} before reading back: {e}",
+            path.display()
+        )
+    })?;
+    Ok(f)
+}
+
 /// Read back and check the blocks marked in each `(start, len, written)`:
 /// `written` has one bit per `bs`-byte block from `start`. Returns the bytes
 /// checked; the first bad block is the error.
@@ -28,8 +44,7 @@ pub fn read_back(
     pass: u32,
     ranges: &[(u64, u64, &[u64])],
 ) -> Result<u64, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("--verify: cannot open {} to read back: {e}", path.display()))?;
+    let f = open_from_device(path)?;
     let per_call = (CHUNK / bs).max(1);
     let mut buf = vec![0u8; (per_call * bs) as usize];
     let mut checked = 0u64;
@@ -80,8 +95,7 @@ pub fn read_back(
 /// which must hold the source's blocks at the same offsets. Returns the
 /// bytes checked.
 pub fn check_file(path: &Path, len: u64, unit: u64, expect: Expect) -> Result<u64, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("--verify: cannot open {} to read back: {e}", path.display()))?;
+    let f = open_from_device(path)?;
     let whole = len / unit * unit;
     let per_call = (CHUNK / unit).max(1) * unit;
     let mut buf = vec![0u8; per_call as usize];
