@@ -102,16 +102,20 @@ pub struct Expect {
 pub struct Mismatch {
     pub offset: u64,
     pub what: String,
-    pub found: Header,
+    /// The header found; `None` when the block holds none at all.
+    pub found: Option<Header>,
 }
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "verify failed at offset {}: {}; found header: {}",
-            self.offset, self.what, self.found
-        )
+        match &self.found {
+            Some(h) => write!(
+                f,
+                "verify failed at offset {}: {}; found header: {h}",
+                self.offset, self.what
+            ),
+            None => write!(f, "verify failed at offset {}: {}", self.offset, self.what),
+        }
     }
 }
 
@@ -122,7 +126,7 @@ pub fn check(unit: &[u8], e: &Expect) -> Result<(), Mismatch> {
         Err(Mismatch {
             offset: e.offset,
             what,
-            found,
+            found: Some(found),
         })
     };
     let want = match e.exact_pass {
@@ -131,10 +135,13 @@ pub fn check(unit: &[u8], e: &Expect) -> Result<(), Mismatch> {
         None => format!("offset {} seed {} pass <= {}", e.offset, e.seed, e.max_pass),
     };
     if unit[0..4] != MAGIC {
-        return bad(format!(
-            "no iopath header (magic {:02x?}); expected {want}",
-            &unit[0..4]
-        ));
+        return Err(Mismatch {
+            offset: e.offset,
+            what: format!(
+                "no iopath header (the file was not written by `iopath --verify`, or not whole); expected {want}. Let iopath write it first (--allow-write with a write pattern, or --prefill on a device), or give the --seed of the run that did"
+            ),
+            found: None,
+        });
     }
     let stored = u32::from_le_bytes(unit[4..8].try_into().expect("4 bytes"));
     let computed = checksum(unit);
