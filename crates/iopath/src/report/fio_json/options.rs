@@ -11,7 +11,12 @@ use super::{jobname, Options};
 pub(super) fn global_options(r: &RunResult) -> Options {
     let mut o = Options::default();
     if let Some(t) = &r.target {
-        o.set("filename", t.path.to_string_lossy());
+        // An unnamed test file has no name fio could open: its directory
+        // (fio makes its own file there).
+        match t.path.parent().filter(|_| t.unnamed) {
+            Some(dir) => o.set("directory", dir.to_string_lossy()),
+            None => o.set("filename", t.path.to_string_lossy()),
+        }
         o.set("size", fio_size(t.size_bytes));
     }
     if let Some(ns) = r.config.time_limit_ns.filter(|_| !r.config.whole_pass) {
