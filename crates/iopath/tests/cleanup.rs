@@ -218,3 +218,28 @@ fn the_reaper_leaves_files_a_live_process_may_own() {
     assert!(err.contains("0000f00d"), "{err}");
     assert!(!locked.exists());
 }
+
+/// Messages name an unnamed test file as the target, not by the
+/// `/proc/<pid>/fd/<n>` link engines open it by (review of issue 14).
+#[test]
+fn messages_name_the_unnamed_file_as_the_target() {
+    let dir = scratch();
+    let v = common::run_json(
+        dir.path(),
+        &[
+            "--size",
+            "8M",
+            "--methods",
+            "mmap-dax,direct",
+            "--patterns",
+            "read",
+            "--time",
+            "20ms",
+        ],
+    );
+    let text = v["cases"].to_string();
+    assert!(!text.contains("/proc/"), "{text}");
+    if v["target"]["unnamed"] == true {
+        assert!(text.contains("(unnamed O_TMPFILE)"), "{text}");
+    }
+}

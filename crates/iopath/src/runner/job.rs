@@ -123,6 +123,7 @@ impl Runner<'_> {
         on_case: &mut dyn FnMut(&RunResult) -> Result<()>,
         bar: &indicatif::ProgressBar,
     ) -> Result<bool> {
+        let target = sh.target;
         let mut arms: Vec<Arm> = Vec::new();
         for &case in cases {
             let cr = self.prepare_case(case, sh);
@@ -175,6 +176,7 @@ impl Runner<'_> {
                 for a in &arms {
                     summarize(&mut result.cases[a.idx], a);
                 }
+                name_paths(result, target);
                 result.warnings = crate::warnings::collect(result);
                 result.verdicts = crate::verdict::all(&result.cases);
                 if let Err(e) = on_case(result) {
@@ -244,6 +246,7 @@ impl Runner<'_> {
                     .iter()
                     .any(|r| r.interrupted)
             });
+        name_paths(result, target);
         result.warnings = crate::warnings::collect(result);
         result.verdicts = crate::verdict::all(&result.cases);
         on_case(result)?;
@@ -549,6 +552,31 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
     });
+}
+
+/// Messages as a person reads them: an unnamed test file's
+/// `/proc/<pid>/fd/<n>` (what engines open) named as the target
+/// (`DIR/(unnamed O_TMPFILE)`).
+fn name_paths(result: &mut RunResult, target: Option<&crate::target::Target>) {
+    let Some(t) = target.filter(|t| t.info.unnamed) else {
+        return;
+    };
+    let (from, to) = (
+        t.path().display().to_string(),
+        t.info.path.display().to_string(),
+    );
+    for c in &mut result.cases {
+        for m in c
+            .error
+            .iter_mut()
+            .chain(c.skipped.iter_mut())
+            .chain(c.notes.iter_mut())
+        {
+            if m.contains(&from) {
+                *m = m.replace(&from, &to);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
