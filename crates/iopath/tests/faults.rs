@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::block::{Loop, Mount};
 use common::{iopath, leftovers, scratch};
 use serde_json::Value;
 
@@ -25,81 +26,6 @@ fn root() -> bool {
     }
     eprintln!("skipped: needs root (mounts, loop devices)");
     false
-}
-
-/// A mount made here, unmounted when dropped.
-struct Mount(PathBuf);
-
-impl Mount {
-    /// `mount ARGS SRC AT`; `None` (reason printed) when it fails.
-    fn new(src: &str, at: &Path, args: &[&str]) -> Option<Mount> {
-        let out = Command::new("mount").args(args).arg(src).arg(at).output();
-        match out {
-            Ok(o) if o.status.success() => Some(Mount(at.to_path_buf())),
-            Ok(o) => {
-                eprintln!(
-                    "skipped: mount {src} on {} failed: {}",
-                    at.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
-                None
-            }
-        }
-    }
-
-    /// A tmpfs of `size` (`8M`) on `at`.
-    fn tmpfs(at: &Path, size: &str) -> Option<Mount> {
-        Mount::new("tmpfs", at, &["-t", "tmpfs", "-o", &format!("size={size}")])
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-/// A loop device attached here, detached when dropped.
-struct Loop(PathBuf);
-
-impl Loop {
-    fn attach(file: &Path) -> Option<Loop> {
-        let out = match Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(file)
-            .output()
-        {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("skipped: cannot run losetup: {e}");
-                return None;
-            }
-        };
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !out.status.success() || dev.is_empty() {
-            eprintln!(
-                "skipped: losetup -f --show {} failed: {}",
-                file.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return None;
-        }
-        Some(Loop(PathBuf::from(dev)))
-    }
-
-    fn name(&self) -> String {
-        self.0.file_name().unwrap().to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
 }
 
 /// A sparse file of `mib` MiB.
@@ -268,7 +194,7 @@ fn a_device_that_fails_writes_fails_the_case_and_keeps_the_rest() {
     };
     let img = dir.path().join("dev.img");
     sparse(&img, 64);
-    let Some(lo) = Loop::attach(&img) else {
+    let Some(lo) = Loop::attach(&img, false) else {
         return;
     };
     let json = out_dir.path().join("r.json");
@@ -399,7 +325,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
     let (dir, out_dir) = (scratch(), scratch());
     let img = dir.path().join("fs.img");
     sparse(&img, 128);
-    let Some(lo) = Loop::attach(&img) else {
+    let Some(lo) = Loop::attach(&img, false) else {
         return;
     };
     let trigger = PathBuf::from(format!("/sys/fs/ext4/{}/trigger_fs_error", lo.name()));
@@ -423,7 +349,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
     }
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    let Some(_m) = Mount::new(lo.0.to_str().unwrap(), &mnt, &["-o", "errors=remount-ro"]) else {
+    let Some(_m) = Mount::new(&lo.0, &mnt, &["-o", "errors=remount-ro"]) else {
         return;
     };
     if !trigger.exists() {

@@ -2,6 +2,8 @@
 // Each test binary uses its own subset of these.
 #![allow(dead_code)]
 
+pub mod block;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
