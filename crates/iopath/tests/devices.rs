@@ -40,7 +40,8 @@ fn tool(name: &str, args: &[&str], dev: &Path) -> bool {
     }
 }
 
-/// `iopath run --file DEV --allow-write` writing 4 MiB once, with `extra`.
+/// `iopath run --file DEV --allow-write` writing 4 MiB once, with `extra`
+/// (DEV may be a regular file too).
 fn write_run(dev: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     iopath()
         .args(["run", "--file"])
@@ -445,24 +446,7 @@ fn a_mounted_file_system_is_safe_from_its_image_and_its_twin_loop() {
         .code(2)
         .stderr(predicate::str::contains(first.name()));
     // The image file itself, as a regular --file.
-    iopath()
-        .args(["run", "--file"])
-        .arg(&img)
-        .args([
-            "--allow-write",
-            "--size",
-            "4M",
-            "--patterns",
-            "write",
-            "--methods",
-            "buffered",
-            "--time",
-            "50ms",
-            "--repeat",
-            "1",
-            "--quiet",
-        ])
-        .assert()
+    write_run(&img, &[])
         .code(2)
         .stderr(predicate::str::contains("backing file of"));
     // The mounted device cannot be held exclusively.

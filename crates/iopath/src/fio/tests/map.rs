@@ -165,7 +165,6 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
         ("[a]\nbsrange=4k-64k\n", "range of block sizes"),
         ("[a]\nfsync=8\n", "not every N writes"),
         ("[a]\nfilename=x:y\n", "several files"),
-        ("[a]\nverify=crc32c\n", "does not verify"),
         (
             "[a]\nruntime=5\n[b]\nstonewall\nruntime=6\n",
             "its runtime differs from job a's",
@@ -221,6 +220,11 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
     )
     .unwrap();
     assert_eq!(job.cases[0].sync, Some(iopath_io::SyncPolicy::Each));
+    // verify= is iopath's --verify; verify=0 is none.
+    let v = one("[a]\nrw=write\nverify=crc32c\n", MapOptions::default()).unwrap();
+    assert_eq!(v.run.verify, Some(true));
+    let v = one("[a]\nrw=write\nverify=0\n", MapOptions::default()).unwrap();
+    assert_eq!(v.run.verify, None);
     // Stonewalled jobs run one after the other, as cases.
     let job = one(
         "[a]\nrw=read\n[b]\nstonewall\nrw=randwrite\n",
