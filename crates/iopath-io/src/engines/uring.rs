@@ -299,16 +299,125 @@ impl UringEngine {
         Ok(())
     }
 
+    /// Submit what the SQ holds and wait for `want` completions. Transient
+    /// refusals are not errors ([`on_enter_error`]): EINTR enters again,
+    /// EBUSY (a CQ overflow backlog) and EAGAIN with completions to drain
+    /// return so the caller drains them, EAGAIN with requests in the kernel
+    /// waits for one of them without submitting, and EAGAIN with nothing to
+    /// wait for sleeps and tries again, for [`EAGAIN_GIVE_UP`] at most.
     fn enter(&mut self, want: usize) -> Result<(), EngineError> {
+        let mut slept = std::time::Duration::ZERO;
         loop {
-            match self.ring.submit_and_wait(want) {
+            let e = match self.ring.submit_and_wait(want) {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            let cq_ready = !self.ring.completion().is_empty();
+            match on_enter_error(e.raw_os_error(), cq_ready, self.in_kernel() > 0, slept) {
+                OnEnterError::Again => continue,
+                OnEnterError::Drain => return Ok(()),
+                OnEnterError::WaitOne => return self.wait_one(),
+                OnEnterError::Sleep(d) => {
+                    std::thread::sleep(d);
+                    slept += d;
+                }
+                OnEnterError::Fail if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    return Err(EngineError::Os {
+                        op: "io_uring_enter",
+                        path: self.path.clone(),
+                        source: e,
+                        hint: Some(format!(
+                            "the kernel could not get memory for new requests for {} s in a row: free memory, or lower --qd or --threads",
+                            EAGAIN_GIVE_UP.as_secs()
+                        )),
+                    })
+                }
+                OnEnterError::Fail => {
+                    return Err(EngineError::os("io_uring_enter", &self.path, e))
+                }
+            }
+        }
+    }
+
+    /// Requests the kernel has taken from the SQ and not yet completed
+    /// (entries, a write and its linked fsync counting two).
+    fn in_kernel(&mut self) -> usize {
+        let expected: usize = self.pending.iter().map(|&p| usize::from(p)).sum();
+        expected.saturating_sub(self.ring.submission().len())
+    }
+
+    /// Wait for one completion without submitting (`io_uring_enter(0, 1,
+    /// GETEVENTS)`); only called with requests in the kernel, so one comes.
+    fn wait_one(&mut self) -> Result<(), EngineError> {
+        /// `IORING_ENTER_GETEVENTS` of `<linux/io_uring.h>`.
+        const GETEVENTS: u32 = 1;
+        loop {
+            // SAFETY: submits nothing (to_submit 0, so no SQE the kernel
+            // could read is involved) and passes no argument; the ring is
+            // alive. GETEVENTS waits for a completion of a request already
+            // in the kernel (the caller checked one is), whose buffer is a
+            // slot marked in flight.
+            let r = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, 1, GETEVENTS, None)
+            };
+            match r {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // CQ overflow backlog: the caller drains and comes back.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
                 Err(e) => return Err(EngineError::os("io_uring_enter", &self.path, e)),
             }
         }
+    }
+}
+
+/// How long `enter` keeps trying while the kernel answers EAGAIN with
+/// nothing to drain or wait for.
+const EAGAIN_GIVE_UP: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What `enter` does when `io_uring_enter` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnEnterError {
+    /// Enter again at once (EINTR: a signal interrupted it).
+    Again,
+    /// Return: the caller drains the CQ and enters again (EBUSY: a CQ
+    /// overflow backlog; EAGAIN with completions waiting, whose draining
+    /// frees what the kernel lacked).
+    Drain,
+    /// Wait for a completion without submitting, then return (EAGAIN with
+    /// requests in the kernel: one finishing frees what it lacked).
+    WaitOne,
+    /// Sleep this long, then enter again (EAGAIN with nothing in the
+    /// kernel: short of memory for a moment).
+    Sleep(std::time::Duration),
+    /// Report the error.
+    Fail,
+}
+
+/// The decision for an `io_uring_enter` that failed with `errno`, when
+/// completions are waiting in the CQ (`cq_ready`), requests are in the
+/// kernel (`in_kernel`), and after sleeping `slept` in all already. EAGAIN
+/// ("the kernel was unable to allocate memory for the request, or
+/// otherwise ran out of resources": try again once some complete) is
+/// transient, as is EINTR. Sleeps back off (each as long as all before
+/// it: 10 µs, 10, 20, 40 ... up to 1 ms each), and the error is reported
+/// once they add up to [`EAGAIN_GIVE_UP`].
+fn on_enter_error(
+    errno: Option<i32>,
+    cq_ready: bool,
+    in_kernel: bool,
+    slept: std::time::Duration,
+) -> OnEnterError {
+    use std::time::Duration;
+    match errno {
+        Some(libc::EINTR) => OnEnterError::Again,
+        Some(libc::EBUSY) => OnEnterError::Drain,
+        Some(libc::EAGAIN) if cq_ready => OnEnterError::Drain,
+        Some(libc::EAGAIN) if in_kernel => OnEnterError::WaitOne,
+        Some(libc::EAGAIN) if slept < EAGAIN_GIVE_UP => {
+            OnEnterError::Sleep(slept.clamp(Duration::from_micros(10), Duration::from_millis(1)))
+        }
+        _ => OnEnterError::Fail,
     }
 }
 
@@ -582,6 +691,81 @@ mod tests {
         assert_eq!(e.submit(&[req], &mut done)?, 1);
         e.reap(1, &mut done)?;
         Ok(done[0])
+    }
+
+    /// io_uring_enter's transient refusals are retried, not the end of the
+    /// case: EINTR at once, EBUSY and EAGAIN by draining, waiting for a
+    /// completion, or sleeping a little (backing off, up to a bound).
+    /// Everything else is reported. (reap used to fail on EAGAIN.)
+    #[test]
+    fn eagain_and_eintr_from_enter_are_retried() {
+        use std::time::Duration;
+        let z = Duration::ZERO;
+        let on = on_enter_error;
+        assert_eq!(on(Some(libc::EINTR), false, true, z), OnEnterError::Again);
+        assert_eq!(on(Some(libc::EBUSY), true, true, z), OnEnterError::Drain);
+        assert_eq!(on(Some(libc::EAGAIN), true, true, z), OnEnterError::Drain);
+        assert_eq!(
+            on(Some(libc::EAGAIN), false, true, z),
+            OnEnterError::WaitOne
+        );
+        // Nothing to drain or wait for: sleep, longer each time, then give up.
+        let mut slept = z;
+        let mut sleeps = Vec::new();
+        while let OnEnterError::Sleep(d) = on(Some(libc::EAGAIN), false, false, slept) {
+            assert!(d > z && d <= Duration::from_millis(1), "{d:?}");
+            sleeps.push(d);
+            slept += d;
+        }
+        assert_eq!(
+            on(Some(libc::EAGAIN), false, false, slept),
+            OnEnterError::Fail
+        );
+        assert!(slept >= EAGAIN_GIVE_UP && slept < EAGAIN_GIVE_UP + Duration::from_millis(2));
+        assert!(sleeps.windows(2).all(|w| w[0] <= w[1]), "backs off");
+        assert_eq!(sleeps[0], Duration::from_micros(10));
+        for errno in [libc::EIO, libc::EINVAL, libc::EBADF, libc::ENOMEM] {
+            assert_eq!(
+                on(Some(errno), true, true, z),
+                OnEnterError::Fail,
+                "{errno}"
+            );
+        }
+        assert_eq!(on(None, true, true, z), OnEnterError::Fail);
+    }
+
+    /// The wait EAGAIN uses when requests are in the kernel: it submits
+    /// nothing and returns once one completes; the books say which
+    /// requests the kernel holds.
+    #[test]
+    fn wait_one_waits_for_a_request_already_in_the_kernel() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(mut e) = open_or_skip(&spec(&dir)) else {
+            return;
+        };
+        let reqs: Vec<IoReq> = (0..4)
+            .map(|slot| IoReq {
+                op: Op::Read,
+                offset: 4096 * u64::from(slot),
+                len: 4096,
+                slot,
+            })
+            .collect();
+        let mut done = Vec::new();
+        assert_eq!(e.submit(&reqs, &mut done).unwrap(), 4);
+        // uring-buffered defers submission: all four wait in the SQ.
+        assert_eq!(e.in_kernel(), 0);
+        e.enter(0).unwrap();
+        assert_eq!(e.in_kernel(), 4);
+        let mut got = 0;
+        while got < 4 {
+            e.wait_one().unwrap();
+            let n = e.drain(&mut done);
+            assert!(n >= 1, "wait_one returned with nothing complete");
+            got += n;
+        }
+        assert_eq!(e.in_kernel(), 0);
+        assert!(done.iter().all(|c| c.result == Ok(4096)), "{done:?}");
     }
 
     #[test]
