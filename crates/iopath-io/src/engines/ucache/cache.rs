@@ -77,8 +77,17 @@ pub struct UcacheShared {
     /// to it.
     dio_offset: usize,
     shards: Box<[Mutex<Shard>]>,
-    /// The file's logical size. Changed only with `size_lock` held.
+    /// The file's logical size, as readers see it: a write past the end
+    /// raises it only once its data is in the cache, and not at all when
+    /// it fails. Changed only with `size_lock` held.
     size: AtomicU64,
+    /// `size`, or the end of the write past it in progress (at most one:
+    /// `extend_lock`): what write-back keeps of a short page, so that the
+    /// new bytes of that write are written, not cut off. Changed only with
+    /// `size_lock` held; never below `size`.
+    extent: AtomicU64,
+    /// Held by a write past the end for its whole length.
+    extend_lock: Mutex<()>,
     /// A block device: its size is fixed; nothing extends or cuts it.
     device: bool,
     size_lock: Mutex<()>,
@@ -194,6 +203,8 @@ impl UcacheShared {
             dio_offset: dio.offset.max(1),
             shards: shards.into_boxed_slice(),
             size: AtomicU64::new(len),
+            extent: AtomicU64::new(len),
+            extend_lock: Mutex::new(()),
             device,
             size_lock: Mutex::new(()),
             counters: Counters::default(),
@@ -279,6 +290,13 @@ impl UcacheShared {
 
     /// Write `buf` at `offset` (extending the file when past its end), as
     /// `mode` says.
+    ///
+    /// A write past the end publishes the new size only once its data is in
+    /// the cache (and written through, as `mode` says): until then readers
+    /// see the old end, never zeros where its data is going. If it fails,
+    /// the size stays, the file is cut back to it if write-back had already
+    /// extended it, and the bytes past it that the write left in cached
+    /// pages are zeroed again (what the file holds there).
     pub fn write(&self, offset: u64, buf: &[u8], mode: WriteMode) -> Result<usize, Errno> {
         if !self.writable {
             return Err(Errno::BADF);
@@ -288,12 +306,58 @@ impl UcacheShared {
             // Past a device's end: as pwrite(2) on the device says.
             return Err(Errno::NOSPC);
         }
-        if end > self.len() {
+        if end <= self.len() {
+            return self.write_pages(offset, buf, mode);
+        }
+        let _one_at_a_time = lock(&self.extend_lock);
+        let old = self.len();
+        if end <= old {
+            // A write that ended there meanwhile extended the file.
+            return self.write_pages(offset, buf, mode);
+        }
+        {
             let _g = lock(&self.size_lock);
-            if end > self.size.load(Ordering::Acquire) {
+            self.extent.store(end, Ordering::Release);
+        }
+        let res = self.write_pages(offset, buf, mode);
+        let g = lock(&self.size_lock);
+        match res {
+            Ok(n) => {
                 self.size.store(end, Ordering::Release);
+                Ok(n)
+            }
+            Err(e) => {
+                self.extent.store(old, Ordering::Release);
+                // Write-back may have extended the file: cut it back (the
+                // file never holds more than the logical size).
+                if crate::sys::file_len(&self.file).is_ok_and(|n| n > old) {
+                    let _ = retry(|| rustix::fs::ftruncate(&self.file, old));
+                }
+                drop(g);
+                self.forget_past(old, end);
+                Err(e)
             }
         }
+    }
+
+    /// Zero the bytes of `[from, to)` in the cached pages that hold them:
+    /// past the logical end `from`, they must read as the file does, zeros,
+    /// if a later write extends the file past them.
+    fn forget_past(&self, from: u64, to: u64) {
+        let ps = self.page_size as u64;
+        for page in from / ps..to.div_ceil(ps) {
+            let mut sh = lock(&self.shards[shard_of(page, self.shards.len())]);
+            if let Some(f) = sh.clock.lookup(page) {
+                let in_page = from.saturating_sub(page * ps) as usize;
+                let start = f * self.stride;
+                sh.mem.as_mut_slice()[start + in_page..start + self.page_size].fill(0);
+            }
+        }
+    }
+
+    /// The pages of a write, each copied into the cache and written
+    /// through as `mode` says; then `fsync` for [`WriteMode::ThroughFsync`].
+    fn write_pages(&self, offset: u64, buf: &[u8], mode: WriteMode) -> Result<usize, Errno> {
         let flags = match mode {
             WriteMode::Through(flags) => Some(flags),
             WriteMode::ThroughFsync => Some(ReadWriteFlags::empty()),
@@ -328,6 +392,10 @@ impl UcacheShared {
         let ps = self.page_size as u64;
         let mut at = 0usize;
         while at < len {
+            #[cfg(test)]
+            if at > 0 {
+                hooks::between_pages();
+            }
             let pos = offset + at as u64;
             let page = pos / ps;
             let in_page = (pos % ps) as usize;
@@ -390,12 +458,14 @@ impl UcacheShared {
         let offset = page * ps;
         let start = f * self.stride;
         let frame = &sh.mem.as_slice()[start..start + self.page_size];
-        if offset + ps <= self.len() {
+        // The end a write in progress is extending the file to counts: its
+        // bytes are in the frame, and this may be their only write-back.
+        if offset + ps <= self.extent.load(Ordering::Acquire) {
             pwrite_all(&self.file, frame, offset, flags)?;
         } else {
             // The short last page: the size cannot change meanwhile.
             let _g = lock(&self.size_lock);
-            let size = self.size.load(Ordering::Acquire);
+            let size = self.extent.load(Ordering::Acquire);
             let valid = size.saturating_sub(offset).min(ps) as usize;
             let n = valid.next_multiple_of(self.dio_offset).min(self.page_size);
             pwrite_all(&self.file, &frame[..n], offset, flags)?;
@@ -528,6 +598,10 @@ fn retry<T>(mut op: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
 
 /// Write all of `buf` at `offset` (`pwritev2` with `flags` when any).
 fn pwrite_all(file: &File, buf: &[u8], offset: u64, flags: ReadWriteFlags) -> Result<(), Errno> {
+    #[cfg(test)]
+    if hooks::fail_pwrite() {
+        return Err(Errno::IO);
+    }
     let mut done = 0;
     while done < buf.len() {
         let rest = &buf[done..];
@@ -545,4 +619,42 @@ fn pwrite_all(file: &File, buf: &[u8], offset: u64, flags: ReadWriteFlags) -> Re
         done += n;
     }
     Ok(())
+}
+
+/// Fault and interleaving hooks for the unit tests, per thread.
+#[cfg(test)]
+pub(super) mod hooks {
+    use std::cell::{Cell, RefCell};
+
+    thread_local! {
+        /// Page writes to let through before one fails with EIO (`None`:
+        /// none fails).
+        pub(in super::super) static FAIL_PWRITE_AFTER: Cell<Option<u32>> = const { Cell::new(None) };
+        /// Called between two pages of a request, with no lock held.
+        pub(in super::super) static BETWEEN_PAGES: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+    }
+
+    /// True when this page write is the one to fail.
+    pub(super) fn fail_pwrite() -> bool {
+        FAIL_PWRITE_AFTER.with(|c| match c.get() {
+            Some(0) => {
+                c.set(None);
+                true
+            }
+            Some(n) => {
+                c.set(Some(n - 1));
+                false
+            }
+            None => false,
+        })
+    }
+
+    /// Run the hook (not recursively: a request it makes runs none).
+    pub(super) fn between_pages() {
+        let hook = BETWEEN_PAGES.with(|h| h.borrow_mut().take());
+        if let Some(mut hook) = hook {
+            hook();
+            BETWEEN_PAGES.with(|h| *h.borrow_mut() = Some(hook));
+        }
+    }
 }

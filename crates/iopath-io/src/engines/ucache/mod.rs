@@ -24,7 +24,9 @@
 //! - A request is atomic per page, not across pages (as with `pread` and
 //!   `pwrite` on the page cache).
 //! - The cache keeps the file's logical size: reads stop at it (a short read
-//!   at end of file), writes past it extend it. The last page of a file that
+//!   at end of file), writes past it extend it, one at a time, once their
+//!   data is in the cache (readers never see the new size before the data;
+//!   a failed one extends nothing). The last page of a file that
 //!   is not a multiple of the page size is a *short page*: it is read whole
 //!   (`O_DIRECT` returns what exists, the rest of the frame is zeros) and
 //!   written back rounded up to the `O_DIRECT` alignment, after which the

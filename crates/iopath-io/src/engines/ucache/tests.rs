@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rustix::io::ReadWriteFlags;
 
-use super::cache::merge_nodes;
+use super::cache::{hooks, merge_nodes, shared_with, UcacheShared};
 use super::clock::{frames_in_shard, shard_of, Clock, FrameState};
 use super::config::fmt_size;
 use super::{UcacheConfig, WriteMode};
@@ -143,4 +143,130 @@ fn node_lists_merge_in_order() {
     let mut a = vec![(0, 3), (2, 1)];
     merge_nodes(&mut a, &[(1, 5), (2, 2), (3, 1)]);
     assert_eq!(a, [(0, 3), (1, 5), (2, 3), (3, 1)]);
+}
+
+const PAGE: usize = 4096;
+
+/// A file of `data` and a writable cache of it, `pages` pages in one shard.
+fn cache_of(data: &[u8], pages: u64) -> (tempfile::TempDir, std::sync::Arc<UcacheShared>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.dat");
+    std::fs::write(&path, data).unwrap();
+    let cfg = UcacheConfig::new(pages * PAGE as u64, PAGE).with_shards(1);
+    let (cache, _) = shared_with(&path, cfg, true, None).unwrap();
+    (dir, cache)
+}
+
+fn bytes(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect()
+}
+
+fn read(cache: &UcacheShared, offset: u64, len: usize) -> Vec<u8> {
+    let mut buf = vec![0xee; len];
+    let n = cache.read(offset, &mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// A reader running while a write past the end is between its pages sees
+/// the old end, never the new size with zeros where the data has not been
+/// copied yet. (The size used to be published first.)
+#[test]
+fn a_reader_never_sees_an_extension_before_its_data() {
+    let old = bytes(1, 2 * PAGE);
+    let (_dir, cache) = cache_of(&old, 16);
+    let new = bytes(2, 3 * PAGE);
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let (c, s) = (cache.clone(), seen.clone());
+    hooks::BETWEEN_PAGES.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || {
+            s.borrow_mut()
+                .push((c.len(), read(&c, 2 * PAGE as u64, 3 * PAGE)));
+        }))
+    });
+    let n = cache.write(2 * PAGE as u64, &new, WriteMode::Back);
+    hooks::BETWEEN_PAGES.with(|h| h.borrow_mut().take());
+    assert_eq!(n, Ok(3 * PAGE));
+    let seen = seen.take();
+    assert_eq!(seen.len(), 2, "the hook ran between the three pages");
+    for (len, got) in &seen {
+        assert_eq!(*len, 2 * PAGE as u64, "size published before the data");
+        let prefix = &new[..got.len()];
+        assert!(
+            got == prefix,
+            "read {} bytes past the old end that are not the data written",
+            got.len()
+        );
+    }
+    assert_eq!(cache.len(), 5 * PAGE as u64);
+    assert!(read(&cache, 2 * PAGE as u64, 3 * PAGE) == new);
+    assert!(read(&cache, 0, 2 * PAGE) == old);
+}
+
+/// A write past the end that fails (its second page's write-through gets
+/// EIO) leaves the size, the file's length and what reads past the old end
+/// give as they were; a later write past both ends reads zeros in between,
+/// not the failed write's bytes. (The size used to stay extended.)
+#[test]
+fn a_failed_write_past_the_end_does_not_extend_the_file() {
+    let old_len = 2 * PAGE + 100;
+    let old = bytes(3, old_len);
+    let (dir, cache) = cache_of(&old, 16);
+    let file = dir.path().join("c.dat");
+    let new = bytes(4, 2 * PAGE);
+    // The first page written through (the short page at 8192) succeeds,
+    // and extends the file; the second fails.
+    hooks::FAIL_PWRITE_AFTER.with(|c| c.set(Some(1)));
+    let res = cache.write(
+        old_len as u64,
+        &new,
+        WriteMode::Through(ReadWriteFlags::DSYNC),
+    );
+    hooks::FAIL_PWRITE_AFTER.with(|c| c.set(None));
+    assert_eq!(res, Err(rustix::io::Errno::IO));
+    assert_eq!(
+        cache.len(),
+        old_len as u64,
+        "a failed write extended the size"
+    );
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), old_len as u64);
+    assert!(read(&cache, old_len as u64, PAGE).is_empty());
+    assert!(read(&cache, 0, 4 * PAGE) == old);
+    // Extend past where the failed write went: zeros in between.
+    let tail = bytes(5, 100);
+    let at = 5 * PAGE as u64;
+    assert_eq!(cache.write(at, &tail, WriteMode::Back), Ok(100));
+    assert_eq!(cache.len(), at + 100);
+    let gap = read(&cache, old_len as u64, at as usize - old_len);
+    assert!(
+        gap.iter().all(|&b| b == 0),
+        "the failed write's bytes came back"
+    );
+    cache.flush().unwrap();
+    let on_disk = std::fs::read(&file).unwrap();
+    assert_eq!(on_disk.len(), at as usize + 100);
+    assert!(on_disk[..old_len] == old[..]);
+    assert!(on_disk[old_len..at as usize].iter().all(|&b| b == 0));
+    assert!(on_disk[at as usize..] == tail[..]);
+}
+
+/// While a write past the end is in progress, a page of it evicted (the
+/// cache holds one page) is written back whole: write-back counts the end
+/// being written, not the old one, or the new bytes would be cut off.
+#[test]
+fn pages_of_a_write_past_the_end_evicted_meanwhile_are_written_whole() {
+    let old = bytes(6, PAGE + 10);
+    let (dir, cache) = cache_of(&old, 1);
+    let new = bytes(7, 3 * PAGE);
+    let at = PAGE as u64 + 10;
+    assert_eq!(cache.write(at, &new, WriteMode::Back), Ok(3 * PAGE));
+    cache.flush().unwrap();
+    let mut want = old.clone();
+    want.extend_from_slice(&new);
+    let on_disk = std::fs::read(dir.path().join("c.dat")).unwrap();
+    assert_eq!(on_disk.len(), want.len());
+    assert!(on_disk == want, "new bytes lost at eviction");
+    assert!(read(&cache, 0, want.len()) == want);
 }
