@@ -248,10 +248,11 @@ fn a_target_truncated_mid_run_fails_the_case_and_keeps_the_rest() {
 }
 
 /// The same with mmap: a read of a page past the new end of the file is
-/// SIGBUS. iopath dies of it today (exit 135, no message, the case in
-/// flight lost); what it should do is what the other methods do.
+/// SIGBUS, which iopath used to die of (exit 135, no message, the case in
+/// flight lost). Its handler turns it into the case's error ("truncated
+/// while mapped (SIGBUS at offset N ...): unexpected end of file"), as the
+/// other methods fail.
 #[test]
-#[ignore = "bug: mmap reads of a file truncated mid-run kill iopath with SIGBUS (exit 135, no message)"]
 fn an_mmap_target_truncated_mid_run_fails_the_case_and_keeps_the_rest() {
     truncated_mid_run("mmap");
 }

@@ -1,12 +1,11 @@
 //! `mmap` and `mmap-dax`: `memcpy` between the engine's buffer and a shared
 //! mapping of the file, as DAXBench64 measures it.
 //!
-//! `mmap` maps the file `MAP_SHARED` (memmap2). Reads fault pages in (with
-//! the kernel's fault-around and read-ahead); writes dirty pages that
-//! `msync` writes back.
+//! `mmap` maps the file `MAP_SHARED`. Reads fault pages in (with the
+//! kernel's fault-around and read-ahead); writes dirty pages that `msync`
+//! writes back.
 //!
-//! `mmap-dax` maps it `MAP_SHARED_VALIDATE | MAP_SYNC` (`libc::mmap`; memmap2
-//! cannot pass MAP_SYNC). The kernel accepts that only for a file on a DAX
+//! `mmap-dax` maps it `MAP_SHARED_VALIDATE | MAP_SYNC`. The kernel accepts that only for a file on a DAX
 //! file system (ext4 or xfs mounted `-o dax` on persistent memory): loads and
 //! stores then reach the medium without the page cache, and the file's
 //! metadata is durable whenever a write fault completes, so written data is
@@ -20,9 +19,20 @@
 //! Both map `span_bytes` of the file, or the whole file when it is shorter
 //! (pages past end of file would raise SIGBUS). A request past the end of the
 //! mapping transfers what lies inside it (a short read or write), as a file
-//! would at end of file. If another process truncates the file while it is
-//! mapped, the kernel raises SIGBUS: iopath only maps files it created or
-//! was told to use.
+//! would at end of file.
+//!
+//! The mapped bytes are only ever reached through raw pointers, never
+//! through a Rust reference: the workers of a case map the same file and
+//! write it at once, and other processes may ([`map`]'s docs).
+//!
+//! If another process truncates the file while it is mapped, touching a
+//! page past its new end raises SIGBUS, which would kill iopath without a
+//! word. A process-wide handler ([`guard`]) recognises the engines'
+//! mappings, puts a zero page in place of the lost one so the copy can
+//! finish, and the request fails instead, with an error naming the file
+//! and the offset; so does every later request of that engine, and its
+//! flush. The same holds for a page the kernel cannot read in or allocate
+//! (an I/O error, no space for a page written into a hole).
 //!
 //! Sync policies. `mmap`: `end` msyncs (and fsyncs) the whole mapping at the
 //! end; `dsync`, `osync` and `each` msync the written pages after every
@@ -38,12 +48,14 @@ use std::fmt;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
-
-use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use crate::buf::SlotPool;
 use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+
+mod guard;
+mod map;
+
+use map::FileMap;
 
 /// What every mapping note starts with.
 pub const MAPPING_NOTE_PREFIX: &str = "mapping: ";
@@ -114,95 +126,9 @@ pub fn parse_mapping_note(s: &str) -> Option<MappingInfo> {
     consistent.then_some(m)
 }
 
-#[derive(Debug)]
-enum Map {
-    Ro(Mmap),
-    Rw(MmapMut),
-    /// `MAP_SHARED_VALIDATE | MAP_SYNC` (mmap-dax).
-    Dax(SyncMap),
-    Empty,
-}
-
-/// A `MAP_SHARED_VALIDATE | MAP_SYNC` mapping, unmapped on drop.
-#[derive(Debug)]
-struct SyncMap {
-    ptr: NonNull<u8>,
-    len: usize,
-    writable: bool,
-}
-
-// SAFETY: SyncMap owns its mapping (nothing else unmaps it) and is only read
-// or written through &self/&mut self, like memmap2's MmapMut, which is Send.
-// A mapping is not tied to the thread that made it.
-unsafe impl Send for SyncMap {}
-
-impl SyncMap {
-    /// Map `len` (> 0) bytes of `file` from offset 0 with
-    /// `MAP_SHARED_VALIDATE`, and `MAP_SYNC` when `map_sync` (always, but in
-    /// this module's tests, which run the engine off DAX), or the OS error
-    /// (EOPNOTSUPP: not DAX; EINVAL: a kernel without MAP_SYNC).
-    fn new(file: &File, len: usize, writable: bool, map_sync: bool) -> std::io::Result<SyncMap> {
-        let prot = if writable {
-            libc::PROT_READ | libc::PROT_WRITE
-        } else {
-            libc::PROT_READ
-        };
-        let flags = libc::MAP_SHARED_VALIDATE | if map_sync { dax::MAP_SYNC } else { 0 };
-        // SAFETY: a fresh mapping at an address the kernel picks (NULL hint,
-        // no MAP_FIXED), so no existing memory is replaced; the fd is open
-        // for the call. The result is checked for MAP_FAILED before use.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, file.as_raw_fd(), 0) };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let ptr =
-            NonNull::new(p.cast::<u8>()).ok_or_else(|| std::io::Error::other("mmap gave NULL"))?;
-        Ok(SyncMap { ptr, len, writable })
-    }
-
-    fn addr(&self) -> usize {
-        self.ptr.as_ptr() as usize
-    }
-
-    fn read(&self, start: usize, dst: &mut [u8]) {
-        assert!(start.checked_add(dst.len()).is_some_and(|e| e <= self.len));
-        // SAFETY: [start, start + dst.len()) lies inside the mapping (checked
-        // above), which stays mapped while &self lives and never extends past
-        // end of file (see open), so every byte is readable; dst is a
-        // distinct Rust buffer, so the ranges do not overlap. Another process
-        // writing the file meanwhile can only change the bytes copied.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(start), dst.as_mut_ptr(), dst.len())
-        }
-    }
-
-    fn write(&mut self, start: usize, src: &[u8]) {
-        assert!(self.writable && start.checked_add(src.len()).is_some_and(|e| e <= self.len));
-        // SAFETY: as in read, and the mapping is PROT_WRITE (checked above).
-        // No Rust reference to the mapped bytes exists (they are only
-        // reached through this raw pointer), so writing them aliases nothing.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(start), src.len())
-        }
-    }
-}
-
-impl Drop for SyncMap {
-    fn drop(&mut self) {
-        // SAFETY: ptr/len are exactly what mmap returned and was given; the
-        // mapping is unmapped once, here, and no slice into it outlives self.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.len);
-        }
-    }
-}
-
 /// Cache-line write-back for `mmap-dax`: the instruction, and what each
 /// write-back covers.
 mod dax {
-    /// `MAP_SYNC` (Linux 4.15+): 0x80000 on every architecture that has it.
-    pub(super) const MAP_SYNC: libc::c_int = 0x80000;
-
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub(super) enum Insn {
         Clwb,
@@ -312,7 +238,8 @@ mod dax {
 
 #[derive(Debug)]
 pub struct MmapEngine {
-    map: Map,
+    /// `None`: nothing to map (an empty file or span).
+    map: Option<FileMap>,
     file: File,
     path: PathBuf,
     pool: SlotPool,
@@ -372,39 +299,28 @@ impl MmapEngine {
             } else {
                 len
             };
-            match SyncMap::new(&file, map_len, spec.write, map_sync) {
-                Ok(m) if len > 0 => Map::Dax(m),
-                Ok(_) => Map::Empty,
+            let flags = libc::MAP_SHARED_VALIDATE | if map_sync { map::MAP_SYNC } else { 0 };
+            match FileMap::new(&file, map_len, spec.write, flags) {
+                Ok(m) if len > 0 => Some(m),
+                Ok(_) => None,
                 Err(e) => return Err(map_sync_refused(&spec.path, e)),
             }
         } else if len == 0 {
-            Map::Empty
-        } else if spec.write {
-            // SAFETY: the mapping is shared with the file and never extends
-            // past its end. iopath maps its own test file, or one the user
-            // named; another process that truncates or rewrites that file
-            // while it is mapped can change the bytes read or raise SIGBUS,
-            // which a benchmark of a file the user chose accepts, but it
-            // cannot make Rust reference freed memory: the mapping lives as
-            // long as the engine, and slices are only taken through &self
-            // or &mut self.
-            let m = unsafe { MmapOptions::new().len(len).map_mut(&file) };
-            Map::Rw(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
+            None
         } else {
-            // SAFETY: as above, read-only mapping.
-            let m = unsafe { MmapOptions::new().len(len).map(&file) };
-            Map::Ro(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
+            let m = FileMap::new(&file, len, spec.write, libc::MAP_SHARED);
+            Some(m.map_err(|e| EngineError::os("mmap", &spec.path, e))?)
         };
         let name = method.name();
         let mut notes = Vec::new();
-        let start = match &map {
-            Map::Ro(m) => Some(m.as_ptr() as usize),
-            Map::Rw(m) => Some(m.as_ptr() as usize),
-            Map::Dax(m) => Some(m.addr()),
-            Map::Empty => None,
-        };
-        if let Some(start) = start {
-            notes.push(MappingInfo::new(file.as_raw_fd(), start, len).to_string());
+        if let Some(m) = &map {
+            notes.push(MappingInfo::new(file.as_raw_fd(), m.addr(), len).to_string());
+            if !m.guarded() {
+                notes.push(format!(
+                    "{name}: this mapping is not guarded against SIGBUS (more than {} at once, or the handler could not be installed): if another process truncates the file meanwhile, iopath dies of it",
+                    guard::ENTRIES
+                ));
+            }
         }
         if let (true, Some(wb)) = (is_dax, writeback) {
             notes.push(format!(
@@ -449,11 +365,42 @@ impl MmapEngine {
     }
 
     fn map_len(&self) -> usize {
-        match &self.map {
-            Map::Ro(m) => m.len(),
-            Map::Rw(m) => m.len(),
-            Map::Dax(m) => m.len,
-            Map::Empty => 0,
+        self.map.as_ref().map_or(0, |m| m.len)
+    }
+
+    /// The error of a request (`op`: "read", "write", "flush") in a mapping
+    /// that took SIGBUS: the file truncated under it (it now ends at or
+    /// before the page), or a page the kernel could not read in or
+    /// allocate.
+    fn fault_error(&self, op: &'static str, f: guard::Fault) -> EngineError {
+        let now = crate::sys::file_len(&self.file).ok();
+        let (kind, what) = match now {
+            Some(n) if n <= f.offset as u64 => (
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the file was truncated while mapped (SIGBUS at offset {}; it is {n} bytes long now): unexpected end of file",
+                    f.offset
+                ),
+            ),
+            _ => (
+                std::io::ErrorKind::Other,
+                format!(
+                    "the page at offset {} could not be read in or written (SIGBUS, si_code {}): an I/O error, no space left for it, or a memory error",
+                    f.offset, f.code
+                ),
+            ),
+        };
+        EngineError::Os {
+            op: match op {
+                "read" => "mmap read",
+                "write" => "mmap write",
+                _ => "mmap flush",
+            },
+            path: self.path.clone(),
+            source: std::io::Error::new(kind, what),
+            hint: Some(
+                "another process changed the file during the run, or its storage failed; the mapping is unusable, so the case stops here".into(),
+            ),
         }
     }
 
@@ -463,36 +410,38 @@ impl MmapEngine {
         let start = usize::try_from(r.offset).unwrap_or(usize::MAX).min(map_len);
         let end = start.saturating_add(r.len as usize).min(map_len);
         let n = end - start;
-        match (r.op, &mut self.map) {
-            (Op::Read, Map::Ro(m)) => buf[..n].copy_from_slice(&m[start..end]),
-            (Op::Read, Map::Rw(m)) => buf[..n].copy_from_slice(&m[start..end]),
-            (Op::Read, Map::Dax(m)) => m.read(start, &mut buf[..n]),
-            (Op::Write, Map::Rw(m)) => {
-                m[start..end].copy_from_slice(&buf[..n]);
-                if self.sync_each && n > 0 {
+        let Some(m) = self.map.as_mut() else {
+            return Ok(Ok(0));
+        };
+        let op = if r.op == Op::Read { "read" } else { "write" };
+        if let Some(f) = m.fault() {
+            // An earlier request met SIGBUS: the mapping holds zeros there.
+            return Err(self.fault_error(op, f));
+        }
+        match r.op {
+            Op::Read => m.read(start, &mut buf[..n]),
+            Op::Write if !m.writable => return Ok(Err(libc::EBADF)),
+            Op::Write => m.write(start, &buf[..n]),
+        }
+        if let Some(f) = m.fault() {
+            return Err(self.fault_error(op, f));
+        }
+        if r.op == Op::Write && n > 0 {
+            match (&self.writeback, self.sync_each) {
+                (None, true) => {
                     if let Err(e) = m.flush_range(start, n) {
                         return Ok(Err(e.raw_os_error().unwrap_or(libc::EIO)));
                     }
                 }
-            }
-            (Op::Write, Map::Dax(m)) if m.writable => {
-                m.write(start, &buf[..n]);
-                if n > 0 {
-                    if self.sync_each {
-                        if let Some(wb) = &self.writeback {
-                            // SAFETY: [start, end) is inside the mapping,
-                            // which starts page-aligned and is alive (&mut
-                            // self holds it).
-                            unsafe { wb.range(m.ptr.as_ptr().add(start), n) }
-                        }
-                    } else {
-                        let (lo, hi) = self.dirty.unwrap_or((start, end));
-                        self.dirty = Some((lo.min(start), hi.max(end)));
-                    }
+                (None, false) => {}
+                // SAFETY: [start, end) is inside the mapping, which starts
+                // page-aligned and is alive (&mut self holds it).
+                (Some(wb), true) => unsafe { wb.range(m.ptr_at(start), n) },
+                (Some(_), false) => {
+                    let (lo, hi) = self.dirty.unwrap_or((start, end));
+                    self.dirty = Some((lo.min(start), hi.max(end)));
                 }
             }
-            (Op::Write, Map::Ro(_) | Map::Dax(_)) => return Ok(Err(libc::EBADF)),
-            (_, Map::Empty) => {}
         }
         Ok(Ok(n as u32))
     }
@@ -561,26 +510,31 @@ impl super::SyncIo for MmapEngine {
     }
 
     fn flush_end(&mut self) -> Result<(), EngineError> {
-        match &self.map {
-            Map::Dax(m) => {
-                if let (Some((lo, hi)), Some(wb)) = (self.dirty.take(), &self.writeback) {
-                    // SAFETY: [lo, hi) was written through this mapping, so
-                    // it lies inside it; the mapping starts page-aligned and
-                    // is alive (&mut self holds it).
-                    unsafe { wb.range(m.ptr.as_ptr().add(lo), hi - lo) }
-                }
-                // MAP_SYNC: the metadata is durable already; no msync/fsync.
-                Ok(())
+        let Some(m) = &self.map else {
+            // Nothing mapped: mmap-dax has nothing to do, mmap fsyncs.
+            if self.writeback.is_some() {
+                return Ok(());
             }
-            // mmap-dax with nothing mapped, or a read-only mapping: nothing to do.
-            _ if self.writeback.is_some() => Ok(()),
-            Map::Rw(m) => {
-                m.flush()
-                    .map_err(|e| EngineError::os("msync", &self.path, e))?;
-                super::fsync(&self.file, &self.path)
-            }
-            Map::Ro(_) | Map::Empty => super::fsync(&self.file, &self.path),
+            return super::fsync(&self.file, &self.path);
+        };
+        if let Some(f) = m.fault() {
+            return Err(self.fault_error("flush", f));
         }
+        if let Some(wb) = &self.writeback {
+            if let Some((lo, hi)) = self.dirty.take() {
+                // SAFETY: [lo, hi) was written through this mapping, so
+                // it lies inside it; the mapping starts page-aligned and
+                // is alive (&mut self holds it).
+                unsafe { wb.range(m.ptr_at(lo), hi - lo) }
+            }
+            // MAP_SYNC: the metadata is durable already; no msync/fsync.
+            return Ok(());
+        }
+        if m.writable {
+            m.flush()
+                .map_err(|e| EngineError::os("msync", &self.path, e))?;
+        }
+        super::fsync(&self.file, &self.path)
     }
 }
 
@@ -731,5 +685,222 @@ mod tests {
             slot: 0,
         };
         assert_eq!(eng.one(&w).unwrap(), Err(libc::EBADF));
+    }
+
+    /// A file of `pages` pages, page `i` filled with `i + 1`, and a spec
+    /// for it.
+    fn paged_file(dir: &tempfile::TempDir, pages: usize, write: bool) -> OpenSpec {
+        const PS: usize = 4096;
+        let path = dir.path().join("m.dat");
+        let data: Vec<u8> = (0..pages * PS).map(|i| (i / PS + 1) as u8).collect();
+        std::fs::write(&path, data).unwrap();
+        OpenSpec {
+            path,
+            write,
+            block_size: PS,
+            queue_depth: 1,
+            sync: SyncPolicy::None,
+            span_bytes: (pages * PS) as u64,
+            sqpoll_cpu: None,
+            mem_policy: None,
+        }
+    }
+
+    fn req(op: Op, offset: u64) -> IoReq {
+        IoReq {
+            op,
+            offset,
+            len: 4096,
+            slot: 0,
+        }
+    }
+
+    fn truncate(path: &Path, len: u64) {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    }
+
+    /// The file truncated under a read mapping: the read of a page past the
+    /// new end fails with an error naming the file, the offset and the
+    /// cause, instead of SIGBUS killing the process; so does every later
+    /// request of the engine, even one inside the file, and its flush.
+    #[test]
+    fn reads_of_a_file_truncated_while_mapped_fail_cleanly() {
+        use crate::engines::SyncIo;
+        let dir = tempfile::tempdir().unwrap();
+        let spec = paged_file(&dir, 4, false);
+        let mut eng = MmapEngine::open(&spec).unwrap();
+        assert!(eng.caps.notes.iter().all(|n| !n.contains("not guarded")));
+        assert_eq!(eng.one(&req(Op::Read, 2 * 4096)).unwrap(), Ok(4096));
+        assert!(eng.pool.get_mut(0).unwrap().iter().all(|&b| b == 3));
+        truncate(&spec.path, 4096);
+        let e = eng.one(&req(Op::Read, 2 * 4096)).unwrap_err().to_string();
+        for want in [
+            spec.path.to_str().unwrap(),
+            "mmap read failed",
+            "truncated while mapped (SIGBUS at offset 8192; it is 4096 bytes long now)",
+            "unexpected end of file",
+            "another process changed the file",
+        ] {
+            assert!(e.contains(want), "{want:?} not in: {e}");
+        }
+        let again = eng.one(&req(Op::Read, 0)).unwrap_err().to_string();
+        assert!(again.contains("SIGBUS at offset 8192"), "{again}");
+        let flush = eng.flush_end().unwrap_err().to_string();
+        assert!(flush.contains("mmap flush failed"), "{flush}");
+        drop(eng);
+        assert_eq!(std::fs::metadata(&spec.path).unwrap().len(), 4096);
+    }
+
+    /// The same for writes (mmap, and mmap-dax's engine without MAP_SYNC):
+    /// a write into a page past the new end fails, and puts nothing in the
+    /// file (the page it landed in is the guard's, not the file's).
+    #[test]
+    fn writes_past_a_truncated_end_fail_and_extend_nothing() {
+        use crate::engines::SyncIo;
+        let methods: &[Method] = if cfg!(target_arch = "x86_64") {
+            &[Method::Mmap, Method::MmapDax]
+        } else {
+            &[Method::Mmap]
+        };
+        for &method in methods {
+            let dir = tempfile::tempdir().unwrap();
+            let spec = paged_file(&dir, 4, true);
+            let mut eng = MmapEngine::open_as(method, &spec, false).unwrap();
+            eng.pool.get_mut(0).unwrap().fill(0x77);
+            assert_eq!(eng.one(&req(Op::Write, 0)).unwrap(), Ok(4096));
+            truncate(&spec.path, 4096);
+            let e = eng.one(&req(Op::Write, 3 * 4096)).unwrap_err().to_string();
+            assert!(e.contains("mmap write failed"), "{method}: {e}");
+            assert!(e.contains("SIGBUS at offset 12288"), "{method}: {e}");
+            assert!(eng.flush_end().is_err(), "{method}");
+            drop(eng);
+            let data = std::fs::read(&spec.path).unwrap();
+            assert_eq!(data.len(), 4096, "{method}");
+            assert!(
+                data.iter().all(|&b| b == 0x77),
+                "{method}: the first write kept"
+            );
+        }
+    }
+
+    /// Workers of one case each map the same file and copy at once (randrw,
+    /// threads > 1): every write lands, and every read sees whole blocks
+    /// some worker wrote. The copies go through raw pointers only (no
+    /// reference over memory that others change); no test can observe the
+    /// race in Rust's model that references would be, but this is the
+    /// situation, and its results.
+    #[test]
+    fn workers_copy_through_one_file_at_once() {
+        use crate::engines::SyncIo;
+        const BLOCKS: u64 = 64;
+        let dir = tempfile::tempdir().unwrap();
+        let spec = paged_file(&dir, BLOCKS as usize, true);
+        std::thread::scope(|s| {
+            for w in 0..4u8 {
+                let spec = spec.clone();
+                s.spawn(move || {
+                    let mut eng = MmapEngine::open(&spec).unwrap();
+                    let mut x = u64::from(w) + 1;
+                    for i in 0..2000u64 {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let block = (x >> 33) % BLOCKS;
+                        let op = if i % 2 == 0 { Op::Write } else { Op::Read };
+                        if op == Op::Write {
+                            eng.pool.get_mut(0).unwrap().fill(0xa0 | w);
+                        }
+                        assert_eq!(eng.one(&req(op, block * 4096)).unwrap(), Ok(4096));
+                        if op == Op::Read {
+                            let b = eng.pool.get_mut(0).unwrap();
+                            assert!(
+                                b.iter()
+                                    .all(|&v| v == (block + 1) as u8 || v & 0xf0 == 0xa0),
+                                "block {block}: a byte no worker wrote"
+                            );
+                        }
+                    }
+                    eng.flush_end().unwrap();
+                });
+            }
+        });
+        let data = std::fs::read(&spec.path).unwrap();
+        assert_eq!(data.len(), (BLOCKS * 4096) as usize);
+        assert!(data.iter().any(|&v| v & 0xf0 == 0xa0), "no write landed");
+    }
+
+    /// Child of the next test (does nothing unless it set the variable).
+    #[test]
+    #[ignore = "run by sigbus_that_is_not_ours_still_kills in a child process"]
+    fn sigbus_child() {
+        let Ok(mode) = std::env::var("IOPATH_SIGBUS_CHILD") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // A guarded mapping, so the handler is installed and the table used.
+        let spec = paged_file(&dir, 2, false);
+        let eng = MmapEngine::open(&spec).unwrap();
+        let other = dir.path().join("other.dat");
+        std::fs::write(&other, vec![1u8; 2 * 4096]).unwrap();
+        let f = std::fs::File::open(&other).unwrap();
+        if mode == "raise" {
+            // SAFETY: raise has no preconditions.
+            unsafe { libc::raise(libc::SIGBUS) };
+        } else {
+            // SAFETY: a fresh read-only shared mapping of 2 pages of f, not
+            // registered with the guard; the process is meant to die of
+            // reading its second page once the file is cut to one.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    2 * 4096,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            truncate(&other, 0);
+            // SAFETY: inside the mapping; the read is meant to raise SIGBUS.
+            let b = unsafe { std::ptr::read_volatile(p.cast::<u8>().add(4096)) };
+            eprintln!("read {b} past the end and lived");
+        }
+        drop(eng);
+        std::process::exit(3);
+    }
+
+    /// SIGBUS outside the engines' mappings (a fault in memory iopath did
+    /// not guard, or the signal sent by someone) still ends the process
+    /// with SIGBUS, as without the guard: real bugs crash.
+    #[test]
+    #[cfg_attr(miri, ignore = "spawns a process")]
+    fn sigbus_that_is_not_ours_still_kills() {
+        use std::os::unix::process::ExitStatusExt;
+        for mode in ["fault", "raise"] {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "engines::mmap::tests::sigbus_child",
+                    "--exact",
+                    "--ignored",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("IOPATH_SIGBUS_CHILD", mode)
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.signal(),
+                Some(libc::SIGBUS),
+                "{mode}: {:?}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 }
