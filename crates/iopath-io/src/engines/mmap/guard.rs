@@ -64,7 +64,11 @@ impl Entry {
 
     /// Set the range (the entry is taken by the caller).
     fn set(&self, start: usize, len: usize) {
-        self.seq.fetch_add(1, Ordering::AcqRel);
+        // A sequence lock's writer (one per entry: its taker): odd, then a
+        // release fence so that a reader that sees any new value also sees
+        // the sequence changed; even again, releasing the values.
+        self.seq.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::Release);
         self.start.store(start, Ordering::Relaxed);
         self.len.store(len, Ordering::Relaxed);
         self.fault.store(0, Ordering::Relaxed);
@@ -311,24 +315,49 @@ type PlainHandler = extern "C" fn(libc::c_int);
 mod tests {
     use super::*;
 
+    /// `pages` pages of inaccessible memory of our own (touching them is
+    /// SIGSEGV, never SIGBUS), to register without guarding anyone else's.
+    fn reserve(pages: usize) -> usize {
+        let ps = rustix::param::page_size();
+        // SAFETY: a fresh PROT_NONE mapping where the kernel chooses.
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                pages * ps,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(m, libc::MAP_FAILED);
+        m as usize
+    }
+
     #[test]
+    #[cfg_attr(miri, ignore = "sigaction and mmap")]
     fn entries_are_taken_and_given_back() {
-        let a = Guard::register(0x1000_0000, 8192).expect("installed, free");
-        let b = Guard::register(0x2000_0000, 4096).expect("free");
+        let ps = rustix::param::page_size();
+        let base = reserve(3);
+        let a = Guard::register(base, 2 * ps).expect("installed, free");
+        let b = Guard::register(base + 2 * ps, ps).expect("free");
         assert!(!std::ptr::eq(a.entry, b.entry));
-        assert_eq!(a.entry.range(), Some((0x1000_0000, 8192)));
+        assert_eq!(a.entry.range(), Some((base, 2 * ps)));
         assert_eq!(a.fault(), None);
         let e = a.entry;
         drop(a);
         assert_eq!(e.range(), None);
-        assert!(Guard::register(0x3000_0000, 0).is_none(), "empty");
+        assert!(Guard::register(base, 0).is_none(), "empty");
         drop(b);
+        // SAFETY: the reservation made above, unmapped once.
+        unsafe { libc::munmap(base as *mut libc::c_void, 3 * ps) };
     }
 
     /// The table, as the handler reads it: an address inside a registered
     /// range is recovered (a zero page mapped over it, the fault recorded
     /// once, at its page), one outside every range is not.
     #[test]
+    #[cfg_attr(miri, ignore = "sigaction and mmap")]
     fn recover_maps_a_zero_page_only_inside_a_guarded_range() {
         let ps = rustix::param::page_size();
         // A private anonymous mapping to stand for the file's: 2 pages.
