@@ -92,12 +92,12 @@ impl UffdEngine {
             .unwrap_or(usize::MAX)
             .max(1);
 
-        let (region, file, created) = if len == 0 {
-            (None, Some(file), false)
+        let (region, file) = if len == 0 {
+            (None, Some(file))
         } else {
             // From here on, an error drops the region, which stops and
             // joins its handlers and unmaps it when no engine is left.
-            let (region, created) = attach(Want {
+            let region = attach(Want {
                 method,
                 spec,
                 file,
@@ -106,7 +106,7 @@ impl UffdEngine {
                 budget,
             })?;
             region.sync_at_least(spec.sync);
-            (Some(region), None, created)
+            (Some(region), None)
         };
 
         let name = method.name();
@@ -118,8 +118,7 @@ impl UffdEngine {
         )];
         if let Some(r) = &region {
             notes.push(format!(
-                "one region per file, shared by the engines of the file (this one {}); one fault-handling thread per engine fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
-                if created { "made it" } else { "joined it" },
+                "one region per file, shared by the engines of the file; one fault-handling thread per engine fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
                 match (wp, spec.write) {
                     (_, false) => "opened read-only, this engine writes nothing",
                     (true, true) => "only pages stored to are written back (write-protect faults)",

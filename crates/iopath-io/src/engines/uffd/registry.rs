@@ -74,9 +74,8 @@ pub(super) struct Want<'a> {
 }
 
 /// The live region of `want`'s file and geometry, or a new one, with one
-/// more engine attached (and a handler for it). Also says whether the
-/// region is new.
-pub(super) fn attach(want: Want<'_>) -> Result<(Arc<FileRegion>, bool), EngineError> {
+/// more engine attached (and a handler for it).
+pub(super) fn attach(want: Want<'_>) -> Result<Arc<FileRegion>, EngineError> {
     let (path, write) = (&want.spec.path, want.spec.write);
     let meta = want
         .file
@@ -91,12 +90,12 @@ pub(super) fn attach(want: Want<'_>) -> Result<(Arc<FileRegion>, bool), EngineEr
         // Its last drop is writing it back: wait until it is gone.
         reg = REGISTRY.closed.wait(reg).unwrap_or_else(|e| e.into_inner());
     }
-    let (region, created) = match reg.get(&key).and_then(Weak::upgrade) {
-        Some(r) => (r, false),
+    let region = match reg.get(&key).and_then(Weak::upgrade) {
+        Some(r) => r,
         None => {
             let r = FileRegion::create(key, want)?;
             reg.insert(key, Arc::downgrade(&r));
-            (r, true)
+            r
         }
     };
     // Unlocked first: dropping the last Arc (on an error below) locks it.
@@ -114,7 +113,7 @@ pub(super) fn attach(want: Want<'_>) -> Result<(Arc<FileRegion>, bool), EngineEr
         });
     }
     region.attach_engine()?;
-    Ok((region, created))
+    Ok(region)
 }
 
 impl FileRegion {
