@@ -4,137 +4,12 @@
 //! O_DIRECT on the target directory); where it cannot, the test says why on
 //! stderr and passes, as the conformance suite does.
 
-use std::path::PathBuf;
-use std::sync::mpsc;
-use std::time::Duration;
+mod uffd_common;
 
 use iopath_io::data::Rng;
-use iopath_io::engines::uffd::{self, UffdEngine, UffdStats};
-use iopath_io::{probe_method, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
-use tempfile::TempDir;
-
-const PAGE: usize = 4096;
-
-struct Target {
-    _dir: TempDir,
-    path: PathBuf,
-    data: Vec<u8>,
-}
-
-impl Target {
-    fn new(seed: u64, len: usize) -> Target {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
-        let path = dir.path().join("uffd.dat");
-        let mut data = vec![0; len];
-        Rng::new(seed).fill(&mut data);
-        std::fs::write(&path, &data).expect("prefill");
-        Target {
-            _dir: dir,
-            path,
-            data,
-        }
-    }
-
-    fn spec(&self, write: bool, sync: SyncPolicy, block_size: usize) -> OpenSpec {
-        OpenSpec {
-            path: self.path.clone(),
-            write,
-            block_size,
-            queue_depth: 1,
-            sync,
-            span_bytes: self.data.len() as u64,
-            sqpoll_cpu: None,
-            mem_policy: None,
-        }
-    }
-
-    fn on_disk(&self) -> Vec<u8> {
-        std::fs::read(&self.path).expect("read target with std::fs")
-    }
-
-    /// Overwrite `[off, off + len)` of the file behind the engine's back.
-    fn poke(&self, off: usize, byte: u8, len: usize) {
-        use std::os::unix::fs::FileExt;
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&self.path)
-            .unwrap();
-        f.write_all_at(&vec![byte; len], off as u64).unwrap();
-        f.sync_all().unwrap();
-    }
-}
-
-/// An engine on `t` with a budget of `pages` resident pages, or `None`
-/// (reason on stderr) when the method cannot work here.
-fn engine(
-    m: Method,
-    t: &Target,
-    write: bool,
-    sync: SyncPolicy,
-    bs: usize,
-    pages: u64,
-) -> Option<UffdEngine> {
-    match UffdEngine::open_with(m, &t.spec(write, sync, bs), pages * PAGE as u64) {
-        Ok(e) => Some(e),
-        Err(EngineError::Unsupported { reason, .. }) => {
-            eprintln!("skipped {m}: {reason}");
-            None
-        }
-        Err(e) => panic!("open {m}: {e}"),
-    }
-}
-
-/// One request through the engine; the bytes read, or the count written.
-fn io(eng: &mut UffdEngine, op: Op, offset: usize, data: &[u8], len: usize) -> (u32, Vec<u8>) {
-    if op == Op::Write {
-        eng.buf_mut(0).unwrap()[..len].copy_from_slice(&data[..len]);
-    } else {
-        eng.buf_mut(0).unwrap().fill(0xAA);
-    }
-    let r = IoReq {
-        op,
-        offset: offset as u64,
-        len: len as u32,
-        slot: 0,
-    };
-    let mut done = Vec::new();
-    assert_eq!(eng.submit(&[r], &mut done).expect("submit"), 1);
-    assert_eq!(done.len(), 1, "a synchronous engine completes in submit");
-    let n = done[0]
-        .result
-        .unwrap_or_else(|e| panic!("{op:?} at {offset}: errno {e}"));
-    let got = eng.buf_mut(0).unwrap()[..n as usize].to_vec();
-    (n, got)
-}
-
-fn read_at(eng: &mut UffdEngine, offset: usize, len: usize) -> Vec<u8> {
-    io(eng, Op::Read, offset, &[], len).1
-}
-
-fn write_at(eng: &mut UffdEngine, offset: usize, data: &[u8]) -> u32 {
-    io(eng, Op::Write, offset, data, data.len()).0
-}
-
-/// Compare bytes, naming the first difference instead of dumping buffers.
-fn same(got: &[u8], want: &[u8], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
-        panic!("{what}: first difference at byte {i} (page {})", i / PAGE);
-    }
-}
-
-/// Run `f` on another thread; panic if it has not finished in 10 s (a hang
-/// guard, not a timing assertion).
-fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|e| panic!("{what} did not finish within 10 s: {e}"))
-}
-
-const METHODS: [Method; 2] = [Method::Uffd, Method::UffdWp];
+use iopath_io::engines::uffd::{self, UffdStats};
+use iopath_io::{probe_method, Engine, IoReq, Method, Op, SyncPolicy};
+use uffd_common::*;
 
 /// Reads through a region larger than the budget equal the file: pages are
 /// evicted and faulted in again, never more than the budget resident.
@@ -359,12 +234,13 @@ fn write_protect_writes_back_dirty_pages_on_eviction() {
     same(&t.on_disk(), &want, "file after flush");
 }
 
-/// uffd without write-protect cannot see stores: in a write engine every
-/// evicted page is written back, and flush writes back (and drops) every
-/// resident page. A page changed in the file behind its back is overwritten
-/// with the engine's copy. A read-only engine writes nothing back.
+/// uffd cannot see stores, but a write request marks the pages it copied
+/// into dirty. Pages only read are never written back: a page changed in
+/// the file behind the engine's back stays as it was changed. Written pages
+/// are written back on eviction and at flush, and stay resident and clean
+/// after a flush. A read-only engine writes nothing back.
 #[test]
-fn plain_mode_writes_back_every_evicted_page() {
+fn plain_mode_writes_back_only_written_pages() {
     let t = Target::new(6, 100 * PAGE);
     let Some(mut eng) = engine(Method::Uffd, &t, true, SyncPolicy::End, PAGE, 8) else {
         return;
@@ -373,19 +249,56 @@ fn plain_mode_writes_back_every_evicted_page() {
         read_at(&mut eng, p * PAGE, PAGE);
     }
     let s = eng.stats();
-    assert_eq!(s.evictions, 92, "{s:?}");
-    assert_eq!(s.writebacks, 92, "every evicted page: {s:?}");
-    t.poke(95 * PAGE, 0xA5, PAGE); // resident in the engine
+    assert_eq!(
+        (s.evictions, s.writebacks),
+        (92, 0),
+        "clean evictions: {s:?}"
+    );
+    t.poke(95 * PAGE, 0xA5, PAGE); // resident in the engine, only read
+    let mut want = t.data.clone();
+    want[95 * PAGE..96 * PAGE].fill(0xA5);
     eng.flush(SyncPolicy::End).unwrap();
     let s = eng.stats();
-    assert_eq!(s.writebacks, 100, "and every resident one at flush: {s:?}");
-    assert_eq!(s.resident_pages, 0, "written back means dropped: {s:?}");
-    same(
-        &t.on_disk(),
-        &t.data,
-        "page 95 overwritten with the engine's copy",
+    assert_eq!((s.writebacks, s.resident_pages), (0, 8), "{s:?}");
+    same(&t.on_disk(), &want, "page 95 as changed behind the engine");
+    // Two pages not resident (10, 50) and one resident (99).
+    for (p, at, n) in [(10, 0, PAGE), (50, 123, 1000), (99, 4000, 96)] {
+        let bytes = vec![p as u8; n];
+        assert_eq!(write_at(&mut eng, p * PAGE + at, &bytes), n as u32);
+        want[p * PAGE + at..p * PAGE + at + n].copy_from_slice(&bytes);
+    }
+    assert_eq!(
+        eng.stats().writebacks,
+        0,
+        "nothing written back before flush"
     );
+    eng.flush(SyncPolicy::End).unwrap();
+    let s = eng.stats();
+    assert_eq!(
+        (s.writebacks, s.resident_pages),
+        (3, 8),
+        "the 3 written pages: {s:?}"
+    );
+    same(&t.on_disk(), &want, "file after flush");
+    eng.flush(SyncPolicy::End).unwrap();
+    assert_eq!(eng.stats().writebacks, 3, "clean after a flush");
+    // A dirty page evicted to make room is written back then, once.
+    assert_eq!(write_at(&mut eng, 20 * PAGE + 5, &[7; 10]), 10);
+    want[20 * PAGE + 5..20 * PAGE + 15].fill(7);
+    for p in 60..70 {
+        read_at(&mut eng, p * PAGE, PAGE);
+    }
+    assert_eq!(
+        eng.stats().writebacks,
+        4,
+        "page 20 on eviction: {:?}",
+        eng.stats()
+    );
+    same(&t.on_disk(), &want, "file after the eviction");
+    eng.flush(SyncPolicy::End).unwrap();
+    assert_eq!(eng.stats().writebacks, 4, "nothing dirty left");
     drop(eng);
+    same(&t.on_disk(), &want, "file after drop");
 
     let Some(mut ro) = engine(Method::Uffd, &t, false, SyncPolicy::End, PAGE, 8) else {
         return;

@@ -292,7 +292,8 @@ impl Runner<'_> {
         let span = sh.target.map_or(0, |t| t.size());
         let caches = match case.method {
             Method::Ucache => plan.ucache_size,
-            Method::Uffd | Method::UffdWp => plan.ucache_size + threads * (span / 512),
+            // uffd: one region per file, its page tables and books.
+            Method::Uffd | Method::UffdWp => plan.ucache_size + span / 512,
             _ => 0,
         };
         let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
@@ -335,10 +336,9 @@ impl Runner<'_> {
     ) -> Result<RepOutcome> {
         let (plan, case) = (self.plan, arm.case);
         let t0 = Instant::now();
-        let threads = u64::from(case.threads.max(1));
-        // uffd's budget is per engine (one per worker): split the case's
-        // budget among its workers, as ucache's one cache is shared.
-        iopath_io::engines::uffd::configure((plan.ucache_size / threads).max(4096));
+        // uffd's workers share one region per file, as ucache's share one
+        // cache: the case's budget is the region's.
+        iopath_io::engines::uffd::configure(plan.ucache_size.max(4096));
         let limited = case.cache_limited;
         if let Some(l) = sh.limit.as_mut().filter(|_| limited) {
             l.enter().with_context(|| {

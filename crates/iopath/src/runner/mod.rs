@@ -461,8 +461,8 @@ impl Runner<'_> {
         let self_ns = cpu_ns(&iopath_io::sys::process_usage().since(&self0));
         let main_ns = cpu_ns(&iopath_io::sys::thread_usage().since(&main0));
         let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
-        // The user-space caches hold their budget (ucache: one cache for
-        // the case; uffd: a share per worker): memory the case holds.
+        // The user-space caches hold their budget (one cache, or one uffd
+        // region, for the case): memory the case holds.
         let own_cache = match case.method {
             Method::Ucache | Method::Uffd | Method::UffdWp => plan.ucache_size,
             _ => 0,

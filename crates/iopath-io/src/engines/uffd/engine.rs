@@ -1,22 +1,17 @@
-//! [`UffdEngine`]: opening (the userfaultfd, the region and its
-//! registration, the handler thread), requests as `memcpy`s to and from the
-//! region, write-back as the sync policy asks, and the orderly stop on drop.
+//! [`UffdEngine`]: opening (the slot buffer first, then the file's region,
+//! shared with the other engines of the file, see `registry`), requests as
+//! `memcpy`s to and from the region with each page pinned during its copy,
+//! write-back as the sync policy asks, and leaving the region on drop.
 
-use std::collections::VecDeque;
 use std::fs::File;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use super::abi::{self, ioctl};
-use super::fd::{handshake, new_uffd, no_wp};
-use super::pager::{errno_of, Pager, Region, Shared};
-use super::{configured_resident_bytes, UffdStats, WRITEBACK_PAGES};
-use crate::buf::{AlignedBuf, SlotPool};
+use super::pager::{errno_of, Shared};
+use super::registry::{attach, FileRegion, Want};
+use super::{configured_resident_bytes, UffdStats};
+use crate::buf::SlotPool;
 use crate::engines::{self, SyncIo};
 use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
@@ -25,8 +20,7 @@ use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 pub struct UffdEngine {
     method: Method,
     /// `None` when the span is empty: nothing mapped, no handler.
-    pub(super) shared: Option<Arc<Shared>>,
-    thread: Option<JoinHandle<()>>,
+    region: Option<Arc<FileRegion>>,
     /// Bytes requests may touch (the span, cut at end of file).
     len: usize,
     write: bool,
@@ -49,7 +43,9 @@ impl UffdEngine {
     }
 
     /// Open `method` (`uffd` or `uffd-wp`) with a budget of `resident_bytes`
-    /// (rounded down to whole pages, at least one page).
+    /// (rounded down to whole pages, at least one page) for the file's
+    /// region: the live region of this file, method, budget and length if
+    /// an engine holds one, else a new one.
     pub fn open_with(
         method: Method,
         spec: &OpenSpec,
@@ -64,8 +60,11 @@ impl UffdEngine {
                 )))
             }
         };
+        // The slot buffer first: placing it may fail (mbind refused, a node
+        // that is not there), and nothing else is made yet.
+        let (pool, buffer_nodes) = engines::slot_pool(method, spec, 1, 4096)?;
         let page = rustix::param::page_size();
-        let file = engines::open_target(method, &spec.path, spec.write, true, spec.sync)?;
+        let file = engines::open_target(method, &spec.path, spec.write, true, SyncPolicy::None)?;
         let dio = crate::sys::dio_alignment(&spec.path);
         if dio.offset > page || page % dio.offset != 0 || dio.mem > page {
             return Err(EngineError::Unsupported {
@@ -89,107 +88,25 @@ impl UffdEngine {
             .ok_or_else(|| {
                 EngineError::Invalid(format!("span of {span} bytes cannot be mapped"))
             })?;
-        let pages = len.div_ceil(page);
         let budget = usize::try_from(resident_bytes / page as u64)
             .unwrap_or(usize::MAX)
             .max(1);
 
-        let (uffd, source) = new_uffd(method)?;
-        handshake(method, uffd.as_raw_fd(), &spec.path, wp)?;
-
-        let (shared, thread, file) = if pages == 0 {
-            (None, None, Some(file))
+        let (region, file) = if len == 0 {
+            (None, Some(file))
         } else {
-            let region = Region::new(pages * page)
-                .map_err(|e| EngineError::os("mmap MAP_ANONYMOUS", &spec.path, e))?;
-            let mut reg = abi::UffdioRegister {
-                range: abi::UffdioRange {
-                    start: region.base as u64,
-                    len: region.len as u64,
-                },
-                mode: abi::UFFDIO_REGISTER_MODE_MISSING
-                    | if wp { abi::UFFDIO_REGISTER_MODE_WP } else { 0 },
-                ioctls: 0,
-            };
-            // SAFETY: UFFDIO_REGISTER reads and writes one uffdio_register;
-            // the range is our own fresh mapping, which nothing has touched.
-            match unsafe { ioctl(uffd.as_raw_fd(), abi::UFFDIO_REGISTER, &mut reg) } {
-                Ok(()) => {}
-                Err(e) if wp && e.raw_os_error() == Some(libc::EINVAL) => {
-                    return Err(no_wp(method, "UFFDIO_REGISTER_MODE_WP refused (EINVAL)"))
-                }
-                Err(e) => return Err(EngineError::os("ioctl UFFDIO_REGISTER", &spec.path, e)),
-            }
-            if reg.ioctls & (1 << abi::NR_COPY) == 0 {
-                return Err(EngineError::Unsupported {
-                    method,
-                    reason: "userfaultfd offers no UFFDIO_COPY for anonymous memory here".into(),
-                });
-            }
-            if wp && reg.ioctls & (1 << abi::NR_WRITEPROTECT) == 0 {
-                return Err(no_wp(
-                    method,
-                    "UFFDIO_WRITEPROTECT is not offered for the region",
-                ));
-            }
-            // The page holding end of file, when it is not on a page
-            // boundary, is written back without O_DIRECT.
-            let tail = if spec.write && (pages * page) as u64 > file_len {
-                let f = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .custom_flags(spec.sync.open_flags())
-                    .open(&spec.path)
-                    .map_err(|e| EngineError::os("open", &spec.path, e))?;
-                Some(f)
-            } else {
-                None
-            };
-            // SAFETY: eventfd takes an initial value and flags, touches no
-            // memory of ours, and returns a new descriptor or -1.
-            let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-            if efd < 0 {
-                let e = io::Error::last_os_error();
-                return Err(EngineError::os("eventfd", &spec.path, e));
-            }
-            // SAFETY: efd is a fresh descriptor that nothing else owns.
-            let stop_fd = unsafe { OwnedFd::from_raw_fd(efd) };
-            let shared = Arc::new(Shared {
-                uffd,
-                stop_fd,
-                stop: AtomicBool::new(false),
-                region,
-                page,
-                pages,
-                wp,
-                write: spec.write,
-                path: spec.path.clone(),
-                io_error: AtomicI32::new(0),
-                broken: AtomicI32::new(0),
-                faults: AtomicU64::new(0),
-                wp_faults: AtomicU64::new(0),
-                evictions: AtomicU64::new(0),
-                writebacks: AtomicU64::new(0),
-                resident: AtomicU64::new(0),
-                max_resident: AtomicU64::new(0),
-                pager: Mutex::new(Pager {
-                    file,
-                    tail,
-                    file_len,
-                    budget,
-                    state: vec![0; pages],
-                    generation: vec![0; pages],
-                    fifo: VecDeque::new(),
-                    resident: 0,
-                    buf: AlignedBuf::new(WRITEBACK_PAGES * page, page),
-                }),
-            });
-            let handler = Arc::clone(&shared);
-            let thread = std::thread::Builder::new()
-                .name(format!("{method}-faults"))
-                .spawn(move || handler.serve())
-                .map_err(|e| EngineError::os("spawn fault handler", &spec.path, e))?;
-            (Some(shared), Some(thread), None)
+            // From here on, an error drops the region, which stops and
+            // joins its handlers and unmaps it when no engine is left.
+            let region = attach(Want {
+                method,
+                spec,
+                file,
+                file_len,
+                len,
+                budget,
+            })?;
+            region.sync_at_least(spec.sync);
+            (Some(region), None)
         };
 
         let name = method.name();
@@ -199,15 +116,17 @@ impl UffdEngine {
             engines::human_bytes(budget as u64 * page as u64),
             if wp { "on" } else { "off" }
         )];
-        notes.push(format!(
-            "one fault-handling thread fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
-            match (wp, spec.write) {
-                (_, false) => "opened read-only, nothing is written back",
-                (true, true) => "only pages stored to are written back (write-protect faults)",
-                (false, true) => "every resident page counts as dirty and is written back",
-            },
-            source.describe()
-        ));
+        if let Some(r) = &region {
+            notes.push(format!(
+                "one region per file, shared by the engines of the file; one fault-handling thread per engine fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
+                match (wp, spec.write) {
+                    (_, false) => "opened read-only, this engine writes nothing",
+                    (true, true) => "only pages stored to are written back (write-protect faults)",
+                    (false, true) => "only pages written through the engines are written back",
+                },
+                r.source.describe()
+            ));
+        }
         if span < spec.span_bytes {
             notes.push(format!(
                 "{name} maps {span} bytes, the file's length, not the {} asked",
@@ -220,11 +139,9 @@ impl UffdEngine {
                 spec.queue_depth
             ));
         }
-        let (pool, buffer_nodes) = engines::slot_pool(method, spec, 1, 4096)?;
         Ok(UffdEngine {
             method,
-            shared,
-            thread,
+            region,
             len,
             write: spec.write,
             sync_each: matches!(
@@ -246,15 +163,20 @@ impl UffdEngine {
         })
     }
 
+    /// What the engines and handlers of this engine's region share.
+    pub(super) fn shared(&self) -> Option<&Arc<Shared>> {
+        self.region.as_ref().map(|r| &r.shared)
+    }
+
     /// The method this engine was opened as.
     pub fn method(&self) -> Method {
         self.method
     }
 
-    /// What the fault handler has done so far (all zero when nothing is
-    /// mapped).
+    /// What the fault handlers of this engine's region have done so far,
+    /// for all the engines sharing it (all zero when nothing is mapped).
     pub fn stats(&self) -> UffdStats {
-        let Some(s) = &self.shared else {
+        let Some(s) = self.shared() else {
             return UffdStats::default();
         };
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -278,37 +200,56 @@ impl UffdEngine {
         if r.op == Op::Write && !self.write {
             return Ok(Err(libc::EBADF));
         }
-        let Some(s) = &self.shared else {
+        let Some(s) = self.region.as_ref().map(|r| &r.shared) else {
             return Ok(Ok(0)); // nothing mapped: n is 0
         };
         let broken = s.broken.load(Ordering::Acquire);
         if broken != 0 {
             return Ok(Err(broken));
         }
+        // uffd cannot see stores: a write marks its pages dirty itself.
+        // uffd-wp's handler marks them on the write faults.
+        let dirties = r.op == Op::Write && !s.wp;
+        let mut poisoned = None;
         // One page at a time: no single copy needs two pages resident.
         let mut at = start;
         while at < end {
             let chunk = (end - at).min(s.page - at % s.page);
+            let pg = at / s.page;
             let b = &mut buf[at - start..at - start + chunk];
             let p = (s.region.base + at) as *mut u8;
+            s.words.pin(pg);
             // SAFETY: [at, at + chunk) lies inside the region (end <= len <=
             // its length), which lives as long as `s`; no Rust reference
-            // points into it, and the handler thread only touches it while
-            // this thread waits in a fault or holds no request. b is the
-            // slot buffer, distinct from the region. A page that is not
-            // resident faults and is filled by the handler before the copy
-            // goes on.
+            // points into it, only raw-pointer copies of plain bytes. The
+            // page is pinned: the pager neither copies it out to write it
+            // back unprotected nor drops it until it is unpinned (uffd-wp
+            // write-protects it before copying it out, and a store then
+            // waits in a fault). Other engines of the region may copy to or
+            // from the same bytes at the same time (randrw over one file):
+            // the bytes are then those of either request, as with pread and
+            // pwrite on one file. b is the slot buffer, distinct from the
+            // region. A page that is not mapped faults and is filled by a
+            // handler before the copy goes on.
             unsafe {
                 match r.op {
                     Op::Read => std::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), chunk),
                     Op::Write => std::ptr::copy_nonoverlapping(b.as_ptr(), p, chunk),
                 }
             }
+            if let Some(e) = s.words.unpin(pg, dirties) {
+                // Its read failed: zeros, not the file's bytes.
+                poisoned = Some(e);
+                break;
+            }
             at += chunk;
+        }
+        if let Some(e) = poisoned {
+            s.drop_poisoned();
+            return Ok(Err(e));
         }
         let err = s.io_error.swap(0, Ordering::AcqRel);
         if err != 0 {
-            s.drop_poisoned();
             return Ok(Err(err));
         }
         let broken = s.broken.load(Ordering::Acquire);
@@ -316,13 +257,12 @@ impl UffdEngine {
             return Ok(Err(broken));
         }
         if r.op == Op::Write && self.sync_each && n > 0 {
-            let mut st = s.lock();
             let (lo, hi) = (start / s.page, end.div_ceil(s.page));
-            if let Err(e) = s.write_back(&mut st, lo, hi) {
+            if let Err(e) = s.write_back(lo, hi) {
                 return Ok(Err(errno_of(&e)));
             }
             if self.fsync_each {
-                if let Err(e) = rustix::fs::fsync(&st.file) {
+                if let Err(e) = rustix::fs::fsync(&s.file) {
                     return Ok(Err(e.raw_os_error()));
                 }
             }
@@ -344,19 +284,19 @@ impl SyncIo for UffdEngine {
         self.request(r)
     }
 
+    /// Every dirty page of the region (other engines' too), then `fsync`.
     fn flush_end(&mut self) -> Result<(), EngineError> {
-        match &self.shared {
+        match self.shared() {
             None => match &self.file {
                 Some(f) => engines::fsync(f, &self.path),
                 None => Ok(()),
             },
             Some(s) => {
-                let mut st = s.lock();
                 if self.write {
-                    s.write_back(&mut st, 0, s.pages)
+                    s.write_back(0, s.pages)
                         .map_err(|e| EngineError::os("pwrite (write-back)", &s.path, e))?;
                 }
-                engines::fsync(&st.file, &s.path)
+                engines::fsync(&s.file, &s.path)
             }
         }
     }
@@ -364,21 +304,10 @@ impl SyncIo for UffdEngine {
 
 impl Drop for UffdEngine {
     fn drop(&mut self) {
-        let Some(s) = &self.shared else { return };
-        if self.write && s.broken.load(Ordering::Acquire) == 0 {
-            // No store may be lost; errors have nobody to go to.
-            let mut st = s.lock();
-            let _ = s.write_back(&mut st, 0, s.pages);
+        // The region's last engine writes its dirty pages back and stops
+        // its handlers when its Arc goes, right after this.
+        if let Some(r) = &self.region {
+            r.detach_engine();
         }
-        s.stop.store(true, Ordering::Release);
-        let one = 1u64.to_ne_bytes();
-        // SAFETY: writes 8 bytes from a live local array to our own eventfd.
-        unsafe {
-            libc::write(s.stop_fd.as_raw_fd(), one.as_ptr().cast(), one.len());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        // The region is unmapped when the last Arc (now ours) goes.
     }
 }

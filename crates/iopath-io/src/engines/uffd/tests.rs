@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::abi;
+use super::books::runs;
 use super::fd::{handshake, no_wp, uffd_from_device, uffd_from_syscall, unavailable_reason};
-use super::pager::runs;
 use super::{UffdEngine, WRITEBACK_PAGES};
 use crate::{EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
@@ -65,17 +65,15 @@ fn the_books_and_the_page_tables_agree() {
             slot: 0,
         };
         assert_eq!(eng.one(&read).unwrap(), Ok(PAGE as u32));
-        let s = Arc::clone(eng.shared.as_ref().unwrap());
+        let s = Arc::clone(eng.shared().unwrap());
         assert!(s.present(1) && !s.present(2));
         s.discard(1, 1).unwrap();
         assert!(!s.present(1));
         assert_eq!(eng.one(&read).unwrap(), Ok(PAGE as u32));
         assert_eq!(eng.pool.get_mut(0).unwrap(), &data[PAGE..2 * PAGE]);
         assert_eq!((eng.stats().faults, eng.stats().resident_pages), (2, 1));
-        {
-            let mut st = s.lock();
-            s.fill(&mut st, 1, false).unwrap();
-        }
+        let mut bounce = crate::buf::AlignedBuf::new(PAGE, PAGE);
+        s.fill(1, false, &mut bounce).unwrap();
         assert_eq!(eng.stats().faults, 2, "a duplicate only wakes");
         tx.send(()).unwrap();
     });
@@ -133,4 +131,140 @@ fn both_sources_give_a_userfaultfd() {
     for (fd, _) in [sys, dev].into_iter().flatten() {
         handshake(Method::Uffd, fd.as_raw_fd(), Path::new("-"), false).unwrap();
     }
+}
+
+/// Issue 15, item 5: an eviction that fails half-way leaves the books true.
+/// The victims are pages 0-2 and 4-6 (3 is pinned, so refused); 1, 2 and 5
+/// are dirty. The write-backs work, the first `madvise` (0-2) works, the
+/// second (4-6) fails after dropping page 4. The books must say that 0, 1,
+/// 2 and 4 are gone (a copy from a page the books call resident must never
+/// fault: the copier may be the fault handler itself), that 5 and 6 are
+/// still there, the oldest again, 5 clean now; and no page may stay claimed.
+#[test]
+fn issue15_a_failed_eviction_leaves_the_books_true() {
+    use super::books::{evict, Books, Fill, PageWords, DIRTY, EVICTING};
+    let words = PageWords::new(16);
+    let mut books = Books::new(16, 8);
+    for p in 0..8 {
+        assert_eq!(books.begin_fill(p), Fill::Start);
+        books.installed(p);
+    }
+    for p in [1, 2, 5] {
+        words.set_dirty(p);
+    }
+    books.check().unwrap();
+    words.pin(3);
+    let victims = books.victims(6, |p| words.try_claim(p));
+    let pages: Vec<u32> = victims.iter().map(|v| v.0).collect();
+    assert_eq!(pages, [0, 1, 2, 4, 5, 6], "3 is pinned");
+    assert!(!words.try_claim(3), "a pinned page cannot be claimed");
+    let mut written = Vec::new();
+    let r = evict(
+        &mut books,
+        &words,
+        &victims,
+        |first, count| {
+            written.push((first, count));
+            Ok(())
+        },
+        |first, _| match first {
+            0 => Ok(()),
+            _ => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
+        },
+        |p| p != 4,
+    );
+    assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
+    assert_eq!(written, [(1, 2), (5, 1)], "dirty runs written first");
+    books.check().unwrap();
+    for p in [0, 1, 2, 4] {
+        assert!(!books.is_resident(p), "page {p} was dropped");
+        assert_eq!(words.word(p), 0, "page {p}: no flag left");
+    }
+    for p in [3, 5, 6, 7] {
+        assert!(books.is_resident(p), "page {p} is still mapped");
+    }
+    assert_eq!(books.resident(), 4);
+    assert_eq!(
+        words.word(5) & (DIRTY | EVICTING),
+        0,
+        "5: written, released"
+    );
+    assert_eq!(words.word(6) & EVICTING, 0, "6: released");
+    assert_eq!(words.unpin(3, false), None);
+    let next = books.victims(8, |p| words.try_claim(p));
+    let pages: Vec<u32> = next.iter().map(|v| v.0).collect();
+    assert_eq!(pages, [5, 6, 7, 3], "the victims left are the oldest again");
+}
+
+/// A write-back that fails drops nothing: every victim stays resident and
+/// as dirty as it was, claims released, in its place in the FIFO.
+#[test]
+fn a_failed_write_back_keeps_every_victim() {
+    use super::books::{evict, Books, Fill, PageWords, EVICTING};
+    let words = PageWords::new(8);
+    let mut books = Books::new(8, 4);
+    for p in 0..4 {
+        assert_eq!(books.begin_fill(p), Fill::Start);
+        books.installed(p);
+        words.set_dirty(p);
+    }
+    let victims = books.victims(2, |p| words.try_claim(p));
+    let r = evict(
+        &mut books,
+        &words,
+        &victims,
+        |_, _| Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+        |_, _| panic!("nothing is dropped before it is written"),
+        |_| true,
+    );
+    assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::ENOSPC));
+    books.check().unwrap();
+    assert_eq!(books.resident(), 4);
+    for p in 0..4 {
+        assert!(words.dirty(p), "page {p} still dirty");
+        assert_eq!(words.word(p) & EVICTING, 0, "page {p} released");
+    }
+    let next = books.victims(4, |p| words.try_claim(p));
+    let pages: Vec<u32> = next.iter().map(|v| v.0).collect();
+    assert_eq!(pages, [0, 1, 2, 3]);
+}
+
+/// The per-page word: a claim excludes pins and a pin excludes claims; a
+/// write's unpin marks the page dirty; a poisoned page reports its errno to
+/// every copier until it is dropped; dropping keeps the pins of copiers
+/// waiting on a refill.
+#[test]
+fn page_words_pins_claims_and_flags() {
+    use super::books::{PageWords, DIRTY, POISONED};
+    let w = PageWords::new(2);
+    w.pin(0);
+    assert!(!w.try_claim(0));
+    assert_eq!(w.unpin(0, true), None);
+    assert!(w.dirty(0));
+    assert!(w.try_claim(0));
+    assert!(!w.try_claim(0), "one claim at a time");
+    // A pin waits for the claim's release (whenever the pinner comes).
+    let w = std::sync::Arc::new(w);
+    let pinner = std::thread::spawn({
+        let w = std::sync::Arc::clone(&w);
+        move || {
+            w.pin(0);
+            w.unpin(0, false)
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    w.clean(0);
+    w.release(0);
+    assert_eq!(pinner.join().unwrap(), None);
+    assert_eq!(w.word(0) & DIRTY, 0);
+    w.pin(1);
+    w.poison(1, libc::EIO);
+    assert!(!w.dirty(1) && w.poisoned(1));
+    w.pin(1);
+    assert_eq!(w.unpin(1, true), Some(libc::EIO));
+    assert!(!w.dirty(1), "a poisoned page is never written back");
+    w.clear(1);
+    assert_eq!(w.word(1) & (POISONED | DIRTY), 0);
+    assert_eq!(w.unpin(1, false), None, "the pin survived the clear");
+    assert_eq!(w.word(1), 0);
 }
