@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 mod common;
-use common::{iopath, scratch};
+use common::{inline_svgs, iopath, scratch};
 
 fn fixture(dir: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,18 +18,6 @@ fn fixture(dir: &str, name: &str) -> PathBuf {
 
 fn run_fixture() -> PathBuf {
     fixture("report", "run.json")
-}
-
-/// Every inline `<svg>...</svg>` of an HTML document.
-fn inline_svgs(html: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = html;
-    while let Some(start) = rest.find("<svg") {
-        let end = rest[start..].find("</svg>").expect("an <svg> is closed") + start + 6;
-        out.push(&rest[start..end]);
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// (width, height, RGB pixels) of a PNG file.
