@@ -633,11 +633,15 @@ fn percentiles_with_too_few_requests_are_marked() {
     let direct = md_row(&md, "randread", "direct");
     assert!(!direct[7].contains('~'), "{direct:?}");
 
-    let text = report_stdout(&file, &[]);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("│ uring ") && l.contains("Q32T1"))
-        .unwrap();
+    let uring = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("│ uring ") && l.contains("Q32T1"))
+            .unwrap()
+            .to_string()
+    };
+    let line = uring(&report_stdout(&file, &[]));
+    assert_eq!(line.matches('~').count(), 2, "±95% (n=4), p99: {line}");
+    let line = uring(&report_stdout(&file, &["--wide"]));
     assert_eq!(
         line.matches('~').count(),
         3,

@@ -364,7 +364,7 @@ fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
                 if w.cases.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", escape(&w.cases.join(", ")))
+                    format!(": {}", escape(&super::prose::case_groups(&w.cases)))
                 }
             )?;
         }
