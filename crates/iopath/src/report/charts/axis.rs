@@ -141,10 +141,10 @@ impl Axis {
     }
 
     /// The ticks to label, in axis units, within `lo..=hi`: as many as fit
-    /// (at most [`MAX_TICKS`]) without two touching. A log axis labels whole powers (every one, else every
-    /// 2nd, 3rd, ... aligned on 0, so 1 MiB or 1 ms stays one of them); a
-    /// linear one the multiples of 1, 2 or 5 times a power of ten (whole
-    /// numbers for counts). `px_per_unit`: pixels per axis unit;
+    /// (at most [`MAX_TICKS`]) without two touching. A log axis labels
+    /// whole powers (every one, else every 2nd, 3rd, ... aligned on 0, so
+    /// 1 MiB or 1 ms stays one of them); a linear one the multiples of 1,
+    /// 2 or 5 times a power of ten (whole numbers for counts). `px_per_unit`: pixels per axis unit;
     /// `extent`: the pixels a label takes along the axis, with the space
     /// to leave around it.
     pub(super) fn ticks(
