@@ -52,6 +52,19 @@ pub fn dio_alignment(path: &Path) -> DioAlign {
     }
 }
 
+/// Where an alignment came from, as messages say it, from
+/// [`DioAlign::source`]: `from statx DIOALIGN`, `from the device's logical
+/// block size (sysfs)`, or for `assumed` why nothing better was known.
+pub fn dio_provenance(source: &str) -> String {
+    match source {
+        "assumed" => "assumed: neither statx DIOALIGN nor a block device under the file gives \
+                      one, and 4096 B suits every device"
+            .to_string(),
+        "sysfs logical_block_size" => "from the device's logical block size in sysfs".to_string(),
+        other => format!("from {other}"),
+    }
+}
+
 /// `/sys/dev/block/MAJ:MIN` of the device that holds `path` (a file on it, or
 /// the block device node itself), when there is one.
 pub fn block_device_sysfs(path: &Path) -> Option<PathBuf> {

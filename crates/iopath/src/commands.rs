@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
-use iopath_io::{probe_method, Method};
+use iopath_io::Method;
 use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ReportArgs, RunArgs};
@@ -61,7 +61,7 @@ pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
     let methods = Method::ALL
         .iter()
         .map(|&m| {
-            let st = probe_method(m, target.path(), len);
+            let st = crate::runner::probe(m, &target, len);
             ProbeEntry {
                 method: m.name().into(),
                 usable: st.usable(),
@@ -123,8 +123,10 @@ pub fn render_probe(r: &ProbeReport) -> String {
         sys.memory_bytes.map_or("?".into(), fmt_bytes)
     ));
     s.push_str(&format!(
-        "O_DIRECT:   buffers aligned to {} B, offsets and lengths to {} B (from {})\n",
-        r.dio_align_mem, r.dio_align_offset, r.dio_align_source
+        "O_DIRECT:   buffers aligned to {} B, offsets and lengths to {} B ({})\n",
+        r.dio_align_mem,
+        r.dio_align_offset,
+        iopath_io::sys::dio_provenance(&r.dio_align_source)
     ));
     s.push_str(&format!(
         "memlock:    soft {}, hard {} (registered io_uring buffers are locked memory)\n",
@@ -200,7 +202,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if args.reports.any() {
         args.reports.write(&result)?;
     } else if args.json.is_none() {
-        write_stdout(crate::report::table::render(&result))?;
+        write_stdout(crate::report::table::render(&result, args.reports.wide))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

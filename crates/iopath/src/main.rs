@@ -110,7 +110,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
     })?;
-    let text = table::render(&result);
+    let text = table::render(&result, args.reports.wide);
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
             eprint!("{text}");

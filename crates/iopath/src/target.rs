@@ -166,6 +166,7 @@ pub fn prepare(
             }
             // Absolute, so results and messages name the file unambiguously.
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            writable("--dir", dir, dir)?;
             reap_in(dir);
             let size = size.unwrap_or(DEFAULT_SIZE);
             check_free_space(dir, size, copies)?;
@@ -211,6 +212,7 @@ pub fn prepare(
                     ))
                     .into());
                 }
+                writable("--file", path, dir)?;
                 check_free_space(dir, size, copies)?;
                 if copies {
                     reap_in(dir);
@@ -248,6 +250,38 @@ pub fn prepare(
                 Ok(target)
             }
         },
+    }
+}
+
+/// The test file is made in `dir`: a directory this user cannot write in
+/// (or a read-only file system) is bad input, said before anything else
+/// (exit 2), naming the directory rather than a file.
+fn writable(flag: &str, given: &Path, dir: &Path) -> Result<()> {
+    use rustix::fs::{access, Access};
+    match access(dir, Access::WRITE_OK | Access::EXEC_OK) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let why = if e == rustix::io::Errno::ROFS {
+                "it is on a read-only file system".to_string()
+            } else {
+                format!(
+                    "this user (uid {}) may not create files in it ({})",
+                    rustix::process::getuid().as_raw(),
+                    std::io::Error::from(e)
+                )
+            };
+            let instead = if flag == "--dir" {
+                "give a directory this user can write to"
+            } else {
+                "name a file in a directory this user can write to"
+            };
+            Err(UsageError(format!(
+                "{flag} {}: cannot make the test file in directory {}: {why}; {instead}, or run as a user who may write in it",
+                given.display(),
+                dir.display()
+            ))
+            .into())
+        }
     }
 }
 

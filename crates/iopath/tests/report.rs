@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 mod common;
-use common::{iopath, scratch};
+use common::{inline_svgs, iopath, scratch};
 
 fn fixture(dir: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,18 +18,6 @@ fn fixture(dir: &str, name: &str) -> PathBuf {
 
 fn run_fixture() -> PathBuf {
     fixture("report", "run.json")
-}
-
-/// Every inline `<svg>...</svg>` of an HTML document.
-fn inline_svgs(html: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = html;
-    while let Some(start) = rest.find("<svg") {
-        let end = rest[start..].find("</svg>").expect("an <svg> is closed") + start + 6;
-        out.push(&rest[start..end]);
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// (width, height, RGB pixels) of a PNG file.
@@ -645,11 +633,15 @@ fn percentiles_with_too_few_requests_are_marked() {
     let direct = md_row(&md, "randread", "direct");
     assert!(!direct[7].contains('~'), "{direct:?}");
 
-    let text = report_stdout(&file, &[]);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("│ uring ") && l.contains("Q32T1"))
-        .unwrap();
+    let uring = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("│ uring ") && l.contains("Q32T1"))
+            .unwrap()
+            .to_string()
+    };
+    let line = uring(&report_stdout(&file, &[]));
+    assert_eq!(line.matches('~').count(), 2, "±95% (n=4), p99: {line}");
+    let line = uring(&report_stdout(&file, &["--wide"]));
     assert_eq!(
         line.matches('~').count(),
         3,

@@ -364,7 +364,7 @@ fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
                 if w.cases.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", escape(&w.cases.join(", ")))
+                    format!(": {}", escape(&super::prose::case_groups(&w.cases)))
                 }
             )?;
         }
@@ -465,7 +465,13 @@ fn not_run(h: &mut String, r: &RunResult) -> Result<()> {
         h.push_str("<h3>Methods on this target</h3>\n<div class=\"scroll\"><table>\n<tr><th>method</th><th>usable</th><th>why not / notes</th></tr>\n");
         for p in &r.probe {
             let mut why: Vec<String> = p.reason.iter().cloned().collect();
-            why.extend(p.notes.iter().cloned());
+            // Results before the probe left its own mapping out carry it.
+            why.extend(
+                p.notes
+                    .iter()
+                    .filter(|n| !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX))
+                    .cloned(),
+            );
             writeln!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -498,10 +504,48 @@ fn kv_table(h: &mut String, title: &str, v: &impl Serialize) -> Result<()> {
     flatten("", &serde_json::to_value(v)?, &mut rows);
     write!(h, "<div><h3>{title}</h3>\n<table>\n")?;
     for (k, v) in rows {
-        writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v))?;
+        let shown = humanize(&k, &v);
+        if shown == v {
+            writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v))?;
+        } else {
+            // The recorded figure stays at hand, as a tooltip.
+            writeln!(
+                h,
+                "<tr><td>{}</td><td title=\"{}\">{}</td></tr>",
+                escape(&k),
+                escape(&v),
+                escape(&shown)
+            )?;
+        }
     }
     h.push_str("</table></div>\n");
     Ok(())
+}
+
+/// A recorded figure as a person reads it, by its field's name: `_ns`
+/// durations (`150 ms`), `_bytes` sizes (`1 GiB`), the `ci_target`
+/// fraction as a percentage (`3%`); anything else as recorded.
+fn humanize(key: &str, v: &str) -> String {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if let (true, Ok(ns)) = (name.ends_with("_ns"), v.parse::<u64>()) {
+        let d = crate::units::fmt_duration(std::time::Duration::from_nanos(ns));
+        let unit = d.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(d.len());
+        return format!("{} {}", &d[..unit], &d[unit..]);
+    }
+    if let (true, Ok(b)) = (name.ends_with("_bytes"), v.parse::<u64>()) {
+        return fmt_bytes(b);
+    }
+    if let (true, Ok(f)) = (name == "ci_target", v.parse::<f64>()) {
+        return format!("{}%", trim(format!("{:.2}", f * 100.0)));
+    }
+    v.to_string()
 }
 
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
@@ -563,5 +607,25 @@ mod tests {
         ] {
             assert_eq!(base64(plain.as_bytes()), coded, "{plain:?}");
         }
+    }
+
+    #[test]
+    fn the_configuration_reads_as_people_write_it() {
+        assert_eq!(humanize("time_limit_ns", "150000000"), "150 ms");
+        assert_eq!(humanize("max_time_ns", "1500000000"), "1.5 s");
+        assert_eq!(humanize("cache_limit.limit_bytes", "8388608"), "8 MiB");
+        assert_eq!(humanize("ci_target", "0.03"), "3%");
+        assert_eq!(humanize("ci_target", "0.025"), "2.5%");
+        assert_eq!(humanize("seed", "1"), "1");
+        assert_eq!(humanize("time_limit_ns", "-"), "-", "absent stays absent");
+        let r = crate::report::testdata::fixture();
+        let h = render(&r).unwrap();
+        let config = &h[h.find("<h3>Configuration</h3>").unwrap()..];
+        let config = &config[..config.find("</table>").unwrap()];
+        assert!(
+            config.contains("<td>time_limit_ns</td><td title=\"100000000\">100 ms</td>"),
+            "{config}"
+        );
+        assert!(!config.contains(">100000000<"), "{config}");
     }
 }

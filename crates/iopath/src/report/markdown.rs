@@ -108,7 +108,10 @@ pub fn render(r: &RunResult) -> String {
         for w in &r.warnings {
             out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&w.message)));
             if !w.cases.is_empty() {
-                out.push_str(&format!(" ({})", escape(&w.cases.join(", "))));
+                out.push_str(&format!(
+                    " ({})",
+                    escape(&crate::report::prose::case_groups(&w.cases))
+                ));
             }
             out.push('\n');
         }

@@ -10,6 +10,7 @@ pub mod grids;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod prose;
 pub mod table;
 
 use std::io::Write;
@@ -25,7 +26,7 @@ use crate::result::{CaseResult, Job, RunResult};
 #[derive(Debug, Clone, Default, Args)]
 pub struct Outputs {
     /// Write a self-contained HTML report (charts inline, opens offline) to
-    /// FILE.
+    /// FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
@@ -43,6 +44,11 @@ pub struct Outputs {
     /// if missing; files named like `randread-4k-q32-t1-latency.png`).
     #[arg(long, value_name = "DIR")]
     pub png_dir: Option<PathBuf>,
+
+    /// Print the terminal tables with every column (n, p50, p99.9, notes),
+    /// however wide; without it they keep to 120 columns.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 fn is_stdout(p: &Path) -> bool {

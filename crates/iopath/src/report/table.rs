@@ -1,13 +1,20 @@
 //! The terminal report: one table per pattern, methods as rows, each
 //! compared with the best method of that pattern, notes under the table.
+//! By default the tables keep to [`WIDTH`] columns (method, job, MiB/s,
+//! ±95%, IOPS, p99, device, CPU/IO, cache, vs best); `--wide` adds n,
+//! p50, p99.9 and the notes column.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
+use super::prose::{case_groups, wrap};
 use crate::result::{CaseResult, RunResult};
 use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// The width the default report keeps to: tables, legend and warnings.
+pub const WIDTH: usize = 120;
 
 /// How the target line describes a block device: its block sizes, kind,
 /// queue and the stack below it (`512 B blocks, non-rotational, scheduler
@@ -41,8 +48,9 @@ fn block_device_words(r: &RunResult) -> String {
     w.join(", ")
 }
 
-/// Render the whole report as text.
-pub fn render(r: &RunResult) -> String {
+/// Render the whole report as text: the tables in [`WIDTH`] columns, or
+/// with every column when `wide`.
+pub fn render(r: &RunResult, wide: bool) -> String {
     let mut out = String::new();
     if let Some(t) = &r.target {
         let dev = r
@@ -61,14 +69,17 @@ pub fn render(r: &RunResult) -> String {
             })
             .unwrap_or_default();
         out.push_str(&format!(
-            "target: {} ({}, {}{}{}), cache: {}\n\
-             MiB/s = median of n repetitions, ±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%); p50/p99/p99.9 with ~: too few requests behind them; device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; cache = the file's pages left in the page cache; vs best = MiB/s over the highest median in the table (the verdict ranks a job by its paired per-round ratios)\n",
+            "target: {} ({}, {}{}{}), cache: {}\n",
             t.path.display(),
             fmt_bytes(t.size_bytes),
             if t.kind == "block-device" {
                 block_device_words(r)
             } else {
-                r.system.fs_type.as_deref().unwrap_or("unknown fs").to_string()
+                r.system
+                    .fs_type
+                    .as_deref()
+                    .unwrap_or("unknown fs")
+                    .to_string()
             },
             dev,
             if t.created {
@@ -78,6 +89,7 @@ pub fn render(r: &RunResult) -> String {
             },
             r.config.cache
         ));
+        out.push_str(&wrap(&legend(wide), WIDTH, "", ""));
     }
     if let Some(l) = &r.config.cache_limit {
         out.push_str(&format!(
@@ -105,7 +117,7 @@ pub fn render(r: &RunResult) -> String {
     for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
-        out.push_str(&render_pattern(p, &cases, show_placement(r)));
+        out.push_str(&render_pattern(p, &cases, show_placement(r), wide));
         for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
             out.push_str("verdict:\n");
             if let Some(caveat) = caveat.take() {
@@ -131,16 +143,11 @@ pub fn render(r: &RunResult) -> String {
     if !r.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &r.warnings {
-            if w.cases.is_empty() {
-                out.push_str(&format!("  - [{}] {}\n", w.code, w.message));
-            } else {
-                out.push_str(&format!(
-                    "  - [{}] {}: {}\n",
-                    w.code,
-                    w.message,
-                    w.cases.join(", ")
-                ));
+            let mut line = format!("[{}] {}", w.code, w.message);
+            if !w.cases.is_empty() {
+                line.push_str(&format!(": {}", case_groups(&w.cases)));
             }
+            out.push_str(&wrap(&line, WIDTH, "  - ", "    "));
         }
     }
     if r.interrupted {
@@ -164,7 +171,34 @@ pub fn show_placement(r: &RunResult) -> bool {
         .is_some_and(|t| t.nodes.len() > 1)
 }
 
-fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> String {
+/// The legend of the tables' columns, one paragraph.
+fn legend(wide: bool) -> String {
+    let mut s = String::from(if wide {
+        "MiB/s = median of n repetitions, "
+    } else {
+        "MiB/s = median of the repetitions, "
+    });
+    s.push_str(
+        "±95% = how far the median's 95% interval reaches from it, relative to it \
+         (~: n < 6, the min-max range, below 95%); ",
+    );
+    s.push_str(if wide {
+        "p50/p99/p99.9 with ~: too few requests behind them; "
+    } else {
+        "p99 with ~: too few requests behind it; "
+    });
+    s.push_str(
+        "device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; \
+         cache = the file's pages left in the page cache; vs best = MiB/s over the highest \
+         median in the table (the verdict ranks a job by its paired per-round ratios)",
+    );
+    if !wide {
+        s.push_str("; --wide adds n, p50, p99.9 and the notes");
+    }
+    s
+}
+
+fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: bool) -> String {
     // The reference method `null` does no I/O: the best is the best real
     // method, and null's own cell says what it is.
     let best_bw = cases
@@ -173,17 +207,42 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0f64, f64::max);
-    let mut header = vec![
-        "method", "job", "MiB/s", "±95%", "n", "IOPS", "p50", "p99", "p99.9", "device", "CPU/IO",
-        "cache", "vs best", "notes",
+    // (header, in the default view too)
+    let mut columns = vec![
+        ("method", true),
+        ("job", true),
+        ("MiB/s", true),
+        ("±95%", true),
+        ("n", false),
+        ("IOPS", true),
+        ("p50", false),
+        ("p99", true),
+        ("p99.9", false),
+        ("device", true),
+        ("CPU/IO", true),
+        ("cache", true),
+        ("vs best", true),
+        ("notes", false),
     ];
     if placement {
-        header.insert(header.len() - 1, "placement");
+        columns.insert(columns.len() - 1, ("placement", true));
     }
+    let shown: Vec<bool> = columns.iter().map(|&(_, d)| wide || d).collect();
+    let pick = |row: Vec<Cell>| -> Vec<Cell> {
+        row.into_iter()
+            .zip(&shown)
+            .filter(|(_, &s)| s)
+            .map(|(c, _)| c)
+            .collect()
+    };
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(
+        columns
+            .iter()
+            .zip(&shown)
+            .filter(|(_, &s)| s)
+            .map(|((h, _), _)| *h),
+    );
     let mut footnotes = Vec::new();
     for c in cases {
         let mut notes: Vec<String> = depth_note(c).into_iter().collect();
@@ -191,11 +250,12 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
             footnotes.push(format!("{}: {n}", c.name()));
             notes.push("see below".to_string());
         }
+        let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
         let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
-            (_, Some(_), _) => dash_row(c, "skipped (see the end)"),
+            (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
             (_, _, Some(err)) => {
                 footnotes.push(format!("{} failed: {err}", c.name()));
-                dash_row(c, "FAILED")
+                dash_row(c, "FAILED", "FAILED", wide)
             }
             (Some(s), _, _) => {
                 let rel = if best_bw > 0.0 {
@@ -203,7 +263,6 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
                 } else {
                     0.0
                 };
-                let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
                 vec![
                     Cell::new(c.name()),
                     Cell::new(job(c)),
@@ -227,14 +286,29 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
                     Cell::new(dedup_join(&notes)),
                 ]
             }
-            (None, None, None) => dash_row(c, "no data"),
+            (None, None, None) => dash_row(c, "no data", "no data", wide),
         };
         let mut row = row;
         if placement {
             let cell = c.placement.as_ref().map_or("-".into(), |p| p.short());
             row.insert(row.len() - 1, Cell::new(cell));
         }
-        t.add_row(row);
+        t.add_row(pick(row));
+    }
+    if wide {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+    } else {
+        // Numbers keep their width; the method, job and placement wrap
+        // if a table would be wider than the report.
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(WIDTH as u16);
+        for (i, (h, _)) in columns.iter().filter(|(_, d)| *d).enumerate() {
+            if !matches!(*h, "method" | "job" | "placement") {
+                if let Some(col) = t.column_mut(i) {
+                    col.set_constraint(ColumnConstraint::ContentWidth);
+                }
+            }
+        }
     }
     let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));
     for f in dedup_vec(footnotes) {
@@ -243,10 +317,20 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool) -> Stri
     s
 }
 
-fn dash_row(c: &CaseResult, what: &str) -> Vec<Cell> {
+/// The row of a case with nothing measured: dashes, and what happened in
+/// the last column (`vs best` by default, the notes when wide).
+fn dash_row(c: &CaseResult, short: &str, long: &str, wide: bool) -> Vec<Cell> {
+    let dash = || Cell::new("-").set_alignment(CellAlignment::Right);
     let mut v = vec![Cell::new(c.name()), Cell::new(job(c))];
-    v.extend((0..11).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)));
-    v.push(Cell::new(what));
+    v.extend((0..10).map(|_| dash()));
+    if wide {
+        v.extend([dash(), Cell::new(long)]);
+    } else {
+        v.extend([
+            Cell::new(short).set_alignment(CellAlignment::Right),
+            Cell::new(""),
+        ]);
+    }
     v
 }
 
@@ -364,9 +448,10 @@ mod tests {
         c.stats.as_mut().unwrap().bw_bytes_per_s = bw(&[90.0, 98.0, 100.0, 102.0, 130.0]);
         assert_eq!(spread(&c), "~30.0%");
         // The legend says what the figure is, and that `~` is a range.
-        let text = render(&r);
+        let text = render(&r, false);
+        let unwrapped = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text.contains("±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%)"),
+            unwrapped.contains("±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%)"),
             "{text}"
         );
     }
@@ -397,5 +482,82 @@ mod tests {
             caveat.contains(&format!("{} {}", r.cases[2].name(), r.cases[2].ran_label())),
             "{caveat}"
         );
+    }
+
+    /// The header cells of the first table of a report.
+    fn header(text: &str) -> Vec<String> {
+        let line = text.lines().find(|l| l.starts_with("│ method ")).unwrap();
+        line.trim_matches('│')
+            .split('┆')
+            .map(|c| c.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_default_report_keeps_to_120_columns_and_wide_shows_every_column() {
+        let mut r = fixture();
+        // A preset's long label and a long note: they wrap, the numbers
+        // do not.
+        r.cases[0].label =
+            Some("sequential 1 MiB reads at depth 8, one thread (SEQ1M Q8T1)".into());
+        r.cases[1].notes.push(
+            "span 8 GiB capped at the file size, 32 MiB (use a larger --size), which is a long note"
+                .into(),
+        );
+        let text = render(&r, false);
+        // The tables, the legend and the warnings (verdicts and notes are
+        // sentences the terminal wraps).
+        let laid_out = |l: &&str| {
+            l.starts_with(['┌', '│', '╞', '└'])
+                || l.starts_with("  - [")
+                || l.starts_with("    ")
+                || text
+                    .lines()
+                    .skip(1)
+                    .take_while(|h| !h.is_empty())
+                    .any(|h| h == *l)
+        };
+        let widest = text
+            .lines()
+            .filter(laid_out)
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap();
+        assert!(widest <= WIDTH, "{widest} columns:\n{text}");
+        assert!(text.lines().filter(|l| l.starts_with('│')).count() >= 18);
+        assert_eq!(
+            header(&text),
+            [
+                "method", "job", "MiB/s", "±95%", "IOPS", "p99", "device", "CPU/IO", "cache",
+                "vs best"
+            ]
+        );
+        // A case that did not run says so in its last cell.
+        let skipped = text
+            .lines()
+            .find(|l| l.starts_with("│ uring-iopoll "))
+            .unwrap();
+        assert!(
+            skipped
+                .trim_end_matches('│')
+                .trim_end()
+                .ends_with("not run"),
+            "{skipped}"
+        );
+        // The note is under the table.
+        assert!(text.contains("which is a long note"), "{text}");
+        assert!(text.contains("--wide adds n, p50, p99.9"), "{text}");
+
+        let wide = render(&r, true);
+        assert_eq!(
+            header(&wide),
+            [
+                "method", "job", "MiB/s", "±95%", "n", "IOPS", "p50", "p99", "p99.9", "device",
+                "CPU/IO", "cache", "vs best", "notes"
+            ]
+        );
+        assert!(wide.lines().any(|l| l.chars().count() > WIDTH));
+        assert!(wide.contains("skipped (see the end)"));
+        assert!(!wide.contains("--wide adds"));
     }
 }

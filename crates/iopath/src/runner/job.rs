@@ -317,6 +317,10 @@ impl Runner<'_> {
             cr.skipped = Some(reason);
             return cr;
         }
+        if let Some(why) = sh.target.and_then(|t| super::prepare::misaligned(case, t)) {
+            cr.skipped = Some(why);
+            return cr;
+        }
         if let Some(s) = status {
             cr.notes
                 .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());

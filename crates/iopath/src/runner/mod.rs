@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use iopath_io::{probe_method, EngineError, Method, MethodStatus, OpenSpec};
+use iopath_io::{EngineError, Method, MethodStatus, OpenSpec};
 
 use crate::placement::PlacementResult;
 use crate::plan::{Case, Pattern, Plan, DEFAULT_TIME};
@@ -40,6 +40,7 @@ use crate::target::{self, Target};
 
 use live::Live;
 use observe::{Observer, WorkerCost};
+pub use prepare::probe;
 use prepare::{check_alignment, check_buffer_memory, check_fits, set_cache_state};
 use worker::WorkerJob;
 
@@ -230,7 +231,7 @@ impl Runner<'_> {
                             notes: Vec::new(),
                         };
                     }
-                    probe_method(m, t.path(), len as usize)
+                    probe(m, t, len as usize)
                 }
             })
             .collect()

@@ -3,9 +3,9 @@
 //! starts from.
 
 use anyhow::{Context, Result};
-use iopath_io::MethodStatus;
+use iopath_io::{Method, MethodStatus};
 
-use crate::plan::{CacheState, Plan, UsageError};
+use crate::plan::{CacheState, Case, Plan, UsageError};
 use crate::target::Target;
 use crate::units::fmt_bytes;
 
@@ -94,25 +94,85 @@ pub(super) fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result
     Ok(())
 }
 
-/// Every usable O_DIRECT method needs block sizes that are multiples of the
-/// file's DIO alignment: say so up front (exit 2) rather than fail with EINVAL.
-pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<()> {
+/// Why an O_DIRECT case cannot run on this target at its block size: not
+/// a multiple of the file's DIO alignment (the kernel would answer
+/// EINVAL). `None` for a case that can.
+pub(super) fn misaligned(case: &Case, t: &Target) -> Option<String> {
+    if !case.method.is_direct() {
+        return None;
+    }
     let align = iopath_io::sys::dio_alignment(t.path());
+    let unit = align.offset as u64;
+    (case.block_size % unit != 0).then(|| {
+        let up = case.block_size.div_ceil(unit) * unit;
+        format!(
+            "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, {}), which {} requires; use --bs {} for it",
+            case.block_size,
+            t.info.path.display(),
+            align.offset,
+            iopath_io::sys::dio_provenance(align.source),
+            case.method,
+            fmt_bytes(up).replace(' ', "")
+        )
+    })
+}
+
+/// An O_DIRECT case at a block size the file's DIO alignment does not
+/// divide is skipped with the reason ([`misaligned`]), the other methods
+/// run; only a plan of which nothing could run is refused up front
+/// (exit 2) rather than failing with EINVAL.
+pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<()> {
+    let mut why = None;
     for case in &plan.cases {
         let usable = probes.iter().any(|p| p.method == case.method && p.usable());
-        if usable && case.method.is_direct() && case.block_size % align.offset as u64 != 0 {
-            let up = case.block_size.div_ceil(align.offset as u64) * align.offset as u64;
-            return Err(UsageError(format!(
-                "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, from {}), which {} requires; use --bs {} or a buffered method",
-                case.block_size,
-                t.path().display(),
-                align.offset,
-                align.source,
-                case.method,
-                fmt_bytes(up).replace(' ', "")
-            ))
-            .into());
+        if !usable {
+            continue;
+        }
+        match misaligned(case, t) {
+            None => return Ok(()),
+            Some(w) => why = why.or(Some(w)),
         }
     }
-    Ok(())
+    match why {
+        Some(w) => Err(UsageError(format!(
+            "{}, or a buffered method (no case of this run could run)",
+            w.trim_end_matches(" for it")
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Probe `method` on the target (a real read of `len` bytes,
+/// [`iopath_io::probe_method`]), its words freed of the probe's own
+/// artefacts: an unnamed file's `/proc/<pid>/fd/<n>` link is named as the
+/// run names the file (`DIR/(unnamed O_TMPFILE)`, and `/proc/<pid>/fd`
+/// as its directory), and mmap's note of the probe's mapping (its file
+/// descriptor and addresses) is left out. A case's own mapping note is
+/// kept: daxbench's grid reads it.
+pub fn probe(method: Method, t: &Target, len: usize) -> MethodStatus {
+    let mut st = iopath_io::probe_method(method, t.path(), len);
+    let opened = t.path().display().to_string();
+    let shown = t.info.path.display().to_string();
+    let dir = t.dir().display().to_string();
+    let proc_dir = t
+        .path()
+        .parent()
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with("/proc/"));
+    let tidy = |s: &str| {
+        let mut s = s.replace(&opened, &shown);
+        if let Some(d) = &proc_dir {
+            s = s.replace(d.as_str(), &dir);
+        }
+        s
+    };
+    st.unusable = st.unusable.as_deref().map(tidy);
+    st.notes = st
+        .notes
+        .iter()
+        .filter(|n| !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX))
+        .map(|n| tidy(n))
+        .collect();
+    st
 }

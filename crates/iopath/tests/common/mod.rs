@@ -33,6 +33,18 @@ pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Every inline `<svg>...</svg>` of an HTML document.
+pub fn inline_svgs(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("an <svg> is closed") + start + 6;
+        out.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
 /// Parse stdout as JSON; a failure shows what polluted it.
 pub fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).unwrap_or_else(|e| {

@@ -38,12 +38,12 @@ pub(super) fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
     let device = cases
         .iter()
         .filter_map(|c| {
-            let f = summary(c).device_fraction? * 100.0;
+            let f = summary(c).device_fraction?;
             Some(Bar {
                 method: c.name(),
                 value: f,
                 ci: None,
-                label: crate::units::fmt_device_fraction(f / 100.0),
+                label: crate::units::fmt_device_fraction(f),
             })
         })
         .collect();
@@ -54,8 +54,10 @@ pub(super) fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
         caption: "CPU time per I/O (workers, kernel and SQPOLL threads; whiskers: the 95% \
                   interval of the median, or the range of the samples below 6 repetitions), memory the case held (the file's pages in the page cache plus \
                   the I/O buffers), and the device fraction (bytes the disk moved / bytes \
-                  asked: near 100% means the device was measured, near 0% the page cache). \
-                  CPU and memory on log scales."
+                  asked: near 100% means the device was measured, near 0% the page cache, \
+                  far above 100% read-ahead or fault-around fetching pages nobody asked \
+                  for). All three on log scales (a device fraction below 0.1% sits at the \
+                  axis' start)."
             .into(),
         width: 1100,
         height: bar_height(n),
@@ -80,11 +82,11 @@ pub(super) fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
             },
             Bars {
                 title: "device fraction".into(),
-                axis: "% of the bytes asked".into(),
-                fmt: Fmt::Pct,
-                log: false,
+                axis: "bytes moved / bytes asked".into(),
+                fmt: Fmt::Fraction,
+                log: true,
                 rows: device,
-                reference: Some(100.0),
+                reference: Some(1.0),
                 empty: "no block device under the target".into(),
             },
         ]),

@@ -4,11 +4,13 @@
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, Result};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use super::axis::{Axis, Fmt};
+use super::axis::{text_height, text_width, Axis, Fmt};
 use super::{method_colour, short, Bars, Figure, Lines, Plot};
 
 /// DejaVu Sans, cut down to Latin-1 and a few symbols
@@ -53,6 +55,50 @@ impl Px {
     }
     fn font(self, v: f64) -> TextStyle<'static> {
         (FAMILY, v * self.0).into_font().color(&BLACK)
+    }
+}
+
+/// A linear axis over `lo..hi` whose labelled ticks (and grid lines) are
+/// the ones given, chosen so that no two labels touch
+/// ([`Axis::ticks`]). (Plotters' own `with_key_points` leaves an f64 axis
+/// without the label formatter the charts give.)
+#[derive(Clone)]
+struct Ticked {
+    range: RangedCoordf64,
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Ticked {
+        Ticked {
+            range: (lo..hi).into(),
+            lo,
+            hi,
+            ticks,
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        self.range.map(v, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
     }
 }
 
@@ -118,27 +164,50 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
         ends.iter().copied().chain(lows),
         if b.log { 1.0 } else { 1.12 },
     );
-    // Room on the right for the value written after each bar.
-    let span = axis.hi - axis.lo;
-    let right = axis.hi + span * if b.log { 0.45 } else { 0.35 };
+    let (tick, value) = (13.0 * px.0, 12.0 * px.0);
     let names: Vec<String> = b.rows.iter().map(|r| short(&r.method)).collect();
-    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(4) as f64 * 8.0;
+    let name_width = names
+        .iter()
+        .map(|n| text_width(n, tick))
+        .fold(0.0f64, f64::max);
+    let y_area = name_width + f64::from(px.n(14.0));
+    let (w, _) = area.dim_in_pixel();
+    let plot_w = (f64::from(w) - f64::from(px.n(20.0)) - y_area).max(1.0);
+    // Room on the right for the value written after each bar (and its
+    // whisker): the data take `plot_w - room`, so that the longest bar's
+    // label ends inside the chart.
+    let span = axis.hi - axis.lo;
+    let room = b
+        .rows
+        .iter()
+        .map(|r| {
+            let end = r.ci.map_or(r.value, |c| c[1].max(r.value));
+            let f = ((axis.at(end) - axis.lo) / span).clamp(0.0, 1.0);
+            let need = text_width(&r.label, value) + f64::from(px.n(10.0));
+            if f <= 0.0 {
+                need
+            } else {
+                plot_w - (plot_w - need) / f
+            }
+        })
+        .fold(0.0f64, f64::max)
+        .clamp(0.0, plot_w * 0.6);
+    let data_w = plot_w - room;
+    let right = axis.hi + span * room / data_w;
+    let x_ticks = axis.ticks(b.fmt, data_w / span, &|s| text_width(s, tick) + tick / 1.24);
     let mut chart = ChartBuilder::on(&area)
         .margin_left(px.n(8.0))
         .margin_right(px.n(12.0))
         .margin_bottom(px.n(6.0))
         .x_label_area_size(px.n(40.0))
-        .y_label_area_size(px.n(name_width + 18.0))
-        .build_cartesian_2d(axis.lo..right, -0.6..(n as f64 - 0.4))
+        .y_label_area_size(y_area.round() as u32)
+        .build_cartesian_2d(
+            Ticked::new(axis.lo, right, x_ticks),
+            Ticked::new(-0.6, n as f64 - 0.4, (0..n).map(|i| i as f64).collect()),
+        )
         .drawn()?;
     let fmt = b.fmt;
-    let xfmt = move |t: &f64| {
-        if *t > axis.hi + 1e-9 {
-            String::new()
-        } else {
-            axis.label(*t, fmt)
-        }
-    };
+    let xfmt = move |t: &f64| axis.label(*t, fmt);
     let yfmt = |t: &f64| {
         let i = t.round();
         if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
@@ -151,8 +220,6 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
         .disable_y_mesh()
         .light_line_style(WHITE)
         .bold_line_style(LIGHT)
-        .x_labels(axis.ticks() + 2)
-        .y_labels(n + 2)
         .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt)
         .x_desc(b.axis.clone())
@@ -208,7 +275,7 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
 }
 
 fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -> Result<()> {
-    let (w, _) = area.dim_in_pixel();
+    let (w, h) = area.dim_in_pixel();
     let legend_w = px.n(150.0).min(w / 3);
     let (plot_area, legend) = area.split_horizontally(w - legend_w);
     let xs = l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
@@ -226,22 +293,27 @@ fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -
         l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
         if l.log_y { 1.0 } else { 1.1 },
     );
-    let mut chart = ChartBuilder::on(&plot_area)
-        .margin_left(px.n(8.0))
-        .margin_right(px.n(16.0))
-        .margin_bottom(px.n(6.0))
-        .x_label_area_size(px.n(40.0))
-        .y_label_area_size(px.n(72.0))
-        .build_cartesian_2d(x_lo..x_hi, y_axis.lo..y_axis.hi)
-        .drawn()?;
+    let tick = 13.0 * px.0;
+    let (y_fmt, x_fmt) = (l.y_fmt, l.x_fmt);
+    // Ticks spaced so that no two labels touch: along the y axis a label
+    // takes its height, along the x axis its width.
+    let plot_h = (f64::from(h) - f64::from(px.n(46.0))).max(1.0);
+    let y_ticks = y_axis.ticks(y_fmt, plot_h / (y_axis.hi - y_axis.lo), &|_| {
+        2.0 * text_height(tick)
+    });
+    // The y label area holds the widest tick label and the axis title.
+    let y_area = y_ticks
+        .iter()
+        .map(|&t| text_width(&y_axis.label(t, y_fmt), tick))
+        .fold(0.0f64, f64::max)
+        + 2.0 * text_height(tick)
+        + f64::from(px.n(8.0));
+    let plot_w = (f64::from(w - legend_w) - f64::from(px.n(24.0)) - y_area).max(1.0);
     let cats = l.x_categories.clone();
-    let x_fmt = l.x_fmt;
-    let xfmt = move |t: &f64| {
+    let x_axis = Axis::linear(x_lo, x_hi);
+    let x_label = move |t: f64| {
         if cats.is_empty() {
-            if matches!(x_fmt, Fmt::Int) && (t - t.round()).abs() > 1e-6 {
-                return String::new();
-            }
-            return x_fmt.show(*t);
+            return x_axis.label(t, x_fmt);
         }
         let i = t.round();
         if (t - i).abs() > 1e-6 || i < 0.0 || i as usize >= cats.len() {
@@ -250,19 +322,39 @@ fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -
             cats[i as usize].clone()
         }
     };
-    let y_fmt = l.y_fmt;
-    let yfmt = move |t: &f64| y_axis.label(*t, y_fmt);
-    let x_labels = if l.x_categories.is_empty() {
-        8
+    let room = |s: &str| text_width(s, tick) + tick / 1.24;
+    let x_ticks = if l.x_categories.is_empty() {
+        x_axis.ticks(x_fmt, plot_w / (x_hi - x_lo), &room)
     } else {
-        l.x_categories.len() + 2
+        // Every category, else every 2nd, 3rd, ...
+        let n = l.x_categories.len();
+        let per = plot_w / (x_hi - x_lo);
+        (1..=n)
+            .map(|step| (0..n).step_by(step).map(|i| i as f64).collect::<Vec<f64>>())
+            .find(|ts| {
+                ts.windows(2).all(|t| {
+                    (t[1] - t[0]) * per >= (room(&x_label(t[0])) + room(&x_label(t[1]))) / 2.0
+                })
+            })
+            .unwrap_or_default()
     };
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin_left(px.n(8.0))
+        .margin_right(px.n(16.0))
+        .margin_bottom(px.n(6.0))
+        .x_label_area_size(px.n(40.0))
+        .y_label_area_size(y_area.round() as u32)
+        .build_cartesian_2d(
+            Ticked::new(x_lo, x_hi, x_ticks),
+            Ticked::new(y_axis.lo, y_axis.hi, y_ticks),
+        )
+        .drawn()?;
+    let xfmt = move |t: &f64| x_label(*t);
+    let yfmt = move |t: &f64| y_axis.label(*t, y_fmt);
     chart
         .configure_mesh()
         .light_line_style(WHITE)
         .bold_line_style(LIGHT)
-        .x_labels(x_labels)
-        .y_labels(y_axis.ticks())
         .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt)
         .x_desc(l.x_axis.clone())
