@@ -172,32 +172,56 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
         .fold(0.0f64, f64::max);
     let y_area = name_width + f64::from(px.n(14.0));
     let (w, _) = area.dim_in_pixel();
-    let plot_w = (f64::from(w) - f64::from(px.n(20.0)) - y_area).max(1.0);
-    // Room on the right for the value written after each bar (and its
-    // whisker): the data take `plot_w - room`, so that the longest bar's
-    // label ends inside the chart.
     let span = axis.hi - axis.lo;
-    let room = b
-        .rows
-        .iter()
-        .map(|r| {
-            let end = r.ci.map_or(r.value, |c| c[1].max(r.value));
-            let f = ((axis.at(end) - axis.lo) / span).clamp(0.0, 1.0);
-            let need = text_width(&r.label, value) + f64::from(px.n(10.0));
-            if f <= 0.0 {
-                need
-            } else {
-                plot_w - (plot_w - need) / f
-            }
-        })
-        .fold(0.0f64, f64::max)
-        .clamp(0.0, plot_w * 0.6);
-    let data_w = plot_w - room;
-    let right = axis.hi + span * room / data_w;
-    let x_ticks = axis.ticks(b.fmt, data_w / span, &|s| text_width(s, tick) + tick / 1.24);
+    // The x layout for a right margin: the plot's width, the room on the
+    // right for the value written after each bar (and its whisker; the data
+    // take `plot_w - room`, so that the longest bar's label ends inside the
+    // chart), the axis's right end and its ticks.
+    let layout = |margin_r: f64| {
+        let plot_w = (f64::from(w) - f64::from(px.n(8.0)) - margin_r - y_area).max(1.0);
+        let room = b
+            .rows
+            .iter()
+            .map(|r| {
+                let end = r.ci.map_or(r.value, |c| c[1].max(r.value));
+                let f = ((axis.at(end) - axis.lo) / span).clamp(0.0, 1.0);
+                let need = text_width(&r.label, value) + f64::from(px.n(10.0));
+                if f <= 0.0 {
+                    need
+                } else {
+                    plot_w - (plot_w - need) / f
+                }
+            })
+            .fold(0.0f64, f64::max)
+            .clamp(0.0, plot_w * 0.6);
+        let data_w = plot_w - room;
+        let right = axis.hi + span * room / data_w;
+        let ticks = axis.ticks(b.fmt, data_w / span, &|s| text_width(s, tick) + tick / 1.24);
+        (right, ticks, data_w)
+    };
+    // A tick label is centred on its tick: one near the right end needs half
+    // its width past the plot, so the margin grows to hold it.
+    let overhang = |(right, ticks, data_w): &(f64, Vec<f64>, f64)| {
+        ticks
+            .iter()
+            .map(|&t| {
+                let past = (t - right) * data_w / span;
+                past + text_width(&axis.label(t, b.fmt), tick) / 2.0 + f64::from(px.n(2.0))
+            })
+            .fold(0.0f64, f64::max)
+    };
+    let mut margin_r = f64::from(px.n(12.0));
+    let mut fit = layout(margin_r);
+    let need = overhang(&fit);
+    if need > margin_r {
+        margin_r = need;
+        fit = layout(margin_r);
+        margin_r = margin_r.max(overhang(&fit));
+    }
+    let (right, x_ticks, _) = fit;
     let mut chart = ChartBuilder::on(&area)
         .margin_left(px.n(8.0))
-        .margin_right(px.n(12.0))
+        .margin_right(margin_r.ceil() as u32)
         .margin_bottom(px.n(6.0))
         .x_label_area_size(px.n(40.0))
         .y_label_area_size(y_area.round() as u32)
