@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 pub mod copy;
+pub mod failure;
 pub mod job;
 pub mod live;
 pub mod observe;
@@ -20,6 +21,7 @@ pub mod repeat;
 pub mod verify;
 pub mod worker;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
@@ -318,6 +320,8 @@ impl Runner<'_> {
             sqpoll_cpu: case.placement.sqpoll_cpu,
             mem_policy: case.placement.mem.clone(),
         };
+        // How messages name the target: as the user knows it.
+        let shown = target.map_or(Path::new(""), |t| t.info.path.as_path());
         let opened = Barrier::new(jobs.len());
         // Where the workers really ran and the buffers really are.
         #[allow(clippy::type_complexity)]
@@ -409,7 +413,7 @@ impl Runner<'_> {
                             }
                             let slot = live.and_then(|l| l.slot(job.stream as usize));
                             let out = worker::run(eng, job, start, self.stop, slot)
-                                .map_err(RepError::Fail)?;
+                                .map_err(|e| RepError::Fail(e.message(shown)))?;
                             // The thread's whole life, to tell its CPU from that
                             // of io_uring's kernel threads.
                             Ok((out, iopath_io::sys::thread_usage()))
