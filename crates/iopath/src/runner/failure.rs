@@ -115,7 +115,10 @@ mod tests {
             eio.starts_with("read of 4096 bytes at offset 8192 of /mnt/x/data.bin failed: "),
             "{eio}"
         );
-        assert!(eio.contains("Input/output error") && eio.contains("dmesg"), "{eio}");
+        assert!(
+            eio.contains("Input/output error") && eio.contains("dmesg"),
+            "{eio}"
+        );
         let enospc = WorkerError::Request {
             op: Op::Write,
             len: 1 << 20,
@@ -123,7 +126,10 @@ mod tests {
             errno: rustix::io::Errno::NOSPC.raw_os_error(),
         }
         .message(t);
-        assert!(enospc.contains("of /mnt/x/data.bin failed: No space left"), "{enospc}");
+        assert!(
+            enospc.contains("of /mnt/x/data.bin failed: No space left"),
+            "{enospc}"
+        );
         assert!(enospc.contains("use a smaller --size"), "{enospc}");
         let eof = WorkerError::Eof {
             op: Op::Read,
@@ -131,9 +137,16 @@ mod tests {
             offset: 4096,
         }
         .message(t);
-        assert!(eof.contains("unexpected end of file") && eof.contains("offset 4096 of /mnt/x/data.bin"), "{eof}");
+        assert!(
+            eof.contains("unexpected end of file")
+                && eof.contains("offset 4096 of /mnt/x/data.bin"),
+            "{eof}"
+        );
         let v = WorkerError::Verify("verify failed at offset 0: bad checksum".into()).message(t);
-        assert!(v.contains("offset 0") && v.contains("in /mnt/x/data.bin"), "{v}");
+        assert!(
+            v.contains("offset 0") && v.contains("in /mnt/x/data.bin"),
+            "{v}"
+        );
         let inv = WorkerError::Engine(EngineError::Invalid("slot 9".into())).message(t);
         assert!(inv.contains("(on /mnt/x/data.bin)"), "{inv}");
     }

@@ -88,11 +88,17 @@ impl Runner<'_> {
             (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
             (None, crate::plan::TargetSpec::File { path, .. }) => path.clone(),
         };
-        let system = sysinfo::collect(&at);
+        let mut system = sysinfo::collect(&at);
+        if target.is_none() {
+            // No file: no disk is counted (as before any walk).
+            system.device_stack = None;
+        }
         let probes = self.probe_all(target.as_ref());
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
-        let mut obs = Observer::new(target.as_ref());
+        // The disks to count: the walk `collect` made.
+        let stack = system.device_stack.clone().unwrap_or_default();
+        let mut obs = Observer::new(target.as_ref(), stack);
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
         // Only when some case runs under it (a preset marks its cases).
@@ -103,10 +109,6 @@ impl Runner<'_> {
             .transpose()?;
         if let Some(l) = &limit {
             obs.use_cgroup(l.as_mem_cgroup());
-        }
-        let mut system = system;
-        if !obs.stack.leaves.is_empty() {
-            system.device_stack = Some(obs.stack.clone());
         }
         if let Some(t) = &target {
             check_alignment(plan, &probes, t)?;

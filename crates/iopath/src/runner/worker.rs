@@ -466,9 +466,7 @@ pub fn run_clocked<C: Clock>(
             l.flushing(true);
         }
         if job.sync == SyncPolicy::End && write_ios > 0 {
-            engine
-                .flush(SyncPolicy::End)
-                .map_err(WorkerError::Engine)?;
+            engine.flush(SyncPolicy::End).map_err(WorkerError::Engine)?;
         }
         drop(engine);
         if let Some(l) = &live {
@@ -525,7 +523,7 @@ pub fn run_clocked<C: Clock>(
 fn verify_prepare(
     engine: &mut dyn Engine,
     gen: &mut IoGen,
-    (mut op, mut offset): (Op, u64),
+    (op, mut offset): (Op, u64),
     slot: u32,
     v: &VerifyJob,
     (slot_op, slot_off, busy): (&[Op], &[u64], &mut [bool]),

@@ -124,13 +124,23 @@ fn verified_writes_never_overlap_one_in_flight() {
         for blocks in [1, 2, 7, 64] {
             let (writes, clashes, out) = run_writes(pattern, blocks);
             assert!(writes > 0, "{pattern:?} over {blocks}");
-            assert_eq!(clashes, 0, "{pattern:?} over {blocks} blocks: {writes} writes");
+            assert_eq!(
+                clashes, 0,
+                "{pattern:?} over {blocks} blocks: {writes} writes"
+            );
             // Every request asked for was issued: waiting lost none.
-            assert_eq!(out.read_bytes + out.write_bytes, 4096 * 400, "{pattern:?} {blocks}");
+            assert_eq!(
+                out.read_bytes + out.write_bytes,
+                4096 * 400,
+                "{pattern:?} {blocks}"
+            );
             let marked: u32 = out.written.iter().map(|w| w.count_ones()).sum();
             // What the read-back will check: every block a write reached
             // (400 random draws may miss one of 64).
-            assert!(marked > 0 && u64::from(marked) <= blocks, "{pattern:?} {blocks}");
+            assert!(
+                marked > 0 && u64::from(marked) <= blocks,
+                "{pattern:?} {blocks}"
+            );
             if blocks < 8 {
                 assert_eq!(u64::from(marked), blocks, "{pattern:?} {blocks}");
             }
