@@ -81,12 +81,18 @@ impl WorkerError {
             ),
             WorkerError::Engine(e) => {
                 let m = e.to_string();
-                // An engine's own errors name what it opened; the rest
-                // (a broken request) get the target.
-                if matches!(e, EngineError::Os { .. } | EngineError::Misaligned { .. }) {
-                    m
-                } else {
-                    format!("{m} (on {t})")
+                // An engine's own errors name what it opened (and the next
+                // step where the engine knows one); the rest (a broken
+                // request) get the target.
+                match e {
+                    EngineError::Os {
+                        op,
+                        source,
+                        hint: None,
+                        ..
+                    } => format!("{m} ({})", next_step(op, source)),
+                    EngineError::Os { .. } | EngineError::Misaligned { .. } => m,
+                    _ => format!("{m} (on {t})"),
                 }
             }
             WorkerError::Verify(m) => format!(
@@ -147,6 +153,15 @@ mod tests {
             v.contains("offset 0") && v.contains("in /mnt/x/data.bin"),
             "{v}"
         );
+        let fsync = WorkerError::Engine(EngineError::Os {
+            op: "fsync",
+            path: "/dev/loop7".into(),
+            source: std::io::Error::from_raw_os_error(rustix::io::Errno::IO.raw_os_error()),
+            hint: None,
+        })
+        .message(t);
+        assert!(fsync.starts_with("fsync failed on /dev/loop7: Input/output error"), "{fsync}");
+        assert!(fsync.contains("dmesg"), "{fsync}");
         let inv = WorkerError::Engine(EngineError::Invalid("slot 9".into())).message(t);
         assert!(inv.contains("(on /mnt/x/data.bin)"), "{inv}");
     }
