@@ -64,7 +64,10 @@ fn a_run_that_measured_nothing_fails() {
         stderr.contains("nothing was measured: all 2 cases that do I/O were skipped"),
         "{stderr}"
     );
-    assert!(stdout.contains("only copies"), "the reasons are shown: {stdout}");
+    assert!(
+        stdout.contains("only copies"),
+        "the reasons are shown: {stdout}"
+    );
     // The result is kept all the same, saying why.
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for c in v["cases"].as_array().unwrap() {
@@ -249,7 +252,10 @@ fn a_copy_on_tmpfs_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
             .unwrap()
             .clone()
     };
-    let why = by("copy")["skipped"].as_str().unwrap_or_default().to_string();
+    let why = by("copy")["skipped"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         why.contains("what this case writes to a file system in memory")
             && why.contains("96 MiB of new copy pages on tmpfs")
@@ -415,7 +421,14 @@ fn sigkill_leaves_no_file_iopath_created_under_a_given_name() {
     let out = iopath()
         .args(["run", "--file"])
         .arg(&file)
-        .args(["--size", "4M", "--methods", "buffered", "--patterns", "read"])
+        .args([
+            "--size",
+            "4M",
+            "--methods",
+            "buffered",
+            "--patterns",
+            "read",
+        ])
         .args(["--time", "20ms", "--repeat", "1", "--quiet", "--json", "-"])
         .output()
         .unwrap();
@@ -469,9 +482,7 @@ fn the_copy_destination_is_locked_while_it_exists() {
     });
     let locked = copy.as_ref().and_then(|p| {
         let f = std::fs::File::open(p).ok()?;
-        Some(
-            rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err(),
-        )
+        Some(rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err())
     });
     // SIGTERM: the run stops in order and removes what it made.
     let _ = rustix::process::kill_process(
@@ -483,7 +494,10 @@ fn the_copy_destination_is_locked_while_it_exists() {
     match locked {
         Some(l) => assert!(l, "{} was not locked", copy.display()),
         // The copy finished (and went) between seeing it and opening it.
-        None => eprintln!("skipped: {} went before it could be checked", copy.display()),
+        None => eprintln!(
+            "skipped: {} went before it could be checked",
+            copy.display()
+        ),
     }
     assert!(
         leftovers(dir.path()).is_empty(),

@@ -160,7 +160,10 @@ mod tests {
             hint: None,
         })
         .message(t);
-        assert!(fsync.starts_with("fsync failed on /dev/loop7: Input/output error"), "{fsync}");
+        assert!(
+            fsync.starts_with("fsync failed on /dev/loop7: Input/output error"),
+            "{fsync}"
+        );
         assert!(fsync.contains("dmesg"), "{fsync}");
         let inv = WorkerError::Engine(EngineError::Invalid("slot 9".into())).message(t);
         assert!(inv.contains("(on /mnt/x/data.bin)"), "{inv}");

@@ -301,9 +301,9 @@ impl Runner<'_> {
         // sparse file. Under a cap too small for them the kernel's OOM
         // killer takes iopath (SIGKILL: no message, the case in flight
         // lost): skipped instead, like the case's own memory.
-        let in_memory = sh.target.map_or(0, |t| {
-            new_pages_in_memory(t, case, memory_fs(t.place()))
-        });
+        let in_memory = sh
+            .target
+            .map_or(0, |t| new_pages_in_memory(t, case, memory_fs(t.place())));
         let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
         if let Some(l) = sh
             .limit
@@ -538,9 +538,9 @@ pub fn new_pages_in_memory(t: &Target, case: &Case, in_memory: bool) -> u64 {
         return 0;
     }
     let span = case.span.map_or(t.size(), |s| s.min(t.size()));
-    if case.pattern == Pattern::Copy {
-        span
-    } else if case.pattern.writes() && (t.info.sparse || case.sparse) {
+    let adds =
+        case.pattern == Pattern::Copy || (case.pattern.writes() && (t.info.sparse || case.sparse));
+    if adds {
         span
     } else {
         0
