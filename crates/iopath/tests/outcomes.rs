@@ -170,6 +170,10 @@ fn an_io_error_names_the_target_the_offset_and_the_next_step() {
     assert!(stdout.contains(&format!("of {dev}")), "{stdout}");
 }
 
+/// Held by the tests that run `--cache-limit`: each such run removes the
+/// stale cgroups it finds, the one another test staged among them.
+static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The process's memory cgroup when iopath may make cgroups in it.
 fn cgroup_parent() -> Option<PathBuf> {
     let Some(cg) = MemCgroup::current() else {
@@ -209,6 +213,7 @@ fn a_copy_on_tmpfs_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
     if !root() {
         return;
     }
+    let _one = CGROUPS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(parent) = cgroup_parent() else {
         return;
     };
@@ -281,6 +286,7 @@ fn a_run_the_oom_killer_killed_is_named_by_the_next_run() {
     if !root() {
         return;
     }
+    let _one = CGROUPS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(parent) = cgroup_parent() else {
         return;
     };
@@ -399,6 +405,19 @@ fn file_run(file: &Path, no_tmpfile: bool, time: &str) -> Command {
 #[test]
 fn sigkill_leaves_no_file_iopath_created_under_a_given_name() {
     let dir = scratch();
+    let tmpfile = rustix::fs::open(
+        dir.path(),
+        rustix::fs::OFlags::TMPFILE | rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    );
+    if tmpfile.is_err() {
+        eprintln!(
+            "skipped: the file system of {} makes no unnamed files",
+            dir.path().display()
+        );
+        return;
+    }
+    drop(tmpfile);
     let file = dir.path().join("new.dat");
     let mut child = file_run(&file, false, "2s").spawn().unwrap();
     let pid = child.id();
@@ -410,12 +429,12 @@ fn sigkill_leaves_no_file_iopath_created_under_a_given_name() {
     let _ = child.wait();
     let link = link.expect("the run never held a file in its directory");
     assert!(running, "iopath ended before it was killed");
-    if !link.ends_with("(deleted)") {
-        eprintln!("skipped: this file system makes no unnamed files ({link})");
-        let _ = std::fs::remove_file(&file);
-        return;
-    }
-    assert!(!file.exists(), "the file was given its name");
+    let named = file.exists();
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        link.ends_with("(deleted)") && !named,
+        "the file had a name ({link}) and was left after SIGKILL"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // A run that ends: it records the name asked for, and leaves nothing.
     let out = iopath()
