@@ -215,7 +215,11 @@ impl Runner<'_> {
                     "interrupted (Ctrl-C) during the copy; its destination was removed".into(),
                 ))
             }
-            Err(e) => return Err(RepError::Fail(e.to_string())),
+            Err(e) => {
+                return Err(RepError::Fail(
+                    super::worker::WorkerError::Engine(e).message(&t.info.path),
+                ))
+            }
         };
         let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
         let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;

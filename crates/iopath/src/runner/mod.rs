@@ -383,7 +383,11 @@ impl Runner<'_> {
                                 Err(EngineError::Unsupported { reason, .. }) => {
                                     return Err(RepError::Skip(reason))
                                 }
-                                Err(e) => return Err(RepError::Fail(e.to_string())),
+                                Err(e) => {
+                                    return Err(RepError::Fail(
+                                        worker::WorkerError::Engine(e).message(shown),
+                                    ))
+                                }
                             };
                             if open_failed.load(Ordering::SeqCst) {
                                 return Err(RepError::Fail(
