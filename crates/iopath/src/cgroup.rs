@@ -69,8 +69,13 @@ impl CacheLimit {
         } else {
             parent.dir.clone()
         };
-        if let Some(m) = crate::target::reap::message("cgroups", &reap_stale(&base)) {
+        let stale = reap_stale(&base);
+        let paths: Vec<PathBuf> = stale.iter().map(|s| s.0.clone()).collect();
+        if let Some(m) = crate::target::reap::message("cgroups", &paths) {
             eprintln!("{m}");
+        }
+        for (dir, kills) in stale.iter().filter(|s| s.1 > 0) {
+            eprintln!("{}", oom_message(dir, *kills));
         }
         let dir = (0..100)
             .map(|n| base.join(format!("iopath-{}-{n}", std::process::id())))
@@ -196,11 +201,31 @@ fn remove(dir: &Path, version: u8) {
     }
 }
 
+/// What the next run says of a cgroup it removed whose run the kernel's
+/// OOM killer killed (`kills` times): the run itself could say nothing.
+pub fn oom_message(dir: &Path, kills: u64) -> String {
+    format!(
+        "iopath: the run that made {} was killed by the kernel's OOM killer ({kills} kill(s) in it): its --cache-limit could not hold what a case needed (its results are in its --json file up to its last round); give a larger --cache-limit, or a --dir on a disk if it ran on tmpfs",
+        dir.display()
+    )
+}
+
+/// How many times the OOM killer killed a task of the cgroup `dir` (v1
+/// `memory.oom_control`, v2 `memory.events`: `oom_kill N`); 0 when unknown.
+pub fn oom_kills(dir: &Path) -> u64 {
+    ["memory.events", "memory.oom_control"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+        .find_map(|text| stat_value(&text, "oom_kill"))
+        .unwrap_or(0)
+}
+
 /// Remove `iopath-<pid>-<n>` cgroups under `parent` whose process is gone
 /// (a run killed before it could clean up): no process has the pid, or
 /// the one that has it started after the cgroup was made (a reused pid),
-/// and no process is in it. A live run's cgroup is left.
-pub fn reap_stale(parent: &Path) -> Vec<PathBuf> {
+/// and no process is in it. A live run's cgroup is left. Returns each
+/// cgroup removed with the OOM kills counted in it ([`oom_kills`]).
+pub fn reap_stale(parent: &Path) -> Vec<(PathBuf, u64)> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(parent) else {
         return removed;
@@ -225,9 +250,10 @@ pub fn reap_stale(parent: &Path) -> Vec<PathBuf> {
         } else {
             2
         };
+        let kills = oom_kills(&e.path());
         remove(&e.path(), version);
         if !e.path().exists() {
-            removed.push(e.path());
+            removed.push((e.path(), kills));
         }
     }
     removed

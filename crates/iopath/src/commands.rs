@@ -238,6 +238,40 @@ pub fn presets_list() -> String {
 
 /// Text to stdout; a reader that went away (`| head`) is not an error, and
 /// a full disk is an error, not a panic.
+/// Why a finished run measured nothing, `None` when it measured something:
+/// every case that does I/O was skipped (or every case, in a run of
+/// `null` alone). Such a run failed: the caller exits 1. An interrupted
+/// run is not judged here (it exits 130).
+pub fn nothing_measured(r: &crate::result::RunResult) -> Option<String> {
+    if r.interrupted {
+        return None;
+    }
+    let io: Vec<&crate::result::CaseResult> =
+        r.cases.iter().filter(|c| c.method != "null").collect();
+    let judged = if io.is_empty() {
+        r.cases.iter().collect()
+    } else {
+        io
+    };
+    if judged.is_empty() || judged.iter().any(|c| c.skipped.is_none()) {
+        return None;
+    }
+    let null_ran = judged.len() < r.cases.len();
+    Some(format!(
+        "nothing was measured: {} skipped{} (the reasons are listed under \"not run\"); fix the first reason, or choose --methods, --patterns or a --dir where they can run",
+        if judged.len() == 1 {
+            "the one case that does I/O was".to_string()
+        } else {
+            format!("all {} cases that do I/O were", judged.len())
+        },
+        if null_ran {
+            " (only `null`, iopath's own overhead, ran)"
+        } else {
+            ""
+        }
+    ))
+}
+
 pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -342,37 +342,7 @@ pub fn swapping(swaps: &str, family: &[Member]) -> Vec<String> {
     out
 }
 
-/// Every loop device whose backing file is a block device: (loop name,
-/// the backing device's number).
-pub fn loop_backings(sys: &Path) -> Vec<(String, (u32, u32))> {
-    let mut out: Vec<(String, (u32, u32))> = std::fs::read_dir(sys.join("block"))
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let backing =
-                        std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-                    let dev = rdev_of(backing.trim())?;
-                    Some((e.file_name().to_string_lossy().into_owned(), dev))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-/// Names in a device's `holders/` directory.
-pub fn holders(sysdir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(sysdir.join("holders"))
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+pub use crate::metrics::blockdev::{holders, loop_backings};
 
 /// Read the first and last [`PROBE_BYTES`] of the device and name their
 /// signatures.

@@ -136,6 +136,10 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         eprintln!("iopath: some cases failed (see the table)");
         return Ok(ExitCode::from(1));
     }
+    if let Some(why) = commands::nothing_measured(&result) {
+        eprintln!("iopath: {why}");
+        return Ok(ExitCode::from(1));
+    }
     if reports.is_err() {
         return Ok(ExitCode::from(1));
     }

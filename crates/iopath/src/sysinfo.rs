@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::blockdev::{DeviceStack, DeviceWalk};
+use crate::metrics::blockdev::{DeviceStack, DeviceWalk, Holder};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct System {
@@ -37,15 +37,28 @@ pub struct System {
     pub topology: Option<crate::topology::Topology>,
 }
 
-/// The whole disk under the target.
+/// The block device under the target: its whole disk, and the partition
+/// the target is or sits on.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Device {
-    /// Kernel name of the disk (`vda`, `nvme0n1`).
+    /// Kernel name of the disk (`vda`, `nvme0n1`): the parent disk of a
+    /// partition.
     pub name: String,
-    /// Partition or mapping the file system sits on, when not the disk.
+    /// The partition the target is (`--file /dev/vda1`) or its file system
+    /// sits on, when not the whole disk.
     pub partition: Option<String>,
     pub model: Option<String>,
+    /// Size of the device the target is: a partition named as the target
+    /// is its own size; otherwise the whole disk's.
     pub size_bytes: Option<u64>,
+    /// The whole disk's size, when `size_bytes` is a partition's.
+    #[serde(default)]
+    pub disk_size_bytes: Option<u64>,
+    /// Devices stacked above the target's device (or above the partitions
+    /// of a whole disk): dm, md, bcache (`holders/`) and loop devices
+    /// backed by it, each with what it sits over. Empty when none.
+    #[serde(default)]
+    pub holders: Vec<Holder>,
     pub logical_block_size: Option<u64>,
     pub physical_block_size: Option<u64>,
     pub rotational: Option<bool>,
@@ -73,7 +86,12 @@ fn read_num<T: std::str::FromStr>(p: impl AsRef<Path>) -> Option<T> {
 }
 
 /// Collect the system facts; `at` is the target file or its directory.
+/// The block devices under it are walked once ([`DeviceWalk::of`]): the
+/// description (`device`) and the disks whose counters are read
+/// (`device_stack`, present when there are any) come from that one walk.
 pub fn collect(at: &Path) -> System {
+    let sys = Path::new("/sys");
+    let walk = DeviceWalk::of(at, sys);
     let uname = rustix::system::uname();
     let kernel = Some(uname.release().to_string_lossy().into_owned());
     let hostname = Some(uname.nodename().to_string_lossy().into_owned());
@@ -104,8 +122,11 @@ pub fn collect(at: &Path) -> System {
             .filter(|s| s != "unknown")
             .or_else(|| mount.as_ref().map(|m| m.0.clone())),
         mount_options: mount.map(|m| m.1),
-        device: device_of(at),
-        device_stack: None,
+        device: walk.as_ref().map(|w| Device::from_walk(w, sys)),
+        device_stack: walk
+            .as_ref()
+            .map(DeviceStack::from)
+            .filter(|st| !st.leaves.is_empty()),
         topology: Some(crate::topology::Topology::read(Path::new("/sys")))
             .filter(|t| !t.nodes.is_empty()),
     }
@@ -159,16 +180,26 @@ pub fn device_under(at: &Path, sys: &Path) -> Option<Device> {
 }
 
 impl Device {
-    /// The whole disk the walk started on ([`DeviceWalk::disk`]), and the
-    /// partition it started from when that is not the disk.
+    /// The whole disk the walk started on ([`DeviceWalk::disk`]), the
+    /// partition it started from when that is not the disk (described by
+    /// its own size when it is the target itself), and what is stacked
+    /// above.
     pub fn from_walk(w: &DeviceWalk, sys: &Path) -> Device {
         let disk = &w.disk;
         let q = disk.join("queue");
+        let sectors = |dir: &Path| read_num::<u64>(dir.join("size")).map(|s| s * 512);
+        let disk_size = sectors(disk);
         Device {
             name: w.disk_name(),
             partition: (w.top != w.disk).then(|| w.top_name()),
             model: read_trim(disk.join("device/model")),
-            size_bytes: read_num::<u64>(disk.join("size")).map(|s| s * 512),
+            size_bytes: if w.partition_node() {
+                sectors(&w.top)
+            } else {
+                disk_size
+            },
+            disk_size_bytes: disk_size.filter(|_| w.partition_node()),
+            holders: w.holders.clone(),
             logical_block_size: read_num(q.join("logical_block_size")),
             physical_block_size: read_num(q.join("physical_block_size")),
             rotational: read_num::<u8>(q.join("rotational")).map(|v| v == 1),
@@ -321,6 +352,48 @@ mod tests {
             }
         );
         assert_eq!(st.leaves, ["sda"]);
+    }
+
+    /// A partition named as the target (`--file /dev/sda1`): its own size,
+    /// its disk named with the disk's size, its own `stat` counted; what is
+    /// stacked above it listed (review of issue 14: the description was the
+    /// whole disk's, and no holder was listed).
+    #[test]
+    fn a_partition_target_is_described_as_the_partition_with_its_holders() {
+        let sys = sda_tree();
+        sys.write(&format!("{SDA}/sda1/size"), "1024\n");
+        sys.link("virtual/block/dm-0", &format!("{SDA}/sda1/holders/dm-0"));
+        let mut w = DeviceWalk::from_dev(8, 1, sys.root()).unwrap();
+        w.node = true;
+        let d = Device::from_walk(&w, sys.root());
+        assert_eq!(
+            (d.name.as_str(), d.partition.as_deref()),
+            ("sda", Some("sda1"))
+        );
+        assert_eq!(d.size_bytes, Some(1024 * 512));
+        assert_eq!(d.disk_size_bytes, Some(2048 * 512));
+        assert_eq!(d.model.as_deref(), Some("FAKE DISK"), "the disk's model");
+        let held = |name: &str, over: &str| Holder {
+            name: name.into(),
+            over: over.into(),
+        };
+        assert_eq!(d.holders, [held("dm-0", "sda1")]);
+        let st = DeviceStack::from(&w);
+        assert_eq!(st.leaves, ["sda1"]);
+        // A file on the partition's file system: the disk is described and
+        // counted; the holder is still listed.
+        w.node = false;
+        let d = Device::from_walk(&w, sys.root());
+        assert_eq!((d.size_bytes, d.disk_size_bytes), (Some(2048 * 512), None));
+        assert_eq!(DeviceStack::from(&w).leaves, ["sda"]);
+        // The whole disk lists what sits on its partitions; dm-0 itself has
+        // nothing above it.
+        let whole = DeviceWalk::from_dev(8, 0, sys.root()).unwrap();
+        assert_eq!(whole.holders, [held("dm-0", "sda1")]);
+        assert!(DeviceWalk::from_dev(253, 0, sys.root())
+            .unwrap()
+            .holders
+            .is_empty());
     }
 
     #[test]

@@ -17,7 +17,10 @@
 //!   temporary test file is made unnamed in `--dir`, held open for the
 //!   run, and engines reopen it (with their own flags: O_DIRECT, ...)
 //!   through `/proc/<pid>/fd/<n>`; it goes when the last descriptor closes.
-//!   It is never linked into the directory. Elsewhere (or with
+//!   It is never linked into the directory. A `--file` that does not
+//!   exist, which iopath creates for the run and removes after it, is made
+//!   the same way in its directory (results call it by the name asked
+//!   for). Elsewhere (or with
 //!   `IOPATH_NO_TMPFILE=1`, for tests) it is named `iopath-<pid>-<random>.dat`
 //!   and `flock`ed while the run lives, and the next run removes such files
 //!   left by killed runs ([`reap`]), saying so on stderr.
@@ -217,13 +220,26 @@ pub fn prepare(
                 if copies {
                     reap_in(dir);
                 }
-                let file = create_named(path)?;
-                let made = Made {
-                    file,
-                    path: path.clone(),
-                    open_path: path.clone(),
-                    dir: dir.to_path_buf(),
-                    unnamed: false,
+                // Created for the run and removed after it, so made
+                // without a name where the file system can: a killed run
+                // then leaves nothing under the name either. Results and
+                // messages call it by the name asked for.
+                let made = match create_unnamed(dir)? {
+                    Some(made) => Made {
+                        path: path.clone(),
+                        ..made
+                    },
+                    None => {
+                        let file = create_named(path)?;
+                        reap::try_lock(&file);
+                        Made {
+                            file,
+                            path: path.clone(),
+                            open_path: path.clone(),
+                            dir: dir.to_path_buf(),
+                            unnamed: false,
+                        }
+                    }
                 };
                 create_prefilled(made, size, "file", fill, stop, progress)
             }

@@ -344,8 +344,71 @@ fn a_partition_is_counted_by_its_own_stat() {
     let st = &j["system"]["device_stack"];
     assert_eq!(st["top"], name, "{st}");
     assert_eq!(st["leaves"], serde_json::json!([name]), "{st}");
-    assert_eq!(j["system"]["device"]["partition"], name);
-    assert_eq!(j["system"]["device"]["name"], lo.name().as_str());
+    // Described as the partition (its 16 MiB, not the disk's 24), its
+    // parent disk named (review of issue 14).
+    let d = &j["system"]["device"];
+    assert_eq!(d["partition"], name);
+    assert_eq!(d["name"], lo.name().as_str());
+    assert_eq!(d["size_bytes"], 16u64 << 20, "{d}");
+    assert_eq!(d["disk_size_bytes"], 24u64 << 20, "{d}");
+}
+
+/// What is stacked above a target is part of its description: a loop
+/// device over another (review of issue 14: not listed before). Reading
+/// the lower one is allowed; the table names the holder too.
+#[test]
+fn the_devices_stacked_above_a_target_are_listed() {
+    let dir = scratch();
+    let Some(lower) = Loop::attach(&image(dir.path(), "held.img", 16), false) else {
+        return;
+    };
+    let Some(upper) = Loop::attach(lower.path(), false) else {
+        return;
+    };
+    let out = iopath()
+        .args(["run", "--file"])
+        .arg(lower.path())
+        .args([
+            "--size",
+            "4M",
+            "--patterns",
+            "read",
+            "--methods",
+            "buffered",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let j = json_of(&out.stdout);
+    assert_eq!(
+        j["system"]["device"]["holders"],
+        serde_json::json!([{"name": upper.name(), "over": lower.name()}]),
+        "{}",
+        j["system"]["device"]
+    );
+    assert!(
+        err.contains(&format!("held by {} (on {})", upper.name(), lower.name())),
+        "{err}"
+    );
+    // The upper device has nothing above it.
+    let j = json_run(&[
+        "--file".as_ref(),
+        upper.path().as_os_str(),
+        "--size".as_ref(),
+        "4M".as_ref(),
+        "--patterns".as_ref(),
+        "read".as_ref(),
+        "--methods".as_ref(),
+        "buffered".as_ref(),
+    ]);
+    assert_eq!(j["system"]["device"]["holders"], serde_json::json!([]));
 }
 
 /// btrfs gives files an anonymous st_dev (0:N): the device is found from

@@ -551,17 +551,33 @@ fn copy_pattern_measures_every_copy_method_and_skips_the_others() {
 #[test]
 fn copy_only_methods_are_skipped_for_other_patterns() {
     let dir = scratch();
-    let v = run_json(
-        dir.path(),
-        &[
+    // Nothing else runs: a run that measured nothing fails (exit 1), and
+    // keeps its result.
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
             "--patterns",
             "read",
             "--methods",
             "copy-file-range,sendfile",
             "--size",
             "1M",
-        ],
+            "--repeat",
+            "1",
+            "--json",
+            "-",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    let v = json_of(&out.stdout);
     for m in ["copy-file-range", "sendfile"] {
         let c = case(&v, m, "read");
         let why = c["skipped"].as_str().unwrap_or_else(|| panic!("{c}"));

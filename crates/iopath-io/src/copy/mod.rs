@@ -217,6 +217,19 @@ pub fn copy(
     spec: &CopySpec,
     on_chunk: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<CopyOut, EngineError> {
+    copy_with(method, spec, on_chunk, &mut |_| {})
+}
+
+/// [`copy`], calling `created` with the destination right after it is
+/// created, before a byte is copied: the caller may keep a handle of its
+/// own to it (`File::try_clone`), e.g. to hold an `flock` on it from its
+/// first moment until it removes it.
+pub fn copy_with(
+    method: CopyMethod,
+    spec: &CopySpec,
+    on_chunk: &mut dyn FnMut(u64, u64) -> bool,
+    created: &mut dyn FnMut(&std::fs::File),
+) -> Result<CopyOut, EngineError> {
     if spec.chunk == 0 || spec.chunk > MAX_CHUNK {
         return Err(EngineError::Invalid(format!(
             "copy chunk of {} bytes is out of range (1 byte to {MAX_CHUNK})",
@@ -254,6 +267,7 @@ pub fn copy(
     // From here on the destination is ours: the guard removes it unless the
     // copy succeeds (also when a callback panics).
     let mut guard = RemoveOnDrop(Some(&spec.dst));
+    created(&dst);
     let job = Job {
         method,
         spec,

@@ -135,6 +135,20 @@ pub struct DeviceWalk {
     /// Loop devices on the way with `loop/dio` 0 (buffered I/O on their
     /// backing file).
     pub buffered_loops: Vec<String>,
+    /// The walk started at a block-device node named as the target
+    /// (`--file /dev/vda1`), not at a file on a file system: `top` is then
+    /// the target itself, and a partition is counted by its own `stat`.
+    pub node: bool,
+    /// The devices stacked above `top` ([`holders_above`]).
+    pub holders: Vec<Holder>,
+}
+
+/// A device built on another: `name` (dm-0, md0, bcache0, or a loop device
+/// whose backing file is the device node) sits over `over`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    pub name: String,
+    pub over: String,
 }
 
 impl DeviceWalk {
@@ -149,12 +163,20 @@ impl DeviceWalk {
     /// device instead ([`mount_source`]).
     pub fn of(at: &Path, sys: &Path) -> Option<DeviceWalk> {
         let (maj, min) = iopath_io::sys::dev_numbers(at)?;
-        DeviceWalk::from_dev(maj, min, sys).or_else(|| {
+        let mut w = DeviceWalk::from_dev(maj, min, sys).or_else(|| {
             let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
             let source = mount_source(at, &mountinfo)?;
             let (maj, min) = block_node_numbers(Path::new(&source))?;
             DeviceWalk::from_dev(maj, min, sys)
-        })
+        })?;
+        w.node = block_node_numbers(at).is_some();
+        Some(w)
+    }
+
+    /// True when the target is a partition's node (`--file /dev/vda1`):
+    /// described by its own size and counted by its own `stat`.
+    pub fn partition_node(&self) -> bool {
+        self.node && self.top != self.disk
     }
 
     /// Walk from device number `maj:min` (`sys/dev/block/MAJ:MIN`); `None`
@@ -168,6 +190,8 @@ impl DeviceWalk {
             path: Vec::new(),
             leaves: Vec::new(),
             buffered_loops: Vec::new(),
+            node: false,
+            holders: holders_above(&top, sys),
         };
         walk(&top, sys, &mut w, 0);
         Some(w)
@@ -256,10 +280,16 @@ pub struct DeviceStack {
 }
 
 impl From<&DeviceWalk> for DeviceStack {
+    /// The disks to count: the walk's leaves, or a partition named as the
+    /// target itself (its own `stat`, not its whole disk's).
     fn from(w: &DeviceWalk) -> DeviceStack {
         DeviceStack {
             top: Some(w.top_name()),
-            leaves: w.leaf_names(),
+            leaves: if w.partition_node() {
+                vec![w.top_name()]
+            } else {
+                w.leaf_names()
+            },
             path: w.path.clone(),
             buffered_loops: w.buffered_loops.clone(),
         }
@@ -273,14 +303,7 @@ impl DeviceStack {
     /// A partition named as the target (`--file /dev/vda1`) is counted by
     /// its own `stat`, not its whole disk's.
     pub fn of(target: &Path, sys: &Path) -> DeviceStack {
-        let Some(w) = DeviceWalk::of(target, sys) else {
-            return DeviceStack::default();
-        };
-        let mut st = DeviceStack::from(&w);
-        if w.top != w.disk && block_node_numbers(target).is_some() {
-            st.leaves = vec![w.top_name()];
-        }
-        st
+        DeviceWalk::of(target, sys).map_or_else(DeviceStack::default, |w| (&w).into())
     }
 
     /// The stack under device number `maj:min` ([`DeviceWalk::from_dev`]).
@@ -309,6 +332,98 @@ impl DeviceStack {
         }
         sum
     }
+}
+
+/// The devices stacked above the device whose sysfs directory is `top`
+/// (and above its partitions, when it is a whole disk), nearest first:
+/// those in `holders/` (dm, md, bcache) and the loop devices whose backing
+/// file is the device's node (a loop device over a device is not listed in
+/// its `holders/`), then what holds those in turn.
+pub fn holders_above(top: &Path, sys: &Path) -> Vec<Holder> {
+    let loops = loop_backings(sys);
+    let mut out: Vec<Holder> = Vec::new();
+    let mut queue: std::collections::VecDeque<PathBuf> = [top.to_path_buf()].into();
+    if !is_partition(top) {
+        let mut parts: Vec<PathBuf> = std::fs::read_dir(top)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.join("partition").exists())
+                    .collect()
+            })
+            .unwrap_or_default();
+        parts.sort();
+        queue.extend(parts);
+    }
+    while let Some(dir) = queue.pop_front() {
+        let Some(below) = name_of(&dir) else { continue };
+        let mut above: Vec<(String, Option<PathBuf>)> = holders(&dir)
+            .into_iter()
+            .map(|h| {
+                let at = resolve(&dir.join("holders").join(&h), sys);
+                (h, at)
+            })
+            .collect();
+        if let Some(dev) = dev_of(&dir) {
+            for (lo, backing) in &loops {
+                if *backing == dev && !above.iter().any(|(h, _)| h == lo) {
+                    let at = resolve(&sys.join("block").join(lo), sys);
+                    above.push((lo.clone(), at));
+                }
+            }
+        }
+        for (name, at) in above {
+            // A device met twice (two paths up, or a cycle) is listed once.
+            if out.iter().any(|h| h.name == name) || out.len() >= 64 {
+                continue;
+            }
+            out.push(Holder {
+                name,
+                over: below.clone(),
+            });
+            queue.extend(at);
+        }
+    }
+    out
+}
+
+/// Every loop device whose backing file is a block device: (loop name, the
+/// backing device's number), by name.
+pub fn loop_backings(sys: &Path) -> Vec<(String, (u32, u32))> {
+    let mut out: Vec<(String, (u32, u32))> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let backing =
+                        std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+                    let dev = block_node_numbers(Path::new(backing.trim()))?;
+                    Some((e.file_name().to_string_lossy().into_owned(), dev))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Names in a device's `holders/` directory, sorted.
+pub fn holders(sysdir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(sysdir.join("holders"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `maj:min` of a device's sysfs directory (its `dev` file).
+fn dev_of(dir: &Path) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string(dir.join("dev")).ok()?;
+    let (a, b) = text.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 /// Follow a sysfs link to the device's directory (absolute, inside `sys`).

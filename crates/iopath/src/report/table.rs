@@ -58,9 +58,25 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             .device
             .as_ref()
             .map(|d| {
+                // A partition named as the target is the device measured.
+                let name = match (&d.partition, d.disk_size_bytes) {
+                    (Some(p), Some(_)) => format!("{p}, a partition of {}", d.name),
+                    _ => d.name.clone(),
+                };
+                let above = if d.holders.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", held by {}",
+                        d.holders
+                            .iter()
+                            .map(|h| format!("{} (on {})", h.name, h.over))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
                 format!(
-                    ", device {}{}",
-                    d.name,
+                    ", device {name}{}{above}",
                     d.model
                         .as_ref()
                         .map(|m| format!(" ({m})"))

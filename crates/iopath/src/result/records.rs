@@ -31,7 +31,9 @@ pub struct TargetInfo {
     /// True when iopath created it (and removes it).
     pub created: bool,
     /// Created without a name (`O_TMPFILE`): nothing is left behind even if
-    /// the run is killed; `path` is then `<dir>/(unnamed O_TMPFILE)`.
+    /// the run is killed; `path` is then `<dir>/(unnamed O_TMPFILE)` (or,
+    /// for a `--file` that did not exist, the name asked for, which never
+    /// appears in the directory).
     #[serde(default)]
     pub unnamed: bool,
     pub writable: bool,

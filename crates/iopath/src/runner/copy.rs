@@ -38,7 +38,8 @@ pub fn copy_methods() -> String {
 /// A destination name in `dir` (the test file's) that no file has:
 /// `iopath-<pid>-copy-<n>.dat` (the `iopath-` prefix marks it as iopath's
 /// own, like the test file; a run killed during a copy leaves it, and the
-/// next run in that directory removes it: `crate::target::reap`).
+/// next run in that directory removes it: `crate::target::reap`; while the
+/// run lives it holds the file's `flock`, as it does the named test file's).
 pub fn destination(dir: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -56,11 +57,17 @@ pub fn destination(dir: &Path) -> PathBuf {
 /// Copy as `spec` says and measure it: per-chunk latency, per-interval
 /// bytes, the thread's CPU. The destination is left for the caller to
 /// check and remove (`copy` removes it itself on error).
+///
+/// The destination is `flock`ed from the moment it is created: `held`
+/// receives a handle of it that holds the lock until the caller drops it
+/// (after removing the file), so that [`crate::target::reap`] never takes
+/// the copy of a live run, even one in another pid namespace.
 pub fn run(
     method: CopyMethod,
     spec: &CopySpec,
     interval_ns: u64,
     stop: &std::sync::atomic::AtomicBool,
+    held: &mut Option<std::fs::File>,
 ) -> Result<(WorkerOut, Vec<String>), EngineError> {
     let interval_ns = interval_ns.max(1);
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3).expect("valid bounds");
@@ -70,20 +77,31 @@ pub fn run(
     let (mut cur_bytes, mut cur_ios, mut edge_ns) = (0u64, 0u64, interval_ns);
     let cpu0 = iopath_io::sys::thread_usage();
     let start = Instant::now();
-    let out = iopath_io::copy::copy(method, spec, &mut |bytes, ns| {
-        let now = start.elapsed().as_nanos() as u64;
-        while now >= edge_ns {
-            series_bytes.push(cur_bytes);
-            series_ios.push(cur_ios);
-            (cur_bytes, cur_ios) = (0, 0);
-            edge_ns += interval_ns;
+    let mut lock = |dst: &std::fs::File| {
+        if let Ok(f) = dst.try_clone() {
+            crate::target::reap::try_lock(&f);
+            *held = Some(f);
         }
-        cur_bytes += bytes;
-        cur_ios += 1;
-        hist.saturating_record(ns.max(1));
-        // Ctrl-C ends the copy after this chunk (`iopath_io::copy::STOPPED`).
-        !stop.load(std::sync::atomic::Ordering::Relaxed)
-    })?;
+    };
+    let out = iopath_io::copy::copy_with(
+        method,
+        spec,
+        &mut |bytes, ns| {
+            let now = start.elapsed().as_nanos() as u64;
+            while now >= edge_ns {
+                series_bytes.push(cur_bytes);
+                series_ios.push(cur_ios);
+                (cur_bytes, cur_ios) = (0, 0);
+                edge_ns += interval_ns;
+            }
+            cur_bytes += bytes;
+            cur_ios += 1;
+            hist.saturating_record(ns.max(1));
+            // Ctrl-C ends the copy after this chunk (`iopath_io::copy::STOPPED`).
+            !stop.load(std::sync::atomic::Ordering::Relaxed)
+        },
+        &mut lock,
+    )?;
     let end = Instant::now();
     let cpu = iopath_io::sys::thread_usage().since(&cpu0);
     // Close the series at the end (the flush and close come after the last
@@ -156,7 +174,15 @@ impl Runner<'_> {
             iopath_io::sys::process_usage(),
             iopath_io::sys::thread_usage(),
         );
-        let res = run(cm, &spec, self.plan.interval.as_nanos() as u64, self.stop);
+        // A handle of the destination holding its `flock` until it is gone.
+        let mut held = None;
+        let res = run(
+            cm,
+            &spec,
+            self.plan.interval.as_nanos() as u64,
+            self.stop,
+            &mut held,
+        );
         // `--verify`, after the timing: the copy holds the source's blocks.
         let mut verified = Verified::default();
         let check = match (&res, self.plan.verify_unit()) {
@@ -179,6 +205,7 @@ impl Runner<'_> {
         };
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
+        drop(held);
         check.map_err(RepError::Fail)?;
         let (out, mut notes) = match res {
             Ok(r) => r,
@@ -188,7 +215,11 @@ impl Runner<'_> {
                     "interrupted (Ctrl-C) during the copy; its destination was removed".into(),
                 ))
             }
-            Err(e) => return Err(RepError::Fail(e.to_string())),
+            Err(e) => {
+                return Err(RepError::Fail(
+                    super::worker::WorkerError::Engine(e).message(&t.info.path),
+                ))
+            }
         };
         let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
         let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;

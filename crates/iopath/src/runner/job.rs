@@ -296,20 +296,46 @@ impl Runner<'_> {
             Method::Uffd | Method::UffdWp => plan.ucache_size + span / 512,
             _ => 0,
         };
+        // On a file system in memory (tmpfs, ramfs) the pages a case adds
+        // to a file are memory the cap cannot reclaim (no swap to push
+        // them to): the copy's destination, the holes a write fills in a
+        // sparse file. Under a cap too small for them the kernel's OOM
+        // killer takes iopath (SIGKILL: no message, the case in flight
+        // lost): skipped instead, like the case's own memory.
+        let in_memory = sh
+            .target
+            .map_or(0, |t| new_pages_in_memory(t, case, memory_fs(t.place())));
         let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
         if let Some(l) = sh
             .limit
             .as_ref()
-            .filter(|l| case.cache_limited && l.limit < own)
+            .filter(|l| case.cache_limited && l.limit < own + in_memory)
         {
-            cr.skipped = Some(format!(
-                "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
-                fmt_bytes(l.limit),
-                fmt_bytes(own),
-                case.threads,
-                if caches > 0 { ", its cache" } else { "" },
-                if caches > 0 { " or a smaller --ucache-size" } else { "" }
-            ));
+            cr.skipped = Some(if in_memory > 0 {
+                format!(
+                    "--cache-limit {} cannot hold what this case writes to a file system in memory ({} of new {} pages on {}, which cannot be reclaimed, plus about {} of its own): the kernel would OOM-kill the run: give a larger --cache-limit, or a --dir on a disk",
+                    fmt_bytes(l.limit),
+                    fmt_bytes(in_memory),
+                    if case.pattern == Pattern::Copy {
+                        "copy"
+                    } else {
+                        "file"
+                    },
+                    sh.target
+                        .and_then(|t| iopath_io::sys::fs_type_of(t.place()).ok())
+                        .unwrap_or("tmpfs"),
+                    fmt_bytes(own)
+                )
+            } else {
+                format!(
+                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
+                    fmt_bytes(l.limit),
+                    fmt_bytes(own),
+                    case.threads,
+                    if caches > 0 { ", its cache" } else { "" },
+                    if caches > 0 { " or a smaller --ucache-size" } else { "" }
+                )
+            });
             return cr;
         }
         let status = sh.probes.iter().find(|p| p.method == case.method);
@@ -497,6 +523,31 @@ impl Runner<'_> {
                 other => return (other, notes),
             }
         }
+    }
+}
+
+/// True when the file system of `at` keeps its files in memory (tmpfs,
+/// ramfs): their pages are charged to the memory cgroup of whoever adds
+/// them, and without swap never reclaimed.
+fn memory_fs(at: &std::path::Path) -> bool {
+    matches!(iopath_io::sys::fs_type_of(at), Ok("tmpfs" | "ramfs"))
+}
+
+/// Bytes of new pages `case` adds to files beside or in the target when
+/// they are in memory (`in_memory`): the copy's destination (the bytes
+/// copied), or for writes to a sparse file the span they may fill. 0 on a
+/// disk, and for writes over a prefilled file (its pages exist already).
+pub fn new_pages_in_memory(t: &Target, case: &Case, in_memory: bool) -> u64 {
+    if !in_memory || t.info.kind == "block-device" {
+        return 0;
+    }
+    let span = case.span.map_or(t.size(), |s| s.min(t.size()));
+    let adds =
+        case.pattern == Pattern::Copy || (case.pattern.writes() && (t.info.sparse || case.sparse));
+    if adds {
+        span
+    } else {
+        0
     }
 }
 

@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 pub mod copy;
+pub mod failure;
 pub mod job;
 pub mod live;
 pub mod observe;
@@ -20,6 +21,7 @@ pub mod repeat;
 pub mod verify;
 pub mod worker;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
@@ -87,11 +89,17 @@ impl Runner<'_> {
             (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
             (None, crate::plan::TargetSpec::File { path, .. }) => path.clone(),
         };
-        let system = sysinfo::collect(&at);
+        let mut system = sysinfo::collect(&at);
+        if target.is_none() {
+            // No file: no disk is counted (as before any walk).
+            system.device_stack = None;
+        }
         let probes = self.probe_all(target.as_ref());
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
-        let mut obs = Observer::new(target.as_ref());
+        // The disks to count: the walk `collect` made.
+        let stack = system.device_stack.clone().unwrap_or_default();
+        let mut obs = Observer::new(target.as_ref(), stack);
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
         // Only when some case runs under it (a preset marks its cases).
@@ -102,10 +110,6 @@ impl Runner<'_> {
             .transpose()?;
         if let Some(l) = &limit {
             obs.use_cgroup(l.as_mem_cgroup());
-        }
-        let mut system = system;
-        if !obs.stack.leaves.is_empty() {
-            system.device_stack = Some(obs.stack.clone());
         }
         if let Some(t) = &target {
             check_alignment(plan, &probes, t)?;
@@ -319,6 +323,8 @@ impl Runner<'_> {
             sqpoll_cpu: case.placement.sqpoll_cpu,
             mem_policy: case.placement.mem.clone(),
         };
+        // How messages name the target: as the user knows it.
+        let shown = target.map_or(Path::new(""), |t| t.info.path.as_path());
         let opened = Barrier::new(jobs.len());
         // Where the workers really ran and the buffers really are.
         #[allow(clippy::type_complexity)]
@@ -378,7 +384,11 @@ impl Runner<'_> {
                                 Err(EngineError::Unsupported { reason, .. }) => {
                                     return Err(RepError::Skip(reason))
                                 }
-                                Err(e) => return Err(RepError::Fail(e.to_string())),
+                                Err(e) => {
+                                    return Err(RepError::Fail(
+                                        worker::WorkerError::Engine(e).message(shown),
+                                    ))
+                                }
                             };
                             if open_failed.load(Ordering::SeqCst) {
                                 return Err(RepError::Fail(
@@ -410,7 +420,7 @@ impl Runner<'_> {
                             }
                             let slot = live.and_then(|l| l.slot(job.stream as usize));
                             let out = worker::run(eng, job, start, self.stop, slot)
-                                .map_err(RepError::Fail)?;
+                                .map_err(|e| RepError::Fail(e.message(shown)))?;
                             // The thread's whole life, to tell its CPU from that
                             // of io_uring's kernel threads.
                             Ok((out, iopath_io::sys::thread_usage()))

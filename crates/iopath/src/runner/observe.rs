@@ -55,9 +55,10 @@ pub struct WorkerCost {
 }
 
 impl Observer {
-    pub fn new(target: Option<&Target>) -> Observer {
+    /// Observe `target`, counting the disks of `stack` (the system
+    /// description's, from the one device walk of the run).
+    pub fn new(target: Option<&Target>, stack: DeviceStack) -> Observer {
         let sys = PathBuf::from("/sys");
-        let stack = target.map_or_else(DeviceStack::default, |t| DeviceStack::of(t.place(), &sys));
         Observer {
             target: target.map(|t| t.path().to_path_buf()),
             stack,

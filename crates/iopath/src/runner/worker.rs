@@ -31,6 +31,7 @@ use hdrhistogram::Histogram;
 use iopath_io::data::{DataMode, Rng};
 use iopath_io::{Completion, Engine, IoReq, Op, SyncPolicy};
 
+pub use super::failure::WorkerError;
 use super::live::{LiveSlot, PUBLISH_EVERY_NS};
 use crate::plan::Pattern;
 
@@ -153,6 +154,12 @@ impl IoGen {
         }
     }
 
+    /// A uniform, block-aligned offset of the range (a random pattern's).
+    #[inline]
+    pub fn random_offset(&mut self) -> u64 {
+        self.start + self.rng.below(self.blocks) * self.bs
+    }
+
     /// The next request: direction and offset. Sequential patterns wrap at
     /// the end of the range; random offsets are uniform and block-aligned.
     #[inline]
@@ -191,7 +198,7 @@ pub fn run(
     barrier: &Barrier,
     stop: &AtomicBool,
     live: Option<LiveSlot<'_>>,
-) -> Result<WorkerOut, String> {
+) -> Result<WorkerOut, WorkerError> {
     run_clocked(engine, job, barrier, stop, live, Mono)
 }
 
@@ -203,7 +210,7 @@ pub fn run_clocked<C: Clock>(
     stop: &AtomicBool,
     live: Option<LiveSlot<'_>>,
     clock: impl FnOnce(Instant) -> C,
-) -> Result<WorkerOut, String> {
+) -> Result<WorkerOut, WorkerError> {
     let qd = engine.caps().queue_depth.max(1);
     let bs = job.block_size;
     let mut gen = IoGen::new(job);
@@ -218,7 +225,7 @@ pub fn run_clocked<C: Clock>(
         }
     }
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3)
-        .map_err(|e| format!("histogram: {e}"))?;
+        .map_err(|e| WorkerError::Other(format!("histogram: {e}")))?;
     let mut free: Vec<u32> = (0..qd as u32).rev().collect();
     let mut submit_ns = vec![0u64; qd];
     let mut slot_op = vec![Op::Read; qd];
@@ -265,6 +272,9 @@ pub fn run_clocked<C: Clock>(
     ];
     let mut busy = vec![false; if verify.is_some() { qd } else { 0 }];
     let (mut verified_bytes, mut verify_ns, mut write_seq) = (0u64, 0u64, 0u32);
+    // `--verify`: a request drawn while its block had a write in flight,
+    // issued once a completion has freed it.
+    let mut held: Option<(Op, u64)> = None;
 
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
@@ -286,24 +296,39 @@ pub fn run_clocked<C: Clock>(
         reqs.clear();
         while issuing && issued < byte_budget {
             let Some(slot) = free.pop() else { break };
-            let (mut op, mut offset) = gen.next_req();
-            if let Some(v) = verify {
-                (op, offset) = verify_prepare(
+            let (op, offset) = if let Some(v) = verify {
+                let drawn = held.take().unwrap_or_else(|| gen.next_req());
+                let ready = verify_prepare(
                     &mut *engine,
                     &mut gen,
-                    (op, offset),
+                    drawn,
                     slot,
                     &v,
-                    (&slot_off, &mut busy),
+                    (&slot_op, &slot_off, &mut busy),
                     (&mut data_rng, job.data),
                     &mut write_seq,
                     &mut verify_ns,
                 );
-            } else if op == Op::Write {
-                if let Some(b) = engine.buf_mut(slot) {
-                    data_rng.scramble_as(b, job.data);
+                match ready {
+                    Some(r) => r,
+                    None => {
+                        // Its block has a write in flight (and no other
+                        // block is free to take instead): wait for a
+                        // completion, then issue it.
+                        held = Some(drawn);
+                        free.push(slot);
+                        break;
+                    }
                 }
-            }
+            } else {
+                let (op, offset) = gen.next_req();
+                if op == Op::Write {
+                    if let Some(b) = engine.buf_mut(slot) {
+                        data_rng.scramble_as(b, job.data);
+                    }
+                }
+                (op, offset)
+            };
             reqs.push(IoReq {
                 op,
                 offset,
@@ -321,11 +346,17 @@ pub fn run_clocked<C: Clock>(
             for r in &reqs {
                 submit_ns[r.slot as usize] = submit_at;
             }
-            let accepted = engine.submit(&reqs, &mut done).map_err(|e| e.to_string())?;
+            let accepted = engine
+                .submit(&reqs, &mut done)
+                .map_err(WorkerError::Engine)?;
             in_flight += accepted;
             for r in reqs[accepted..].iter().rev() {
                 free.push(r.slot);
                 issued -= u64::from(bs);
+                // Not in flight: no longer a block to keep clear of.
+                if let Some(b) = busy.get_mut(r.slot as usize) {
+                    *b = false;
+                }
             }
         }
         if done.is_empty() {
@@ -335,7 +366,7 @@ pub fn run_clocked<C: Clock>(
                 }
                 break;
             }
-            engine.reap(1, &mut done).map_err(|e| e.to_string())?;
+            engine.reap(1, &mut done).map_err(WorkerError::Engine)?;
         }
         now_ns = clock.ns();
         while now_ns >= edge_ns {
@@ -351,20 +382,20 @@ pub fn run_clocked<C: Clock>(
             let n = match c.result {
                 Ok(n) => n,
                 Err(errno) => {
-                    return Err(format!(
-                        "{} of {bs} bytes at offset {} failed: {}",
-                        if slot_op[s] == Op::Read {
-                            "read"
-                        } else {
-                            "write"
-                        },
-                        slot_off[s],
-                        std::io::Error::from_raw_os_error(errno)
-                    ))
+                    return Err(WorkerError::Request {
+                        op: slot_op[s],
+                        len: bs,
+                        offset: slot_off[s],
+                        errno,
+                    })
                 }
             };
             if n == 0 {
-                return Err("a request transferred 0 bytes (unexpected end of file)".into());
+                return Err(WorkerError::Eof {
+                    op: slot_op[s],
+                    len: bs,
+                    offset: slot_off[s],
+                });
             }
             hist.saturating_record(now_ns.saturating_sub(submit_ns[s]).max(1));
             cur_bytes += u64::from(n);
@@ -384,7 +415,7 @@ pub fn run_clocked<C: Clock>(
                                 exact_pass: None,
                             };
                             iopath_io::verify::check_all(b, v.unit, off, &e)
-                                .map_err(|m| m.to_string())?;
+                                .map_err(|m| WorkerError::Verify(m.to_string()))?;
                             verified_bytes += (b.len() / v.unit * v.unit) as u64;
                             verify_ns += t0.elapsed().as_nanos() as u64;
                         }
@@ -435,7 +466,7 @@ pub fn run_clocked<C: Clock>(
             l.flushing(true);
         }
         if job.sync == SyncPolicy::End && write_ios > 0 {
-            engine.flush(SyncPolicy::End).map_err(|e| e.to_string())?;
+            engine.flush(SyncPolicy::End).map_err(WorkerError::Engine)?;
         }
         drop(engine);
         if let Some(l) = &live {
@@ -477,34 +508,67 @@ pub fn run_clocked<C: Clock>(
     })
 }
 
-/// `--verify`, before a request is handed over: a random write that would
-/// overlap one of this worker's writes in flight draws another block (two
-/// writes of one block in flight at once may interleave), and a write's
-/// buffer gets fresh data and a header in each unit. Returns the request.
+/// `--verify`, before a request is handed over: a write never goes to a
+/// block that one of this worker's writes in flight goes to (two writes
+/// of one block in flight at once may interleave, and the read-back would
+/// find a block torn between them: a false report). A random write whose
+/// block is busy draws again (a few times, keeping offsets uniform), then
+/// takes the next free block of its range; a sequential one, or a random
+/// one whose whole range is in flight, is `None`: the caller waits for a
+/// completion and offers it again. Nothing is capped, so no clash can
+/// slip through. A write's buffer gets fresh data and a header in each
+/// unit. Returns the request to issue.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn verify_prepare(
     engine: &mut dyn Engine,
     gen: &mut IoGen,
-    (mut op, mut offset): (Op, u64),
+    (op, mut offset): (Op, u64),
     slot: u32,
     v: &VerifyJob,
-    (slot_off, busy): (&[u64], &mut [bool]),
+    (slot_op, slot_off, busy): (&[Op], &[u64], &mut [bool]),
     (rng, mode): (&mut Rng, DataMode),
     seq: &mut u32,
     ns: &mut u64,
-) -> (Op, u64) {
+) -> Option<(Op, u64)> {
     let t0 = Instant::now();
-    if gen.pattern.is_random() {
-        // Bounded: a range of fewer blocks than the queue depth keeps
-        // what it drew last.
-        for _ in 0..64 {
-            let clash =
-                op == Op::Write && busy.iter().zip(slot_off).any(|(&b, &o)| b && o == offset);
-            if !clash {
+    // Only writes race: a read in flight of the block (never checked in a
+    // mixed pattern) does not stop a write to it.
+    let clash = |op: Op, offset: u64, busy: &[bool]| {
+        op == Op::Write
+            && busy
+                .iter()
+                .zip(slot_off)
+                .zip(slot_op)
+                .any(|((&b, &o), &w)| b && o == offset && w == Op::Write)
+    };
+    if clash(op, offset, busy) {
+        if !gen.pattern.is_random() {
+            *ns += t0.elapsed().as_nanos() as u64;
+            return None;
+        }
+        // Another block, the same direction (a mixed pattern keeps its
+        // share of writes).
+        for _ in 0..REDRAWS {
+            offset = gen.random_offset();
+            if !clash(op, offset, busy) {
                 break;
             }
-            (op, offset) = gen.next_req();
+        }
+        if clash(op, offset, busy) {
+            // At most `busy.len()` blocks are taken: a scan of one more
+            // than that finds a free one, if the range has one.
+            let block = (offset - gen.start) / gen.bs;
+            let free = (1..gen.blocks.min(busy.len() as u64 + 1))
+                .map(|k| gen.start + (block + k) % gen.blocks * gen.bs)
+                .find(|&o| !clash(op, o, busy));
+            match free {
+                Some(o) => offset = o,
+                None => {
+                    *ns += t0.elapsed().as_nanos() as u64;
+                    return None;
+                }
+            }
         }
     }
     busy[slot as usize] = true;
@@ -516,8 +580,15 @@ fn verify_prepare(
         *seq = seq.wrapping_add(1);
     }
     *ns += t0.elapsed().as_nanos() as u64;
-    (op, offset)
+    Some((op, offset))
 }
+
+/// `--verify`: how many times a random write whose block is busy draws
+/// again before it takes the next free block.
+const REDRAWS: usize = 8;
+
+#[cfg(test)]
+mod clash_tests;
 
 #[cfg(test)]
 mod tests {

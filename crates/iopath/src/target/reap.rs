@@ -6,7 +6,9 @@
 //! and a run in another pid namespace (a container sharing the directory)
 //! has pids this one cannot see. So a file is removed only when
 //! - no one holds an `flock` on it (a live run holds one on its named test
-//!   file for as long as it runs; the lock goes with the process), and
+//!   file for as long as it runs, and on a copy destination from the moment
+//!   the copy creates it until it is removed; the lock goes with the
+//!   process), and
 //! - its pid is not ours, and either no process has that pid, or the
 //!   process that has it started after the file was last modified (so it
 //!   cannot be the one that made it: a reused pid).

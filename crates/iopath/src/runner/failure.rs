@@ -1,0 +1,171 @@
+//! Why a worker stopped short, and how the runner says it: every I/O
+//! error a case reports names the target (as a person knows it, not the
+//! `/proc/<pid>/fd/<n>` link engines open an unnamed file by), the
+//! request's offset when one failed, and what to do next.
+
+use std::path::Path;
+
+use iopath_io::{EngineError, Op};
+
+/// Why a worker stopped before its budget was spent.
+#[derive(Debug)]
+pub enum WorkerError {
+    /// A request completed with an error (`errno`).
+    Request {
+        op: Op,
+        len: u32,
+        offset: u64,
+        errno: i32,
+    },
+    /// A request moved no bytes: the target ends before `offset`.
+    Eof { op: Op, len: u32, offset: u64 },
+    /// The engine's submit, reap or flush failed.
+    Engine(EngineError),
+    /// `--verify` found a bad block (the mismatch, with its offset).
+    Verify(String),
+    /// Anything else (the worker's own set-up).
+    Other(String),
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+    }
+}
+
+/// What to do about an error `err` of an I/O request (`op`: read or write),
+/// when iopath knows: [`iopath_io::sys::errno_hint`], and for the errors a
+/// failing device gives, where to look.
+pub fn next_step(op: &str, err: &std::io::Error) -> String {
+    if let Some(h) = iopath_io::sys::errno_hint(op, err) {
+        return h;
+    }
+    use rustix::io::Errno;
+    match err.raw_os_error().map(Errno::from_raw_os_error) {
+        Some(Errno::IO) | Some(Errno::NODATA) | Some(Errno::REMOTEIO) => {
+            "the device, or the layer under the file system, reported the error: see the kernel log (dmesg) for it and check the device's health (what backs a loop, network or FUSE device)".into()
+        }
+        Some(Errno::NXIO) | Some(Errno::NODEV) => {
+            "the device went away during the run: check that it is still attached".into()
+        }
+        Some(Errno::STALE) => {
+            "the file was replaced or removed on the server: run on a file nothing else changes".into()
+        }
+        _ => "check the target and the kernel log (dmesg), then run again".into(),
+    }
+}
+
+impl WorkerError {
+    /// The message: what failed, on `target`, at which offset, and what to
+    /// do next.
+    pub fn message(&self, target: &Path) -> String {
+        let t = target.display();
+        match self {
+            WorkerError::Request {
+                op,
+                len,
+                offset,
+                errno,
+            } => {
+                let err = std::io::Error::from_raw_os_error(*errno);
+                format!(
+                    "{} of {len} bytes at offset {offset} of {t} failed: {err} ({})",
+                    op_name(*op),
+                    next_step(op_name(*op), &err)
+                )
+            }
+            WorkerError::Eof { op, len, offset } => format!(
+                "{} of {len} bytes at offset {offset} of {t}: a request transferred 0 bytes (unexpected end of file): {t} is shorter than when the run started (truncated or replaced by another process?); run on a file nothing else changes",
+                op_name(*op)
+            ),
+            WorkerError::Engine(e) => {
+                let m = e.to_string();
+                // An engine's own errors name what it opened (and the next
+                // step where the engine knows one); the rest (a broken
+                // request) get the target.
+                match e {
+                    EngineError::Os {
+                        op,
+                        source,
+                        hint: None,
+                        ..
+                    } => format!("{m} ({})", next_step(op, source)),
+                    EngineError::Os { .. } | EngineError::Misaligned { .. } => m,
+                    _ => format!("{m} (on {t})"),
+                }
+            }
+            WorkerError::Verify(m) => format!(
+                "{m} (in {t}: what was read is not what iopath wrote there: a lost, misdirected or corrupted write, or another writer)"
+            ),
+            WorkerError::Other(m) => format!("{m} (on {t})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_target_the_offset_and_the_next_step() {
+        let t = Path::new("/mnt/x/data.bin");
+        let eio = WorkerError::Request {
+            op: Op::Read,
+            len: 4096,
+            offset: 8192,
+            errno: rustix::io::Errno::IO.raw_os_error(),
+        }
+        .message(t);
+        assert!(
+            eio.starts_with("read of 4096 bytes at offset 8192 of /mnt/x/data.bin failed: "),
+            "{eio}"
+        );
+        assert!(
+            eio.contains("Input/output error") && eio.contains("dmesg"),
+            "{eio}"
+        );
+        let enospc = WorkerError::Request {
+            op: Op::Write,
+            len: 1 << 20,
+            offset: 0,
+            errno: rustix::io::Errno::NOSPC.raw_os_error(),
+        }
+        .message(t);
+        assert!(
+            enospc.contains("of /mnt/x/data.bin failed: No space left"),
+            "{enospc}"
+        );
+        assert!(enospc.contains("use a smaller --size"), "{enospc}");
+        let eof = WorkerError::Eof {
+            op: Op::Read,
+            len: 4096,
+            offset: 4096,
+        }
+        .message(t);
+        assert!(
+            eof.contains("unexpected end of file")
+                && eof.contains("offset 4096 of /mnt/x/data.bin"),
+            "{eof}"
+        );
+        let v = WorkerError::Verify("verify failed at offset 0: bad checksum".into()).message(t);
+        assert!(
+            v.contains("offset 0") && v.contains("in /mnt/x/data.bin"),
+            "{v}"
+        );
+        let fsync = WorkerError::Engine(EngineError::Os {
+            op: "fsync",
+            path: "/dev/loop7".into(),
+            source: std::io::Error::from_raw_os_error(rustix::io::Errno::IO.raw_os_error()),
+            hint: None,
+        })
+        .message(t);
+        assert!(
+            fsync.starts_with("fsync failed on /dev/loop7: Input/output error"),
+            "{fsync}"
+        );
+        assert!(fsync.contains("dmesg"), "{fsync}");
+        let inv = WorkerError::Engine(EngineError::Invalid("slot 9".into())).message(t);
+        assert!(inv.contains("(on /mnt/x/data.bin)"), "{inv}");
+    }
+}
