@@ -367,7 +367,12 @@ impl Runner<'_> {
                                 }
                                 None => Ok(()),
                             };
-                            let eng = pinned.and_then(|()| iopath_io::open(case.method, spec));
+                            let opts = iopath_io::MethodOptions {
+                                hint: case.hint,
+                                pool_threads: plan.pool_threads.map(|n| n as usize),
+                            };
+                            let eng = pinned
+                                .and_then(|()| iopath_io::open_with(case.method, spec, &opts));
                             if eng.is_err() {
                                 open_failed.store(true, Ordering::SeqCst);
                             }
@@ -653,7 +658,7 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogra
 /// A case's result before it runs: what it is, nothing measured.
 fn case_result(case: &Case) -> CaseResult {
     CaseResult {
-        method: case.method.name().into(),
+        method: case.method_name(),
         arm: (case.arm > 1).then_some(case.arm),
         pattern: case.pattern.name().into(),
         block_size: case.block_size,
