@@ -198,8 +198,13 @@ impl Engine for ThreadPoolEngine {
         self.pool.get_mut(slot)
     }
 
-    fn submit(&mut self, reqs: &[IoReq], done: &mut Vec<Completion>) -> Result<usize, EngineError> {
+    fn submit(
+        &mut self,
+        reqs: &[IoReq],
+        _done: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
         let mut jobs = Vec::with_capacity(reqs.len());
+        let mut refused = None;
         for r in reqs {
             match self.pool.acquire(r.slot, r.len) {
                 Ok(ptr) => jobs.push(Job {
@@ -210,12 +215,10 @@ impl Engine for ThreadPoolEngine {
                     ptr: ptr as usize,
                 }),
                 Err(e) => {
-                    // Nothing of this batch was queued yet: give its slots
-                    // back and report the broken contract.
-                    for j in &jobs {
-                        self.pool.release(j.slot);
-                    }
-                    return Err(e);
+                    // The requests accepted before it are queued all the
+                    // same (the Engine contract): reap completes them.
+                    refused = Some(e);
+                    break;
                 }
             }
         }
@@ -229,11 +232,12 @@ impl Engine for ThreadPoolEngine {
         } else if n > 1 {
             self.shared.ready.notify_all();
         }
-        // Completions already back cost nothing to hand out now.
-        while let Ok(c) = self.done_rx.try_recv() {
-            self.complete(c, done);
+        // Completions are handed out by reap only: a request accepted here
+        // stays in flight (its slot withheld) until then.
+        match refused {
+            Some(e) => Err(e),
+            None => Ok(n),
         }
-        Ok(n)
     }
 
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError> {
