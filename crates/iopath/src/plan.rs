@@ -846,8 +846,23 @@ mod tests {
     #[test]
     fn default_plan_compares_all_real_methods_on_four_patterns() {
         let p = plan(&[]).unwrap();
-        assert_eq!(p.cases.len(), 4 * 8);
+        // Nine methods on four patterns, and mmap+random beside mmap on
+        // the two random ones.
+        assert_eq!(p.cases.len(), 4 * 9 + 2);
         assert!(p.cases.iter().all(|c| !c.method.is_null()));
+        let hinted: Vec<(Pattern, String)> = p
+            .cases
+            .iter()
+            .filter(|c| c.hint.is_some())
+            .map(|c| (c.pattern, c.method_name()))
+            .collect();
+        assert_eq!(
+            hinted,
+            [
+                (Pattern::RandRead, "mmap+random".to_string()),
+                (Pattern::RandWrite, "mmap+random".to_string())
+            ]
+        );
         let rr = p
             .cases
             .iter()

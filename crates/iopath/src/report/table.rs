@@ -116,6 +116,7 @@ pub fn render(r: &RunResult) -> String {
             }
         }
     }
+    out.push_str(&crate::verdict::neighbour::text(&r.cases));
     let skipped: Vec<String> = dedup_vec(
         r.cases
             .iter()

@@ -14,6 +14,7 @@
 pub mod copy;
 pub mod job;
 pub mod live;
+mod neighbour;
 pub mod observe;
 mod prepare;
 pub mod repeat;
@@ -169,6 +170,7 @@ impl Runner<'_> {
             limit: &mut limit,
             seq: 0,
             rounds: 0,
+            hot: None,
         };
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
             .into_iter()
