@@ -97,7 +97,7 @@ pub fn text(cases: &[CaseResult]) -> String {
     let mut out = String::new();
     let mut jobs: Vec<String> = Vec::new();
     for c in cases.iter().filter(|c| !c.neighbour.is_empty()) {
-        let j = c.ran_label();
+        let j = c.job().label();
         if !jobs.contains(&j) {
             jobs.push(j);
         }
@@ -105,7 +105,7 @@ pub fn text(cases: &[CaseResult]) -> String {
     for j in jobs {
         let effects: Vec<Effect> = cases
             .iter()
-            .filter(|c| c.ran_label() == j)
+            .filter(|c| c.job().label() == j)
             .filter_map(Effect::of)
             .collect();
         out.push_str(&format!(
