@@ -24,6 +24,8 @@ pub mod buf;
 pub mod copy;
 pub mod data;
 pub mod engines;
+pub mod hint;
+pub mod neighbour;
 pub mod numa;
 pub mod probe;
 pub mod sys;
@@ -33,6 +35,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use hint::Hint;
 pub use probe::{probe_method, MethodStatus};
 
 /// One access method: a way for a program to read and write a file.
@@ -74,20 +77,33 @@ pub enum Method {
     /// As [`Method::Uffd`], with userfaultfd write-protection: only pages
     /// actually stored to are written back.
     UffdWp,
+    /// `preadv2`/`pwritev2` with `RWF_DONTCACHE` (Linux 6.14+): buffered
+    /// semantics, the pages dropped from the cache once done with.
+    Dontcache,
+    /// io_uring through the page cache with `RWF_DONTCACHE` on every read
+    /// and write.
+    UringDontcache,
+    /// A pool of threads serving a queue with `pread`/`pwrite`, the way
+    /// runtimes (tokio's blocking pool, libuv, Java's
+    /// AsynchronousFileChannel) do file I/O ([`engines::threadpool`]).
+    Threadpool,
 }
 
 impl Method {
     /// Every method, in the order tables list them.
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 18] = [
         Method::Buffered,
+        Method::Dontcache,
         Method::Direct,
         Method::Mmap,
         Method::MmapDax,
         Method::Uring,
         Method::UringBuffered,
+        Method::UringDontcache,
         Method::UringSqpoll,
         Method::UringIopoll,
         Method::Aio,
+        Method::Threadpool,
         Method::CopyFileRange,
         Method::Sendfile,
         Method::Ucache,
@@ -114,6 +130,9 @@ impl Method {
             Method::Ucache => "ucache",
             Method::Uffd => "uffd",
             Method::UffdWp => "uffd-wp",
+            Method::Dontcache => "dontcache",
+            Method::UringDontcache => "uring-dontcache",
+            Method::Threadpool => "threadpool",
         }
     }
 
@@ -150,6 +169,8 @@ impl Method {
                 | Method::UringSqpoll
                 | Method::UringIopoll
                 | Method::Aio
+                | Method::UringDontcache
+                | Method::Threadpool
         )
     }
 
@@ -167,7 +188,15 @@ impl Method {
         // preset), and the default run must stay under a minute.
         !matches!(
             self,
-            Method::Null | Method::MmapDax | Method::Ucache | Method::Uffd | Method::UffdWp
+            Method::Null
+                | Method::MmapDax
+                | Method::Ucache
+                | Method::Uffd
+                | Method::UffdWp
+                // Opt-in: a runtime's figure and the io_uring variant of
+                // dontcache answer questions of their own.
+                | Method::UringDontcache
+                | Method::Threadpool
         ) && !self.copy_only()
     }
 
@@ -211,6 +240,15 @@ impl Method {
             Method::UffdWp => {
                 "as uffd, with userfaultfd write-protect faults: only pages actually written are written back"
             }
+            Method::Dontcache => {
+                "preadv2/pwritev2 with RWF_DONTCACHE (Linux 6.14+): through the page cache, pages dropped once read or written back"
+            }
+            Method::UringDontcache => {
+                "io_uring through the page cache with RWF_DONTCACHE on each request, N requests in flight"
+            }
+            Method::Threadpool => {
+                "N threads (--pool-threads, default 4 as libuv) serving a queue with pread/pwrite: what tokio::fs, libuv and Java's async file channel do"
+            }
         }
     }
 
@@ -243,6 +281,15 @@ impl Method {
             }
             Method::UffdWp => {
                 "as uffd when few of the touched pages are written: write-back only of what changed"
+            }
+            Method::Dontcache => {
+                "streaming or one-pass data (backups, scans, logs) beside a service whose hot set must stay cached; unaligned I/O where O_DIRECT cannot go"
+            }
+            Method::UringDontcache => {
+                "as dontcache with many requests in flight from one thread"
+            }
+            Method::Threadpool => {
+                "to know what a runtime's file I/O costs against io_uring (Rust, Node, Java users)"
             }
         }
     }
@@ -449,6 +496,57 @@ pub trait Engine: Send {
 
     /// Requests in flight now.
     fn in_flight(&self) -> usize;
+
+    /// Apply an access hint ([`Hint`]) over the span the engine may touch.
+    /// Called once, after open, with nothing in flight. Engines that take
+    /// no hint refuse with [`EngineError::Unsupported`] and the reason.
+    fn advise(&mut self, hint: Hint) -> Result<(), EngineError> {
+        Err(hint::refused(self.method(), hint))
+    }
+
+    /// The method this engine implements (for messages).
+    fn method(&self) -> Method {
+        Method::Null
+    }
+}
+
+/// What a method may be given beyond [`OpenSpec`]: kept apart so that
+/// adding an option changes no caller of [`open`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MethodOptions {
+    /// An access hint applied right after open ([`Engine::advise`]).
+    pub hint: Option<Hint>,
+    /// `threadpool`: threads serving the queue (`None`:
+    /// [`engines::threadpool::DEFAULT_THREADS`]).
+    pub pool_threads: Option<usize>,
+}
+
+/// [`open`] with `opts`: the pool size of `threadpool`, then the hint, if
+/// any (refused with [`EngineError::Unsupported`] where it means nothing).
+pub fn open_with(
+    method: Method,
+    spec: &OpenSpec,
+    opts: &MethodOptions,
+) -> Result<Box<dyn Engine>, EngineError> {
+    if let Some(h) = opts.hint {
+        // Refuse before opening: the reason does not depend on the file.
+        if let Err(reason) = h.call_for(method) {
+            return Err(EngineError::Unsupported { method, reason });
+        }
+    }
+    let mut eng: Box<dyn Engine> = if method == Method::Threadpool {
+        Box::new(engines::threadpool::ThreadPoolEngine::open(
+            spec,
+            opts.pool_threads
+                .unwrap_or(engines::threadpool::DEFAULT_THREADS),
+        )?)
+    } else {
+        open(method, spec)?
+    };
+    if let Some(h) = opts.hint {
+        eng.advise(h)?;
+    }
+    Ok(eng)
 }
 
 /// Open `method` as `spec` asks.
@@ -465,6 +563,11 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
     match method {
         Method::Null => Ok(Box::new(engines::null::NullEngine::new(spec)?)),
         Method::Buffered => Ok(Box::new(engines::psync::PsyncEngine::open(spec, false)?)),
+        Method::Dontcache => Ok(Box::new(engines::psync::PsyncEngine::open_dontcache(spec)?)),
+        Method::Threadpool => Ok(Box::new(engines::threadpool::ThreadPoolEngine::open(
+            spec,
+            engines::threadpool::DEFAULT_THREADS,
+        )?)),
         Method::Direct => Ok(Box::new(engines::psync::PsyncEngine::open(spec, true)?)),
         Method::Mmap => Ok(Box::new(engines::mmap::MmapEngine::open(spec)?)),
         Method::MmapDax => Ok(Box::new(engines::mmap::MmapEngine::open_dax(spec)?)),
@@ -472,9 +575,11 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
             method,
             reason: format!("{method} only copies files: use it with the copy pattern"),
         }),
-        Method::Uring | Method::UringBuffered | Method::UringSqpoll | Method::UringIopoll => {
-            Ok(Box::new(engines::uring::UringEngine::open(method, spec)?))
-        }
+        Method::Uring
+        | Method::UringBuffered
+        | Method::UringDontcache
+        | Method::UringSqpoll
+        | Method::UringIopoll => Ok(Box::new(engines::uring::UringEngine::open(method, spec)?)),
         Method::Aio => Ok(Box::new(engines::aio::AioEngine::open(spec)?)),
         Method::Ucache => Ok(Box::new(engines::ucache::UcacheEngine::open(spec)?)),
         Method::Uffd | Method::UffdWp => {

@@ -109,6 +109,48 @@ fn parent_dir(path: &Path) -> String {
     abs.parent().unwrap_or(&abs).display().to_string()
 }
 
+/// Why `RWF_DONTCACHE` was refused (EOPNOTSUPP): a kernel before 6.14
+/// knows no such flag; a newer one refuses it on a file system without
+/// `FOP_DONTCACHE` (or on DAX).
+pub(crate) fn dontcache_refused(path: &Path) -> String {
+    let fs = crate::sys::fs_type_of(path).unwrap_or("unknown");
+    let release = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    let new_enough = kernel_at_least(&release, 6, 14);
+    let is_block = std::fs::metadata(path)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    let why = if new_enough && is_block {
+        format!(
+            "the kernel ({release}) has RWF_DONTCACHE, but not for a block device node such as {}: it works on files of a file system that supports it",
+            path.display()
+        )
+    } else if new_enough {
+        format!(
+            "the kernel ({release}) has RWF_DONTCACHE, but the file system of {} ({fs}) does not support uncached buffered I/O",
+            parent_dir(path)
+        )
+    } else {
+        format!("RWF_DONTCACHE needs Linux 6.14 or later; this kernel is {release}")
+    };
+    format!(
+        "{why} (EOPNOTSUPP); use a directory on ext4 or xfs (on Linux 6.18 tmpfs, btrfs and block device nodes refuse it), or --methods buffered,direct"
+    )
+}
+
+/// `release` (`6.18.0-foo`) is at least `major.minor`; false when unreadable.
+pub(crate) fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
+    let mut it = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u32>().unwrap_or(0));
+    match (it.next(), it.next()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => false,
+    }
+}
+
 fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
     let e = std::io::Error::from_raw_os_error(errno);
     match (method, errno) {
@@ -117,6 +159,7 @@ fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
              (virtio, SATA, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
             parent_dir(path)
         ),
+        (Method::Dontcache | Method::UringDontcache, libc::EOPNOTSUPP) => dontcache_refused(path),
         (_, libc::EINVAL) if method.is_direct() => format!(
             "a probe read with O_DIRECT failed with EINVAL on {}: the file system or device \
              refuses this alignment or direct I/O altogether; use a buffered method",

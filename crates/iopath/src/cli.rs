@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use iopath_io::data::DataMode;
-use iopath_io::{Method, SyncPolicy};
+use iopath_io::SyncPolicy;
 
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::{flag, word, Bytes, Dur, List, Pct, RepTime, Span};
@@ -240,9 +240,26 @@ pub struct RunArgs {
     /// Methods to compare, comma-separated [default: all but the opt-in
     /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
     /// copy-file-range and sendfile]. A method named twice runs as two arms
-    /// of an A/A check (`direct,direct`: `direct` and `direct#2`).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Method>())]
-    pub methods: Vec<Method>,
+    /// of an A/A check (`direct,direct`: `direct` and `direct#2`). An
+    /// access hint follows a method after `+`: `mmap,mmap+random` runs mmap
+    /// without and with MADV_RANDOM (hints: random, sequential, willneed,
+    /// noreuse, hugepage, populate; `iopath methods` says which apply).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<crate::model::choice::MethodChoice>())]
+    pub methods: Vec<crate::model::choice::MethodChoice>,
+
+    /// Threads of the `threadpool` method's pool [default: 4, libuv's
+    /// UV_THREADPOOL_SIZE; give --qd to get tokio's one thread per request
+    /// in flight].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub pool_threads: Option<u32>,
+
+    /// Run a latency-sensitive neighbour beside every case: random 4 KiB
+    /// buffered reads over a hot set that fits in the cache (a quarter of
+    /// --cache-limit, at most 64 MiB), measured alone before each case and
+    /// during it: its p50/p99 and page-cache hit ratio say what each
+    /// method does to the service next to it (the cache-pollution preset).
+    #[arg(long)]
+    pub neighbour: bool,
 
     /// Access patterns, comma-separated [default: read,write,randread,randwrite].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Pattern>())]
@@ -597,6 +614,8 @@ impl RunArgs {
             cache_limit: self.cache_limit.map(Bytes),
             ucache_size: self.ucache_size.map(Bytes),
             ucache_page: when("ucache_page").then_some(Bytes(self.ucache_page)),
+            pool_threads: self.pool_threads,
+            neighbour: self.neighbour.then_some(true),
             cpus: self.cpus.clone(),
             numa_node: self.numa_node,
             mem_node: self.mem_node,
@@ -626,6 +645,7 @@ impl RunArgs {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use iopath_io::Method;
 
     #[test]
     fn cli_is_consistent() {
@@ -648,7 +668,7 @@ mod tests {
         let Some(Command::Run(r)) = cli.command else {
             panic!("not run")
         };
-        assert_eq!(r.methods, vec![Method::Uring, Method::Direct]);
+        assert_eq!(r.methods, vec![Method::Uring.into(), Method::Direct.into()]);
         assert_eq!(r.patterns, vec![Pattern::Read, Pattern::RandWrite]);
         assert_eq!(r.bs, Some(65536));
         assert_eq!(r.repeat, None, "adaptive by default");

@@ -442,7 +442,7 @@ pub fn preset_show(name: &str) -> Result<String> {
         t.add_row(vec![
             (i + 1).to_string(),
             c.label.clone().unwrap_or_default(),
-            c.method.name().to_string(),
+            c.method_name(),
             c.pattern.name().to_string(),
             crate::units::fmt_bs(c.block_size),
             c.queue_depth_requested.to_string(),

@@ -11,6 +11,7 @@ use std::time::Duration;
 use iopath_io::data::DataMode;
 use iopath_io::{Method, SyncPolicy};
 
+use crate::model::choice::MethodChoice;
 pub use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::{Bytes, RepTime, Span};
 pub use crate::model::{CacheState, Pattern, TargetSpec, UsageError};
@@ -73,6 +74,8 @@ pub struct Case {
     pub until: Option<crate::model::words::Until>,
     /// Runs inside the `--cache-limit` cgroup.
     pub cache_limited: bool,
+    /// The access hint applied after the engine opens (`mmap+random`).
+    pub hint: Option<iopath_io::Hint>,
 }
 
 impl Case {
@@ -98,8 +101,46 @@ impl Case {
             io_size: None,
             until: None,
             cache_limited: true,
+            hint: None,
         }
     }
+
+    /// The method as results name it: `mmap`, or `mmap+random` with a hint.
+    pub fn method_name(&self) -> String {
+        MethodChoice {
+            method: self.method,
+            hint: self.hint,
+        }
+        .name()
+    }
+}
+
+/// The methods a run without `--methods` compares on `pattern`: the
+/// default ones ([`Method::in_default_run`]); on random patterns `mmap`
+/// with `MADV_RANDOM` beside plain `mmap` (read-ahead is what makes mapped
+/// random reads slow, and the hint is the usual cure); for the copy
+/// pattern the methods that copy.
+fn default_methods(pattern: Pattern) -> Vec<MethodChoice> {
+    let mut out = Vec::new();
+    for m in Method::ALL {
+        if pattern == Pattern::Copy {
+            if crate::model::copy_method(m).is_some() {
+                out.push(m.into());
+            }
+            continue;
+        }
+        if !m.in_default_run() {
+            continue;
+        }
+        out.push(m.into());
+        if m == Method::Mmap && pattern.is_random() {
+            out.push(MethodChoice {
+                method: m,
+                hint: Some(iopath_io::Hint::Random),
+            });
+        }
+    }
+    out
 }
 
 /// A validated run.
@@ -144,6 +185,10 @@ pub struct Plan {
     /// Budget of the user-space caches (ucache, uffd).
     pub ucache_size: u64,
     pub ucache_page: u64,
+    /// `--pool-threads` (`None`: the threadpool method's default).
+    pub pool_threads: Option<u32>,
+    /// `--neighbour`: a cached reader runs beside every case.
+    pub neighbour: bool,
 }
 
 impl Plan {
@@ -310,6 +355,8 @@ impl Plan {
                 .or(cache_limit)
                 .unwrap_or(64 << 20),
             ucache_page: r.ucache_page.map_or(DEFAULT_UCACHE_PAGE, |b| b.0),
+            pool_threads: r.pool_threads,
+            neighbour: r.neighbour.unwrap_or(false),
         })
     }
 
@@ -366,7 +413,7 @@ fn number_arms(cases: &mut [Case]) {
         let c = &mut rest[0];
         c.arm = 1 + before
             .iter()
-            .filter(|b| b.method == c.method && b.job_key() == c.job_key())
+            .filter(|b| b.method == c.method && b.hint == c.hint && b.job_key() == c.job_key())
             .count() as u32;
     }
 }
@@ -598,24 +645,15 @@ fn entry_cases(
         // No methods named: the default ones, and for the copy pattern the
         // methods that copy. A method named again is another arm of the
         // same method (an A/A check), not a duplicate to drop.
-        let methods: Vec<Method> = match &pc.method {
+        let methods: Vec<MethodChoice> = match &pc.method {
             Some(l) => l.0.clone(),
-            None => Method::ALL
-                .into_iter()
-                .filter(|m| {
-                    if pattern == Pattern::Copy {
-                        crate::model::copy_method(*m).is_some()
-                    } else {
-                        m.in_default_run()
-                    }
-                })
-                .collect(),
+            None => default_methods(pattern),
         };
         let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
         let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
         for &threads in &thread_counts {
             for (pair, placement) in &pairs {
-                for &method in &methods {
+                for &MethodChoice { method, hint } in &methods {
                     // Arms are numbered over the whole plan (`number_arms`).
                     cases.push(Case {
                         sync: pc.sync.unwrap_or(SyncPolicy::End),
@@ -637,6 +675,7 @@ fn entry_cases(
                         // limit; with no case marked (flags), every case.
                         cache_limited: pc.cache_limited
                             || !spec.cases.iter().any(|c| c.cache_limited),
+                        hint,
                         ..Case::new(method, pattern, bs, qd, threads)
                     });
                 }
@@ -715,7 +754,7 @@ mod tests {
                 format!(
                     "{} {} {} | {} | cpus {} | mem {}",
                     c.label.as_deref().unwrap_or(""),
-                    c.method.name(),
+                    c.method_name(),
                     c.pattern.name(),
                     c.pair.as_deref().unwrap_or(""),
                     c.placement
@@ -807,8 +846,23 @@ mod tests {
     #[test]
     fn default_plan_compares_all_real_methods_on_four_patterns() {
         let p = plan(&[]).unwrap();
-        assert_eq!(p.cases.len(), 4 * 8);
+        // Nine methods on four patterns, and mmap+random beside mmap on
+        // the two random ones.
+        assert_eq!(p.cases.len(), 4 * 9 + 2);
         assert!(p.cases.iter().all(|c| !c.method.is_null()));
+        let hinted: Vec<(Pattern, String)> = p
+            .cases
+            .iter()
+            .filter(|c| c.hint.is_some())
+            .map(|c| (c.pattern, c.method_name()))
+            .collect();
+        assert_eq!(
+            hinted,
+            [
+                (Pattern::RandRead, "mmap+random".to_string()),
+                (Pattern::RandWrite, "mmap+random".to_string())
+            ]
+        );
         let rr = p
             .cases
             .iter()

@@ -9,7 +9,7 @@ use crate::model::job::JobSpec;
 use crate::model::UsageError;
 
 /// Every preset, in the order `iopath presets` lists them.
-const SOURCES: [(&str, &str); 8] = [
+const SOURCES: [(&str, &str); 10] = [
     ("niobench", include_str!("../presets/niobench.toml")),
     ("daxbench", include_str!("../presets/daxbench.toml")),
     ("glommio-scan", include_str!("../presets/glommio-scan.toml")),
@@ -21,6 +21,11 @@ const SOURCES: [(&str, &str); 8] = [
     ("crystal-nvme", include_str!("../presets/crystal-nvme.toml")),
     ("numa", include_str!("../presets/numa.toml")),
     ("hmmap", include_str!("../presets/hmmap.toml")),
+    (
+        "cache-pollution",
+        include_str!("../presets/cache-pollution.toml"),
+    ),
+    ("dontcache", include_str!("../presets/dontcache.toml")),
 ];
 
 pub use crate::model::job::{Layout, Published, Reference};

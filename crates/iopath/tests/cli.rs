@@ -182,7 +182,13 @@ fn small_run_over_every_method_measures_and_cleans_up() {
     assert_eq!(v["target"]["size_bytes"], 8 << 20);
     assert_eq!(v["target"]["prefilled"], true);
     let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 2 * 8, "8 methods x 2 patterns");
+    // 9 default methods on both patterns, and mmap+random beside mmap on
+    // the random one.
+    assert_eq!(
+        cases.len(),
+        2 * 9 + 1,
+        "9 methods x 2 patterns + mmap+random"
+    );
     for c in cases {
         let measured = !c["summary"].is_null();
         let skipped = c["skipped"].as_str().is_some_and(|s| !s.is_empty());
@@ -379,7 +385,7 @@ fn probe_reports_every_method_with_reasons() {
     let methods = v["methods"].as_array().unwrap();
     // Every method, the opt-in ones (mmap-dax, the copy-only
     // copy-file-range and sendfile, null) included.
-    assert_eq!(methods.len(), 15);
+    assert_eq!(methods.len(), iopath_io::Method::ALL.len());
     for m in methods {
         if m["usable"] == false {
             assert!(m["reason"].as_str().is_some_and(|r| r.len() > 10), "{m}");

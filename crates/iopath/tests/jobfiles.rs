@@ -200,9 +200,9 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
     assert!(toml.contains("# left out: thinktime=10 ("), "{toml}");
     let spec = iopath::jobfile::parse("import", &toml).unwrap();
     let methods = spec.cases[0].method.clone().unwrap().0;
-    assert_eq!(methods[0], iopath_io::Method::Uring);
+    assert_eq!(methods[0], iopath_io::Method::Uring.into());
     assert!(
-        methods.contains(&iopath_io::Method::Buffered),
+        methods.contains(&iopath_io::Method::Buffered.into()),
         "{methods:?}"
     );
     assert!(leftovers(dir.path()).is_empty());

@@ -501,6 +501,43 @@ impl super::SyncIo for MmapEngine {
         &self.caps
     }
 
+    fn sync_method(&self) -> Method {
+        if self.writeback.is_some() {
+            Method::MmapDax
+        } else {
+            Method::Mmap
+        }
+    }
+
+    fn advise_sync(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
+        use crate::Hint;
+        let method = self.sync_method();
+        let Some(m) = &self.map else {
+            // Nothing mapped (an empty file or span): nothing to advise.
+            return Ok(());
+        };
+        let advice = match hint {
+            Hint::Random => libc::MADV_RANDOM,
+            Hint::Sequential => libc::MADV_SEQUENTIAL,
+            Hint::Willneed => libc::MADV_WILLNEED,
+            Hint::Hugepage => libc::MADV_HUGEPAGE,
+            Hint::Populate if m.writable => libc::MADV_POPULATE_WRITE,
+            Hint::Populate => libc::MADV_POPULATE_READ,
+            Hint::Noreuse => return Err(crate::hint::refused(method, hint)),
+        };
+        m.advise(advice).map_err(|e| match e.raw_os_error() {
+            // Older kernels: no MADV_POPULATE_* (5.14+), no THP for files.
+            Some(libc::EINVAL) => EngineError::Unsupported {
+                method,
+                reason: format!(
+                    "the kernel refuses madvise for +{hint} on a mapping of {} (EINVAL): MADV_POPULATE_* needs Linux 5.14+, MADV_HUGEPAGE a kernel with transparent huge pages",
+                    self.path.display()
+                ),
+            },
+            _ => EngineError::os("madvise", &self.path, e),
+        })
+    }
+
     fn pool_mut(&mut self) -> &mut SlotPool {
         &mut self.pool
     }

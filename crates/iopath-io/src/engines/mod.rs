@@ -6,6 +6,7 @@ pub mod aio;
 pub mod mmap;
 pub mod null;
 pub mod psync;
+pub mod threadpool;
 pub mod ucache;
 pub mod uffd;
 pub mod uring;
@@ -16,6 +17,9 @@ use std::path::Path;
 
 use crate::buf::SlotPool;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, SyncPolicy};
+
+/// `RWF_DONTCACHE` (linux/fs.h, Linux 6.14+): uncached buffered I/O.
+pub(crate) const RWF_DONTCACHE: i32 = 0x80;
 
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
 /// [`EngineError::Unsupported`] for `method`), `sync` adds `O_DSYNC` or
@@ -127,6 +131,14 @@ pub(crate) trait SyncIo: Send {
     fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError>;
     /// What `flush(SyncPolicy::End)` does.
     fn flush_end(&mut self) -> Result<(), EngineError>;
+    /// [`Engine::advise`]; by default the hint is refused.
+    fn advise_sync(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
+        Err(crate::hint::refused(self.sync_method(), hint))
+    }
+    /// [`Engine::method`].
+    fn sync_method(&self) -> Method {
+        Method::Null
+    }
 }
 
 impl<T: SyncIo> Engine for T {
@@ -162,6 +174,14 @@ impl<T: SyncIo> Engine for T {
 
     fn in_flight(&self) -> usize {
         0
+    }
+
+    fn advise(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
+        self.advise_sync(hint)
+    }
+
+    fn method(&self) -> Method {
+        self.sync_method()
     }
 }
 

@@ -5,6 +5,13 @@
 //! the kernel would. Both run at queue depth 1: a synchronous call cannot
 //! have more than one request in flight per thread, and [`Caps::notes`]
 //! says so when more was asked.
+//!
+//! `dontcache` is `buffered` with `RWF_DONTCACHE` on every call
+//! (`preadv2`/`pwritev2`, Linux 6.14+): the data goes through the page
+//! cache, and the kernel drops its pages once a read is done with them or a
+//! write's pages are written back (it starts that write-back itself). A
+//! kernel or file system without it answers each call with EOPNOTSUPP,
+//! which the probe explains ([`crate::probe`]).
 
 use std::fs::File;
 use std::os::fd::AsFd;
@@ -20,6 +27,11 @@ pub struct PsyncEngine {
     pool: SlotPool,
     caps: Caps,
     fsync_each: bool,
+    /// `RWF_*` flags of every call (0: plain pread/pwrite).
+    rwf: i32,
+    method: Method,
+    /// Bytes the engine may touch (the span hints apply to).
+    span: u64,
 }
 
 impl PsyncEngine {
@@ -29,6 +41,20 @@ impl PsyncEngine {
         } else {
             Method::Buffered
         };
+        Self::open_as(method, spec, direct, 0)
+    }
+
+    /// `dontcache`: buffered, every call with `RWF_DONTCACHE`.
+    pub fn open_dontcache(spec: &OpenSpec) -> Result<PsyncEngine, EngineError> {
+        Self::open_as(Method::Dontcache, spec, false, super::RWF_DONTCACHE)
+    }
+
+    fn open_as(
+        method: Method,
+        spec: &OpenSpec,
+        direct: bool,
+        rwf: i32,
+    ) -> Result<PsyncEngine, EngineError> {
         let file = super::open_target(method, &spec.path, spec.write, direct, spec.sync)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut notes = Vec::new();
@@ -52,6 +78,9 @@ impl PsyncEngine {
                 buffer_nodes,
             },
             fsync_each: spec.sync == SyncPolicy::Each,
+            rwf,
+            method,
+            span: spec.span_bytes,
         })
     }
 
@@ -60,9 +89,21 @@ impl PsyncEngine {
         let buf = super::request_buf(&mut self.pool, r)?;
         let fd = self.file.as_fd();
         let res = loop {
-            let res = match r.op {
-                Op::Read => rustix::io::pread(fd, &mut *buf, r.offset),
-                Op::Write => rustix::io::pwrite(fd, buf, r.offset),
+            let res = match (r.op, self.rwf) {
+                (Op::Read, 0) => rustix::io::pread(fd, &mut *buf, r.offset),
+                (Op::Write, 0) => rustix::io::pwrite(fd, buf, r.offset),
+                (Op::Read, f) => rustix::io::preadv2(
+                    fd,
+                    &mut [std::io::IoSliceMut::new(&mut *buf)],
+                    r.offset,
+                    rustix::io::ReadWriteFlags::from_bits_retain(f as u32),
+                ),
+                (Op::Write, f) => rustix::io::pwritev2(
+                    fd,
+                    &[std::io::IoSlice::new(buf)],
+                    r.offset,
+                    rustix::io::ReadWriteFlags::from_bits_retain(f as u32),
+                ),
             };
             match res {
                 Err(rustix::io::Errno::INTR) => continue,
@@ -99,5 +140,16 @@ impl super::SyncIo for PsyncEngine {
 
     fn flush_end(&mut self) -> Result<(), EngineError> {
         super::fsync(&self.file, &self.path)
+    }
+
+    fn advise_sync(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
+        if self.method == Method::Direct {
+            return Err(crate::hint::refused(self.method, hint));
+        }
+        crate::hint::fadvise(self.method, &self.file, &self.path, hint, self.span)
+    }
+
+    fn sync_method(&self) -> Method {
+        self.method
     }
 }

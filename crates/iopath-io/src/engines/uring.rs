@@ -65,11 +65,15 @@ pub struct UringEngine {
     rw_res: Vec<i32>,
     fsync_res: Vec<i32>,
     method: Method,
+    /// `RWF_*` flags of every read and write (`uring-dontcache`).
+    rw_flags: i32,
+    /// Bytes the engine may touch (the span hints apply to).
+    span: u64,
 }
 
 impl UringEngine {
     pub fn open(method: Method, spec: &OpenSpec) -> Result<UringEngine, EngineError> {
-        let direct = method != Method::UringBuffered;
+        let direct = !matches!(method, Method::UringBuffered | Method::UringDontcache);
         let sqpoll = method == Method::UringSqpoll;
         let iopoll = method == Method::UringIopoll;
         let fsync_each = spec.sync == SyncPolicy::Each;
@@ -193,6 +197,12 @@ impl UringEngine {
             rw_res: vec![0; qd],
             fsync_res: vec![0; qd],
             method,
+            rw_flags: if method == Method::UringDontcache {
+                super::RWF_DONTCACHE
+            } else {
+                0
+            },
+            span: spec.span_bytes,
         })
     }
 
@@ -203,16 +213,20 @@ impl UringEngine {
                 match (r.op, self.fixed_bufs) {
                     (Op::Read, true) => opcode::ReadFixed::new($fd, ptr, r.len, r.slot as u16)
                         .offset(r.offset)
+                        .rw_flags(self.rw_flags)
                         .build(),
                     (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, r.len, r.slot as u16)
                         .offset(r.offset)
+                        .rw_flags(self.rw_flags)
                         .build(),
-                    (Op::Read, false) => {
-                        opcode::Read::new($fd, ptr, r.len).offset(r.offset).build()
-                    }
-                    (Op::Write, false) => {
-                        opcode::Write::new($fd, ptr, r.len).offset(r.offset).build()
-                    }
+                    (Op::Read, false) => opcode::Read::new($fd, ptr, r.len)
+                        .offset(r.offset)
+                        .rw_flags(self.rw_flags)
+                        .build(),
+                    (Op::Write, false) => opcode::Write::new($fd, ptr, r.len)
+                        .offset(r.offset)
+                        .rw_flags(self.rw_flags)
+                        .build(),
                 }
             };
         }
@@ -523,6 +537,17 @@ impl Engine for UringEngine {
 
     fn in_flight(&self) -> usize {
         self.pool.in_flight()
+    }
+
+    fn advise(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
+        if !matches!(self.method, Method::UringBuffered | Method::UringDontcache) {
+            return Err(crate::hint::refused(self.method, hint));
+        }
+        crate::hint::fadvise(self.method, &self.file, &self.path, hint, self.span)
+    }
+
+    fn method(&self) -> Method {
+        self.method
     }
 }
 

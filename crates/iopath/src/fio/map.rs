@@ -514,7 +514,7 @@ fn case_of(
     };
     let case = CaseSpec {
         label: Some(name.clone()),
-        method: Some(List(methods)),
+        method: Some(List(methods.into_iter().map(Into::into).collect())),
         pattern: Some(List(vec![pattern])),
         bs: Some(Bytes(bs)),
         qd: Some(qd),

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use iopath_io::data::DataMode;
 use iopath_io::numa::MemPolicyMode;
-use iopath_io::{Method, SyncPolicy};
+use iopath_io::SyncPolicy;
 use serde::{Deserialize, Serialize};
 
 use super::words::{self, Bytes, Dur, List, Pct, RepTime, Span, Until};
@@ -127,6 +127,13 @@ pub struct RunSpec {
     pub ucache_size: Option<Bytes>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub ucache_page: Option<Bytes>,
+    /// Threads of the `threadpool` method's pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_threads: Option<u32>,
+    /// Run the neighbour (a latency-sensitive cached reader) beside every
+    /// case, and report what each method does to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour: Option<bool>,
     /// CPUs the workers run on, round-robin (`0-3,8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
@@ -151,7 +158,7 @@ pub struct CaseSpec {
     /// Methods; a method named twice is a second arm (an A/A check).
     /// None: the default methods (for `copy`: the methods that copy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method: Option<List<Method>>,
+    pub method: Option<List<crate::model::choice::MethodChoice>>,
     /// None: read, write, randread, randwrite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<List<Pattern>>,
@@ -414,6 +421,8 @@ impl JobSpec {
             cache_limit,
             ucache_size,
             ucache_page,
+            pool_threads,
+            neighbour,
             cpus,
             numa_node,
             mem_node,
@@ -436,6 +445,7 @@ impl JobSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iopath_io::Method;
 
     fn job(toml_text: &str) -> JobSpec {
         toml::from_str(toml_text).unwrap()
@@ -485,7 +495,7 @@ mod tests {
         assert!(j.cases[0].published.is_some());
         assert_eq!(
             j.cases[1].method,
-            Some(List(vec![Method::Mmap, Method::Uring]))
+            Some(List(vec![Method::Mmap.into(), Method::Uring.into()]))
         );
         let e = base.overridden_by(&flags, true, &|_| false).unwrap_err();
         assert!(e.0.contains("--qd cannot change them"), "{e}");

@@ -5,6 +5,7 @@
 //! here reads the system or imports another module of this crate except
 //! [`crate::units`] and [`crate::schedule`].
 
+pub mod choice;
 pub mod job;
 pub mod published;
 pub mod words;

@@ -144,6 +144,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             }
         }
     }
+    out.push_str(&crate::verdict::neighbour::text(&r.cases));
     let skipped: Vec<String> = dedup_vec(
         r.cases
             .iter()

@@ -5,6 +5,7 @@
 //! that would break a reader.
 
 pub mod latency;
+pub mod neighbour;
 pub mod records;
 
 use serde::{Deserialize, Serialize};
@@ -193,6 +194,10 @@ pub struct CaseResult {
     /// repetition's read-back runs after its timing and is counted here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_ns: Option<u64>,
+    /// `--neighbour`: what the neighbour saw before and during each
+    /// measured repetition; absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neighbour: Vec<neighbour::NeighbourRep>,
     /// Departures from what was asked (capped depth, fallbacks).
     pub notes: Vec<String>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:

@@ -76,6 +76,9 @@ pub struct Shared<'r> {
     /// Measured rounds run so far in the whole run: the next job's rounds
     /// are numbered after them, so that rounds pair only within a job.
     pub rounds: u32,
+    /// `--neighbour`: its hot set, made on first use (inside the
+    /// `--cache-limit` cgroup, so that its pages are charged there).
+    pub hot: Option<iopath_io::neighbour::HotSet>,
 }
 
 /// One arm of the job being run.
@@ -375,7 +378,30 @@ impl Runner<'_> {
                 format!("--cache-limit: cannot move iopath into {}", l.dir.display())
             })?;
         }
+        let around = if plan.neighbour && !warmup {
+            let before = super::neighbour::before(plan, sh);
+            if let Err(e) = &before {
+                let n = format!("neighbour: {e:#}");
+                if !result.cases[arm.idx].notes.contains(&n) {
+                    result.cases[arm.idx].notes.push(n);
+                }
+            }
+            before.ok()
+        } else {
+            None
+        };
         let rep = self.prepared_repetition(arm, warmup, sh, &result.cases[arm.idx]);
+        if let Some((before, running)) = around {
+            let during = running.stop();
+            if rep.0.is_ok() {
+                result.cases[arm.idx]
+                    .neighbour
+                    .push(crate::result::neighbour::NeighbourRep {
+                        before: before.into(),
+                        during: during.into(),
+                    });
+            }
+        }
         if let Some(l) = sh.limit.as_mut() {
             // Left in the cgroup, later cases would run capped unseen.
             l.leave().with_context(|| {

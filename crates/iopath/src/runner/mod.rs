@@ -15,6 +15,7 @@ pub mod copy;
 pub mod failure;
 pub mod job;
 pub mod live;
+mod neighbour;
 pub mod observe;
 mod prepare;
 pub mod repeat;
@@ -174,6 +175,7 @@ impl Runner<'_> {
             limit: &mut limit,
             seq: 0,
             rounds: 0,
+            hot: None,
         };
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
             .into_iter()
@@ -374,7 +376,12 @@ impl Runner<'_> {
                                 }
                                 None => Ok(()),
                             };
-                            let eng = pinned.and_then(|()| iopath_io::open(case.method, spec));
+                            let opts = iopath_io::MethodOptions {
+                                hint: case.hint,
+                                pool_threads: plan.pool_threads.map(|n| n as usize),
+                            };
+                            let eng = pinned
+                                .and_then(|()| iopath_io::open_with(case.method, spec, &opts));
                             if eng.is_err() {
                                 open_failed.store(true, Ordering::SeqCst);
                             }
@@ -664,7 +671,7 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogra
 /// A case's result before it runs: what it is, nothing measured.
 fn case_result(case: &Case) -> CaseResult {
     CaseResult {
-        method: case.method.name().into(),
+        method: case.method_name(),
         arm: (case.arm > 1).then_some(case.arm),
         pattern: case.pattern.name().into(),
         block_size: case.block_size,

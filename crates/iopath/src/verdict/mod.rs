@@ -24,6 +24,7 @@
 //! one sentence, but the real methods are ranked, timed against each other
 //! and picked from among themselves.
 
+pub mod neighbour;
 use crate::result::{CaseResult, Job};
 use crate::stats::{self, Comparison};
 use crate::units::{fmt_bytes, fmt_ns};

@@ -145,6 +145,24 @@ impl FileMap {
         self.flush_range(0, self.len)
     }
 
+    /// `madvise(advice)` over the whole mapping.
+    pub(super) fn advise(&self, advice: libc::c_int) -> std::io::Result<()> {
+        // SAFETY: ptr/len are exactly the mapping this FileMap owns (page-
+        // aligned, alive while &self lives). The advice values callers
+        // pass (RANDOM, SEQUENTIAL, WILLNEED, HUGEPAGE, POPULATE_READ/
+        // WRITE) change read-ahead, page size or residency only, never the
+        // mapping's contents or extent (no MADV_DONTNEED/REMOVE/FREE), so
+        // no memory the program holds is invalidated; POPULATE_WRITE is
+        // passed only for a writable mapping, and it faults pages in
+        // without changing their bytes.
+        let rc = unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, advice) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// A raw pointer to byte `start` for cache-line write-back (mmap-dax).
     pub(super) fn ptr_at(&self, start: usize) -> *const u8 {
         self.at(start)

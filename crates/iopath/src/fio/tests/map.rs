@@ -77,11 +77,14 @@ fn engines_become_methods_and_the_own_engine_comes_first() {
     ] {
         let job = one(&format!("[j]\n{opts}\n"), own).unwrap();
         let m = job.cases[0].method.clone().unwrap().0;
-        assert_eq!(m, vec![method], "{opts}");
+        assert_eq!(m, vec![method.into()], "{opts}");
         let all = one(&format!("[j]\n{opts}\n"), MapOptions::default()).unwrap();
         let m = all.cases[0].method.clone().unwrap().0;
-        assert_eq!(m[0], method, "{opts}: its own engine first");
-        assert!(m.len() > 3 && m.contains(&Method::Direct), "{opts}: {m:?}");
+        assert_eq!(m[0], method.into(), "{opts}: its own engine first");
+        assert!(
+            m.len() > 3 && m.contains(&Method::Direct.into()),
+            "{opts}: {m:?}"
+        );
     }
     let e = one("[j]\nioengine=splice\n", own).unwrap_err();
     assert!(

@@ -1,0 +1,228 @@
+//! The neighbour: a fixed latency-sensitive reader that stands for the
+//! service next to the program being measured (a database's hot set, a
+//! cache server). It issues random 4 KiB buffered reads over a hot set
+//! small enough to stay in the page cache, one every [`PACE`], and records
+//! each read's latency and whether the page cache had it.
+//!
+//! A hit is told exactly, not guessed from latency: each read is first
+//! tried with `preadv2(RWF_NOWAIT)`, which the kernel answers from the page
+//! cache or refuses with EAGAIN; a refused one is a miss, and is then read
+//! with a plain `pread` (its latency counts both calls, as a program that
+//! blocks would see about the same).
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Bytes of each read.
+pub const READ: usize = 4096;
+/// Time between the neighbour's reads: about 5000 reads a second, a
+/// steady service that leaves the CPUs to the method measured.
+pub const PACE: Duration = Duration::from_micros(200);
+
+/// The neighbour's hot set: an unlinked file of its own, filled once.
+#[derive(Debug)]
+pub struct HotSet {
+    file: Arc<File>,
+    len: u64,
+}
+
+/// What the neighbour saw over one window.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NeighbourStats {
+    pub reads: u64,
+    /// Reads the page cache served (RWF_NOWAIT succeeded).
+    pub hits: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+}
+
+impl NeighbourStats {
+    /// Hits over reads (1 when nothing was read).
+    pub fn hit_ratio(&self) -> f64 {
+        if self.reads == 0 {
+            1.0
+        } else {
+            self.hits as f64 / self.reads as f64
+        }
+    }
+
+    fn of(mut lat: Vec<u64>, hits: u64) -> NeighbourStats {
+        lat.sort_unstable();
+        let pct = |p: f64| -> u64 {
+            if lat.is_empty() {
+                return 0;
+            }
+            let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
+            lat[i]
+        };
+        NeighbourStats {
+            reads: lat.len() as u64,
+            hits,
+            p50_ns: pct(0.50),
+            p99_ns: pct(0.99),
+        }
+    }
+}
+
+impl HotSet {
+    /// Create a hot set of `len` bytes (rounded down to 4 KiB, at least
+    /// one read) in `dir`, unlinked at once, filled and read into the
+    /// page cache.
+    pub fn create(dir: &Path, len: u64) -> io::Result<HotSet> {
+        let len = (len / READ as u64).max(1) * READ as u64;
+        let path = dir.join(format!(".iopath-neighbour-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        std::fs::remove_file(&path)?;
+        let block = vec![0x6Eu8; 1 << 20];
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(block.len() as u64) as usize;
+            rustix::io::pwrite(&file, &block[..n], off)?;
+            off += n as u64;
+        }
+        let hot = HotSet {
+            file: Arc::new(file),
+            len,
+        };
+        hot.warm()?;
+        Ok(hot)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Read the whole hot set once, so that it is cached (what a running
+    /// service's hot set is before a neighbour arrives).
+    pub fn warm(&self) -> io::Result<()> {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut off = 0;
+        while off < self.len {
+            let n = (self.len - off).min(buf.len() as u64) as usize;
+            rustix::io::pread(&*self.file, &mut buf[..n], off)?;
+            off += n as u64;
+        }
+        Ok(())
+    }
+
+    /// The neighbour alone for `window`.
+    pub fn measure(&self, window: Duration, seed: u64) -> NeighbourStats {
+        let stop = AtomicBool::new(false);
+        let deadline = Instant::now() + window;
+        read_loop(&self.file, self.len, seed, &stop, Some(deadline))
+    }
+
+    /// Start the neighbour on a thread of its own; [`Running::stop`] ends
+    /// it and says what it saw.
+    pub fn start(&self, seed: u64) -> io::Result<Running> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (file, len, flag) = (Arc::clone(&self.file), self.len, Arc::clone(&stop));
+        let handle = std::thread::Builder::new()
+            .name("iopath-neighbour".into())
+            .spawn(move || read_loop(&file, len, seed, &flag, None))?;
+        Ok(Running { stop, handle })
+    }
+}
+
+/// A neighbour running beside a measurement.
+#[derive(Debug)]
+pub struct Running {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<NeighbourStats>,
+}
+
+impl Running {
+    pub fn stop(self) -> NeighbourStats {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+fn read_loop(
+    file: &File,
+    len: u64,
+    seed: u64,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+) -> NeighbourStats {
+    let blocks = (len / READ as u64).max(1);
+    let mut rng = crate::data::Rng::new(seed ^ 0x6e65_6967_6862_6f72);
+    let mut buf = vec![0u8; READ];
+    let mut lat = Vec::with_capacity(1 << 14);
+    let mut hits = 0;
+    let fd = file.as_fd();
+    let nowait = rustix::io::ReadWriteFlags::NOWAIT;
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d) {
+        let off = (rng.next_u64() % blocks) * READ as u64;
+        let t0 = Instant::now();
+        let hit = matches!(
+            rustix::io::preadv2(fd, &mut [io::IoSliceMut::new(&mut buf)], off, nowait),
+            Ok(n) if n == READ
+        );
+        if !hit {
+            // EAGAIN (not cached), or a short cached read: read it all.
+            if rustix::io::pread(fd, &mut buf, off).is_err() {
+                break;
+            }
+        }
+        lat.push(t0.elapsed().as_nanos() as u64);
+        hits += u64::from(hit);
+        next += PACE;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+    NeighbourStats::of(lat, hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_hot_set_is_all_hits_and_a_dropped_one_misses() {
+        let dir = std::env::temp_dir();
+        let hot = HotSet::create(&dir, 1 << 20).unwrap();
+        let warm = hot.measure(Duration::from_millis(50), 1);
+        assert!(warm.reads > 0 && warm.hits == warm.reads, "{warm:?}");
+        // Evict it: written back first (DONTNEED drops clean pages only).
+        rustix::fs::fdatasync(&*hot.file).unwrap();
+        rustix::fs::fadvise(&*hot.file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        let cold = hot.measure(Duration::from_millis(50), 2);
+        let fs = crate::sys::fs_type_of(&dir).unwrap_or("?");
+        if fs == "tmpfs" {
+            eprintln!("skipped the eviction half: {} is tmpfs", dir.display());
+            return;
+        }
+        assert!(cold.hits < cold.reads, "{cold:?}");
+    }
+
+    #[test]
+    fn percentiles_come_from_the_sorted_latencies() {
+        let s = NeighbourStats::of((1..=100).rev().collect(), 40);
+        assert_eq!((s.reads, s.p50_ns, s.p99_ns), (100, 50, 99));
+        assert!((s.hit_ratio() - 0.4).abs() < 1e-9);
+    }
+}
