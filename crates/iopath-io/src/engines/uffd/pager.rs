@@ -396,6 +396,10 @@ impl Shared {
         count: usize,
         reprotect: bool,
     ) -> io::Result<()> {
+        #[cfg(test)]
+        if hooks::FAIL_WRITE_BACK.with(|f| f.get()) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
         let page = self.page;
         let len = count * page;
         if reprotect {
@@ -441,10 +445,13 @@ impl Shared {
     /// `uffd-wp` protects the pages before copying them (a store then waits
     /// in a fault). `uffd` claims them: a page a request copies now is left
     /// for another pass, with the lock released between passes so that the
-    /// request's faults are served.
+    /// request's faults are served. After a handler ended on its own
+    /// (`broken`: the region is unregistered, so write protection is gone
+    /// with it), `uffd-wp` claims them too: resident pages are still
+    /// mapped, and a request that meets `broken` copies nothing.
     pub(super) fn write_back(&self, lo: usize, hi: usize) -> io::Result<()> {
         let mut st = self.lock();
-        if self.wp {
+        if self.wp && self.broken.load(Ordering::Acquire) == 0 {
             let Pager { books, buf } = &mut *st;
             let wanted = |p: usize| books.is_resident(p) && self.words.dirty(p);
             let mut p = lo;
@@ -543,4 +550,15 @@ fn write_all_at(file: &File, buf: &[u8], offset: u64, flags: ReadWriteFlags) -> 
         }
     }
     Ok(())
+}
+
+/// Fault hooks for the unit tests, per thread.
+#[cfg(test)]
+pub(super) mod hooks {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Every write-back of this thread fails with EIO.
+        pub(in super::super) static FAIL_WRITE_BACK: Cell<bool> = const { Cell::new(false) };
+    }
 }
