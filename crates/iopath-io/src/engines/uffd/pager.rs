@@ -445,7 +445,8 @@ impl Shared {
     /// `uffd-wp` protects the pages before copying them (a store then waits
     /// in a fault). `uffd` claims them: a page a request copies now is left
     /// for another pass, with the lock released between passes so that the
-    /// request's faults are served. After a handler ended on its own
+    /// request's faults are served (the writer sleeps until those pages are
+    /// unpinned, rather than spinning). After a handler ended on its own
     /// (`broken`: the region is unregistered, so write protection is gone
     /// with it), `uffd-wp` claims them too: resident pages are still
     /// mapped, and a request that meets `broken` copies nothing.
@@ -504,9 +505,11 @@ impl Shared {
             if again.is_empty() {
                 return Ok(());
             }
-            busy = Some(again);
+            // The pinners may need a fault served (the pager's lock): wait
+            // for their copies unlocked, sleeping rather than spinning.
             drop(st);
-            std::thread::yield_now();
+            again.iter().for_each(|&p| self.words.wait_unpinned(p));
+            busy = Some(again);
             st = self.lock();
         }
     }

@@ -359,6 +359,7 @@ fn pattern(seed: u8, len: usize) -> Vec<u8> {
 /// until `attach` waits (or, as before the fix, never did and B has read):
 /// B must read every byte A wrote, and B's flushed writes must stay.
 #[test]
+#[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn a_region_dropped_while_another_engine_opens_loses_no_write() {
     for m in [Method::Uffd, Method::UffdWp] {
         region_dropped_while_opening(m);
@@ -462,6 +463,7 @@ fn region_dropped_while_opening(m: Method) {
 /// write-back, dropping every completed write not flushed yet. The pages
 /// the books call resident are still mapped: they are written back.
 #[test]
+#[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn a_region_whose_handler_ended_still_writes_back_at_its_last_drop() {
     for m in [Method::Uffd, Method::UffdWp] {
         let dir = tempfile::tempdir().unwrap();
@@ -493,6 +495,7 @@ fn a_region_whose_handler_ended_still_writes_back_at_its_last_drop() {
 /// reports it) is not silent: its message, naming the file, is kept for
 /// `take_drop_errors` (and said on stderr).
 #[test]
+#[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn a_write_back_that_fails_at_the_last_drop_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.dat");
@@ -522,6 +525,7 @@ fn a_write_back_that_fails_at_the_last_drop_is_reported() {
 /// there. Now it goes through /proc/self/fd, to the inode the engine
 /// opened, which is what the region is keyed by.
 #[test]
+#[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn a_region_writes_to_the_file_opened_even_when_its_path_is_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.dat");
@@ -571,6 +575,7 @@ fn a_region_writes_to_the_file_opened_even_when_its_path_is_replaced() {
 /// Two device nodes of one block device are one file to the registry
 /// (keyed by the device number, not by each node's inode).
 #[test]
+#[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn block_devices_are_keyed_by_their_device_number() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
@@ -607,4 +612,55 @@ fn block_devices_are_keyed_by_their_device_number() {
         FileId::of(&std::fs::metadata(&f).unwrap()),
         FileId::Inode { .. }
     ));
+}
+
+/// Review of issue 15, item 9: a pin that finds the page claimed, and a
+/// write-back that finds it pinned, sleep (the word marked WAITING) rather
+/// than spin for as long as the other side takes, and the release of the
+/// claim, or the last unpin, wakes them.
+#[test]
+fn waits_on_a_busy_page_sleep_and_are_woken() {
+    use super::books::{PageWords, EVICTING, WAITING};
+    let w = Arc::new(PageWords::new(1));
+    // Seen asleep: WAITING in the word (set just before sleeping).
+    let asleep = |w: &PageWords| {
+        while w.word(0) & WAITING == 0 {
+            std::thread::yield_now();
+        }
+    };
+    // A pinner sleeps on a claim; the release wakes it.
+    assert!(w.try_claim(0));
+    let (tx, rx) = mpsc::channel();
+    let pinner = std::thread::spawn({
+        let w = Arc::clone(&w);
+        move || {
+            w.pin(0);
+            tx.send(()).unwrap();
+        }
+    });
+    asleep(&w);
+    w.release(0);
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the release wakes the pinner");
+    pinner.join().unwrap();
+    assert_eq!(w.word(0) & (EVICTING | WAITING), 0);
+    // A write-back sleeps on the pin; the last unpin wakes it.
+    w.pin(0); // two pins now
+    let (tx, rx) = mpsc::channel();
+    let writer = std::thread::spawn({
+        let w = Arc::clone(&w);
+        move || {
+            w.wait_unpinned(0);
+            tx.send(()).unwrap();
+        }
+    });
+    asleep(&w);
+    assert_eq!(w.unpin(0, false), None);
+    assert!(w.word(0) & WAITING != 0, "one pin left: still asleep");
+    assert_eq!(w.unpin(0, false), None);
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the last unpin wakes the write-back");
+    writer.join().unwrap();
+    assert_eq!(w.word(0), 0);
+    assert!(w.try_claim(0));
 }
