@@ -227,6 +227,8 @@ pub(super) const POISONED: u32 = 1 << 18;
 pub(super) const WAITING: u32 = 1 << 19;
 const ERRNO_SHIFT: u32 = 24;
 const FLAGS: u32 = !PINS;
+/// What a word says of the page's bytes.
+const BYTES: u32 = DIRTY | POISONED | (0xFF << ERRNO_SHIFT);
 
 /// Spins on a busy page word before sleeping. A claim lasts a copy and
 /// usually a `pwrite`; a pin a copy, and sometimes a fault's `pread`.
@@ -395,6 +397,20 @@ impl PageWords {
             .filter(|&e| (1..=0xFF).contains(&e))
             .unwrap_or(libc::EIO as u32);
         self.words[p].fetch_or(POISONED | (e << ERRNO_SHIFT), Ordering::AcqRel);
+    }
+
+    /// What the word says of the page's bytes: DIRTY, POISONED and its
+    /// errno.
+    pub(super) fn flags(&self, p: usize) -> u32 {
+        self.word(p) & BYTES
+    }
+
+    /// Set what the word says of the page's bytes to `flags` (from
+    /// [`PageWords::flags`]), pins and claim as they are.
+    pub(super) fn set_flags(&self, p: usize, flags: u32) {
+        let _ = self.words[p].fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+            Some(w & !BYTES | flags & BYTES)
+        });
     }
 
     /// `p` is not mapped any more: no flag (and no claim) left, pins kept.

@@ -71,10 +71,15 @@
 //!   `uffd` claims it.
 //! - **The books stay true.** A page is marked resident exactly while it
 //!   is mapped: an eviction forgets each run of pages as soon as its
-//!   `madvise` returns, and one that fails forgets the pages `mincore` shows
-//!   gone and keeps the rest (written ones clean). Copying out a page the
-//!   books call resident must never fault: the copier may be the handler
-//!   itself, or hold the lock the handler needs.
+//!   `madvise` returns, and one that fails forgets the pages shown gone and
+//!   keeps the rest (written ones clean). Copying out a page the books call
+//!   resident must never fault: the copier may be the handler itself, or
+//!   hold the lock the handler needs. Whether a page is there is read from
+//!   `/proc/self/pagemap` (in memory or swapped out: either way a touch
+//!   reaches it without a userfault), else from `mincore`, which calls a
+//!   swapped-out page gone; and a fill that finds the page mapped after all
+//!   (`UFFDIO_COPY` says EEXIST) leaves it and its flags, dirty ones
+//!   included, as they were.
 //!
 //! Write-backs of neighbouring dirty pages are joined into one `pwrite` of up
 //! to [`WRITEBACK_PAGES`] pages. The page that holds end of file, when the file

@@ -664,3 +664,46 @@ fn waits_on_a_busy_page_sleep_and_are_woken() {
     assert_eq!(w.word(0), 0);
     assert!(w.try_claim(0));
 }
+
+/// Review of issue 15, item 7: when the residency test says a page the
+/// books call resident is gone, the fault is served as a new fill, which
+/// used to clear the page's word first; if the page was there after all
+/// (`mincore` says a swapped-out anonymous page is not in memory), the
+/// copy finds it (EEXIST) and the page kept its written bytes but lost its
+/// DIRTY flag: the write was never written back. Now its flags stay. (The
+/// residency test itself reads /proc/self/pagemap, which counts a swapped
+/// page as there; the hook makes it wrong once, as mincore was with swap.)
+#[test]
+#[cfg_attr(miri, ignore = "userfaultfd and files")]
+fn a_page_wrongly_thought_gone_keeps_its_dirty_bytes() {
+    for m in [Method::Uffd, Method::UffdWp] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.dat");
+        std::fs::write(&path, vec![0x11; 4 * PG]).unwrap();
+        let spec = spec_of(&path, true, 4 * PG, SyncPolicy::End);
+        let Some(mut eng) = open(m, &spec, 16) else {
+            return;
+        };
+        req(&mut eng, Op::Write, PG, &[0x77; PG]).unwrap();
+        let s = Arc::clone(eng.shared().unwrap());
+        assert!(s.present(1) && s.words.dirty(1), "{m}");
+        super::pager::hooks::ABSENT_ONCE.with(|a| a.set(Some(1)));
+        let mut bounce = crate::buf::AlignedBuf::new(PG, PG);
+        s.fill(1, false, &mut bounce).unwrap();
+        super::pager::hooks::ABSENT_ONCE.with(|a| a.set(None));
+        assert!(
+            s.words.dirty(1),
+            "{m}: the written page lost its DIRTY flag"
+        );
+        assert!(s.lock().books.is_resident(1), "{m}");
+        assert_eq!(req(&mut eng, Op::Read, PG, &[0; PG]).unwrap(), [0x77; PG]);
+        eng.flush_end().unwrap();
+        drop(s);
+        drop(eng);
+        let disk = std::fs::read(&path).unwrap();
+        assert!(
+            disk[PG..2 * PG].iter().all(|&b| b == 0x77),
+            "{m}: written back"
+        );
+    }
+}
