@@ -95,6 +95,16 @@ impl FileMap {
         self.guard.as_ref().and_then(Guard::fault)
     }
 
+    /// Run `f`, an access of this thread to the mapping: a SIGBUS it
+    /// takes in the mapping becomes a zero page and a [`Fault`] (when the
+    /// mapping is guarded).
+    pub(super) fn access<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.guard {
+            Some(g) => g.access(f),
+            None => f(),
+        }
+    }
+
     /// A raw pointer to byte `start` (`start <= len`).
     fn at(&self, start: usize) -> *mut u8 {
         assert!(start <= self.len);
@@ -106,12 +116,13 @@ impl FileMap {
     /// Copy `dst.len()` bytes from offset `start` into `dst`.
     pub(super) fn read(&self, start: usize, dst: &mut [u8]) {
         assert!(start.checked_add(dst.len()).is_some_and(|e| e <= self.len));
+        let src = self.at(start);
         // SAFETY: [start, start + dst.len()) lies inside the mapping (checked
         // above), which stays mapped while &self lives and never extends
         // past end of file at open (see the engine), so every byte is
         // readable; a page whose file page went away since (truncation)
         // raises SIGBUS, which the guard answers with a zero page (the
-        // access completes, `fault` reports it). dst is the engine's own
+        // access, run inside `access`, completes, and `fault` reports it). dst is the engine's own
         // buffer, not part of the mapping, so the ranges do not overlap.
         // Only this thread uses this mapping now (&self, and FileMap is
         // not Sync), and only raw pointers reach its bytes (no reference
@@ -120,12 +131,13 @@ impl FileMap {
         // same file bytes meanwhile can only change which bytes are copied
         // (possibly a mix of old and new), and every byte value is a valid
         // u8.
-        unsafe { std::ptr::copy_nonoverlapping(self.at(start), dst.as_mut_ptr(), dst.len()) }
+        self.access(|| unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) })
     }
 
     /// Copy `src` to offset `start`.
     pub(super) fn write(&mut self, start: usize, src: &[u8]) {
         assert!(self.writable && start.checked_add(src.len()).is_some_and(|e| e <= self.len));
+        let dst = self.at(start);
         // SAFETY: as in read, and the mapping is PROT_WRITE (checked
         // above). No Rust reference to the mapped bytes exists anywhere
         // (they are only reached through raw pointers), so writing them
@@ -135,7 +147,7 @@ impl FileMap {
         // then hold a mix of both writes, as with concurrent pwrite(2)
         // calls; no Rust value lives there. src is the engine's own
         // buffer, distinct from the mapping.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(start), src.len()) }
+        self.access(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) })
     }
 
     /// `msync(MS_SYNC)` of `[start, start + len)`, from its page on.
