@@ -251,10 +251,22 @@ fn a_target_truncated_mid_run_fails_the_case_and_keeps_the_rest() {
 /// SIGBUS, which iopath used to die of (exit 135, no message, the case in
 /// flight lost). Its handler turns it into the case's error ("truncated
 /// while mapped (SIGBUS at offset N ...): unexpected end of file"), as the
-/// other methods fail.
+/// other methods fail. The file is cut only once the randread case has
+/// mapped it (its mapping is in the child's /proc/PID/maps; the read
+/// case's mapping went with its engine before its result was saved), and
+/// the case holds that mapping for its whole 2 s: the cut lands mid-case,
+/// so the error must be SIGBUS's, not the short read a case that opened
+/// the file already cut would give.
 #[test]
 fn an_mmap_target_truncated_mid_run_fails_the_case_and_keeps_the_rest() {
     truncated_mid_run("mmap");
+}
+
+/// Whether process `pid` maps `file` now.
+fn maps(pid: u32, file: &Path) -> bool {
+    let name = file.display().to_string();
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .is_ok_and(|m| m.lines().any(|l| l.ends_with(&name)))
 }
 
 fn truncated_mid_run(method: &str) {
@@ -291,9 +303,16 @@ fn truncated_mid_run(method: &str) {
         ],
         &json,
     );
+    let mmap = method == "mmap";
+    let canon = std::fs::canonicalize(&file).unwrap();
+    let pid = child.id();
     let read_done = wait_for(&mut child, || first_job_saved(&json));
-    if read_done {
-        std::thread::sleep(Duration::from_millis(300));
+    // mmap: until the randread case has mapped the file.
+    let mapped = read_done && (!mmap || wait_for(&mut child, || maps(pid, &canon)));
+    if mapped {
+        if !mmap {
+            std::thread::sleep(Duration::from_millis(300));
+        }
         std::fs::OpenOptions::new()
             .write(true)
             .open(&file)
@@ -303,7 +322,17 @@ fn truncated_mid_run(method: &str) {
     }
     let out = child.wait_with_output().unwrap();
     assert!(read_done, "{}", String::from_utf8_lossy(&out.stderr));
-    assert_failed_kept(&out, &json, "randread", "unexpected end of file", "read");
+    assert!(
+        mapped,
+        "the randread case never mapped the file: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cause = if mmap {
+        "truncated while mapped (SIGBUS at offset"
+    } else {
+        "unexpected end of file"
+    };
+    assert_failed_kept(&out, &json, "randread", cause, "read");
     // The file named with --file stays, as the other process left it.
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 0);
     assert!(

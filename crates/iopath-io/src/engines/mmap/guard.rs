@@ -12,21 +12,43 @@
 //! the first time a mapping is registered) looks the faulting address up in
 //! a fixed table of the live mappings the engines made ([`Guard`]). The
 //! table is lock-free: each entry is a sequence lock over atomics, which
-//! the handler only reads. When the address falls inside one, the handler
-//! maps an anonymous zero page over the faulting page (`mmap` with
-//! `MAP_FIXED`: one system call, safe in a signal handler on Linux, where
-//! it does nothing else), records the fault in the entry, and returns: the
-//! faulting instruction runs again, now on the zero page, and succeeds.
-//! The engine checks its entry after every copy ([`Guard::fault`]) and
-//! fails the request, and every later one, with an error naming the file.
+//! the handler only reads, and the id of the thread accessing the mapping
+//! now ([`Guard::access`]: an engine's copy, one thread at a time). The
+//! handler recovers a fault only when all of these hold:
+//! - it is a synchronous fault of the access itself: `si_code` is
+//!   `BUS_ADRERR` (no page: past end of file), `BUS_OBJERR` (the page could
+//!   not be read in or allocated) or `BUS_MCEERR_AR` (a memory error met by
+//!   the access);
+//! - the address is inside a guarded mapping;
+//! - the thread that took it is the one accessing that mapping now (the
+//!   mapping is then alive, and nobody else is looking at its bytes).
 //!
-//! Any other fault goes to the handler that was installed before (Rust's
-//! own, which reports stack overflows), or to the default action: the
-//! process dies of it as it would have without this module, so real bugs
-//! still crash. A SIGBUS sent by a process (`kill`) takes the default
-//! action: the process ends.
+//! It then records the fault in the entry, and only then maps an anonymous
+//! zero page over the faulting page (`mmap` with `MAP_FIXED`: one system
+//! call, safe in a signal handler on Linux, where it does nothing else), and
+//! returns: the faulting instruction runs again, now on the zero page, and
+//! succeeds. Recording first means that any load that can see the zero
+//! page comes after the fault is recorded. The engine checks its entry
+//! after every access ([`Guard::fault`]) and fails the request, and every
+//! later one, with an error naming the file.
+//!
+//! Any other synchronous fault (outside the guarded mappings, on another
+//! thread, or not during an access) goes to the handler that was installed
+//! before (Rust's own, which reports stack overflows, else restores the
+//! default action and returns), or to the default action: the faulting
+//! instruction runs again and the process dies of it, as it would have
+//! without this module, so real bugs still crash. Any SIGBUS that is not a
+//! synchronous fault — sent by a process (`kill`, `si_code <= 0`), or
+//! `BUS_MCEERR_AO`, the kernel's asynchronous notice of a memory error not
+//! yet touched (sent only where early kill was asked, with
+//! `prctl(PR_MCE_KILL)` or `vm.memory_failure_early_kill`), often to another
+//! thread than the one using the page — takes the default action: the
+//! process ends. It is not passed to the previous handler, which handles
+//! faults: Rust's would restore the default action and return, leaving the
+//! process running with this guard silently off and the notice ignored.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
 /// Mappings guarded at once (one per engine: per worker thread of a case).
@@ -48,6 +70,9 @@ struct Entry {
     fault: AtomicUsize,
     /// `si_code` of that fault.
     code: AtomicI32,
+    /// The thread (kernel thread id) accessing the mapping now; 0: none.
+    /// Written only by that thread, read by the handler on it.
+    active: AtomicI32,
 }
 
 impl Entry {
@@ -59,6 +84,7 @@ impl Entry {
             len: AtomicUsize::new(0),
             fault: AtomicUsize::new(0),
             code: AtomicI32::new(0),
+            active: AtomicI32::new(0),
         }
     }
 
@@ -73,6 +99,7 @@ impl Entry {
         self.len.store(len, Ordering::Relaxed);
         self.fault.store(0, Ordering::Relaxed);
         self.code.store(0, Ordering::Relaxed);
+        self.active.store(0, Ordering::Relaxed);
         self.seq.fetch_add(1, Ordering::Release);
     }
 
@@ -135,21 +162,55 @@ impl Guard {
         Some(Guard { entry })
     }
 
+    /// Run `f`, an access of this thread to the guarded mapping (a copy to
+    /// or from it): a SIGBUS fault it takes there is recovered, and only
+    /// such a one. Not nested; one thread at a time (the mapping's owner
+    /// holds it through `&self`/`&mut self` and is not `Sync`).
+    pub(super) fn access<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.entry.active.store(this_thread(), Ordering::Relaxed);
+        // The handler runs on this thread, inside `f`: keep the store
+        // before the access and the clearing after it.
+        compiler_fence(Ordering::SeqCst);
+        let v = f();
+        compiler_fence(Ordering::SeqCst);
+        self.entry.active.store(0, Ordering::Relaxed);
+        v
+    }
+
     /// The first fault the handler recovered from in this mapping, if any.
     /// Call it after each access: a fault during the access is seen (the
     /// handler ran on this thread, before the faulting instruction
-    /// completed).
+    /// completed, and recorded it before mapping the zero page).
     pub(super) fn fault(&self) -> Option<Fault> {
         // The handler's stores happened on this thread, inside the access
         // before this call; the fence keeps the compiler from moving the
         // load above that access.
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        compiler_fence(Ordering::SeqCst);
         let f = self.entry.fault.load(Ordering::Acquire);
         (f > 0).then(|| Fault {
             offset: f - 1,
             code: self.entry.code.load(Ordering::Acquire),
         })
     }
+}
+
+/// The kernel id of the calling thread (`gettid`), cached per thread.
+fn this_thread() -> i32 {
+    thread_local! {
+        static TID: Cell<i32> = const { Cell::new(0) };
+    }
+    TID.with(|t| {
+        if t.get() == 0 {
+            t.set(gettid());
+        }
+        t.get()
+    })
+}
+
+/// `gettid(2)`: a plain system call, async-signal-safe.
+fn gettid() -> i32 {
+    // SAFETY: gettid takes no argument, touches no memory and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
 impl Drop for Guard {
@@ -190,25 +251,43 @@ fn install() -> bool {
     INSTALLED.load(Ordering::Acquire)
 }
 
-/// The handler. Async-signal-safe: atomics, and `mmap`, `sigaction` and
-/// `raise`, each a plain system call here; no allocation, no lock.
+/// The handler. Async-signal-safe: atomics, and `gettid`, `mmap`,
+/// `sigaction` and `raise`, each a plain system call here; no allocation,
+/// no lock, no thread-local.
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler;
     // si_addr is the field of SIGBUS's union member.
     let (addr, code) = unsafe { ((*info).si_addr() as usize, (*info).si_code) };
-    // si_code > 0: raised by the kernel for a fault, not sent by a process.
-    if code > 0 && recover(addr, code) {
+    if recover(addr, code, gettid()) {
         return;
     }
     // SAFETY: called from the SIGBUS handler with its own arguments.
     unsafe { not_ours(sig, info, ctx, code) }
 }
 
-/// If `addr` lies in a guarded mapping: a zero page over its page, the
-/// fault recorded; true when the faulting access can now run again.
-fn recover(addr: usize, code: i32) -> bool {
+/// Whether `code` is a synchronous fault that an access to a guarded
+/// mapping can take and run again after: no page (`BUS_ADRERR`), a page
+/// that could not be read in or allocated (`BUS_OBJERR`), a memory error
+/// the access met (`BUS_MCEERR_AR`).
+fn recoverable(code: i32) -> bool {
+    matches!(
+        code,
+        libc::BUS_ADRERR | libc::BUS_OBJERR | libc::BUS_MCEERR_AR
+    )
+}
+
+/// Whether `code` is a synchronous fault of an instruction (which runs
+/// again when the handler returns), recoverable or not (`BUS_ADRALN`).
+fn synchronous(code: i32) -> bool {
+    code == libc::BUS_ADRALN || recoverable(code)
+}
+
+/// If `code` is a recoverable fault at `addr` in a guarded mapping that
+/// thread `tid` is accessing now: the fault recorded, then a zero page over
+/// its page; true when the faulting access can now run again.
+fn recover(addr: usize, code: i32, tid: i32) -> bool {
     let page_size = PAGE_SIZE.load(Ordering::Relaxed);
-    if page_size == 0 {
+    if page_size == 0 || !recoverable(code) {
         return false;
     }
     for e in &TABLE {
@@ -218,18 +297,32 @@ fn recover(addr: usize, code: i32) -> bool {
         if addr.wrapping_sub(start) >= len {
             continue;
         }
+        // Ours only if this thread is accessing this mapping now: then it
+        // is alive until the access ends (its owner unregisters it before
+        // unmapping, and does neither during an access).
+        if tid == 0 || e.active.load(Ordering::Relaxed) != tid {
+            return false;
+        }
         let page = addr & !(page_size - 1);
+        // Recorded before the zero page is there: whoever can load from it
+        // (this thread, when the handler returns) sees the fault. Only this
+        // thread writes these now, and SIGBUS is blocked while it runs.
+        if e.fault.load(Ordering::Relaxed) == 0 {
+            e.code.store(code, Ordering::Relaxed);
+            e.fault.store(page - start + 1, Ordering::Release);
+        }
+        compiler_fence(Ordering::SeqCst);
         // SAFETY: errno is thread-local; saved to be restored below, as a
         // handler must leave it as the interrupted code had it.
         let errno = unsafe { *libc::__errno_location() };
         // SAFETY: [page, page + page_size) lies in a live guarded mapping
         // (addr is in [start, start + len), start is page-aligned, and the
-        // mapping covers whole pages); its owner unmaps it only after
-        // unregistering, and the fault happened on the owner's own access,
-        // so it is alive. MAP_FIXED replaces just that page of it, whose
-        // file page is gone or unreadable, with private zeros: no Rust
-        // reference into the mapping exists (engines copy through raw
-        // pointers), so no value Rust relies on changes.
+        // mapping covers whole pages), which this thread is accessing now
+        // (checked above), so it is not unmapped or reused meanwhile.
+        // MAP_FIXED replaces just that page of it, whose file page is gone
+        // or unreadable, with private zeros: no Rust reference into the
+        // mapping exists (engines copy through raw pointers), so no value
+        // Rust relies on changes.
         let p = unsafe {
             libc::mmap(
                 page as *mut libc::c_void,
@@ -242,27 +335,22 @@ fn recover(addr: usize, code: i32) -> bool {
         };
         // SAFETY: as above.
         unsafe { *libc::__errno_location() = errno };
-        if p == libc::MAP_FAILED {
-            return false;
-        }
-        if e.fault
-            .compare_exchange(0, page - start + 1, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-        {
-            e.code.store(code, Ordering::Release);
-        }
-        return true;
+        // MAP_FAILED: the access faults again, and the process dies of it
+        // (the fault stays recorded, for nobody).
+        return p != libc::MAP_FAILED;
     }
     false
 }
 
-/// A SIGBUS that is not ours. A fault goes to the previous handler (Rust's
-/// reports a stack overflow, else restores the default action and returns)
-/// or, without one, to the default action: returning runs the faulting
-/// instruction again, which then kills the process (with a core dump where
-/// enabled). A signal sent by a process (`code <= 0`) has no faulting
+/// A SIGBUS that is not ours. A synchronous fault goes to the previous
+/// handler (Rust's reports a stack overflow, else restores the default
+/// action and returns) or, without one, to the default action: returning
+/// runs the faulting instruction again, which then kills the process (with
+/// a core dump where enabled). Any other SIGBUS (sent by a process, or a
+/// memory error's asynchronous notice, `BUS_MCEERR_AO`) has no faulting
 /// instruction to run again: it is raised again with the default action,
-/// which ends the process as a sent SIGBUS does.
+/// which ends the process, and is not passed to the previous handler,
+/// which would switch this guard off (see the module documentation).
 ///
 /// # Safety
 /// Only from the SIGBUS handler, with the arguments it got.
@@ -272,7 +360,7 @@ unsafe fn not_ours(
     ctx: *mut libc::c_void,
     code: i32,
 ) {
-    if code > 0 {
+    if synchronous(code) {
         if let Some(prev) = PREVIOUS.get() {
             let h = prev.sa_sigaction;
             if h != libc::SIG_DFL && h != libc::SIG_IGN {
@@ -298,7 +386,7 @@ unsafe fn not_ours(
         let dfl: libc::sigaction = std::mem::zeroed();
         libc::sigaction(libc::SIGBUS, &dfl, std::ptr::null_mut());
     }
-    if code <= 0 {
+    if !synchronous(code) {
         // Blocked while this handler runs: delivered, with the default
         // action, as soon as it returns.
         // SAFETY: raise is async-signal-safe.
@@ -353,12 +441,16 @@ mod tests {
         unsafe { libc::munmap(base as *mut libc::c_void, 3 * ps) };
     }
 
-    /// The table, as the handler reads it: an address inside a registered
-    /// range is recovered (a zero page mapped over it, the fault recorded
-    /// once, at its page), one outside every range is not.
+    /// The table, as the handler reads it: a synchronous fault at an
+    /// address inside a registered range, taken by the thread accessing it
+    /// now, is recovered (a zero page mapped over it, the fault recorded
+    /// once, at its page). Not recovered: an address outside every range,
+    /// a fault outside an access or by another thread, and an asynchronous
+    /// memory error notice (BUS_MCEERR_AO, which used to be recovered, from
+    /// whatever thread it was sent to).
     #[test]
     #[cfg_attr(miri, ignore = "sigaction and mmap")]
-    fn recover_maps_a_zero_page_only_inside_a_guarded_range() {
+    fn recover_maps_a_zero_page_only_for_a_fault_of_the_access() {
         let ps = rustix::param::page_size();
         // A private anonymous mapping to stand for the file's: 2 pages.
         // SAFETY: a fresh mapping where the kernel chooses; checked below.
@@ -377,12 +469,32 @@ mod tests {
         // SAFETY: inside the 2-page mapping just made.
         unsafe { (start as *mut u8).add(ps + 5).write(0xab) };
         let g = Guard::register(start, 2 * ps).unwrap();
-        assert!(!recover(start + 2 * ps, libc::BUS_ADRERR), "past the range");
-        assert!(recover(start + ps + 7, libc::BUS_ADRERR));
+        let me = gettid();
+        let other = std::thread::spawn(gettid).join().unwrap();
+        let inside = start + ps + 7;
         assert!(
-            recover(start + ps + 9, 4),
-            "a second fault is recovered too"
+            !recover(inside, libc::BUS_ADRERR, me),
+            "not during an access"
         );
+        g.access(|| {
+            assert!(
+                !recover(start + 2 * ps, libc::BUS_ADRERR, me),
+                "past the range"
+            );
+            assert!(!recover(inside, libc::BUS_ADRERR, other), "another thread");
+            assert!(!recover(inside, libc::BUS_MCEERR_AO, me), "asynchronous");
+            assert!(!recover(inside, libc::BUS_ADRALN, me), "alignment");
+            assert!(!recover(inside, 0, me), "sent by a process");
+            assert_eq!(g.fault(), None, "nothing recorded yet");
+            // SAFETY: inside the mapping, which is ours.
+            assert_eq!(unsafe { (start as *const u8).add(ps + 5).read() }, 0xab);
+            assert!(recover(inside, libc::BUS_ADRERR, me));
+            assert!(
+                recover(start + ps + 9, libc::BUS_MCEERR_AR, me),
+                "a second fault is recovered too"
+            );
+            assert!(recover(start, libc::BUS_OBJERR, me));
+        });
         assert_eq!(
             g.fault(),
             Some(Fault {
@@ -394,7 +506,7 @@ mod tests {
         // SAFETY: inside the mapping; the page is now a fresh zero page.
         assert_eq!(unsafe { (start as *const u8).add(ps + 5).read() }, 0);
         drop(g);
-        assert!(!recover(start, libc::BUS_ADRERR), "unregistered");
+        assert!(!recover(start, libc::BUS_ADRERR, me), "unregistered");
         // SAFETY: the mapping made above, unmapped once.
         unsafe { libc::munmap(m, 2 * ps) };
     }

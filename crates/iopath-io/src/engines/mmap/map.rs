@@ -1,14 +1,23 @@
 //! [`FileMap`]: a shared mapping of the target, reached only through raw
 //! pointers, and guarded against SIGBUS ([`super::guard`]).
 //!
-//! Several workers of one case map the same file, each its own mapping of
-//! the same page-cache pages, and write them at the same time (randrw with
-//! threads > 1); other processes may too. A `&[u8]` or `&mut [u8]` over
-//! that memory would promise Rust that nothing else changes it while the
-//! reference lives, which is false: a data race in Rust's model. So no
-//! reference to the mapped bytes is ever made: `read` and `write` copy
-//! with `ptr::copy_nonoverlapping` between a raw pointer into the mapping
-//! and the engine's own buffer.
+//! Several workers of one case map the same file and write it at the same
+//! time (randrw with threads > 1); other processes may too. Each worker has
+//! a mapping of its own, at its own virtual addresses, over the same
+//! page-cache pages, and one mapping is used by one thread at a time
+//! (`FileMap` is `Send`, not `Sync`). So in Rust's model no two threads
+//! access the same memory locations: another worker's store through its
+//! own mapping, or another process's, changes these bytes from outside
+//! what the model sees, as another process changes shared memory. What
+//! must not be claimed is that the bytes stay unchanged: a `&[u8]` or
+//! `&mut [u8]` over them would promise exactly that while it lives (and
+//! let the compiler rely on it), which is false. So no reference to the
+//! mapped bytes is ever made: `read` and `write` copy with
+//! `ptr::copy_nonoverlapping` between a raw pointer into the mapping and
+//! the engine's own buffer, which assumes nothing about the bytes before or
+//! after the copy. A copy concurrent with another writer of the same bytes
+//! may see, or leave, a mix of old and new bytes (torn), as `pread` and
+//! `pwrite` on the page cache do; iopath accepts that.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -86,6 +95,16 @@ impl FileMap {
         self.guard.as_ref().and_then(Guard::fault)
     }
 
+    /// Run `f`, an access of this thread to the mapping: a SIGBUS it
+    /// takes in the mapping becomes a zero page and a [`Fault`] (when the
+    /// mapping is guarded).
+    pub(super) fn access<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.guard {
+            Some(g) => g.access(f),
+            None => f(),
+        }
+    }
+
     /// A raw pointer to byte `start` (`start <= len`).
     fn at(&self, start: usize) -> *mut u8 {
         assert!(start <= self.len);
@@ -97,31 +116,38 @@ impl FileMap {
     /// Copy `dst.len()` bytes from offset `start` into `dst`.
     pub(super) fn read(&self, start: usize, dst: &mut [u8]) {
         assert!(start.checked_add(dst.len()).is_some_and(|e| e <= self.len));
+        let src = self.at(start);
         // SAFETY: [start, start + dst.len()) lies inside the mapping (checked
         // above), which stays mapped while &self lives and never extends
         // past end of file at open (see the engine), so every byte is
         // readable; a page whose file page went away since (truncation)
         // raises SIGBUS, which the guard answers with a zero page (the
-        // access completes, `fault` reports it). dst is the engine's own
+        // access, run inside `access`, completes, and `fault` reports it). dst is the engine's own
         // buffer, not part of the mapping, so the ranges do not overlap.
-        // Only raw pointers reach the mapped bytes (no reference claims
-        // they are unchanging): other workers' mappings of the same file,
-        // or other processes, writing them meanwhile can only change which
-        // bytes are copied, and every byte value is a valid u8.
-        unsafe { std::ptr::copy_nonoverlapping(self.at(start), dst.as_mut_ptr(), dst.len()) }
+        // Only this thread uses this mapping now (&self, and FileMap is
+        // not Sync), and only raw pointers reach its bytes (no reference
+        // claims they are unchanging): other workers' mappings of the same
+        // file, at other addresses, or other processes, storing to the
+        // same file bytes meanwhile can only change which bytes are copied
+        // (possibly a mix of old and new), and every byte value is a valid
+        // u8.
+        self.access(|| unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) })
     }
 
     /// Copy `src` to offset `start`.
     pub(super) fn write(&mut self, start: usize, src: &[u8]) {
         assert!(self.writable && start.checked_add(src.len()).is_some_and(|e| e <= self.len));
+        let dst = self.at(start);
         // SAFETY: as in read, and the mapping is PROT_WRITE (checked
         // above). No Rust reference to the mapped bytes exists anywhere
         // (they are only reached through raw pointers), so writing them
-        // invalidates no reference; concurrent writers of the same file
-        // bytes (other workers, other processes) race only on the file's
-        // contents, as pwrite(2) callers would. src is the engine's own
+        // invalidates no reference. Other writers of the same file bytes
+        // (other workers through their own mappings, other processes)
+        // store to the same page-cache page at the same time: the file may
+        // then hold a mix of both writes, as with concurrent pwrite(2)
+        // calls; no Rust value lives there. src is the engine's own
         // buffer, distinct from the mapping.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(start), src.len()) }
+        self.access(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) })
     }
 
     /// `msync(MS_SYNC)` of `[start, start + len)`, from its page on.

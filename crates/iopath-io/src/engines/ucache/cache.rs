@@ -334,6 +334,8 @@ impl UcacheShared {
                     let _ = retry(|| rustix::fs::ftruncate(&self.file, old));
                 }
                 drop(g);
+                #[cfg(test)]
+                hooks::after_rollback();
                 self.forget_past(old, end);
                 Err(e)
             }
@@ -458,21 +460,32 @@ impl UcacheShared {
         let offset = page * ps;
         let start = f * self.stride;
         let frame = &sh.mem.as_slice()[start..start + self.page_size];
-        // The end a write in progress is extending the file to counts: its
-        // bytes are in the frame, and this may be their only write-back.
-        if offset + ps <= self.extent.load(Ordering::Acquire) {
+        if offset + ps <= self.size.load(Ordering::Acquire) {
+            // Wholly below the published size, which never goes down (a
+            // failed write past the end rolls back to it, not below): no
+            // lock needed.
+            #[cfg(test)]
+            hooks::before_page_write();
             pwrite_all(&self.file, frame, offset, flags)?;
         } else {
-            // The short last page: the size cannot change meanwhile.
+            // A page of a write past the end in progress, or the short last
+            // page. The end that write is extending the file to counts: its
+            // bytes are in the frame, and this may be their only write-back.
+            // Under the size lock, so that a failed write's rollback (its
+            // end taken back, the file cut back) comes wholly before or
+            // after this pwrite, never between reading the end and the
+            // pwrite landing, which would grow the file again.
             let _g = lock(&self.size_lock);
-            let size = self.extent.load(Ordering::Acquire);
-            let valid = size.saturating_sub(offset).min(ps) as usize;
+            let end = self.extent.load(Ordering::Acquire);
+            let valid = end.saturating_sub(offset).min(ps) as usize;
             let n = valid.next_multiple_of(self.dio_offset).min(self.page_size);
-            pwrite_all(&self.file, &frame[..n], offset, flags)?;
-            if offset + n as u64 > size && !self.device {
-                retry(|| rustix::fs::ftruncate(&self.file, size))?;
-                if !flags.is_empty() {
-                    retry(|| rustix::fs::fdatasync(&self.file))?;
+            if n > 0 {
+                pwrite_all(&self.file, &frame[..n], offset, flags)?;
+                if offset + n as u64 > end && !self.device {
+                    retry(|| rustix::fs::ftruncate(&self.file, end))?;
+                    if !flags.is_empty() {
+                        retry(|| rustix::fs::fdatasync(&self.file))?;
+                    }
                 }
             }
         }
@@ -632,6 +645,12 @@ pub(super) mod hooks {
         pub(in super::super) static FAIL_PWRITE_AFTER: Cell<Option<u32>> = const { Cell::new(None) };
         /// Called between two pages of a request, with no lock held.
         pub(in super::super) static BETWEEN_PAGES: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+        /// Called before the lock-free write-back of a whole page (below
+        /// the published size), its shard locked.
+        pub(in super::super) static BEFORE_PAGE_WRITE: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+        /// Called when a failed write past the end has rolled the size
+        /// back (the size lock released), before it zeroes the cached bytes.
+        pub(in super::super) static AFTER_ROLLBACK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
     }
 
     /// True when this page write is the one to fail.
@@ -649,12 +668,26 @@ pub(super) mod hooks {
         })
     }
 
-    /// Run the hook (not recursively: a request it makes runs none).
-    pub(super) fn between_pages() {
-        let hook = BETWEEN_PAGES.with(|h| h.borrow_mut().take());
+    type Hook = RefCell<Option<Box<dyn FnMut()>>>;
+
+    /// Run a hook (not recursively: a request it makes runs none).
+    fn run(key: &'static std::thread::LocalKey<Hook>) {
+        let hook = key.with(|h| h.borrow_mut().take());
         if let Some(mut hook) = hook {
             hook();
-            BETWEEN_PAGES.with(|h| *h.borrow_mut() = Some(hook));
+            key.with(|h| *h.borrow_mut() = Some(hook));
         }
+    }
+
+    pub(super) fn between_pages() {
+        run(&BETWEEN_PAGES);
+    }
+
+    pub(super) fn before_page_write() {
+        run(&BEFORE_PAGE_WRITE);
+    }
+
+    pub(super) fn after_rollback() {
+        run(&AFTER_ROLLBACK);
     }
 }

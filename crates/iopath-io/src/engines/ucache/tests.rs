@@ -270,3 +270,78 @@ fn pages_of_a_write_past_the_end_evicted_meanwhile_are_written_whole() {
     assert!(on_disk == want, "new bytes lost at eviction");
     assert!(read(&cache, 0, want.len()) == want);
 }
+
+/// Review of issue 15, item 6: a write past the end fails after one of its
+/// pages was evicted by another thread. The eviction's write-back used to
+/// read the end being written without the size lock and pwrite afterwards,
+/// so its pwrite could land after the failed write's rollback and grow
+/// the file again, with bytes of the failed write. Here the cache has one
+/// frame per shard (two shards); the file is 3 pages, page 0 dirty. T1
+/// writes pages 3 and 4 past the end; between them T2 reads page 1, which
+/// evicts page 3 (same shard) and writes it back; T1's page 4 evicts page
+/// 0, whose write-back fails, so T1's write fails and rolls back. Before
+/// the fix T2's write-back took the whole-page path with the end it had
+/// read and the hook held its pwrite until T1 had rolled back; now it
+/// takes the size lock, so T1's rollback comes after it and cuts it off.
+#[test]
+fn an_eviction_never_grows_the_file_after_a_failed_write_rolled_back() {
+    use std::sync::mpsc;
+    let old = bytes(8, 3 * PAGE);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.dat");
+    std::fs::write(&path, &old).unwrap();
+    let cfg = UcacheConfig::new(2 * PAGE as u64, PAGE).with_shards(2);
+    let (cache, _) = shared_with(&path, cfg, true, None).unwrap();
+    let zero = bytes(9, PAGE);
+    assert_eq!(cache.write(0, &zero, WriteMode::Back), Ok(PAGE));
+    let (go, go_rx) = mpsc::channel::<()>();
+    let (reached, reached_rx) = mpsc::channel::<&str>();
+    let (rolled, rolled_rx) = mpsc::channel::<()>();
+    let t2 = std::thread::spawn({
+        let (cache, old) = (cache.clone(), old.clone());
+        move || {
+            let held = reached.clone();
+            hooks::BEFORE_PAGE_WRITE.with(|h| {
+                *h.borrow_mut() = Some(Box::new(move || {
+                    // Before the fix only: hold the pwrite until T1 rolled
+                    // back.
+                    held.send("held").unwrap();
+                    let _ = rolled_rx.recv();
+                }))
+            });
+            go_rx.recv().unwrap();
+            let got = read(&cache, PAGE as u64, PAGE);
+            assert!(got == old[PAGE..2 * PAGE]);
+            let _ = reached.send("done");
+        }
+    });
+    hooks::BETWEEN_PAGES.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || {
+            go.send(()).unwrap();
+            reached_rx.recv().unwrap();
+        }))
+    });
+    hooks::AFTER_ROLLBACK.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || {
+            let _ = rolled.send(());
+        }))
+    });
+    // T1's first pwrite, the write-back of page 0 as page 4 evicts it, fails.
+    hooks::FAIL_PWRITE_AFTER.with(|c| c.set(Some(0)));
+    let res = cache.write(3 * PAGE as u64, &bytes(10, 2 * PAGE), WriteMode::Back);
+    hooks::FAIL_PWRITE_AFTER.with(|c| c.set(None));
+    hooks::BETWEEN_PAGES.with(|h| h.borrow_mut().take());
+    hooks::AFTER_ROLLBACK.with(|h| h.borrow_mut().take());
+    t2.join().unwrap();
+    assert_eq!(res, Err(rustix::io::Errno::IO));
+    assert_eq!(cache.len(), 3 * PAGE as u64);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        3 * PAGE as u64,
+        "the file grew after the failed write was rolled back"
+    );
+    cache.flush().unwrap();
+    let mut want = old.clone();
+    want[..PAGE].copy_from_slice(&zero);
+    assert!(std::fs::read(&path).unwrap() == want);
+}

@@ -19,7 +19,9 @@
 //!   *claims* a page (`EVICTING`) before it copies the page out to drop it
 //!   or to write it back without write protection, and only a page nobody
 //!   pins: a claim waits for no one, and a pin waits only for a claim to be
-//!   released, which needs no one else. So no copy into a page is lost to a
+//!   released, which needs no one else. Either wait spins briefly, then
+//!   sleeps until the word changes ([`PageWords`]), so a wait as long as a
+//!   `pwrite` costs no CPU. So no copy into a page is lost to a
 //!   write-back that took the page's bytes before it, and no page is dropped
 //!   under a copy.
 //! - `DIRTY` is set while the page is pinned by the request that wrote it
@@ -32,6 +34,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use super::WRITEBACK_PAGES;
 
@@ -219,37 +222,61 @@ pub(super) const EVICTING: u32 = 1 << 16;
 pub(super) const DIRTY: u32 = 1 << 17;
 /// Its read failed; zeros; the errno is in the top byte.
 pub(super) const POISONED: u32 = 1 << 18;
+/// A thread sleeps until the page's claim is released (a pinner) or its
+/// pins are gone (a write-back): whoever ends that wakes the sleepers.
+pub(super) const WAITING: u32 = 1 << 19;
 const ERRNO_SHIFT: u32 = 24;
 const FLAGS: u32 = !PINS;
+/// What a word says of the page's bytes.
+const BYTES: u32 = DIRTY | POISONED | (0xFF << ERRNO_SHIFT);
+
+/// Spins on a busy page word before sleeping. A claim lasts a copy and
+/// usually a `pwrite`; a pin a copy, and sometimes a fault's `pread`.
+const SPINS: u32 = 100;
 
 /// One atomic word per page: pins, claim, dirty, poisoned (see the module
-/// documentation for who changes what).
+/// documentation for who changes what), and where threads sleep while a
+/// page is busy.
+///
+/// A wait spins [`SPINS`] times, then sleeps on a condition variable
+/// until the page's word changes: it used to yield in a loop for as long
+/// as the write-back took, which burnt the waiting worker's CPU (counted
+/// in the case's CPU time per I/O) and, on a busy machine, the CPU the
+/// pager needed.
 #[derive(Debug)]
-pub(super) struct PageWords(Box<[AtomicU32]>);
+pub(super) struct PageWords {
+    words: Box<[AtomicU32]>,
+    park: Mutex<()>,
+    parked: Condvar,
+}
 
 impl PageWords {
     pub(super) fn new(pages: usize) -> PageWords {
-        PageWords((0..pages).map(|_| AtomicU32::new(0)).collect())
+        PageWords {
+            words: (0..pages).map(|_| AtomicU32::new(0)).collect(),
+            park: Mutex::new(()),
+            parked: Condvar::new(),
+        }
     }
 
     pub(super) fn word(&self, p: usize) -> u32 {
-        self.0[p].load(Ordering::Acquire)
+        self.words[p].load(Ordering::Acquire)
     }
 
     /// Pin `p` for a copy, waiting while the pager holds a claim on it.
     pub(super) fn pin(&self, p: usize) {
-        let w = &self.0[p];
+        let w = &self.words[p];
         let mut spins = 0u32;
         let mut cur = w.load(Ordering::Acquire);
         loop {
             if cur & EVICTING != 0 {
-                // A write-back or a drop in progress: short, and it waits
-                // for nobody.
+                // A write-back or a drop in progress: it waits for nobody.
                 spins += 1;
-                if spins < 64 {
+                if spins < SPINS {
                     std::hint::spin_loop();
                 } else {
-                    std::thread::yield_now();
+                    self.sleep_while(p, |w| w & EVICTING != 0);
+                    spins = 0;
                 }
                 cur = w.load(Ordering::Acquire);
                 continue;
@@ -267,15 +294,65 @@ impl PageWords {
     /// (its bytes are zeros, not the file's).
     pub(super) fn unpin(&self, p: usize, dirtied: bool) -> Option<i32> {
         let set = if dirtied { DIRTY } else { 0 };
-        let prev = self.0[p]
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| Some((w | set) - 1))
+        let prev = self.words[p]
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                let w = (w | set) - 1;
+                // The last pin gone: a write-back sleeping on it wakes.
+                Some(if w & PINS == 0 { w & !WAITING } else { w })
+            })
             .expect("the closure always gives a value");
+        if prev & PINS == 1 {
+            self.wake(prev);
+        }
         (prev & POISONED != 0).then(|| errno_in(prev))
+    }
+
+    /// Wait until nobody pins `p` (spinning a little, then sleeping). The
+    /// caller holds no claim and no lock a pinner may need.
+    pub(super) fn wait_unpinned(&self, p: usize) {
+        for _ in 0..SPINS {
+            if self.word(p) & PINS == 0 {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        self.sleep_while(p, |w| w & PINS != 0);
+    }
+
+    /// Sleep while `busy(word of p)`. Under the park lock, the word is
+    /// marked WAITING before the sleep; whoever clears the claim or the
+    /// last pin clears WAITING with it and, seeing it was set, takes the
+    /// park lock (so after this thread sleeps) and wakes every sleeper.
+    fn sleep_while(&self, p: usize, busy: impl Fn(u32) -> bool) {
+        let w = &self.words[p];
+        let mut g = self.park.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let cur = w.load(Ordering::Acquire);
+            if !busy(cur) {
+                return;
+            }
+            if cur & WAITING == 0
+                && w.compare_exchange(cur, cur | WAITING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+            {
+                continue; // changed meanwhile: look again
+            }
+            g = self.parked.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Wake the sleepers if `prev`, the word before a change that cleared
+    /// WAITING, had it.
+    fn wake(&self, prev: u32) {
+        if prev & WAITING != 0 {
+            let _g = self.park.lock().unwrap_or_else(|e| e.into_inner());
+            self.parked.notify_all();
+        }
     }
 
     /// Claim `p` if nobody pins it (and nobody claimed it).
     pub(super) fn try_claim(&self, p: usize) -> bool {
-        let w = &self.0[p];
+        let w = &self.words[p];
         let mut cur = w.load(Ordering::Acquire);
         loop {
             if cur & (PINS | EVICTING) != 0 {
@@ -291,7 +368,8 @@ impl PageWords {
 
     /// Release a claim, the page staying as it is.
     pub(super) fn release(&self, p: usize) {
-        self.0[p].fetch_and(!EVICTING, Ordering::AcqRel);
+        let prev = self.words[p].fetch_and(!(EVICTING | WAITING), Ordering::AcqRel);
+        self.wake(prev);
     }
 
     /// Whether `p` must be written back: dirty and not poisoned.
@@ -304,12 +382,12 @@ impl PageWords {
     }
 
     pub(super) fn set_dirty(&self, p: usize) {
-        self.0[p].fetch_or(DIRTY, Ordering::AcqRel);
+        self.words[p].fetch_or(DIRTY, Ordering::AcqRel);
     }
 
     /// Written back: clean.
     pub(super) fn clean(&self, p: usize) {
-        self.0[p].fetch_and(!DIRTY, Ordering::AcqRel);
+        self.words[p].fetch_and(!DIRTY, Ordering::AcqRel);
     }
 
     /// Its read failed with `errno`.
@@ -318,12 +396,27 @@ impl PageWords {
             .ok()
             .filter(|&e| (1..=0xFF).contains(&e))
             .unwrap_or(libc::EIO as u32);
-        self.0[p].fetch_or(POISONED | (e << ERRNO_SHIFT), Ordering::AcqRel);
+        self.words[p].fetch_or(POISONED | (e << ERRNO_SHIFT), Ordering::AcqRel);
+    }
+
+    /// What the word says of the page's bytes: DIRTY, POISONED and its
+    /// errno.
+    pub(super) fn flags(&self, p: usize) -> u32 {
+        self.word(p) & BYTES
+    }
+
+    /// Set what the word says of the page's bytes to `flags` (from
+    /// [`PageWords::flags`]), pins and claim as they are.
+    pub(super) fn set_flags(&self, p: usize, flags: u32) {
+        let _ = self.words[p].fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+            Some(w & !BYTES | flags & BYTES)
+        });
     }
 
     /// `p` is not mapped any more: no flag (and no claim) left, pins kept.
     pub(super) fn clear(&self, p: usize) {
-        self.0[p].fetch_and(!FLAGS, Ordering::AcqRel);
+        let prev = self.words[p].fetch_and(!FLAGS, Ordering::AcqRel);
+        self.wake(prev);
     }
 }
 

@@ -220,17 +220,35 @@ impl UffdEngine {
             let p = (s.region.base + at) as *mut u8;
             s.words.pin(pg);
             // SAFETY: [at, at + chunk) lies inside the region (end <= len <=
-            // its length), which lives as long as `s`; no Rust reference
-            // points into it, only raw-pointer copies of plain bytes. The
-            // page is pinned: the pager neither copies it out to write it
-            // back unprotected nor drops it until it is unpinned (uffd-wp
-            // write-protects it before copying it out, and a store then
-            // waits in a fault). Other engines of the region may copy to or
-            // from the same bytes at the same time (randrw over one file):
-            // the bytes are then those of either request, as with pread and
-            // pwrite on one file. b is the slot buffer, distinct from the
-            // region. A page that is not mapped faults and is filled by a
-            // handler before the copy goes on.
+            // its length), which stays mapped while `s` lives; a page that
+            // is not mapped faults and is filled by a handler before the
+            // copy goes on, so every byte is readable and writable. b is
+            // the slot buffer, distinct from the region. The page is
+            // pinned: the pager neither drops it nor copies it out
+            // unprotected until it is unpinned (uffd-wp write-protects it
+            // before copying it out, and a store then waits in a fault).
+            // No Rust reference to the region exists anywhere: it is only
+            // reached through raw pointers with ptr::copy_nonoverlapping.
+            //
+            // What is not excluded: every engine of the file shares this
+            // one region, so another engine (another worker thread) may
+            // copy to or from the same bytes at the same time (randrw,
+            // threads > 1). Rust's memory model calls concurrent
+            // non-atomic accesses to the same bytes, one of them a write,
+            // a data race (undefined behaviour in that model), with or
+            // without references, and this code does not avoid it: it is
+            // accepted knowingly, as the workload asks for exactly that.
+            // It is what two threads calling pread and pwrite on
+            // overlapping ranges of one file do, which the kernel serves
+            // with memcpy over the same page-cache page. What iopath relies
+            // on is only what that memcpy gives on the hardware: a read
+            // concurrent with a write of the same bytes may see any mix of
+            // old and new bytes, and two writes of the same bytes at the
+            // same time may leave a mix of both (torn, as the page cache
+            // leaves them). The copies are opaque calls on memory no Rust
+            // value lives in, every byte value is a valid u8, and nothing
+            // reads these bytes as another type; the workers of one case
+            // never depend on the bytes of each other's concurrent writes.
             unsafe {
                 match r.op {
                     Op::Read => std::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), chunk),

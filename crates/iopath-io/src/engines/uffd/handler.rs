@@ -17,7 +17,7 @@ impl Shared {
     /// Unregister the region (and wake every toucher, whose faults the
     /// kernel then serves itself with zeros): a handler is ending on its
     /// own, and no load or store may wait for it.
-    fn unregister(&self) {
+    pub(super) fn unregister(&self) {
         let mut r = self.range(0, self.pages);
         // SAFETY: UFFDIO_UNREGISTER reads one uffdio_range; the range is our
         // region. Unregistering wakes any toucher, whose fault the kernel

@@ -11,12 +11,20 @@
 //! # One region per file
 //! Every engine of one file, method, budget and length (the workers of a
 //! case) uses the same region, found in a registry of live regions keyed by
-//! the file's device and inode and that geometry, which holds `Weak`
-//! references: the first engine makes it, the others join it, and the last
-//! one to drop writes its dirty pages back, stops and joins its handlers and
-//! unmaps it (as `ucache` shares its cache). An engine that opens while a
-//! region of the same file is being dropped waits until its pages are
-//! written. So there is one copy of each page in the process, and every
+//! the file (its device and inode; a block device by its device number, so
+//! that two nodes of one disk are one file) and that geometry, which holds
+//! `Weak` references: the first engine makes it, the others join it, and
+//! the last one to drop writes its dirty pages back, stops and joins its
+//! handlers and unmaps it, then removes its entry (as `ucache` shares its
+//! cache). An engine that opens while a region of the same file is being
+//! dropped (its entry there, its last `Arc` gone, also when that happens
+//! between looking and upgrading) waits until that drop has removed the
+//! entry, so that its pages are written first. A region opens its file
+//! again (read-write for a reader's region, without `O_DIRECT` for the page
+//! at end of file) through `/proc/self/fd`, so it is the inode it is keyed
+//! by even if the path names another file by then; without `/proc` it
+//! opens the path and refuses a file that is not that inode. So there is
+//! one copy of each page in the process, and every
 //! completed write is in it: a page written by two engines is written back
 //! once, with both writes, and a page one engine only read is never written
 //! back over another's flushed write. (Engines of the same file with another
@@ -63,10 +71,15 @@
 //!   `uffd` claims it.
 //! - **The books stay true.** A page is marked resident exactly while it
 //!   is mapped: an eviction forgets each run of pages as soon as its
-//!   `madvise` returns, and one that fails forgets the pages `mincore` shows
-//!   gone and keeps the rest (written ones clean). Copying out a page the
-//!   books call resident must never fault: the copier may be the handler
-//!   itself, or hold the lock the handler needs.
+//!   `madvise` returns, and one that fails forgets the pages shown gone and
+//!   keeps the rest (written ones clean). Copying out a page the books call
+//!   resident must never fault: the copier may be the handler itself, or
+//!   hold the lock the handler needs. Whether a page is there is read from
+//!   `/proc/self/pagemap` (in memory or swapped out: either way a touch
+//!   reaches it without a userfault), else from `mincore`, which calls a
+//!   swapped-out page gone; and a fill that finds the page mapped after all
+//!   (`UFFDIO_COPY` says EEXIST) leaves it and its flags, dirty ones
+//!   included, as they were.
 //!
 //! Write-backs of neighbouring dirty pages are joined into one `pwrite` of up
 //! to [`WRITEBACK_PAGES`] pages. The page that holds end of file, when the file
@@ -104,7 +117,12 @@
 //! eventfd. If one ever ends on its own (an ioctl failing in a way it cannot
 //! handle), it unregisters the region first, so that a store or load never
 //! waits for a handler that is gone; every later request then fails with the
-//! error it met. A `pread` that fails inside a handler installs the page
+//! error it met. The pages the books call resident stay mapped, so a flush
+//! and the last drop still write back the writes completed before (claiming
+//! the pages, as `uffd` does; write protection went with the
+//! registration). A write-back that fails at the last drop, where no
+//! request or flush is left to fail, is said on stderr and kept for
+//! [`take_drop_errors`]. A `pread` that fails inside a handler installs the page
 //! zero-filled and *poisoned*: every request that copies it fails with that
 //! errno, it is never written back, and it is dropped after the request. A
 //! `pwrite` that fails during an eviction keeps its pages resident and
@@ -140,6 +158,7 @@ mod pager;
 mod registry;
 
 pub use engine::UffdEngine;
+pub use registry::take_drop_errors;
 
 /// Resident-set budget of a region when [`configure`] was never called.
 pub const DEFAULT_RESIDENT_BYTES: u64 = 64 << 20;

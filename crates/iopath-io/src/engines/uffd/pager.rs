@@ -156,9 +156,8 @@ impl Shared {
 
     /// Copy page `p` in from `src` without waking its touchers
     /// ([`Shared::wake`] does, once the books are done: a woken toucher may
-    /// read them at once), write-protected when `protect`. Whether the page
-    /// is mapped now.
-    fn copy_in(&self, p: usize, src: *const u8, protect: bool) -> io::Result<bool> {
+    /// read them at once), write-protected when `protect`.
+    fn copy_in(&self, p: usize, src: *const u8, protect: bool) -> io::Result<Copied> {
         for _ in 0..1000 {
             let mut c = abi::UffdioCopy {
                 dst: self.addr(p) as u64,
@@ -169,20 +168,21 @@ impl Shared {
                 copy: 0,
             };
             // SAFETY: dst is one page of our registered region, which is not
-            // mapped (so no byte of it is seen by anyone), and no Rust
+            // mapped (so no byte of it is seen by anyone; if it is, the
+            // kernel refuses with EEXIST and changes nothing), and no Rust
             // reference points into the region; src is one page of the
             // calling handler's own bounce buffer.
             match unsafe { ioctl(self.uffd.as_raw_fd(), abi::UFFDIO_COPY, &mut c) } {
-                Ok(()) => return Ok(true),
+                Ok(()) => return Ok(Copied::Installed),
                 Err(e) => match e.raw_os_error() {
-                    // Already there (the books had forgotten it).
-                    Some(libc::EEXIST) => return Ok(true),
+                    // Mapped already: its bytes are not these.
+                    Some(libc::EEXIST) => return Ok(Copied::Exists),
                     // The toucher is gone (its mm exited): nothing mapped.
-                    Some(libc::ESRCH) => return Ok(false),
+                    Some(libc::ESRCH) => return Ok(Copied::Gone),
                     // The address space is changing (or a partial copy):
                     // retry what is left.
                     Some(libc::EAGAIN) | Some(libc::ENOENT) if c.copy <= 0 => continue,
-                    Some(libc::EAGAIN) | Some(libc::ENOENT) => return Ok(true),
+                    Some(libc::EAGAIN) | Some(libc::ENOENT) => return Ok(Copied::Installed),
                     _ => return Err(e),
                 },
             }
@@ -218,13 +218,26 @@ impl Shared {
         Err(io::Error::from_raw_os_error(libc::EAGAIN))
     }
 
-    /// Whether page `p` is mapped in now (`mincore`); `true` when the
-    /// kernel does not say, so that a toucher is woken rather than refilled.
+    /// Whether page `p` is in the region now: a page there or swapped out,
+    /// either of which a touch reaches without a userfault. Read from
+    /// `/proc/self/pagemap` (present and swapped bits, readable without
+    /// privilege); where it cannot be read, `mincore`, which sees pages in
+    /// memory only (on a machine with swap it says a swapped-out page of
+    /// anonymous memory is gone). `true` when neither says, so that a
+    /// toucher is woken rather than refilled.
     pub(super) fn present(&self, p: usize) -> bool {
+        #[cfg(test)]
+        if hooks::ABSENT_ONCE.with(|a| a.get() == Some(p) && a.take().is_some()) {
+            return false;
+        }
+        let addr = self.addr(p);
+        if let Some(entry) = pagemap_entry(addr, self.page) {
+            return entry & (PM_PRESENT | PM_SWAP) != 0;
+        }
         let mut v = 0u8;
         // SAFETY: one page of our region, page-aligned; mincore writes one
         // byte per page into v and changes no memory of the region.
-        let rc = unsafe { libc::mincore(self.addr(p) as *mut libc::c_void, self.page, &mut v) };
+        let rc = unsafe { libc::mincore(addr as *mut libc::c_void, self.page, &mut v) };
         rc != 0 || v & 1 != 0
     }
 
@@ -286,6 +299,10 @@ impl Shared {
         bounce: &mut AlignedBuf,
     ) -> io::Result<()> {
         let mut st = self.lock();
+        // What the page's word says of its bytes, kept for a copy that finds
+        // the page mapped after all (EEXIST): it then holds the same bytes
+        // as before this fill, dirty ones included.
+        let mut before = None;
         loop {
             match st.books.begin_fill(p) {
                 Fill::Start => break,
@@ -299,11 +316,13 @@ impl Shared {
                 Fill::Resident => {
                     // Dropped although the books say resident (which they
                     // should never): forget it and fill it again.
+                    before = Some(self.words.flags(p));
                     st.books.forget(p);
                     self.words.clear(p);
                 }
             }
         }
+        let before = before.unwrap_or_else(|| self.words.flags(p));
         while st.books.over_budget() {
             match self.evict_batch(&mut st) {
                 Ok(true) => {}
@@ -330,8 +349,14 @@ impl Shared {
             }
         };
         match self.copy_in(p, bounce.as_ptr(), protect) {
-            Ok(true) => st.books.installed(p),
-            Ok(false) => {
+            Ok(Copied::Installed) => st.books.installed(p),
+            Ok(Copied::Exists) => {
+                // Mapped after all (a residency test that was wrong): not
+                // this read's bytes, nor its flags; the page's own stay.
+                self.words.set_flags(p, before);
+                st.books.installed(p);
+            }
+            Ok(Copied::Gone) => {
                 // Not mapped: the books must not say it is. Its touchers
                 // fault again, if any is left.
                 st.books.abort_fill(p);
@@ -396,6 +421,10 @@ impl Shared {
         count: usize,
         reprotect: bool,
     ) -> io::Result<()> {
+        #[cfg(test)]
+        if hooks::FAIL_WRITE_BACK.with(|f| f.get()) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
         let page = self.page;
         let len = count * page;
         if reprotect {
@@ -441,10 +470,14 @@ impl Shared {
     /// `uffd-wp` protects the pages before copying them (a store then waits
     /// in a fault). `uffd` claims them: a page a request copies now is left
     /// for another pass, with the lock released between passes so that the
-    /// request's faults are served.
+    /// request's faults are served (the writer sleeps until those pages are
+    /// unpinned, rather than spinning). After a handler ended on its own
+    /// (`broken`: the region is unregistered, so write protection is gone
+    /// with it), `uffd-wp` claims them too: resident pages are still
+    /// mapped, and a request that meets `broken` copies nothing.
     pub(super) fn write_back(&self, lo: usize, hi: usize) -> io::Result<()> {
         let mut st = self.lock();
-        if self.wp {
+        if self.wp && self.broken.load(Ordering::Acquire) == 0 {
             let Pager { books, buf } = &mut *st;
             let wanted = |p: usize| books.is_resident(p) && self.words.dirty(p);
             let mut p = lo;
@@ -497,9 +530,11 @@ impl Shared {
             if again.is_empty() {
                 return Ok(());
             }
-            busy = Some(again);
+            // The pinners may need a fault served (the pager's lock): wait
+            // for their copies unlocked, sleeping rather than spinning.
             drop(st);
-            std::thread::yield_now();
+            again.iter().for_each(|&p| self.words.wait_unpinned(p));
+            busy = Some(again);
             st = self.lock();
         }
     }
@@ -520,6 +555,34 @@ impl Shared {
         }
         self.set_resident(&st.books);
     }
+}
+
+/// What `UFFDIO_COPY` did with a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copied {
+    /// Copied in: the page holds the bytes given.
+    Installed,
+    /// It was mapped already (EEXIST): it holds what it held.
+    Exists,
+    /// Nothing mapped (the toucher's address space is gone).
+    Gone,
+}
+
+/// `/proc/self/pagemap`: the page is in memory.
+const PM_PRESENT: u64 = 1 << 63;
+/// `/proc/self/pagemap`: the page is swapped out.
+const PM_SWAP: u64 = 1 << 62;
+
+/// The `/proc/self/pagemap` entry of the page at `addr`, or `None` where
+/// the file cannot be read.
+fn pagemap_entry(addr: usize, page: usize) -> Option<u64> {
+    static PAGEMAP: std::sync::OnceLock<Option<File>> = std::sync::OnceLock::new();
+    let f = PAGEMAP
+        .get_or_init(|| File::open("/proc/self/pagemap").ok())
+        .as_ref()?;
+    let mut e = [0u8; 8];
+    f.read_exact_at(&mut e, (addr / page * 8) as u64).ok()?;
+    Some(u64::from_ne_bytes(e))
 }
 
 /// Write all of `buf` at `offset` (`pwritev2` with `flags` when any).
@@ -543,4 +606,17 @@ fn write_all_at(file: &File, buf: &[u8], offset: u64, flags: ReadWriteFlags) -> 
         }
     }
     Ok(())
+}
+
+/// Fault hooks for the unit tests, per thread.
+#[cfg(test)]
+pub(super) mod hooks {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// `present` of this page says it is gone, once.
+        pub(in super::super) static ABSENT_ONCE: Cell<Option<usize>> = const { Cell::new(None) };
+        /// Every write-back of this thread fails with EIO.
+        pub(in super::super) static FAIL_WRITE_BACK: Cell<bool> = const { Cell::new(false) };
+    }
 }

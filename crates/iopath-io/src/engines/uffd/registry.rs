@@ -4,9 +4,10 @@
 //! dirty pages back, stops and joins the handlers, and unmaps the region.
 
 use std::collections::HashMap;
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
@@ -19,9 +20,31 @@ use super::WRITEBACK_PAGES;
 use crate::buf::AlignedBuf;
 use crate::{EngineError, Method, OpenSpec};
 
-/// A region's identity: the file (device, inode), the method, the budget
-/// (pages) and the length mapped.
-type Key = (u64, u64, Method, usize, usize);
+/// The file a region is of: its inode, or, for a block device, the device
+/// itself (two device nodes of one disk, such as `/dev/sdb` and a copy
+/// made with `mknod`, have two inodes but one set of blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum FileId {
+    Inode { dev: u64, ino: u64 },
+    Block { rdev: u64 },
+}
+
+impl FileId {
+    pub(super) fn of(meta: &Metadata) -> FileId {
+        if meta.file_type().is_block_device() {
+            FileId::Block { rdev: meta.rdev() }
+        } else {
+            FileId::Inode {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            }
+        }
+    }
+}
+
+/// A region's identity: the file, the method, the budget (pages) and the
+/// length mapped.
+pub(super) type Key = (FileId, Method, usize, usize);
 
 /// Live regions, by key.
 ///
@@ -75,28 +98,42 @@ pub(super) struct Want<'a> {
 
 /// The live region of `want`'s file and geometry, or a new one, with one
 /// more engine attached (and a handler for it).
+///
+/// A region whose last `Arc` is gone is being dropped (its dirty pages
+/// written back) until its drop removes its entry: whoever finds such an
+/// entry of the same file, also as an upgrade that fails because the last
+/// `Arc` went after the entry was looked at (`Arc`'s drop takes no lock),
+/// waits for the removal, so that a new region never reads a page from the
+/// file before the old one has written it. An entry is inserted only where
+/// there is none, so the drop always finds and removes its own.
 pub(super) fn attach(want: Want<'_>) -> Result<Arc<FileRegion>, EngineError> {
     let (path, write) = (&want.spec.path, want.spec.write);
     let meta = want
         .file
         .metadata()
         .map_err(|e| EngineError::os("fstat", path, e))?;
-    let key = (meta.dev(), meta.ino(), want.method, want.budget, want.len);
+    let id = FileId::of(&meta);
+    let key = (id, want.method, want.budget, want.len);
     let mut reg = lock(&REGISTRY.regions);
-    while reg
-        .iter()
-        .any(|(k, w)| (k.0, k.1) == (key.0, key.1) && w.strong_count() == 0)
-    {
-        // Its last drop is writing it back: wait until it is gone.
-        reg = REGISTRY.closed.wait(reg).unwrap_or_else(|e| e.into_inner());
-    }
-    let region = match reg.get(&key).and_then(Weak::upgrade) {
-        Some(r) => r,
-        None => {
-            let r = FileRegion::create(key, want)?;
-            reg.insert(key, Arc::downgrade(&r));
-            r
+    let region = loop {
+        let dying = reg.iter().any(|(k, w)| k.0 == id && w.strong_count() == 0);
+        #[cfg(test)]
+        hooks::at(hooks::Point::Looked, &key, reg.get(&key));
+        if !dying {
+            match reg.get(&key).map(Weak::upgrade) {
+                Some(Some(r)) => break r,
+                None => {
+                    let r = FileRegion::create(key, want)?;
+                    reg.insert(key, Arc::downgrade(&r));
+                    break r;
+                }
+                // Its last Arc went since: being dropped, as above.
+                Some(None) => {}
+            }
         }
+        #[cfg(test)]
+        hooks::at(hooks::Point::Waiting, &key, None);
+        reg = REGISTRY.closed.wait(reg).unwrap_or_else(|e| e.into_inner());
     };
     // Unlocked first: dropping the last Arc (on an error below) locks it.
     drop(reg);
@@ -114,6 +151,55 @@ pub(super) fn attach(want: Want<'_>) -> Result<Arc<FileRegion>, EngineError> {
     }
     region.attach_engine()?;
     Ok(region)
+}
+
+/// Why [`reopen`] failed.
+enum Reopen {
+    /// The system call's error (not writable here, ...).
+    Os(std::io::Error),
+    /// The file opened by the path is not the engine's.
+    Replaced,
+}
+
+/// `file` (which is `id`) opened again, read-write, with `O_DIRECT` when
+/// `direct`: through `/proc/self/fd`, which reaches the same inode even if
+/// its path now names another file (renamed, replaced, unlinked), or by
+/// `path` where `/proc` is not mounted; then the file opened must be `id`.
+fn reopen(file: &File, path: &Path, id: FileId, direct: bool) -> Result<File, Reopen> {
+    let open = |p: &Path| {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(p)
+    };
+    let by_fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let f = match open(&by_fd) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(path),
+        other => other,
+    }
+    .map_err(Reopen::Os)?;
+    let meta = f.metadata().map_err(Reopen::Os)?;
+    if FileId::of(&meta) != id {
+        return Err(Reopen::Replaced);
+    }
+    Ok(f)
+}
+
+/// An error of [`reopen`] as the engine's.
+fn reopen_error(path: &Path, e: Reopen) -> EngineError {
+    match e {
+        Reopen::Os(e) => EngineError::os("open", path, e),
+        Reopen::Replaced => EngineError::Os {
+            op: "open again",
+            path: path.to_path_buf(),
+            source: std::io::Error::other(
+                "the path names another file than the one the engine opened (replaced meanwhile, and /proc, which reaches the file opened, is not mounted)",
+            ),
+            hint: Some("leave the file in place while iopath runs, then run again".into()),
+        },
+    }
 }
 
 impl FileRegion {
@@ -167,28 +253,24 @@ impl FileRegion {
                 "UFFDIO_WRITEPROTECT is not offered for the region",
             ));
         }
+        #[cfg(test)]
+        hooks::at(hooks::Point::Reopening, &key, None);
+        let id = key.0;
         let (file, writable) = if spec.write {
             (file, true)
         } else {
-            match std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(path)
-            {
+            match reopen(&file, path, id, true) {
                 Ok(rw) => (rw, true),
-                Err(_) => (file, false),
+                // Not the same file: no region over the wrong one.
+                Err(Reopen::Replaced) => return Err(reopen_error(path, Reopen::Replaced)),
+                // Not writable here: a region that only reads.
+                Err(Reopen::Os(_)) => (file, false),
             }
         };
         // The page holding end of file, when it is not on a page boundary,
         // is written back without O_DIRECT.
         let tail = if writable && (pages * page) as u64 > file_len {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(path)
-                .map_err(|e| EngineError::os("open", path, e))?;
-            Some(f)
+            Some(reopen(&file, path, id, false).map_err(|e| reopen_error(path, e))?)
         } else {
             None
         };
@@ -270,10 +352,18 @@ impl FileRegion {
 
 impl Drop for FileRegion {
     fn drop(&mut self) {
+        #[cfg(test)]
+        hooks::at(hooks::Point::Dropping, &self.key, None);
         let s = &self.shared;
-        if s.writable && s.broken.load(Ordering::Acquire) == 0 {
-            // No store may be lost; errors have nobody to go to.
-            let _ = s.write_back(0, s.pages);
+        if s.writable {
+            // No completed write may be lost. Also after a handler ended on
+            // its own (`broken`, the region unregistered): the pages the
+            // books call resident are still mapped and hold the writes
+            // completed before, and write_back then copies them out under
+            // claims (no engine is left to store to them).
+            if let Err(e) = s.write_back(0, s.pages) {
+                lost_at_drop(&s.path, &e);
+            }
         }
         s.stop.store(true, Ordering::Release);
         let one = 1u64.to_ne_bytes();
@@ -286,7 +376,9 @@ impl Drop for FileRegion {
             let _ = t.join();
         }
         // The region is unmapped when the last Arc of `shared` (now ours)
-        // goes. A new region of this file waits until the entry is gone.
+        // goes. A new region of this file waits until the entry is gone;
+        // it is this region's own (an entry is only inserted where none
+        // is).
         let mut reg = lock(&REGISTRY.regions);
         if reg
             .get(&self.key)
@@ -296,5 +388,61 @@ impl Drop for FileRegion {
         }
         drop(reg);
         REGISTRY.closed.notify_all();
+    }
+}
+
+/// Write-backs that failed at a region's last drop, where no engine is
+/// left to fail a request or a flush: kept for [`take_drop_errors`] and
+/// said on stderr at once, so that a lost write is never silent.
+static DROP_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn lost_at_drop(path: &Path, e: &std::io::Error) {
+    let msg = format!(
+        "uffd: writing back the dirty pages of {} when its last engine closed failed: {e}; writes not flushed before may be lost (with --sync end, the flush at the end of each case reports such an error in the case)",
+        path.display()
+    );
+    eprintln!("iopath: {msg}");
+    lock(&DROP_ERRORS).push(msg);
+}
+
+/// The write-backs that failed at the last drop of a region (one message
+/// each, naming the file), oldest first, since the last call.
+pub fn take_drop_errors() -> Vec<String> {
+    std::mem::take(&mut *lock(&DROP_ERRORS))
+}
+
+/// Hooks for the unit tests: called at the points of the registry's
+/// protocol, by every thread (the hook picks its own file by the key).
+#[cfg(test)]
+pub(super) mod hooks {
+    use std::sync::{Arc, Mutex, Weak};
+
+    use super::{FileRegion, Key};
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(in super::super) enum Point {
+        /// `attach` has looked for a dying region of the file (none seen
+        /// is what it decides on) and is about to upgrade the entry of its
+        /// key (given), the registry locked.
+        Looked,
+        /// `attach` is about to wait for a dying region, the registry
+        /// locked.
+        Waiting,
+        /// A new region is about to open the file again.
+        Reopening,
+        /// A region's last drop begins (before its write-back).
+        Dropping,
+    }
+
+    pub(in super::super) type Hook =
+        Arc<dyn Fn(Point, &Key, Option<&Weak<FileRegion>>) + Send + Sync>;
+
+    pub(in super::super) static HOOK: Mutex<Option<Hook>> = Mutex::new(None);
+
+    pub(super) fn at(point: Point, key: &Key, entry: Option<&Weak<FileRegion>>) {
+        let hook = HOOK.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(h) = hook {
+            h(point, key, entry);
+        }
     }
 }
