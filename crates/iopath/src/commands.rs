@@ -188,7 +188,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     let mut result = crate::compare::load(&args.result)?;
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.
-        result.verdicts = crate::verdict::all(&result.cases);
+        result.verdicts = crate::verdict::of_run(&result);
     }
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {

@@ -24,7 +24,7 @@
 //! one sentence, but the real methods are ranked, timed against each other
 //! and picked from among themselves.
 
-use crate::result::{CaseResult, Job};
+use crate::result::{CaseResult, Job, JobKey};
 use crate::stats::{self, Comparison};
 use crate::units::{fmt_bytes, fmt_ns};
 
@@ -38,7 +38,23 @@ const CPU_MARGIN: f64 = CPU_WORTH_SAYING - 1.0;
 const MEM_WORTH_SAYING: f64 = 2.0;
 const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 
-pub use crate::result::records::{Cost, MemoryTrade, Ranked, Verdict};
+pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
+
+mod dirty;
+
+/// The verdicts of a run ([`all`]), with what its system says about them:
+/// writes that fit under the dirty limit are called a burst
+/// ([`Verdict::dirty_burst`]).
+pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
+    let mut v = all(&r.cases);
+    if let Some(d) = &r.system.dirty_limits {
+        let file = r.target.as_ref().map(|t| t.size_bytes);
+        for verdict in &mut v {
+            dirty::caveat(verdict, &r.cases, d, file);
+        }
+    }
+    v
+}
 
 /// True for a method that does no I/O (`null`): a reference, not a
 /// candidate.
@@ -48,23 +64,89 @@ pub fn is_reference(method: &str) -> bool {
 
 /// Verdicts for every group with at least two measured real methods (a
 /// reference method does not count), in the order the groups first appear.
+///
+/// A group of variants (cases of one pattern that a preset gives the same
+/// `group`: glommio-scan's ways to scan, crystal's depths) is judged like
+/// a job, its variants in the methods' place, each named by its label when
+/// the labels tell them apart, else by what differs
+/// ([`variant_names`]: `uring 512k Q5T1`).
 pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
-    let mut jobs: Vec<Job> = Vec::new();
+    let mut keys: Vec<JobKey> = Vec::new();
     for c in cases {
-        let j = c.job();
-        if !jobs.contains(&j) {
-            jobs.push(j);
+        let k = c.job_key();
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
-    jobs.into_iter()
-        .filter_map(|j| {
-            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job() == j).collect();
-            of_group(j, &group)
+    keys.into_iter()
+        .filter_map(|k| {
+            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job_key() == k).collect();
+            let mut job = group[0].job();
+            let names = match &k {
+                JobKey::Group { group: g, .. } => {
+                    job.group = Some(g.clone());
+                    variant_names(&group)
+                }
+                JobKey::Job(_) => group.iter().map(|c| c.name()).collect(),
+            };
+            of_group(job, &group, &names)
         })
         .collect()
 }
 
-fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
+/// Names for the variants of a group: their labels when every one has a
+/// label of its own, else method, block size, the depth it ran at and
+/// threads, with `+copy` and the placement pair where they apply.
+pub fn variant_names(group: &[&CaseResult]) -> Vec<String> {
+    let labels: Vec<Option<&String>> = group.iter().map(|c| c.label.as_ref()).collect();
+    let unique = |v: &[String]| {
+        let mut s = v.to_vec();
+        s.sort();
+        s.dedup();
+        s.len() == v.len()
+    };
+    if let Some(l) = labels.iter().copied().collect::<Option<Vec<&String>>>() {
+        let l: Vec<String> = l.into_iter().cloned().collect();
+        if unique(&l) {
+            return l;
+        }
+    }
+    let made: Vec<String> = group
+        .iter()
+        .map(|c| {
+            let mut s = format!(
+                "{} {} Q{}T{}",
+                c.name(),
+                crate::units::fmt_bs(c.block_size),
+                c.queue_depth,
+                c.threads
+            );
+            if c.copy_to_user {
+                s.push_str(" +copy");
+            }
+            if let Some(p) = &c.pair {
+                s.push_str(&format!(" ({p})"));
+            }
+            s
+        })
+        .collect();
+    if unique(&made) {
+        return made;
+    }
+    // Still alike: number them in the run's order.
+    made.iter()
+        .enumerate()
+        .map(|(i, m)| format!("{m} #{}", i + 1))
+        .collect()
+}
+
+fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict> {
+    let name_of = |c: &CaseResult| {
+        group
+            .iter()
+            .position(|g| std::ptr::eq(*g, c))
+            .map_or_else(|| c.name(), |i| names[i].clone())
+    };
     struct M<'a> {
         c: &'a CaseResult,
         s: stats::Stats,
@@ -135,7 +217,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         .map(|(i, (m, k))| {
             let reference = i >= real;
             Ranked {
-                method: m.c.name(),
+                method: name_of(m.c),
                 bw_bytes_per_s: m.s.median,
                 bw_ci95_median: m.s.ci95_median,
                 n: m.s.n,
@@ -206,6 +288,17 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
             _ => None,
         }
     };
+    // Methods whose case the case timeout stopped: more rounds take a
+    // larger timeout, not only more repetitions.
+    let capped: Vec<String> = ms
+        .iter()
+        .filter(|m| {
+            m.c.repetition_control
+                .as_ref()
+                .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
+        })
+        .map(|m| name_of(m.c))
+        .collect();
     let mut v = Verdict {
         job,
         fastest,
@@ -218,6 +311,8 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         paired,
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
+        capped,
+        dirty_burst: None,
         text: Vec::new(),
     };
     v.text = words(&v);
@@ -383,7 +478,7 @@ fn pct_slower(ratio: f64) -> String {
 }
 
 /// "a", "a and b", "a, b and c".
-fn list(names: &[&str]) -> String {
+pub(crate) fn list(names: &[&str]) -> String {
     match names {
         [] => String::new(),
         [one] => (*one).to_string(),
@@ -395,6 +490,9 @@ fn list(names: &[&str]) -> String {
 /// ran at when that is below the depth asked (`randread 4k Q1T1` for
 /// `direct,direct` asked for Q32).
 fn ran_label(v: &Verdict, real: &[&Ranked]) -> String {
+    if v.job.group.is_some() {
+        return v.job.label();
+    }
     let depths: Vec<u32> = real.iter().map(|m| m.queue_depth).collect();
     match depths.first() {
         Some(&d) if d > 0 && d < v.job.queue_depth && depths.iter().all(|&x| x == d) => {
@@ -409,6 +507,10 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
     let real: Vec<&Ranked> = v.ranking.iter().filter(|r| !r.reference).collect();
     // Already in the label when every method ran at that depth.
     let all_at = real.iter().all(|r| r.queue_depth == m.queue_depth);
+    // A variant's name says its depth.
+    if v.job.group.is_some() {
+        return String::new();
+    }
     if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth && !all_at {
         format!(" at QD{}", m.queue_depth)
     } else {
@@ -472,6 +574,20 @@ pub fn words(v: &Verdict) -> Vec<String> {
         6
     };
     let fewest = r.iter().map(|m| m.n).min().unwrap_or(0);
+    let noun = if v.job.group.is_some() {
+        "variants"
+    } else {
+        "methods"
+    };
+    let advice = if v.capped.is_empty() {
+        format!("run longer (--max-time) or --repeat {needed}")
+    } else {
+        let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
+        format!(
+            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or a smaller --size",
+            list(&names)
+        )
+    };
     if !unsure.is_empty() && v.paired && fewest >= 6 {
         // Enough rounds for one comparison, not for as many as this verdict
         // makes (the level is shared among them).
@@ -480,7 +596,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} methods (it takes {needed}); run longer (--max-time) or --repeat {needed}.",
+            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} {noun} (it takes {needed}); {advice}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
             r.len()
@@ -509,7 +625,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {}: too few to call that real; run longer (--max-time) or --repeat {needed}.",
+            "{label}: {} measured {}, but {}: too few to call that real; {advice}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
             list(&short.iter().map(String::as_str).collect::<Vec<_>>())
@@ -521,7 +637,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             if names.len() == 2 {
                 list(&names)
             } else {
-                format!("all {} methods", names.len())
+                format!("all {} {noun}", names.len())
             },
             x(r.last().map_or(1.0, |m| m.fastest_ratio))
         ));
