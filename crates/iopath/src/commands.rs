@@ -351,8 +351,14 @@ pub fn preset_show(name: &str) -> Result<String> {
     } else {
         String::new()
     };
+    let timeout = plan.case_timeout.map_or(String::new(), |t| {
+        format!(
+            ", each case capped at {} (--case-timeout)",
+            crate::units::fmt_duration(t)
+        )
+    });
     let mut out = format!(
-        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}\n\n",
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}{timeout}\n\n",
         preset.name,
         preset.summary,
         preset.source,
@@ -383,6 +389,9 @@ pub fn preset_show(name: &str) -> Result<String> {
         }
         if c.sparse {
             other.push("sparse file".into());
+        }
+        if let Some(g) = &c.group {
+            other.push(format!("group: {g}"));
         }
         if let Some(t) = c.io_size {
             other.push(format!("touch {}", fmt_bytes(t)));

@@ -123,15 +123,17 @@ mod tests {
         assert_eq!(d.limit_bytes, 20 * GIB / 100 * 20);
         assert_eq!(d.background_bytes, 20 * GIB / 100 * 10);
         assert_eq!((d.ratio_pct, d.base_is_cgroup), (Some(20), false));
-        assert!(d.source().starts_with("vm.dirty_ratio 20% of 20 GiB available"));
+        assert!(d
+            .source()
+            .starts_with("vm.dirty_ratio 20% of 20 GiB available"));
         let c = DirtyLimits::compute(Some(0), Some(20), Some(0), Some(10), 20 * GIB, Some(GIB))
             .unwrap();
         assert_eq!(c.limit_bytes, GIB / 100 * 20);
         assert!(c.base_is_cgroup);
         assert!(c.source().contains("memory cgroup"));
         // A cgroup larger than what is available changes nothing.
-        let big = DirtyLimits::compute(Some(0), Some(20), Some(0), Some(10), GIB, Some(8 * GIB))
-            .unwrap();
+        let big =
+            DirtyLimits::compute(Some(0), Some(20), Some(0), Some(10), GIB, Some(8 * GIB)).unwrap();
         assert_eq!(big.limit_bytes, GIB / 100 * 20);
     }
 
@@ -151,6 +153,9 @@ mod tests {
         assert_eq!(d.source(), "vm.dirty_bytes");
         // Background at or above the limit: half of the limit.
         assert_eq!(d.background_bytes, 128 << 20);
-        assert_eq!(DirtyLimits::compute(None, None, None, None, GIB, None), None);
+        assert_eq!(
+            DirtyLimits::compute(None, None, None, None, GIB, None),
+            None
+        );
     }
 }

@@ -707,9 +707,14 @@ impl Measurement {
                 .collect::<Option<Vec<Capped>>>()
                 .map(|all| Capped {
                     case_timeout_ns: all[0].case_timeout_ns,
-                    fraction_done: median(&mut all.iter().map(|c| c.fraction_done).collect::<Vec<_>>()),
+                    fraction_done: median(
+                        &mut all.iter().map(|c| c.fraction_done).collect::<Vec<_>>(),
+                    ),
                     extrapolated_ns: median(
-                        &mut all.iter().map(|c| c.extrapolated_ns as f64).collect::<Vec<_>>(),
+                        &mut all
+                            .iter()
+                            .map(|c| c.extrapolated_ns as f64)
+                            .collect::<Vec<_>>(),
                     )
                     .round() as u64,
                 }),

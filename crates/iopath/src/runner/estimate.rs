@@ -93,7 +93,9 @@ pub fn case_time(
         .map(|d| d.as_secs_f64());
     let bytes = rep_bytes(plan, case, file_size);
     let assumed = bytes.is_some() && speed.is_none();
-    let speed = speed.filter(|s| *s > 0.0).unwrap_or_else(|| assumed_speed(case));
+    let speed = speed
+        .filter(|s| *s > 0.0)
+        .unwrap_or_else(|| assumed_speed(case));
     let work = match (bytes, limit) {
         (Some(b), Some(l)) => (b as f64 / speed).min(l),
         (Some(b), None) => b as f64 / speed,
@@ -225,7 +227,9 @@ impl Estimate {
             let most = self.prefill_s + n as f64 * (c.as_secs_f64() + SETUP_S);
             line.push_str(&format!(
                 ", at most about {}",
-                crate::units::fmt_wall(Duration::from_secs_f64(most.max(self.total().as_secs_f64())))
+                crate::units::fmt_wall(Duration::from_secs_f64(
+                    most.max(self.total().as_secs_f64())
+                ))
             ));
         }
         line.push_str(&format!(" ({})", parts.join("; ")));
@@ -367,7 +371,12 @@ mod tests {
         let total = e.total().as_secs_f64();
         assert!((total - (2.0 * 5.0 * 2.02 + 64.0 * 1048576.0 / 500e6)).abs() < 1e-6);
         let line = e.describe(&p);
-        assert!(line.starts_with("estimated duration: about 20 s (2 cases; 5 repetitions of up to 2s each)"), "{line}");
+        assert!(
+            line.starts_with(
+                "estimated duration: about 20 s (2 cases; 5 repetitions of up to 2s each)"
+            ),
+            "{line}"
+        );
     }
 
     #[test]
@@ -378,7 +387,9 @@ mod tests {
         let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
         let total = e.total().as_secs_f64();
         assert!((40.0..70.0).contains(&total), "{total}");
-        assert!(e.describe(&p).contains("adaptive repetitions of up to 150ms"));
+        assert!(e
+            .describe(&p)
+            .contains("adaptive repetitions of up to 150ms"));
     }
 
     #[test]
@@ -397,7 +408,9 @@ mod tests {
         let guess = Estimate::of(&p, 1 << 30, false, &arms(&p), &none);
         assert!(guess.cases[0].assumed && guess.cases[0].open_ended);
         assert!((guess.cases[0].rep_s - ((1u64 << 30) as f64 / 500e6 + SETUP_S)).abs() < 1e-9);
-        assert!(guess.describe(&p).contains("--case-timeout DURATION caps each case"));
+        assert!(guess
+            .describe(&p)
+            .contains("--case-timeout DURATION caps each case"));
         let measured = Estimate::of(&p, 1 << 30, false, &arms(&p), &|_| Some(100.0 * 1048576.0));
         assert!(!measured.cases[0].assumed);
         assert!((measured.cases[0].rep_s - (10.24 + SETUP_S)).abs() < 1e-9);
@@ -446,7 +459,10 @@ mod tests {
         .unwrap();
         assert_eq!(p.case_timeout, Some(Duration::from_secs(10)));
         let e = Estimate::of(&p, 4 << 30, true, &arms(&p), &none);
-        assert!(e.cases.iter().all(|c| c.total_s <= 10.0 + SETUP_S + 1e-9 && !c.open_ended));
+        assert!(e
+            .cases
+            .iter()
+            .all(|c| c.total_s <= 10.0 + SETUP_S + 1e-9 && !c.open_ended));
         // mmap's RR: 1,048,576 reads of 8 bytes at the assumed 160 kB/s
         // would be 52 s a repetition; the cap makes it 10 s.
         let rr = p

@@ -224,10 +224,14 @@ impl Runner<'_> {
         for a in &arms {
             let cr = &mut result.cases[a.idx];
             summarize(cr, a);
-            if a.end.is_some_and(|e| e.stopped_by == StopReason::CaseTimeout) {
+            if a.end
+                .is_some_and(|e| e.stopped_by == StopReason::CaseTimeout)
+            {
                 cr.notes.push(timeout_note(cr, self.plan));
             }
-            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
+            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
+                t.size()
+            });
             if let Some(p) = passes_of(cr, a.case, self.plan, size) {
                 if let Some(n) = passes_note(&p, cr, a.case, self.plan) {
                     cr.notes.push(n);
@@ -646,8 +650,8 @@ fn passes_of(
         return None;
     }
     let threads = u64::from(case.threads.max(1));
-    let span = case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size
-        * case.block_size;
+    let span =
+        case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
     let pass = span / threads / case.block_size * case.block_size * threads;
     let s = cr.summary.as_ref().filter(|_| pass > 0)?;
     let passes = s.io_bytes as f64 / pass as f64;

@@ -189,10 +189,13 @@ impl Runner<'_> {
             eta,
         };
         bar.set_prefix(job::left_text(shared.eta.left()));
+        // The plan index of every case result, in the order they are added.
+        let mut placed: Vec<usize> = Vec::with_capacity(plan.cases.len());
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
             .into_iter()
             .enumerate()
         {
+            placed.extend(&members);
             if self.stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
             }
@@ -230,6 +233,17 @@ impl Runner<'_> {
             }
         }
         bar.finish_and_clear();
+        // Jobs gather cases from all over the plan (a preset's groups, the
+        // methods of one job listed apart): the result lists them in the
+        // plan's order, as `presets show` and the job file do.
+        if placed.len() == result.cases.len() {
+            let mut by_plan: Vec<(usize, CaseResult)> =
+                placed.into_iter().zip(result.cases.drain(..)).collect();
+            by_plan.sort_by_key(|(i, _)| *i);
+            result.cases = by_plan.into_iter().map(|(_, c)| c).collect();
+            result.warnings = crate::warnings::collect(&result);
+            result.verdicts = crate::verdict::of_run(&result);
+        }
         result.finished_at = Some(sysinfo::now_rfc3339());
         on_case(&result)?;
         drop(target);
@@ -535,9 +549,9 @@ impl Runner<'_> {
             // its work it did, and the whole repetition's time from it.
             let budgets: Vec<u64> = jobs.iter().filter_map(|j| j.byte_budget).collect();
             let fraction = if budgets.len() == jobs.len() {
-                outs.iter().any(|o| o.timed_out).then(|| {
-                    m.io_bytes as f64 / budgets.iter().sum::<u64>().max(1) as f64
-                })
+                outs.iter()
+                    .any(|o| o.timed_out)
+                    .then(|| m.io_bytes as f64 / budgets.iter().sum::<u64>().max(1) as f64)
             } else {
                 // Bounded by time alone: its time over the limit it had.
                 limit.map(|t| m.duration_ns as f64 / t.as_nanos().max(1) as f64)

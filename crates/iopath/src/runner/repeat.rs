@@ -546,7 +546,10 @@ mod tests {
             (e.arms[0].measured, e.arms[0].stopped_by),
             (2, StopReason::CaseTimeout)
         );
-        assert_eq!((e.arms[1].measured, e.arms[1].stopped_by), (5, StopReason::Fixed));
+        assert_eq!(
+            (e.arms[1].measured, e.arms[1].stopped_by),
+            (5, StopReason::Fixed)
+        );
         let budgets: Vec<Option<u64>> = calls
             .iter()
             .filter(|c| c.arm == 0)

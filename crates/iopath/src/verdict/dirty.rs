@@ -33,7 +33,10 @@ pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Opti
     };
     let mut methods: Vec<String> = Vec::new();
     let (mut written, mut rate) = (0u64, 0.0f64);
-    for c in cases.iter().filter(|c| in_group(c) && through_page_cache(&c.method)) {
+    for c in cases
+        .iter()
+        .filter(|c| in_group(c) && through_page_cache(&c.method))
+    {
         let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
             continue;
         };
@@ -180,12 +183,24 @@ mod tests {
         assert_eq!((b.written_bytes, b.limit_bytes), (120 << 20, 4 << 30));
         assert_eq!(b.suggested_size_bytes, 8 << 30);
         let text = v.text.join("\n");
-        assert!(text.contains("dirty limit of 4 GiB (vm.dirty_ratio 20% of 20 GiB available)"), "{text}");
+        assert!(
+            text.contains("dirty limit of 4 GiB (vm.dirty_ratio 20% of 20 GiB available)"),
+            "{text}"
+        );
         assert!(text.contains("--size 8G"), "{text}");
-        assert!(text.contains("a 1 GiB file that fits under the limit"), "{text}");
-        assert!(text.contains("--time that writes past it (about 11s"), "{text}");
+        assert!(
+            text.contains("a 1 GiB file that fits under the limit"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--time that writes past it (about 11s"),
+            "{text}"
+        );
         let last = v.text.last().unwrap();
-        assert!(last.starts_with("→ use buffered") && last.contains("for bursts under the dirty limit"), "{last}");
+        assert!(
+            last.starts_with("→ use buffered") && last.contains("for bursts under the dirty limit"),
+            "{last}"
+        );
     }
 
     #[test]

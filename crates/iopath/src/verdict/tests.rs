@@ -605,13 +605,38 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
         }
         c
     };
-    let steady = |x: f64| [x, x * 1.01, x * 0.99, x * 1.005, x * 0.995, x, x * 1.002, x * 0.998];
+    let steady = |x: f64| {
+        [
+            x,
+            x * 1.01,
+            x * 0.99,
+            x * 1.005,
+            x * 0.995,
+            x,
+            x * 1.002,
+            x * 0.998,
+        ]
+    };
     let cases = vec![
         mk("buffered", 4096, 1, false, "buffered", &steady(900.0)),
-        mk("direct", 4096, 1, false, "direct one in flight", &steady(170.0)),
+        mk(
+            "direct",
+            4096,
+            1,
+            false,
+            "direct one in flight",
+            &steady(170.0),
+        ),
         mk("uring", 4096, 8, true, "read-ahead, copied", &steady(500.0)),
         mk("uring", 512 << 10, 5, false, "512 KiB x5", &steady(4000.0)),
-        mk("uring-iopoll", 512 << 10, 5, false, "512 KiB x5", &steady(4600.0)),
+        mk(
+            "uring-iopoll",
+            512 << 10,
+            5,
+            false,
+            "512 KiB x5",
+            &steady(4600.0),
+        ),
     ];
     // Without the group: every label its own job, and none has two methods
     // but the last.
@@ -650,14 +675,23 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
         .iter()
         .map(|&(l, qd)| mk("uring", 1 << 20, qd, false, l, &steady(3000.0)))
         .collect();
-    assert_eq!(variant_names(&crystal.iter().collect::<Vec<_>>()), ["SEQ1M Q8T1", "SEQ1M Q1T1"]);
+    assert_eq!(
+        variant_names(&crystal.iter().collect::<Vec<_>>()),
+        ["SEQ1M Q8T1", "SEQ1M Q1T1"]
+    );
 }
 
 #[test]
 fn a_verdict_on_cases_the_case_timeout_stopped_says_so_in_its_advice() {
     let mut cases = vec![
         case("uffd", "read", &[100.0], 2_000.0, 1 << 20),
-        case("direct", "read", &[4000.0, 4100.0, 3900.0], 2_000.0, 1 << 20),
+        case(
+            "direct",
+            "read",
+            &[4000.0, 4100.0, 3900.0],
+            2_000.0,
+            1 << 20,
+        ),
     ];
     cases[0].repetition_control = Some(crate::result::RepetitionControl {
         stopped_by: stats::StopReason::CaseTimeout,
