@@ -41,6 +41,8 @@ const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
 
 mod dirty;
+mod variants;
+pub use variants::variant_names;
 
 /// The verdicts of a run ([`all`]), with what its system says about them:
 /// writes that fit under the dirty limit are called a burst
@@ -91,52 +93,6 @@ pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
             };
             of_group(job, &group, &names)
         })
-        .collect()
-}
-
-/// Names for the variants of a group: their labels when every one has a
-/// label of its own, else method, block size, the depth it ran at and
-/// threads, with `+copy` and the placement pair where they apply.
-pub fn variant_names(group: &[&CaseResult]) -> Vec<String> {
-    let labels: Vec<Option<&String>> = group.iter().map(|c| c.label.as_ref()).collect();
-    let unique = |v: &[String]| {
-        let mut s = v.to_vec();
-        s.sort();
-        s.dedup();
-        s.len() == v.len()
-    };
-    if let Some(l) = labels.iter().copied().collect::<Option<Vec<&String>>>() {
-        let l: Vec<String> = l.into_iter().cloned().collect();
-        if unique(&l) {
-            return l;
-        }
-    }
-    let made: Vec<String> = group
-        .iter()
-        .map(|c| {
-            let mut s = format!(
-                "{} {} Q{}T{}",
-                c.name(),
-                crate::units::fmt_bs(c.block_size),
-                c.queue_depth,
-                c.threads
-            );
-            if c.copy_to_user {
-                s.push_str(" +copy");
-            }
-            if let Some(p) = &c.pair {
-                s.push_str(&format!(" ({p})"));
-            }
-            s
-        })
-        .collect();
-    if unique(&made) {
-        return made;
-    }
-    // Still alike: number them in the run's order.
-    made.iter()
-        .enumerate()
-        .map(|(i, m)| format!("{m} #{}", i + 1))
         .collect()
 }
 
