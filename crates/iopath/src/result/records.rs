@@ -126,6 +126,10 @@ pub struct DirtyBurst {
     pub suggested_size_bytes: u64,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// One method's place in a group.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Ranked {
@@ -154,6 +158,11 @@ pub struct Ranked {
     #[serde(default)]
     pub too_few_repetitions: bool,
     pub cpu_ns_per_io: f64,
+    /// The case's block size: in a group of variants whose block sizes
+    /// differ, CPU is compared per MiB moved, not per I/O; absent (0) in
+    /// older results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub block_size: u64,
     pub memory_bytes: u64,
     /// True for a method that does no I/O (`null`): measured for reference,
     /// iopath's own ceiling, and left out of every judgement.

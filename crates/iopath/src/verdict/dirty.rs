@@ -60,33 +60,35 @@ pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Opti
     if named.is_empty() {
         return;
     }
-    let suggested = (d.limit_bytes.saturating_mul(2)).next_power_of_two();
+    let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
     let span = file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes);
     let how = if v.job.sync == "none" {
         "and nothing waited for the device"
     } else {
-        "and the timed fsync wrote them back in one sorted burst"
+        "and the timed fsync flushed them in one sorted burst"
     };
     let time = (rate > 0.0).then(|| {
         let secs = (2.0 * d.limit_bytes as f64 / rate).ceil().max(1.0);
         format!(
-            " and a --time that writes past it (about {} at the {}/s measured here)",
+            " and a --time that writes past {} (about {} at the {}/s measured here)",
+            fmt_bytes(d.limit_bytes),
             fmt_duration(std::time::Duration::from_secs_f64(secs)),
             fmt_bytes(rate as u64)
         )
     });
     let names: Vec<&str> = named.iter().map(String::as_str).collect();
     let sentence = format!(
-        "Writes: {} wrote at most {} a repetition{}, within this machine's dirty limit of {} ({}): the page cache took them at memory speed {how}. That is a burst the cache absorbs, not the speed of writing more than it holds; for sustained writes give --size above {} (e.g. --size {}){}.",
+        "Writes: {} wrote at most {} a repetition{}, under this machine's dirty limit of {} ({}): the page cache absorbed them {how}, so their speed is a burst's, not sustained writing{}. For sustained writes: --size {} or more{}.",
         list(&names),
         fmt_bytes(written),
-        span.map_or(String::new(), |f| format!(
-            " to a {} file that fits under the limit however long they write",
-            fmt_bytes(f)
-        )),
+        span.map_or(String::new(), |f| format!(" to a {} file", fmt_bytes(f))),
         fmt_bytes(d.limit_bytes),
         d.source(),
-        fmt_bytes(d.limit_bytes),
+        if span.is_some() {
+            " (random writes to a file under the limit never pass it)"
+        } else {
+            ""
+        },
         fmt_size_flag(suggested),
         time.unwrap_or_default()
     );
@@ -96,7 +98,7 @@ pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Opti
         .position(|t| t.starts_with('→'))
         .unwrap_or(v.text.len());
     v.text.insert(at, sentence);
-    if named.contains(&v.pick) && v.called {
+    if named.contains(&v.pick) {
         if let Some(last) = v.text.last_mut().filter(|t| t.starts_with('→')) {
             if let Some(stem) = last.strip_suffix('.') {
                 *last = format!("{stem} (for bursts under the dirty limit: see above).");
@@ -182,18 +184,22 @@ mod tests {
         assert_eq!(b.methods, vec!["buffered".to_string()]);
         assert_eq!((b.written_bytes, b.limit_bytes), (120 << 20, 4 << 30));
         assert_eq!(b.suggested_size_bytes, 8 << 30);
+        // Just above a power of two: the next one.
+        let mut odd = crate::verdict::all(&cases).remove(0);
+        caveat(&mut odd, &cases, &limits(4_600_000_000), Some(1 << 30));
+        assert_eq!(odd.dirty_burst.unwrap().suggested_size_bytes, 8 << 30);
         let text = v.text.join("\n");
         assert!(
             text.contains("dirty limit of 4 GiB (vm.dirty_ratio 20% of 20 GiB available)"),
             "{text}"
         );
-        assert!(text.contains("--size 8G"), "{text}");
+        assert!(text.contains("--size 8G or more"), "{text}");
         assert!(
-            text.contains("a 1 GiB file that fits under the limit"),
+            text.contains("to a 1 GiB file") && text.contains("never pass it"),
             "{text}"
         );
         assert!(
-            text.contains("--time that writes past it (about 11s"),
+            text.contains("--time that writes past 4 GiB (about 11s"),
             "{text}"
         );
         let last = v.text.last().unwrap();

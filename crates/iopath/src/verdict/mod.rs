@@ -184,6 +184,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
                 tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
                 too_few_repetitions: i > 0 && !reference && k.undersampled,
                 cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
+                block_size: m.c.block_size,
                 memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
                 reference,
             }
@@ -204,11 +205,17 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
                 value: f(r),
             })
     };
-    let cheapest_cpu = min_by(&|r| r.cpu_ns_per_io);
+    let mixed = mixed_sizes(&ranking);
+    let cheapest_cpu = min_by(&|r| cpu_cost(r, mixed));
     let least_memory = min_by(&|r| r.memory_bytes as f64);
     let called = !ranking.iter().any(|r| r.too_few_repetitions);
     let (pick, equally_good) = if called {
-        choose(&ranking, &ms.iter().map(|m| m.c).collect::<Vec<_>>(), group)
+        choose(
+            &ranking,
+            &ms.iter().map(|m| m.c).collect::<Vec<_>>(),
+            group,
+            mixed,
+        )
     } else {
         // No call: the leader on these numbers, nothing to weigh it against.
         (ranking[0].method.clone(), Vec::new())
@@ -335,6 +342,7 @@ fn choose(
     ranking: &[Ranked],
     cases: &[&CaseResult],
     group: &[&CaseResult],
+    mixed: bool,
 ) -> (String, Vec<String>) {
     // Candidates in the run's order (not by a median that noise reorders).
     let mut cand: Vec<usize> = (0..ranking.len())
@@ -349,7 +357,14 @@ fn choose(
     if cand.is_empty() {
         return (ranking[0].method.clone(), Vec::new());
     }
-    let cpu = |m: &crate::result::Measurement| m.cpu.ns_per_io;
+    // Per I/O, or per byte moved among variants of different block sizes.
+    let cpu = |m: &crate::result::Measurement| {
+        if mixed && m.io_bytes > 0 {
+            m.cpu.ns_per_io * m.ios as f64 / m.io_bytes as f64
+        } else {
+            m.cpu.ns_per_io
+        }
+    };
     let cpu_alpha = 0.05 / (cand.len().saturating_sub(1)).max(1) as f64;
     // `a` beats `b` when it is really cheaper in CPU, or holds much less
     // memory while CPU does not separate them.
@@ -385,6 +400,29 @@ fn choose(
     }
     let pick = equal[0].clone();
     (pick, if equal.len() > 1 { equal } else { Vec::new() })
+}
+
+/// True when the ranked variants differ in block size (a group): CPU per
+/// I/O then compares unlike things, and CPU per MiB moved is compared.
+fn mixed_sizes(ranking: &[Ranked]) -> bool {
+    let mut sizes: Vec<u64> = ranking
+        .iter()
+        .map(|r| r.block_size)
+        .filter(|&b| b > 0)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.len() > 1
+}
+
+/// A ranked method's CPU cost: ns per I/O, or with `mixed` block sizes ns
+/// per MiB moved.
+fn cpu_cost(r: &Ranked, mixed: bool) -> f64 {
+    if mixed && r.block_size > 0 {
+        r.cpu_ns_per_io * (1 << 20) as f64 / r.block_size as f64
+    } else {
+        r.cpu_ns_per_io
+    }
 }
 
 /// A ratio with three significant digits or so: 1.23, 12.3, 123.
@@ -623,15 +661,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
 
     // CPU: the cheapest, the next cheapest, and buffered (the habit).
-    let mut cpu: Vec<&Ranked> = r
-        .iter()
-        .copied()
-        .filter(|m| m.cpu_ns_per_io > 0.0)
-        .collect();
-    cpu.sort_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
+    let mixed = mixed_sizes(&v.ranking);
+    let cost = |m: &Ranked| cpu_cost(m, mixed);
+    let per = if mixed {
+        "CPU per MiB moved"
+    } else {
+        "CPU per I/O"
+    };
+    let mut cpu: Vec<&Ranked> = r.iter().copied().filter(|m| cost(m) > 0.0).collect();
+    cpu.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
     if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
-        if hi.cpu_ns_per_io >= lo.cpu_ns_per_io * CPU_WORTH_SAYING {
-            let ns = |m: &Ranked| fmt_ns(m.cpu_ns_per_io.round() as u64);
+        if cost(hi) >= cost(lo) * CPU_WORTH_SAYING {
+            let ns = |m: &Ranked| fmt_ns(cost(m).round() as u64);
             let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
             if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
                 named.push(b);
@@ -648,7 +689,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 // The pick found no real difference between the two
                 // cheapest: their medians are not a ranking.
                 Some(&next) if eq(lo) && eq(next) => out.push(format!(
-                    "CPU per I/O: {} {} and {} {} (medians) are not shown to differ{}.",
+                    "{per}: {} {} and {} {} (medians) are not shown to differ{}.",
                     lo.method,
                     ns(lo),
                     next.method,
@@ -660,7 +701,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                     }
                 )),
                 _ => out.push(format!(
-                    "CPU per I/O: {} is cheapest at {}; {}.",
+                    "{per}: {} is cheapest at {}; {}.",
                     lo.method,
                     ns(lo),
                     others.join(", ")
@@ -740,18 +781,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else {
         let p = tied.iter().find(|m| m.method == v.pick);
         let cheapest_cpu = p.is_some_and(|p| {
-            p.cpu_ns_per_io > 0.0
+            cost(p) > 0.0
                 && tied
                     .iter()
-                    .all(|m| m.cpu_ns_per_io <= 0.0 || m.cpu_ns_per_io >= p.cpu_ns_per_io)
+                    .all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
         });
         format!(
-            "→ use {}: tied for fastest, and {} of those (a real difference).",
+            "→ use {}: tied for fastest, and the least {} of those (a real difference).",
             v.pick,
             if cheapest_cpu {
-                "the least CPU per I/O"
+                per.to_string()
             } else {
-                "the least memory"
+                "memory".to_string()
             }
         )
     });

@@ -670,6 +670,17 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
         "{}",
         v.text[0]
     );
+    // Variants of different block sizes are compared on CPU per MiB moved,
+    // not per I/O (a 512 KiB request costs more than a 4 KiB one).
+    let cpu = v.text.iter().find(|t| t.starts_with("CPU per")).unwrap();
+    assert!(
+        cpu.starts_with("CPU per MiB moved: uring-iopoll 512k Q5T1 is cheapest"),
+        "{cpu}"
+    );
+    assert_eq!(
+        v.cheapest_cpu.as_ref().unwrap().method,
+        "uring-iopoll 512k Q5T1"
+    );
     // Labels name the variants when they tell them all apart.
     let crystal: Vec<CaseResult> = [("SEQ1M Q8T1", 8), ("SEQ1M Q1T1", 1)]
         .iter()
