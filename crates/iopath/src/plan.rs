@@ -373,11 +373,15 @@ impl Plan {
         match case.until {
             Some(Until::Time) => sequential && !bytes,
             Some(Until::Pass) => false,
+            // Verified writes stay one pass: starting over could put one
+            // block in flight twice, and two writes of a block may
+            // interleave.
             None => {
                 sequential
                     && !bytes
                     && self.case_time_limit(case).is_some()
                     && !crate::model::method_caches(case.method)
+                    && !(self.verify && case.pattern.writes())
             }
         }
     }

@@ -219,18 +219,25 @@ impl Estimate {
             ));
         }
         let open = self.cases.iter().filter(|c| c.open_ended).count();
+        let total = self.total();
         let mut line = format!(
             "estimated duration: about {}",
-            crate::units::fmt_wall(self.total())
+            crate::units::fmt_wall(total)
         );
         if let Some(c) = plan.case_timeout {
+            // Every case within its cap: the run is bounded.
             let most = self.prefill_s + n as f64 * (c.as_secs_f64() + SETUP_S);
-            line.push_str(&format!(
-                ", at most about {}",
-                crate::units::fmt_wall(Duration::from_secs_f64(
-                    most.max(self.total().as_secs_f64())
-                ))
-            ));
+            line = if most <= 1.05 * total.as_secs_f64() {
+                format!(
+                    "estimated duration: at most about {}",
+                    crate::units::fmt_wall(total)
+                )
+            } else {
+                format!(
+                    "{line}, at most about {}",
+                    crate::units::fmt_wall(Duration::from_secs_f64(most))
+                )
+            };
         }
         line.push_str(&format!(" ({})", parts.join("; ")));
         if open > 0 {
@@ -499,6 +506,18 @@ mod tests {
         assert!(p.wraps(direct) && !p.wraps(buffered));
         assert_eq!(rep_bytes(&p, direct, 256 << 20), None);
         assert_eq!(rep_bytes(&p, buffered, 256 << 20), Some(256 << 20));
+        // Verified writes stay one pass (two writes of one block in flight
+        // at once could interleave); verified reads still wrap.
+        let v = plan(&[
+            "--methods",
+            "direct",
+            "--patterns",
+            "read,write",
+            "--time",
+            "2s",
+            "--verify",
+        ]);
+        assert!(p.wraps(direct) && v.wraps(&v.cases[0]) && !v.wraps(&v.cases[1]));
         let e = Estimate::of(&p, 256 << 20, false, &arms(&p), &|_| Some(2e9));
         assert!((e.cases[0].rep_s - 2.02).abs() < 1e-9);
         // One pass of 256 MiB at 2 GB/s: 0.13 s, not 2 s.

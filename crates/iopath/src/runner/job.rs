@@ -663,7 +663,11 @@ fn passes_of(
         });
     }
     let limit_ns = limit.as_nanos() as f64;
-    if passes < 0.99 || s.duration_ns as f64 >= 0.9 * limit_ns || s.duration_ns == 0 {
+    if !crate::model::method_caches(case.method)
+        || passes < 0.99
+        || s.duration_ns as f64 >= 0.9 * limit_ns
+        || s.duration_ns == 0
+    {
         return None;
     }
     // One pass lasting the limit at this speed, as a power of two.

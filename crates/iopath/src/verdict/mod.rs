@@ -578,7 +578,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else {
         let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
         format!(
-            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or a smaller --size",
+            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
             list(&names)
         )
     };
