@@ -43,6 +43,7 @@ pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict}
 mod dirty;
 mod variants;
 pub use variants::variant_names;
+use variants::{cpu_cost, mixed_sizes};
 
 /// The verdicts of a run ([`all`]), with what its system says about them:
 /// writes that fit under the dirty limit are called a burst
@@ -400,29 +401,6 @@ fn choose(
     }
     let pick = equal[0].clone();
     (pick, if equal.len() > 1 { equal } else { Vec::new() })
-}
-
-/// True when the ranked variants differ in block size (a group): CPU per
-/// I/O then compares unlike things, and CPU per MiB moved is compared.
-fn mixed_sizes(ranking: &[Ranked]) -> bool {
-    let mut sizes: Vec<u64> = ranking
-        .iter()
-        .map(|r| r.block_size)
-        .filter(|&b| b > 0)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes.len() > 1
-}
-
-/// A ranked method's CPU cost: ns per I/O, or with `mixed` block sizes ns
-/// per MiB moved.
-fn cpu_cost(r: &Ranked, mixed: bool) -> f64 {
-    if mixed && r.block_size > 0 {
-        r.cpu_ns_per_io * (1 << 20) as f64 / r.block_size as f64
-    } else {
-        r.cpu_ns_per_io
-    }
 }
 
 /// A ratio with three significant digits or so: 1.23, 12.3, 123.

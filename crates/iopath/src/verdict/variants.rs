@@ -1,6 +1,7 @@
 //! Names for the variants of a group (a preset's `group`: cases of one
 //! pattern compared whatever else differs), as the verdict ranks them.
 
+use super::Ranked;
 use crate::result::CaseResult;
 
 /// Names for the variants of a group: their labels when every one has a
@@ -47,4 +48,27 @@ pub fn variant_names(group: &[&CaseResult]) -> Vec<String> {
         .enumerate()
         .map(|(i, m)| format!("{m} #{}", i + 1))
         .collect()
+}
+
+/// True when the ranked variants differ in block size (a group): CPU per
+/// I/O then compares unlike things, and CPU per MiB moved is compared.
+pub(super) fn mixed_sizes(ranking: &[Ranked]) -> bool {
+    let mut sizes: Vec<u64> = ranking
+        .iter()
+        .map(|r| r.block_size)
+        .filter(|&b| b > 0)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.len() > 1
+}
+
+/// A ranked method's CPU cost: ns per I/O, or with `mixed` block sizes ns
+/// per MiB moved.
+pub(super) fn cpu_cost(r: &Ranked, mixed: bool) -> f64 {
+    if mixed && r.block_size > 0 {
+        r.cpu_ns_per_io * (1 << 20) as f64 / r.block_size as f64
+    } else {
+        r.cpu_ns_per_io
+    }
 }
