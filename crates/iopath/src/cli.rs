@@ -307,6 +307,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
     pub max_time: Duration,
 
+    /// Wall-clock cap of one case, all its repetitions together [default:
+    /// none, or the preset's (hmmap: 10s); 0: none]. A case that reaches it
+    /// stops: it keeps what it measured, and reports the fraction of the
+    /// repetition done and the whole repetition's time extrapolated from it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub case_timeout: Option<Duration>,
+
     /// Order of repetitions: interleaved (the methods of a job take turns,
     /// one repetition each per round, in an order shuffled afresh every
     /// round, so drift between cases is not credited to a method) or
@@ -601,6 +608,7 @@ impl RunArgs {
             repeat: self.repeat,
             ci_target: when("ci_target").then_some(Pct(self.ci_target)),
             max_time: when("max_time").then_some(Dur(self.max_time)),
+            case_timeout: self.case_timeout.map(Dur),
             warmup: when("warmup").then_some(self.warmup),
             schedule: when("schedule").then_some(self.schedule),
             order_seed: self.order_seed,

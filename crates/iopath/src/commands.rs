@@ -190,7 +190,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     let mut result = crate::compare::load(&args.result)?;
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.
-        result.verdicts = crate::verdict::all(&result.cases);
+        result.verdicts = crate::verdict::of_run(&result);
     }
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {
@@ -387,8 +387,14 @@ pub fn preset_show(name: &str) -> Result<String> {
     } else {
         String::new()
     };
+    let timeout = plan.case_timeout.map_or(String::new(), |t| {
+        format!(
+            ", each case capped at {} (--case-timeout)",
+            crate::units::fmt_duration(t)
+        )
+    });
     let mut out = format!(
-        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}\n\n",
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}{timeout}\n\n",
         preset.name,
         preset.summary,
         preset.source,
@@ -419,6 +425,9 @@ pub fn preset_show(name: &str) -> Result<String> {
         }
         if c.sparse {
             other.push("sparse file".into());
+        }
+        if let Some(g) = &c.group {
+            other.push(format!("group: {g}"));
         }
         if let Some(t) = c.io_size {
             other.push(format!("touch {}", fmt_bytes(t)));

@@ -76,6 +76,9 @@ pub struct Case {
     pub cache_limited: bool,
     /// The access hint applied after the engine opens (`mmap+random`).
     pub hint: Option<iopath_io::Hint>,
+    /// The job's group: cases of one pattern with the same group are one
+    /// job and one verdict over their variants (`CaseSpec::group`).
+    pub group: Option<String>,
 }
 
 impl Case {
@@ -102,6 +105,7 @@ impl Case {
             until: None,
             cache_limited: true,
             hint: None,
+            group: None,
         }
     }
 
@@ -167,6 +171,9 @@ pub struct Plan {
     pub repeat: Option<u32>,
     pub ci_target: f64,
     pub max_time: Duration,
+    /// `--case-timeout`: the wall-clock cap of one case, all its
+    /// repetitions together; `None`: no cap.
+    pub case_timeout: Option<Duration>,
     pub warmup: u32,
     pub schedule: Schedule,
     /// Seed of the rounds' orders: `--order-seed`, else drawn at random.
@@ -338,6 +345,7 @@ impl Plan {
             repeat: r.repeat,
             ci_target: r.ci_target.map_or(DEFAULT_CI_TARGET, |p| p.0),
             max_time: r.max_time.map_or(DEFAULT_MAX_TIME, |d| d.0),
+            case_timeout: r.case_timeout.map(|d| d.0).filter(|d| !d.is_zero()),
             warmup: r.warmup.unwrap_or(0),
             schedule: r.schedule.unwrap_or(Schedule::Interleaved),
             order_seed: r.order_seed.unwrap_or_else(random_seed),
@@ -373,6 +381,56 @@ impl Plan {
     /// True when some case touches a file (not only `null`).
     pub fn needs_file(&self) -> bool {
         self.cases.iter().any(|c| !c.method.is_null())
+    }
+
+    /// The time limit of a repetition: `--time`, else the default (150 ms)
+    /// unless `--io-size` alone bounds it or a preset asks for whole passes.
+    pub fn time_limit(&self) -> Option<Duration> {
+        if self.whole_pass && self.time.is_none() {
+            return None;
+        }
+        match (self.time, self.io_size) {
+            (Some(t), _) => Some(t),
+            (None, Some(_)) => None,
+            (None, None) => Some(DEFAULT_TIME),
+        }
+    }
+
+    /// The time limit of one repetition of `case`: the run's, unless the
+    /// case's own byte count (a preset's `touch`) bounds it alone.
+    pub fn case_time_limit(&self, case: &Case) -> Option<Duration> {
+        if case.io_size.is_some() && self.time.is_none() {
+            None
+        } else {
+            self.time_limit()
+        }
+    }
+
+    /// True when a sequential repetition of `case` runs for its whole time
+    /// limit, starting over at the end of its range ("time means time"):
+    /// a time limit and no byte count bound it, and its method keeps no
+    /// cache a second pass would read ([`crate::model::method_caches`]).
+    /// A caching method's sequential repetition stops after one pass
+    /// instead (a second pass would measure memory), and says so. A case's
+    /// own `until` decides for it.
+    pub fn wraps(&self, case: &Case) -> bool {
+        use crate::model::words::Until;
+        let sequential = !case.pattern.is_random() && case.pattern != Pattern::Copy;
+        let bytes = case.io_size.or(self.io_size).is_some();
+        match case.until {
+            Some(Until::Time) => sequential && !bytes,
+            Some(Until::Pass) => false,
+            // Verified writes stay one pass: starting over could put one
+            // block in flight twice, and two writes of a block may
+            // interleave.
+            None => {
+                sequential
+                    && !bytes
+                    && self.case_time_limit(case).is_some()
+                    && !crate::model::method_caches(case.method)
+                    && !(self.verify && case.pattern.writes())
+            }
+        }
     }
 }
 
@@ -676,6 +734,7 @@ fn entry_cases(
                         cache_limited: pc.cache_limited
                             || !spec.cases.iter().any(|c| c.cache_limited),
                         hint,
+                        group: pc.group.clone(),
                         ..Case::new(method, pattern, bs, qd, threads)
                     });
                 }

@@ -14,17 +14,28 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(Debug, Clone)]
 pub struct Progress {
     enabled: bool,
+    /// `--quiet`: nothing on stderr but errors (not even the estimate).
+    quiet: bool,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Progress {
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
+            quiet,
         }
     }
 
     pub fn hidden() -> Progress {
-        Progress { enabled: false }
+        Progress {
+            enabled: false,
+            quiet: true,
+        }
+    }
+
+    /// `--quiet` (or hidden): no estimate line either.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     /// Whether anything is drawn: nothing live (no counters, no ticker
@@ -59,7 +70,7 @@ impl Progress {
     pub fn cases(&self, len: u64) -> ProgressBar {
         self.bar(
             len,
-            "[{elapsed_precise}] [{bar:30}] {pos}/{len} cases  {msg}",
+            "[{elapsed_precise}] [{bar:30}] {pos}/{len} cases{prefix}  {msg}",
             "",
         )
     }

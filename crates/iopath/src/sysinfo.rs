@@ -35,6 +35,11 @@ pub struct System {
     /// `/sys/devices/system`; `None` when sysfs could not be read.
     #[serde(default)]
     pub topology: Option<crate::topology::Topology>,
+    /// The kernel's dirty-page limits for this process when the run
+    /// started (`vm.dirty_*` against available memory or the memory
+    /// cgroup's limit); absent when unreadable and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_limits: Option<crate::metrics::dirty::DirtyLimits>,
 }
 
 /// The block device under the target: its whole disk, and the partition
@@ -129,6 +134,7 @@ pub fn collect(at: &Path) -> System {
             .filter(|st| !st.leaves.is_empty()),
         topology: Some(crate::topology::Topology::read(Path::new("/sys")))
             .filter(|t| !t.nodes.is_empty()),
+        dirty_limits: crate::metrics::dirty::DirtyLimits::read(),
     }
 }
 

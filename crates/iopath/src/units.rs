@@ -89,6 +89,20 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// A wall-clock time as a person reads it: `8 s`, `3 min 20 s`,
+/// `1 h 05 min`.
+pub fn fmt_wall(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        let m = (s + 30) / 60;
+        format!("{} h {:02} min", m / 60, m % 60)
+    }
+}
+
 /// A byte count in binary units: `4 KiB`, `1.5 GiB`, `512 B`.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -105,6 +119,16 @@ pub fn fmt_bytes(b: u64) -> String {
     } else {
         format!("{v:.1} {}", UNITS[i])
     }
+}
+
+/// A size as a flag would take it: `4G`, `512M`, `64k`, else bytes.
+pub fn fmt_size_flag(b: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "k")] {
+        if b >= 1 << shift && b % (1 << shift) == 0 {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    b.to_string()
 }
 
 /// Compact block size for tables: `4k`, `1M`, `512`.
@@ -185,6 +209,16 @@ pub fn fmt_device_fraction(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wall_times_read_as_people_say_them() {
+        use super::fmt_wall;
+        use std::time::Duration;
+        assert_eq!(fmt_wall(Duration::from_millis(7_600)), "8 s");
+        assert_eq!(fmt_wall(Duration::from_secs(200)), "3 min 20 s");
+        assert_eq!(fmt_wall(Duration::from_secs(3_900)), "1 h 05 min");
+        assert_eq!(fmt_wall(Duration::from_secs(7_199)), "2 h 00 min");
+    }
+
     use super::*;
 
     #[test]

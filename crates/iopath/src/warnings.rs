@@ -429,6 +429,8 @@ mod tests {
                 repeat: Some(1),
                 ci_target: None,
                 max_time_ns: None,
+                case_timeout_ns: None,
+                estimated_ns: None,
                 warmup: 0,
                 schedule: None,
                 order_seed: None,

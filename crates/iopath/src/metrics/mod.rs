@@ -2,4 +2,5 @@
 //! counters under the target, page-cache and process memory, CPU time.
 
 pub mod blockdev;
+pub mod dirty;
 pub mod procfs;

@@ -106,6 +106,23 @@ impl MemCgroup {
         MemCgroup::find(&text, Path::new("/sys/fs/cgroup"))
     }
 
+    /// The cgroup's memory limit (v2 `memory.max`, v1
+    /// `memory.limit_in_bytes`); `None` when unlimited (`max`, or v1's
+    /// page-rounded `LONG_MAX`) or unreadable.
+    pub fn limit_bytes(&self) -> Option<u64> {
+        let file = if self.version == 2 {
+            "memory.max"
+        } else {
+            "memory.limit_in_bytes"
+        };
+        let v: u64 = std::fs::read_to_string(self.dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        (v < 1 << 60).then_some(v)
+    }
+
     /// Page-cache bytes charged to the cgroup (v2 `file`, v1 `cache`).
     pub fn file_bytes(&self) -> Option<u64> {
         let text = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;

@@ -98,6 +98,11 @@ pub struct RunSpec {
     pub ci_target: Option<Pct>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub max_time: Option<Dur>,
+    /// Wall-clock cap of one case, all its repetitions together (`0`: none):
+    /// a case that reaches it stops, keeps what it measured and reports the
+    /// fraction done and the extrapolated time of the whole repetition.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub case_timeout: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
@@ -205,6 +210,12 @@ pub struct CaseSpec {
     /// that say so are limited (every case, with `--cache-limit` alone).
     #[serde(default, skip_serializing_if = "is_false")]
     pub cache_limited: bool,
+    /// Cases of one pattern with the same group are compared with each
+    /// other whatever else differs (block size, depth, label, placement):
+    /// they run as one job, in interleaved rounds, and get one verdict over
+    /// their variants (glommio-scan's ways to scan, crystal's depths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// What the source measured for this case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<Published>,
@@ -408,6 +419,7 @@ impl JobSpec {
             repeat,
             ci_target,
             max_time,
+            case_timeout,
             warmup,
             schedule,
             order_seed,

@@ -155,3 +155,13 @@ pub fn copy_method(m: Method) -> Option<CopyMethod> {
         _ => return None,
     })
 }
+
+/// True when the method keeps data in a cache that a second pass over the
+/// same range would read instead of the device (the page cache: buffered,
+/// mmap, uring-buffered, the copy methods; the user-space caches: ucache,
+/// uffd, uffd-wp). False for the O_DIRECT methods, mmap-dax (DAX has no
+/// page cache) and null (no I/O): their sequential repetitions may start
+/// over at the end of the file and still measure what they measured.
+pub fn method_caches(m: Method) -> bool {
+    !(m.is_direct() || m == Method::MmapDax || m.is_null())
+}

@@ -351,12 +351,19 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
             .iter()
             .find(|c| c.threads == t && c.name() == m && c.label.as_deref() == Some(col))
     };
+    // A case the case timeout stopped part-way: the whole repetition's
+    // seconds extrapolated from the share done, marked `~`.
     let secs = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
-            .map_or("-".to_string(), |s| {
-                format!("{:.2}", s.duration_ns as f64 / 1e9)
+            .map_or("-".to_string(), |s| match s.capped {
+                Some(k) => format!("~{:.2}", k.extrapolated_ns as f64 / 1e9),
+                None => format!("{:.2}", s.duration_ns as f64 / 1e9),
             })
     };
+    let extrapolated = r
+        .cases
+        .iter()
+        .any(|c| c.summary.as_ref().is_some_and(|s| s.capped.is_some()));
     let rate = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
             .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
@@ -395,9 +402,13 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         .to_vec(),
         numeric: vec![true, false, true, true, true, true, true, true, true, false],
         rows,
-        notes: vec![
-            "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".into(),
-        ],
+        notes: std::iter::once(
+            "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".to_string(),
+        )
+        .chain(extrapolated.then(|| {
+            "~: extrapolated, not measured: --case-timeout stopped the case part-way, and its seconds are the whole repetition's estimated from the share done (MB/s is what it measured)".to_string()
+        }))
+        .collect(),
     })
 }
 
@@ -445,18 +456,29 @@ fn published(r: &RunResult) -> Option<Grid> {
             ]);
             continue;
         }
+        // Seconds of a case the case timeout stopped: extrapolated, `~`.
+        let secs =
+            |s: &crate::result::Measurement| s.capped.map_or(s.duration_ns, |k| k.extrapolated_ns);
+        let approx = |s: &crate::result::Measurement| {
+            if s.capped.is_some() && p.unit.as_deref() == Some("s") {
+                "~"
+            } else {
+                ""
+            }
+        };
         let ours = match (&c.summary, &c.skipped) {
             (Some(s), _) => p
-                .ours_with(s.bw_bytes_per_s, s.iops, Some(s.duration_ns))
+                .ours_with(s.bw_bytes_per_s, s.iops, Some(secs(s)))
+                .map(|o| format!("{}{o}", approx(s)))
                 .unwrap_or_else(|| "see the tables".into()),
             (None, Some(_)) => "not run here".into(),
             (None, None) => "-".into(),
         };
         let ratio = match (&c.summary, p.value) {
             (Some(s), Some(v)) if v > 0.0 => p
-                .ours_value(s.bw_bytes_per_s, s.iops, Some(s.duration_ns))
+                .ours_value(s.bw_bytes_per_s, s.iops, Some(secs(s)))
                 .filter(|o| o.is_finite())
-                .map_or("-".into(), |o| format!("{:.2}x", o / v)),
+                .map_or("-".into(), |o| format!("{}{:.2}x", approx(s), o / v)),
             _ => "-".into(),
         };
         let held = c.summary.as_ref().map_or("-".into(), |s| {

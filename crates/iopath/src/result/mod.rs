@@ -95,6 +95,14 @@ pub struct RunConfig {
     /// Adaptive repetition's time budget per case, warm-up included.
     #[serde(default)]
     pub max_time_ns: Option<u64>,
+    /// `--case-timeout`: the wall-clock cap of one case, all its
+    /// repetitions together; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_timeout_ns: Option<u64>,
+    /// How long the run was expected to take before any I/O (the line
+    /// iopath printed); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_ns: Option<u64>,
     /// Warm-up repetitions per case: run and recorded, not counted.
     #[serde(default)]
     pub warmup: u32,
@@ -170,6 +178,15 @@ pub struct CaseResult {
     /// What the preset's source published for this case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<crate::model::job::Published>,
+    /// The job's group: cases of one pattern with the same group ran as
+    /// one job and have one verdict over their variants; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// How a sequential case with a time limit filled it: wrapped around
+    /// its range, or capped at one pass (a caching method); absent for
+    /// other cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<Passes>,
     /// The placement study's (CPU node, memory node) pair, relative to the
     /// device (`cpu n0 local / mem n1 remote`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -239,6 +256,19 @@ pub struct Job {
     pub sparse: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<String>,
+    /// In a verdict over a group of variants (a preset's `group`): its
+    /// name; the other fields are then those of its first case. Never set
+    /// in a case's own job, so that `compare` matches cases as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// What makes cases one job (run in rounds together, judged by one
+/// verdict): the same [`Job`], or the same group and pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobKey {
+    Job(Job),
+    Group { group: String, pattern: String },
 }
 
 impl Job {
@@ -255,6 +285,9 @@ impl Job {
     /// CrystalDiskMark's way of naming a job, with the pattern and the
     /// requested depth: `randread 4k Q32T1`, `randrw 4k Q32T1 70% read`.
     pub fn label(&self) -> String {
+        if let Some(g) = &self.group {
+            return format!("{}, {g}", self.pattern);
+        }
         let mut s = format!(
             "{} {} Q{}T{}",
             self.pattern,
@@ -333,15 +366,31 @@ impl CaseResult {
             copy_to_user: self.copy_to_user,
             sparse: self.sparse,
             pair: self.pair.clone(),
+            group: None,
+        }
+    }
+
+    /// The job this case runs in and is judged with: its group's (a
+    /// preset's variants of one pattern), else its own [`Job`].
+    pub fn job_key(&self) -> JobKey {
+        match &self.group {
+            Some(g) => JobKey::Group {
+                group: g.clone(),
+                pattern: self.pattern.clone(),
+            },
+            None => JobKey::Job(self.job()),
         }
     }
 
     /// The repetitions summaries are made of: not warm-ups, and not cut
-    /// short by Ctrl-C (unless nothing else is there).
+    /// short by Ctrl-C or `--case-timeout` (unless nothing else is there).
     pub fn measured(&self) -> Vec<&Measurement> {
         let counted: Vec<&Measurement> = self.repetitions.iter().filter(|m| !m.warmup).collect();
-        let complete: Vec<&Measurement> =
-            counted.iter().copied().filter(|m| !m.interrupted).collect();
+        let complete: Vec<&Measurement> = counted
+            .iter()
+            .copied()
+            .filter(|m| !m.interrupted && m.capped.is_none())
+            .collect();
         if complete.is_empty() {
             counted
         } else {
@@ -353,6 +402,43 @@ impl CaseResult {
     pub fn samples(&self, f: impl Fn(&Measurement) -> f64) -> Vec<f64> {
         self.measured().into_iter().map(f).collect()
     }
+}
+
+/// How a sequential case's repetitions used their time limit.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Passes {
+    /// `wrapped`: the method does not cache, so its repetitions ran for the
+    /// whole time limit, starting over at the end of their range;
+    /// `one_pass`: the method caches (a second pass would read memory), so
+    /// each repetition stopped after one pass, before its time limit.
+    pub kind: PassKind,
+    /// Passes over the range in the median repetition.
+    pub passes: f64,
+    /// `one_pass`: a `--size` at which one pass would last the time limit
+    /// at the speed measured (rounded up to a power of two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_size_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    Wrapped,
+    OnePass,
+}
+
+/// A repetition that `--case-timeout` stopped part-way.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Capped {
+    /// The case's cap (`--case-timeout`).
+    pub case_timeout_ns: u64,
+    /// Share of the repetition's work done when it stopped (bytes done /
+    /// bytes it would have moved; for a time-limited repetition, its time
+    /// over its limit).
+    pub fraction_done: f64,
+    /// The whole repetition's time, extrapolated: `duration_ns` /
+    /// `fraction_done`. An estimate, marked as such in every report.
+    pub extrapolated_ns: u64,
 }
 
 /// Throughput over time within one repetition: bytes and requests completed
@@ -466,6 +552,11 @@ pub struct Measurement {
     /// included): with `round`, the order every round really ran in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u32>,
+    /// `--case-timeout` stopped this repetition part-way: the share done
+    /// and the whole repetition's extrapolated time. In a summary: every
+    /// repetition behind it was capped (medians of theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped: Option<Capped>,
 }
 
 pub type Repetition = Measurement;
@@ -615,6 +706,23 @@ impl Measurement {
             series: None,
             round: None,
             seq: None,
+            capped: reps
+                .iter()
+                .map(|m| m.capped)
+                .collect::<Option<Vec<Capped>>>()
+                .map(|all| Capped {
+                    case_timeout_ns: all[0].case_timeout_ns,
+                    fraction_done: median(
+                        &mut all.iter().map(|c| c.fraction_done).collect::<Vec<_>>(),
+                    ),
+                    extrapolated_ns: median(
+                        &mut all
+                            .iter()
+                            .map(|c| c.extrapolated_ns as f64)
+                            .collect::<Vec<_>>(),
+                    )
+                    .round() as u64,
+                }),
         })
     }
 }

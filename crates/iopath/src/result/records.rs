@@ -102,8 +102,34 @@ pub struct Verdict {
     /// six); 0.95 for two methods and in older results.
     #[serde(default = "level_95")]
     pub ci_level: f64,
+    /// Methods whose case `--case-timeout` stopped (fewer repetitions than
+    /// asked, or a part of one); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capped: Vec<String>,
+    /// A write verdict whose page-cache writers wrote no more in a
+    /// repetition than the kernel's dirty limit: their speed is a burst the
+    /// cache absorbed (the text says so and how to measure past it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_burst: Option<DirtyBurst>,
     /// The verdict in words, as printed under the table.
     pub text: Vec<String>,
+}
+
+/// Writes that stayed under the dirty limit ([`Verdict::dirty_burst`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DirtyBurst {
+    /// The methods that wrote through the page cache, within the limit.
+    pub methods: Vec<String>,
+    /// The most any of them wrote in one repetition (median repetition).
+    pub written_bytes: u64,
+    /// The dirty limit (`system.dirty_limits.limit_bytes`).
+    pub limit_bytes: u64,
+    /// A `--size` above the limit, to measure sustained writes.
+    pub suggested_size_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One method's place in a group.
@@ -134,6 +160,11 @@ pub struct Ranked {
     #[serde(default)]
     pub too_few_repetitions: bool,
     pub cpu_ns_per_io: f64,
+    /// The case's block size: in a group of variants whose block sizes
+    /// differ, CPU is compared per MiB moved, not per I/O; absent (0) in
+    /// older results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub block_size: u64,
     pub memory_bytes: u64,
     /// True for a method that does no I/O (`null`): measured for reference,
     /// iopath's own ceiling, and left out of every judgement.

@@ -126,6 +126,7 @@ pub fn run(
             start,
             end,
             interrupted: false,
+            timed_out: false,
             verified_bytes: 0,
             verify_ns: 0,
             written: Vec::new(),

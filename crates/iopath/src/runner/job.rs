@@ -39,10 +39,10 @@ pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Vec<usize>> {
     if schedule == Schedule::Sequential {
         return (0..cases.len()).map(|i| vec![i]).collect();
     }
-    let mut keys: Vec<crate::result::Job> = Vec::new();
+    let mut keys: Vec<crate::result::JobKey> = Vec::new();
     let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
-        let key = case_result(c).job();
+        let key = case_result(c).job_key();
         match keys.iter().position(|k| *k == key) {
             Some(j) => out[j].push(i),
             None => {
@@ -79,11 +79,20 @@ pub struct Shared<'r> {
     /// `--neighbour`: its hot set, made on first use (inside the
     /// `--cache-limit` cgroup, so that its pages are charged there).
     pub hot: Option<iopath_io::neighbour::HotSet>,
+    /// The time left, for the progress line.
+    pub eta: super::estimate::Eta,
+}
+
+/// The progress line's time left: `, about 2 min 10 s left`.
+pub fn left_text(left: std::time::Duration) -> String {
+    format!(", about {} left", crate::units::fmt_wall(left))
 }
 
 /// One arm of the job being run.
 struct Arm<'c> {
     case: &'c Case,
+    /// Its index in the plan.
+    at: usize,
     /// Its index in `RunResult::cases`.
     idx: usize,
     /// How the progress line names it.
@@ -142,6 +151,7 @@ impl Runner<'_> {
                     .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
                 arms.push(Arm {
                     case,
+                    at: self.plan_index(case),
                     idx,
                     name,
                     live,
@@ -170,6 +180,7 @@ impl Runner<'_> {
             warmup: self.plan.warmup,
             seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             round_base: sh.rounds,
+            case_timeout_ns: self.plan.case_timeout.map(|d| d.as_nanos() as u64),
         };
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
@@ -181,7 +192,7 @@ impl Runner<'_> {
                 }
                 name_paths(result, target);
                 result.warnings = crate::warnings::collect(result);
-                result.verdicts = crate::verdict::all(&result.cases);
+                result.verdicts = crate::verdict::of_run(result);
                 if let Err(e) = on_case(result) {
                     fatal = Some(e);
                     return RepOutcome::Abort;
@@ -196,14 +207,18 @@ impl Runner<'_> {
             let book = Book {
                 round: interleaved.then_some(call.round),
                 seq: sh.seq,
+                budget: call.budget_ns.map(std::time::Duration::from_nanos),
             };
-            match self.one_repetition(arm, call.warmup, book, sh, result, bar) {
+            let out = match self.one_repetition(arm, call.warmup, book, sh, result, bar) {
                 Ok(o) => o,
                 Err(e) => {
                     fatal = Some(e);
                     RepOutcome::Abort
                 }
-            }
+            };
+            sh.eta.spent(arm.at, arm.elapsed_ns as f64 / 1e9);
+            bar.set_prefix(left_text(sh.eta.left()));
+            out
         });
         for (a, e) in arms.iter_mut().zip(&end.arms) {
             a.end = Some(*e);
@@ -212,6 +227,20 @@ impl Runner<'_> {
         for a in &arms {
             let cr = &mut result.cases[a.idx];
             summarize(cr, a);
+            if a.end
+                .is_some_and(|e| e.stopped_by == StopReason::CaseTimeout)
+            {
+                cr.notes.push(timeout_note(cr, self.plan));
+            }
+            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
+                t.size()
+            });
+            if let Some(p) = passes_of(cr, a.case, self.plan, size) {
+                if let Some(n) = passes_note(&p, cr, a.case, self.plan) {
+                    cr.notes.push(n);
+                }
+                cr.passes = Some(p);
+            }
             if let (Some(b), Some(ns)) = (cr.verified_bytes, cr.verify_ns) {
                 // The table's notes: what --verify checked.
                 cr.notes.push(format!(
@@ -251,10 +280,29 @@ impl Runner<'_> {
             });
         name_paths(result, target);
         result.warnings = crate::warnings::collect(result);
-        result.verdicts = crate::verdict::all(&result.cases);
+        result.verdicts = crate::verdict::of_run(result);
         on_case(result)?;
+        // The time left, with what this job measured.
+        let first = result.cases.len() - cases.len();
+        for (k, &case) in cases.iter().enumerate() {
+            let bw = result.cases[first + k]
+                .summary
+                .as_ref()
+                .map(|s| s.bw_bytes_per_s);
+            sh.eta.finished(self.plan, self.plan_index(case), bw);
+        }
+        bar.set_prefix(left_text(sh.eta.left()));
         bar.inc(cases.len() as u64);
         Ok(interrupted)
+    }
+
+    /// Where `case` stands in the plan.
+    fn plan_index(&self, case: &Case) -> usize {
+        self.plan
+            .cases
+            .iter()
+            .position(|c| std::ptr::eq(c, case))
+            .unwrap_or(usize::MAX)
     }
 
     /// A case's result before its first repetition, skipped already when
@@ -390,7 +438,7 @@ impl Runner<'_> {
         } else {
             None
         };
-        let rep = self.prepared_repetition(arm, warmup, sh, &result.cases[arm.idx]);
+        let rep = self.prepared_repetition(arm, warmup, book.budget, sh, &result.cases[arm.idx]);
         if let Some((before, running)) = around {
             let during = running.stop();
             if rep.0.is_ok() {
@@ -450,7 +498,7 @@ impl Runner<'_> {
                     };
                     let _ = into.add(&hist);
                 }
-                let (stop, bw) = (m.interrupted, m.bw_bytes_per_s);
+                let (stop, bw, capped) = (m.interrupted, m.bw_bytes_per_s, m.capped.is_some());
                 let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
                 tag.n += 1;
                 bar.set_message(rep_line(
@@ -461,13 +509,13 @@ impl Runner<'_> {
                     false,
                 ));
                 cr.repetitions.push(m);
+                let wall_ns = t0.elapsed().as_nanos() as u64;
                 if stop {
                     RepOutcome::Abort
+                } else if capped {
+                    RepOutcome::Capped { bw, wall_ns }
                 } else {
-                    RepOutcome::Done {
-                        bw,
-                        wall_ns: t0.elapsed().as_nanos() as u64,
-                    }
+                    RepOutcome::Done { bw, wall_ns }
                 }
             }
             // After good repetitions, a refusal ends the case but keeps
@@ -504,10 +552,12 @@ impl Runner<'_> {
         &self,
         arm: &Arm<'_>,
         warmup: bool,
+        budget: Option<std::time::Duration>,
         sh: &Shared<'_>,
         cr: &CaseResult,
     ) -> (Result<super::RepOk, RepError>, Vec<String>) {
         let (case, target) = (arm.case, sh.target);
+        let t0 = Instant::now();
         let mut notes = Vec::new();
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
@@ -531,8 +581,13 @@ impl Runner<'_> {
             if let Some(l) = &arm.live {
                 l.begin(tag);
             }
+            // Set-up (cache state, retries) comes out of the case's budget.
+            let cap = budget.map(|b| {
+                b.saturating_sub(t0.elapsed())
+                    .max(std::time::Duration::from_millis(1))
+            });
             let rep = live::with_ticker(arm.live.as_ref(), || {
-                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq)
+                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, cap)
             });
             if let Some(l) = &arm.live {
                 l.end();
@@ -582,6 +637,8 @@ pub fn new_pages_in_memory(t: &Target, case: &Case, in_memory: bool) -> u64 {
 struct Book {
     round: Option<u32>,
     seq: u32,
+    /// What is left of the case timeout for this arm.
+    budget: Option<std::time::Duration>,
 }
 
 /// How many repetitions of its kind (warm-up or measured) are done, for
@@ -633,6 +690,102 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
     });
+}
+
+/// What `--case-timeout` did to a case, for its notes: a repetition cut
+/// part-way (the share done, the whole repetition extrapolated), or
+/// repetitions not started because they would not have fit.
+fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String {
+    let cap = plan
+        .case_timeout
+        .map_or_else(String::new, crate::units::fmt_duration);
+    let measured = cr.repetitions.iter().filter(|m| !m.warmup).count();
+    match cr.repetitions.iter().rev().find_map(|m| m.capped.map(|c| (m, c))) {
+        Some((m, c)) => format!(
+            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
+            c.fraction_done * 100.0,
+            m.duration_ns as f64 / 1e9,
+            c.extrapolated_ns as f64 / 1e9
+        ),
+        None => format!(
+            "--case-timeout {cap}: {measured} repetition(s) ran{}; the next would not have fit",
+            plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
+        ),
+    }
+}
+
+/// How a sequential case used its time limit ([`Passes`]): wrapped around
+/// its range (a method that does not cache), or stopped after one pass short
+/// of the limit (a caching method). `None` when neither says anything: no
+/// time limit, a byte count, a random pattern, or a pass that the limit cut.
+fn passes_of(
+    cr: &CaseResult,
+    case: &Case,
+    plan: &crate::plan::Plan,
+    file_size: u64,
+) -> Option<crate::result::Passes> {
+    use crate::result::{PassKind, Passes};
+    let limit = plan.case_time_limit(case)?;
+    let sequential = !case.pattern.is_random() && case.pattern != Pattern::Copy;
+    if !sequential || case.io_size.or(plan.io_size).is_some() {
+        return None;
+    }
+    let threads = u64::from(case.threads.max(1));
+    let span =
+        case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
+    let pass = span / threads / case.block_size * case.block_size * threads;
+    let s = cr.summary.as_ref().filter(|_| pass > 0)?;
+    let passes = s.io_bytes as f64 / pass as f64;
+    if plan.wraps(case) {
+        return (passes > 1.0).then_some(Passes {
+            kind: PassKind::Wrapped,
+            passes,
+            suggested_size_bytes: None,
+        });
+    }
+    let limit_ns = limit.as_nanos() as f64;
+    if !crate::model::method_caches(case.method)
+        || passes < 0.99
+        || s.duration_ns as f64 >= 0.9 * limit_ns
+        || s.duration_ns == 0
+    {
+        return None;
+    }
+    // One pass lasting the limit at this speed, as a power of two.
+    let want = (pass as f64 * limit_ns / s.duration_ns as f64) as u64;
+    Some(Passes {
+        kind: PassKind::OnePass,
+        passes,
+        suggested_size_bytes: Some(want.max(pass * 2).next_power_of_two()),
+    })
+}
+
+/// The sentence for the table's notes.
+fn passes_note(
+    p: &crate::result::Passes,
+    cr: &CaseResult,
+    case: &Case,
+    plan: &crate::plan::Plan,
+) -> Option<String> {
+    use crate::result::PassKind;
+    let limit = plan.case_time_limit(case)?;
+    let limit = crate::units::fmt_duration(limit);
+    let s = cr.summary.as_ref()?;
+    Some(match p.kind {
+        PassKind::Wrapped => format!(
+            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} does not cache: every pass {} the device)",
+            p.passes,
+            cr.method,
+            if cr.pattern == "write" { "writes" } else { "reads" }
+        ),
+        PassKind::OnePass => format!(
+            "capped at one pass: {:.2} s of the --time {limit} ({} caches, so a second pass would {} memory); for repetitions that last {limit}, give --size {} or more",
+            s.duration_ns as f64 / 1e9,
+            cr.method,
+            if cr.pattern == "write" { "write to" } else { "read" },
+            p.suggested_size_bytes.map_or("larger".into(), crate::units::fmt_size_flag)
+        ),
+    })
 }
 
 /// Messages as a person reads them: an unnamed test file's

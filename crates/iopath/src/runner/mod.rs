@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 pub mod copy;
+pub mod estimate;
 pub mod failure;
 pub mod job;
 pub mod live;
@@ -32,7 +33,7 @@ use hdrhistogram::Histogram;
 use iopath_io::{EngineError, Method, MethodStatus, OpenSpec};
 
 use crate::placement::PlacementResult;
-use crate::plan::{Case, Pattern, Plan, DEFAULT_TIME};
+use crate::plan::{Case, Pattern, Plan};
 use crate::progress::Progress;
 use crate::result::{
     CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Series, Tool,
@@ -61,6 +62,20 @@ impl Runner<'_> {
     /// the JSON). Returns the result even when interrupted.
     pub fn run(&self, on_case: &mut dyn FnMut(&RunResult) -> Result<()>) -> Result<RunResult> {
         let plan = self.plan;
+        let t_run = Instant::now();
+        // Before any I/O: how long this will take.
+        let (file_size, prefill) = planned_file(plan);
+        let mut arms = vec![1; plan.cases.len()];
+        for j in job::jobs(&plan.cases, plan.schedule) {
+            for &i in &j {
+                arms[i] = j.len();
+            }
+        }
+        let eta = estimate::Eta::new(plan, file_size, prefill, arms);
+        let estimated = eta.estimate().total();
+        if !self.progress.is_quiet() {
+            eprintln!("iopath: {}", eta.estimate().describe(plan));
+        }
         let started_at = sysinfo::now_rfc3339();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         check_buffer_memory(
@@ -144,6 +159,8 @@ impl Runner<'_> {
                     .repeat
                     .is_none()
                     .then_some(plan.max_time.as_nanos() as u64),
+                case_timeout_ns: plan.case_timeout.map(|d| d.as_nanos() as u64),
+                estimated_ns: Some(estimated.as_nanos() as u64),
                 warmup: plan.warmup,
                 schedule: Some(plan.schedule.name().into()),
                 order_seed: (plan.schedule == crate::plan::Schedule::Interleaved)
@@ -176,11 +193,16 @@ impl Runner<'_> {
             seq: 0,
             rounds: 0,
             hot: None,
+            eta,
         };
+        bar.set_prefix(job::left_text(shared.eta.left()));
+        // The plan index of every case result, in the order they are added.
+        let mut placed: Vec<usize> = Vec::with_capacity(plan.cases.len());
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
             .into_iter()
             .enumerate()
         {
+            placed.extend(&members);
             if self.stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
             }
@@ -202,8 +224,33 @@ impl Runner<'_> {
             if self.run_job(job_no, &cases, &mut shared, &mut result, on_case, &bar)? {
                 result.interrupted = true;
             }
+            if job_no == 0 && !self.progress.is_enabled() && !self.progress.is_quiet() {
+                // Without a progress line, say once what the first
+                // measurements changed, when they changed it much.
+                let (spent, left) = (t_run.elapsed(), shared.eta.left());
+                let again = (spent + left).as_secs_f64();
+                let first = estimated.as_secs_f64();
+                if (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0 {
+                    eprintln!(
+                        "iopath: measured speeds change the estimate: about {} left ({} so far)",
+                        crate::units::fmt_wall(left),
+                        crate::units::fmt_wall(spent)
+                    );
+                }
+            }
         }
         bar.finish_and_clear();
+        // Jobs gather cases from all over the plan (a preset's groups, the
+        // methods of one job listed apart): the result lists them in the
+        // plan's order, as `presets show` and the job file do.
+        if placed.len() == result.cases.len() {
+            let mut by_plan: Vec<(usize, CaseResult)> =
+                placed.into_iter().zip(result.cases.drain(..)).collect();
+            by_plan.sort_by_key(|(i, _)| *i);
+            result.cases = by_plan.into_iter().map(|(_, c)| c).collect();
+            result.warnings = crate::warnings::collect(&result);
+            result.verdicts = crate::verdict::of_run(&result);
+        }
         result.finished_at = Some(sysinfo::now_rfc3339());
         on_case(&result)?;
         drop(target);
@@ -250,8 +297,11 @@ impl Runner<'_> {
         obs: &Observer,
         live: Option<&Live>,
         pass: u32,
+        cap: Option<std::time::Duration>,
     ) -> Result<RepOk, RepError> {
         if case.pattern == Pattern::Copy {
+            // A copy is not cut part-way: the case timeout only keeps
+            // later repetitions from starting.
             return self.run_copy_repetition(case, target, obs, pass);
         }
         let plan = self.plan;
@@ -260,11 +310,11 @@ impl Runner<'_> {
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
         let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
         let per_thread = span / threads / bs * bs;
-        let time = if case.io_size.is_some() && plan.time.is_none() {
-            None
-        } else {
-            time_limit(plan)
-        };
+        let limit = plan.case_time_limit(case);
+        let wraps = plan.wraps(case);
+        // The case timeout's rest, when it ends the repetition sooner.
+        let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
+        let time = cut_at.or(limit);
         let jobs: Vec<WorkerJob> = (0..threads)
             .map(|i| {
                 // Verified writes of several threads each go to a slice of
@@ -283,6 +333,9 @@ impl Runner<'_> {
                     (None, Some(Until::Pass)) if case.pattern.is_random() => {
                         Some((span / threads).max(bs))
                     }
+                    // Sequential: the time limit alone, starting over at
+                    // the end of the range, or one pass.
+                    (None, _) if wraps => None,
                     (None, _) if !case.pattern.is_random() => Some(per_thread),
                     (None, _) if plan.whole_pass => Some((span / threads).max(bs)),
                     (None, _) => None,
@@ -509,6 +562,29 @@ impl Runner<'_> {
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        if let (Some(c), false) = (cut_at, m.interrupted) {
+            // Stopped by the case timeout, not by its own end: the share of
+            // its work it did, and the whole repetition's time from it.
+            let budgets: Vec<u64> = jobs.iter().filter_map(|j| j.byte_budget).collect();
+            let fraction = if budgets.len() == jobs.len() {
+                outs.iter()
+                    .any(|o| o.timed_out)
+                    .then(|| m.io_bytes as f64 / budgets.iter().sum::<u64>().max(1) as f64)
+            } else {
+                // Bounded by time alone: its time over the limit it had.
+                limit.map(|t| m.duration_ns as f64 / t.as_nanos().max(1) as f64)
+            };
+            if let Some(f) = fraction.filter(|f| *f < 1.0) {
+                let f = f.max(1e-9);
+                m.capped = Some(crate::result::Capped {
+                    case_timeout_ns: plan
+                        .case_timeout
+                        .map_or(c.as_nanos() as u64, |t| t.as_nanos() as u64),
+                    fraction_done: f,
+                    extrapolated_ns: (m.duration_ns as f64 / f).round() as u64,
+                });
+            }
+        }
         let mut verified = Verified {
             bytes: outs.iter().map(|o| o.verified_bytes).sum(),
             ns: outs.iter().map(|o| o.verify_ns).sum(),
@@ -594,17 +670,28 @@ enum RepError {
     Fail(String),
 }
 
-/// The time limit of a repetition: `--time`, else the default (150 ms)
-/// unless `--io-size` alone bounds it or a preset asks for whole passes.
+/// The size of the file the run will address, and whether iopath fills
+/// it first, as far as the plan says before anything is opened.
+fn planned_file(plan: &Plan) -> (u64, bool) {
+    use crate::plan::TargetSpec;
+    let existing = match &plan.target {
+        TargetSpec::File { path, .. } => std::fs::metadata(path).ok().map(|m| m.len()),
+        TargetSpec::TempIn(_) => None,
+    };
+    let prefill = match &plan.target {
+        TargetSpec::File { prefill, .. } if existing.is_some() => *prefill,
+        _ => !plan.sparse,
+    };
+    let size = plan
+        .size
+        .or(existing.filter(|&l| l > 0))
+        .unwrap_or(crate::plan::DEFAULT_SIZE);
+    (size, prefill)
+}
+
+/// The time limit of a repetition ([`Plan::time_limit`]).
 pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
-    if plan.whole_pass && plan.time.is_none() {
-        return None;
-    }
-    match (plan.time, plan.io_size) {
-        (Some(t), _) => Some(t),
-        (None, Some(_)) => None,
-        (None, None) => Some(DEFAULT_TIME),
-    }
+    plan.time_limit()
 }
 
 /// The workers' measurements as one, with their merged latency histogram.
@@ -664,6 +751,7 @@ fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogra
         series,
         round: None,
         seq: None,
+        capped: None,
     };
     (m, hist)
 }
@@ -688,6 +776,7 @@ fn case_result(case: &Case) -> CaseResult {
         cache_limited: (!case.cache_limited).then_some(false),
         published: case.published.clone(),
         pair: case.pair.clone(),
+        group: case.group.clone(),
         ..CaseResult::default()
     }
 }

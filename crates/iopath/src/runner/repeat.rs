@@ -21,6 +21,15 @@
 //! budget for each arm still running, against the time those arms spent),
 //! never before the rule's floor of rounds.
 //!
+//! **The case timeout** (`--case-timeout`) is per arm: the wall time of an
+//! arm's repetitions (warm-ups included) may not pass it. Each repetition
+//! is given what is left of it ([`RepCall::budget_ns`]) and stops there
+//! (the runner keeps the part it did, [`RepOutcome::Capped`]); a repetition
+//! that would not fit (the arm's slowest so far, against what is left) is
+//! not started. Either way the arm leaves the job, stopped by
+//! [`StopReason::CaseTimeout`], keeping what it measured, and the others
+//! go on. The first repetition of an arm always starts.
+//!
 //! `--schedule sequential` is the same loop with a job of one arm per case.
 //!
 //! The loop sees only what each repetition reports (throughput and wall
@@ -34,6 +43,9 @@ pub enum RepOutcome {
     /// A repetition completed: its throughput and the wall time it took,
     /// set-up included.
     Done { bw: f64, wall_ns: u64 },
+    /// The repetition reached the arm's case timeout part-way and stopped
+    /// there (its part is kept, marked); the arm leaves the job.
+    Capped { bw: f64, wall_ns: u64 },
     /// This arm cannot go on (an error, a skip); the others can.
     Stop,
     /// The whole run must end now (Ctrl-C).
@@ -48,6 +60,9 @@ pub struct RepCall {
     pub warmup: bool,
     /// 0 for warm-ups, else 1, 2, ...
     pub round: u32,
+    /// With a case timeout: what is left of it for this arm, ns (the
+    /// repetition must stop there).
+    pub budget_ns: Option<u64>,
 }
 
 /// How the job ended.
@@ -87,6 +102,8 @@ pub struct Schedule {
     /// Added to every measured round's number, so that rounds are unique
     /// across the jobs of a run (repetitions pair only within a job).
     pub round_base: u32,
+    /// `--case-timeout`, ns: each arm's wall-clock cap.
+    pub case_timeout_ns: Option<u64>,
 }
 
 /// Run a job of `arms` arms. `one` runs the repetition it is given.
@@ -109,7 +126,9 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
     let mut b = Books {
         samples: vec![Vec::new(); arms],
         slowest: vec![0; arms],
+        gone: vec![StopReason::Stopped; arms],
     };
+    let cap = s.case_timeout_ns;
     // Runs the arms of `order` once each as `warmup`/`round` and books
     // them; false when the job must end.
     let mut run_round = |order: &[usize],
@@ -119,24 +138,45 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
                          b: &mut Books,
                          end: &mut JobEnd| {
         for &arm in order {
-            let c = RepCall { arm, warmup, round };
-            match one(c) {
+            let spent = end.arms[arm].elapsed_ns;
+            let budget_ns = cap.map(|c| c.saturating_sub(spent));
+            let started = end.arms[arm].measured + end.arms[arm].warmup > 0;
+            if budget_ns.is_some_and(|left| started && (left == 0 || b.slowest[arm] > left)) {
+                // The next repetition would not fit in what is left.
+                alive[arm] = false;
+                b.gone[arm] = StopReason::CaseTimeout;
+                continue;
+            }
+            let c = RepCall {
+                arm,
+                warmup,
+                round,
+                budget_ns,
+            };
+            let (bw, wall_ns, capped) = match one(c) {
                 RepOutcome::Abort => {
                     end.aborted = true;
                     return false;
                 }
-                RepOutcome::Stop => alive[arm] = false,
-                RepOutcome::Done { bw, wall_ns } => {
-                    let a = &mut end.arms[arm];
-                    a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
-                    b.slowest[arm] = b.slowest[arm].max(wall_ns);
-                    if warmup {
-                        a.warmup += 1;
-                    } else {
-                        a.measured += 1;
-                        b.samples[arm].push(bw);
-                    }
+                RepOutcome::Stop => {
+                    alive[arm] = false;
+                    continue;
                 }
+                RepOutcome::Done { bw, wall_ns } => (bw, wall_ns, false),
+                RepOutcome::Capped { bw, wall_ns } => (bw, wall_ns, true),
+            };
+            let a = &mut end.arms[arm];
+            a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
+            b.slowest[arm] = b.slowest[arm].max(wall_ns);
+            if warmup {
+                a.warmup += 1;
+            } else {
+                a.measured += 1;
+                b.samples[arm].push(bw);
+            }
+            if capped {
+                alive[arm] = false;
+                b.gone[arm] = StopReason::CaseTimeout;
             }
         }
         true
@@ -148,12 +188,12 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         order.extend((0..arms).filter(|&a| alive[a]));
         shuffle(&mut order, &mut rng);
         if !run_round(&order, true, 0, &mut alive, &mut b, &mut end) {
-            return finish(end, &alive, StopReason::Stopped);
+            return finish(end, &alive, &b.gone, StopReason::Stopped);
         }
     }
     loop {
         if !alive.iter().any(|&a| a) {
-            return finish(end, &alive, StopReason::Stopped);
+            return finish(end, &alive, &b.gone, StopReason::Stopped);
         }
         end.rounds += 1;
         order.clear();
@@ -161,14 +201,14 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         shuffle(&mut order, &mut rng);
         let round = s.round_base + end.rounds;
         if !run_round(&order, false, round, &mut alive, &mut b, &mut end) {
-            return finish(end, &alive, StopReason::Stopped);
+            return finish(end, &alive, &b.gone, StopReason::Stopped);
         }
         let spent: u64 = (0..arms)
             .filter(|&a| alive[a])
             .map(|a| end.arms[a].elapsed_ns)
             .sum();
         if let Some(why) = decide(s, &alive, &b.samples, &b.slowest, spent, end.rounds) {
-            return finish(end, &alive, why);
+            return finish(end, &alive, &b.gone, why);
         }
     }
 }
@@ -177,11 +217,12 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
 /// always gives the same orders).
 const ORDER_MIX: u64 = 0x5eed_0bde;
 
-/// What the loop keeps per arm: measured throughputs and the slowest
-/// repetition's wall time.
+/// What the loop keeps per arm: measured throughputs, the slowest
+/// repetition's wall time, and why an arm that left did.
 struct Books {
     samples: Vec<Vec<f64>>,
     slowest: Vec<u64>,
+    gone: Vec<StopReason>,
 }
 
 /// Decide after a round: `None` to go on.
@@ -207,10 +248,10 @@ fn decide(
     rule.decide_job(&samples, rounds as usize, elapsed, next)
 }
 
-fn finish(mut end: JobEnd, alive: &[bool], why: StopReason) -> JobEnd {
+fn finish(mut end: JobEnd, alive: &[bool], gone: &[StopReason], why: StopReason) -> JobEnd {
     end.stopped_by = why;
-    for (a, &live) in end.arms.iter_mut().zip(alive) {
-        a.stopped_by = if live { why } else { StopReason::Stopped };
+    for ((a, &live), &left) in end.arms.iter_mut().zip(alive).zip(gone) {
+        a.stopped_by = if live { why } else { left };
     }
     end
 }
@@ -246,6 +287,7 @@ mod tests {
             warmup,
             seed: 1,
             round_base: 0,
+            case_timeout_ns: None,
         }
     }
 
@@ -256,6 +298,7 @@ mod tests {
             warmup,
             seed,
             round_base: 0,
+            case_timeout_ns: None,
         }
     }
 
@@ -436,6 +479,7 @@ mod tests {
                 warmup: 0,
                 seed: 1,
                 round_base: 0,
+                case_timeout_ns: None,
             };
             run_job(2, &s, fake(&arms, 100, &mut log)).rounds
         };
@@ -481,6 +525,64 @@ mod tests {
         );
         assert_eq!(e.arms[2].measured, 5);
         assert!(!calls.iter().any(|c| c.arm == 1 && c.round > 3));
+    }
+
+    #[test]
+    fn the_case_timeout_stops_an_arm_whose_next_repetition_would_not_fit() {
+        // Arm 0 takes 400 ms a repetition, arm 1 10 ms; a 1 s cap each.
+        // Arm 0 runs at 1 s and 600 ms left, then (200 ms left, 400 needed)
+        // leaves; arm 1 runs its 5 rounds.
+        let mut calls = Vec::new();
+        let mut s = fixed(5, 0, 1);
+        s.case_timeout_ns = Some(1000 * MS);
+        let e = run_job(2, &s, |c| {
+            calls.push(c);
+            RepOutcome::Done {
+                bw: 1.0,
+                wall_ns: if c.arm == 0 { 400 * MS } else { 10 * MS },
+            }
+        });
+        assert_eq!(
+            (e.arms[0].measured, e.arms[0].stopped_by),
+            (2, StopReason::CaseTimeout)
+        );
+        assert_eq!(
+            (e.arms[1].measured, e.arms[1].stopped_by),
+            (5, StopReason::Fixed)
+        );
+        let budgets: Vec<Option<u64>> = calls
+            .iter()
+            .filter(|c| c.arm == 0)
+            .map(|c| c.budget_ns)
+            .collect();
+        assert_eq!(budgets, vec![Some(1000 * MS), Some(600 * MS)]);
+        assert_eq!(calls.iter().filter(|c| c.arm == 1).count(), 5);
+        // Without a cap nothing is given or cut.
+        let mut free = Vec::new();
+        let e = run_job(2, &fixed(5, 0, 1), fake(&[&[1.0], &[1.0]], 400, &mut free));
+        assert!(free.iter().all(|c| c.budget_ns.is_none()));
+        assert_eq!(e.arms[0].measured, 5);
+    }
+
+    #[test]
+    fn a_repetition_cut_by_the_case_timeout_counts_and_ends_its_arm() {
+        // The first repetition always starts, with the whole cap; one that
+        // reports itself cut is booked as measured, and its arm leaves
+        // with adaptive rounds still to go.
+        let mut s = adaptive(0.03, 100_000, 0);
+        s.case_timeout_ns = Some(50 * MS);
+        let e = run_job(1, &s, |c| {
+            assert_eq!(c.budget_ns, Some(50 * MS));
+            RepOutcome::Capped {
+                bw: 2.0,
+                wall_ns: 51 * MS,
+            }
+        });
+        assert_eq!(
+            (e.rounds, e.arms[0].measured, e.arms[0].stopped_by),
+            (1, 1, StopReason::CaseTimeout)
+        );
+        assert_eq!(e.arms[0].elapsed_ns, 51 * MS);
     }
 
     #[test]

@@ -112,6 +112,9 @@ pub struct WorkerOut {
     pub start: Instant,
     pub end: Instant,
     pub interrupted: bool,
+    /// The time budget ran out before the byte budget was spent (a
+    /// repetition bounded by bytes stopped by its time: part of its work).
+    pub timed_out: bool,
     /// Bytes and requests completed in each `interval_ns` from `start`;
     /// the last entry is the partial interval up to `end`.
     pub series_bytes: Vec<u64>,
@@ -237,6 +240,7 @@ pub fn run_clocked<C: Clock>(
     let (mut issued, mut in_flight) = (0u64, 0usize);
     let (mut read_ios, mut write_ios, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
     let mut interrupted = false;
+    let mut timed_out = false;
     // Time series: counts of the current interval, flushed into the
     // vectors when a completion lands past its end. Sized for the time
     // budget so that the hot loop does not allocate; without one (a
@@ -288,6 +292,7 @@ pub fn run_clocked<C: Clock>(
     loop {
         if issuing && (now_ns >= time_budget_ns || issued >= byte_budget) {
             issuing = false;
+            timed_out = issued < byte_budget && byte_budget != u64::MAX;
         }
         if issuing && stop.load(Ordering::Relaxed) {
             issuing = false;
@@ -502,6 +507,7 @@ pub fn run_clocked<C: Clock>(
         start,
         end,
         interrupted,
+        timed_out,
         verified_bytes,
         verify_ns,
         written,

@@ -211,6 +211,8 @@ pub enum StopReason {
     MaxReps,
     /// Ctrl-C, an error or a skip ended the case.
     Stopped,
+    /// `--case-timeout`: the case's wall-clock cap was reached.
+    CaseTimeout,
 }
 
 impl StopReason {
@@ -221,6 +223,7 @@ impl StopReason {
             StopReason::MaxTime => "time budget spent",
             StopReason::MaxReps => "repetition limit",
             StopReason::Stopped => "stopped",
+            StopReason::CaseTimeout => "case timeout",
         }
     }
 }

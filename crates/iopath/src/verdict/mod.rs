@@ -25,7 +25,7 @@
 //! and picked from among themselves.
 
 pub mod neighbour;
-use crate::result::{CaseResult, Job};
+use crate::result::{CaseResult, Job, JobKey};
 use crate::stats::{self, Comparison};
 use crate::units::{fmt_bytes, fmt_ns};
 
@@ -39,7 +39,26 @@ const CPU_MARGIN: f64 = CPU_WORTH_SAYING - 1.0;
 const MEM_WORTH_SAYING: f64 = 2.0;
 const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 
-pub use crate::result::records::{Cost, MemoryTrade, Ranked, Verdict};
+pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
+
+mod dirty;
+mod variants;
+pub use variants::variant_names;
+use variants::{cpu_cost, mixed_sizes};
+
+/// The verdicts of a run ([`all`]), with what its system says about them:
+/// writes that fit under the dirty limit are called a burst
+/// ([`Verdict::dirty_burst`]).
+pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
+    let mut v = all(&r.cases);
+    if let Some(d) = &r.system.dirty_limits {
+        let file = r.target.as_ref().map(|t| t.size_bytes);
+        for verdict in &mut v {
+            dirty::caveat(verdict, &r.cases, d, file);
+        }
+    }
+    v
+}
 
 /// True for a method that does no I/O (`null`): a reference, not a
 /// candidate.
@@ -49,23 +68,43 @@ pub fn is_reference(method: &str) -> bool {
 
 /// Verdicts for every group with at least two measured real methods (a
 /// reference method does not count), in the order the groups first appear.
+///
+/// A group of variants (cases of one pattern that a preset gives the same
+/// `group`: glommio-scan's ways to scan, crystal's depths) is judged like
+/// a job, its variants in the methods' place, each named by its label when
+/// the labels tell them apart, else by what differs
+/// ([`variant_names`]: `uring 512k Q5T1`).
 pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
-    let mut jobs: Vec<Job> = Vec::new();
+    let mut keys: Vec<JobKey> = Vec::new();
     for c in cases {
-        let j = c.job();
-        if !jobs.contains(&j) {
-            jobs.push(j);
+        let k = c.job_key();
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
-    jobs.into_iter()
-        .filter_map(|j| {
-            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job() == j).collect();
-            of_group(j, &group)
+    keys.into_iter()
+        .filter_map(|k| {
+            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job_key() == k).collect();
+            let mut job = group[0].job();
+            let names = match &k {
+                JobKey::Group { group: g, .. } => {
+                    job.group = Some(g.clone());
+                    variant_names(&group)
+                }
+                JobKey::Job(_) => group.iter().map(|c| c.name()).collect(),
+            };
+            of_group(job, &group, &names)
         })
         .collect()
 }
 
-fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
+fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict> {
+    let name_of = |c: &CaseResult| {
+        group
+            .iter()
+            .position(|g| std::ptr::eq(*g, c))
+            .map_or_else(|| c.name(), |i| names[i].clone())
+    };
     struct M<'a> {
         c: &'a CaseResult,
         s: stats::Stats,
@@ -136,7 +175,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         .map(|(i, (m, k))| {
             let reference = i >= real;
             Ranked {
-                method: m.c.name(),
+                method: name_of(m.c),
                 bw_bytes_per_s: m.s.median,
                 bw_ci95_median: m.s.ci95_median,
                 n: m.s.n,
@@ -147,6 +186,7 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
                 too_few_repetitions: i > 0 && !reference && k.undersampled,
                 cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
+                block_size: m.c.block_size,
                 memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
                 reference,
             }
@@ -167,11 +207,17 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
                 value: f(r),
             })
     };
-    let cheapest_cpu = min_by(&|r| r.cpu_ns_per_io);
+    let mixed = mixed_sizes(&ranking);
+    let cheapest_cpu = min_by(&|r| cpu_cost(r, mixed));
     let least_memory = min_by(&|r| r.memory_bytes as f64);
     let called = !ranking.iter().any(|r| r.too_few_repetitions);
     let (pick, equally_good) = if called {
-        choose(&ranking, &ms.iter().map(|m| m.c).collect::<Vec<_>>(), group)
+        choose(
+            &ranking,
+            &ms.iter().map(|m| m.c).collect::<Vec<_>>(),
+            group,
+            mixed,
+        )
     } else {
         // No call: the leader on these numbers, nothing to weigh it against.
         (ranking[0].method.clone(), Vec::new())
@@ -207,6 +253,17 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
             _ => None,
         }
     };
+    // Methods whose case the case timeout stopped: more rounds take a
+    // larger timeout, not only more repetitions.
+    let capped: Vec<String> = ms
+        .iter()
+        .filter(|m| {
+            m.c.repetition_control
+                .as_ref()
+                .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
+        })
+        .map(|m| name_of(m.c))
+        .collect();
     let mut v = Verdict {
         job,
         fastest,
@@ -219,6 +276,8 @@ fn of_group(job: Job, group: &[&CaseResult]) -> Option<Verdict> {
         paired,
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
+        capped,
+        dirty_burst: None,
         text: Vec::new(),
     };
     v.text = words(&v);
@@ -285,6 +344,7 @@ fn choose(
     ranking: &[Ranked],
     cases: &[&CaseResult],
     group: &[&CaseResult],
+    mixed: bool,
 ) -> (String, Vec<String>) {
     // Candidates in the run's order (not by a median that noise reorders).
     let mut cand: Vec<usize> = (0..ranking.len())
@@ -299,7 +359,14 @@ fn choose(
     if cand.is_empty() {
         return (ranking[0].method.clone(), Vec::new());
     }
-    let cpu = |m: &crate::result::Measurement| m.cpu.ns_per_io;
+    // Per I/O, or per byte moved among variants of different block sizes.
+    let cpu = |m: &crate::result::Measurement| {
+        if mixed && m.io_bytes > 0 {
+            m.cpu.ns_per_io * m.ios as f64 / m.io_bytes as f64
+        } else {
+            m.cpu.ns_per_io
+        }
+    };
     let cpu_alpha = 0.05 / (cand.len().saturating_sub(1)).max(1) as f64;
     // `a` beats `b` when it is really cheaper in CPU, or holds much less
     // memory while CPU does not separate them.
@@ -384,7 +451,7 @@ fn pct_slower(ratio: f64) -> String {
 }
 
 /// "a", "a and b", "a, b and c".
-fn list(names: &[&str]) -> String {
+pub(crate) fn list(names: &[&str]) -> String {
     match names {
         [] => String::new(),
         [one] => (*one).to_string(),
@@ -396,6 +463,9 @@ fn list(names: &[&str]) -> String {
 /// ran at when that is below the depth asked (`randread 4k Q1T1` for
 /// `direct,direct` asked for Q32).
 fn ran_label(v: &Verdict, real: &[&Ranked]) -> String {
+    if v.job.group.is_some() {
+        return v.job.label();
+    }
     let depths: Vec<u32> = real.iter().map(|m| m.queue_depth).collect();
     match depths.first() {
         Some(&d) if d > 0 && d < v.job.queue_depth && depths.iter().all(|&x| x == d) => {
@@ -410,6 +480,10 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
     let real: Vec<&Ranked> = v.ranking.iter().filter(|r| !r.reference).collect();
     // Already in the label when every method ran at that depth.
     let all_at = real.iter().all(|r| r.queue_depth == m.queue_depth);
+    // A variant's name says its depth.
+    if v.job.group.is_some() {
+        return String::new();
+    }
     if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth && !all_at {
         format!(" at QD{}", m.queue_depth)
     } else {
@@ -473,6 +547,20 @@ pub fn words(v: &Verdict) -> Vec<String> {
         6
     };
     let fewest = r.iter().map(|m| m.n).min().unwrap_or(0);
+    let noun = if v.job.group.is_some() {
+        "variants"
+    } else {
+        "methods"
+    };
+    let advice = if v.capped.is_empty() {
+        format!("run longer (--max-time) or --repeat {needed}")
+    } else {
+        let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
+        format!(
+            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
+            list(&names)
+        )
+    };
     if !unsure.is_empty() && v.paired && fewest >= 6 {
         // Enough rounds for one comparison, not for as many as this verdict
         // makes (the level is shared among them).
@@ -481,7 +569,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} methods (it takes {needed}); run longer (--max-time) or --repeat {needed}.",
+            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} {noun} (it takes {needed}); {advice}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
             r.len()
@@ -510,7 +598,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
         out.push(format!(
-            "{label}: {} measured {}, but {}: too few to call that real; run longer (--max-time) or --repeat {needed}.",
+            "{label}: {} measured {}, but {}: too few to call that real; {advice}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
             list(&short.iter().map(String::as_str).collect::<Vec<_>>())
@@ -522,7 +610,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
             if names.len() == 2 {
                 list(&names)
             } else {
-                format!("all {} methods", names.len())
+                format!("all {} {noun}", names.len())
             },
             x(r.last().map_or(1.0, |m| m.fastest_ratio))
         ));
@@ -552,15 +640,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
 
     // CPU: the cheapest, the next cheapest, and buffered (the habit).
-    let mut cpu: Vec<&Ranked> = r
-        .iter()
-        .copied()
-        .filter(|m| m.cpu_ns_per_io > 0.0)
-        .collect();
-    cpu.sort_by(|a, b| a.cpu_ns_per_io.total_cmp(&b.cpu_ns_per_io));
+    let mixed = mixed_sizes(&v.ranking);
+    let cost = |m: &Ranked| cpu_cost(m, mixed);
+    let per = if mixed {
+        "CPU per MiB moved"
+    } else {
+        "CPU per I/O"
+    };
+    let mut cpu: Vec<&Ranked> = r.iter().copied().filter(|m| cost(m) > 0.0).collect();
+    cpu.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
     if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
-        if hi.cpu_ns_per_io >= lo.cpu_ns_per_io * CPU_WORTH_SAYING {
-            let ns = |m: &Ranked| fmt_ns(m.cpu_ns_per_io.round() as u64);
+        if cost(hi) >= cost(lo) * CPU_WORTH_SAYING {
+            let ns = |m: &Ranked| fmt_ns(cost(m).round() as u64);
             let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
             if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
                 named.push(b);
@@ -577,7 +668,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 // The pick found no real difference between the two
                 // cheapest: their medians are not a ranking.
                 Some(&next) if eq(lo) && eq(next) => out.push(format!(
-                    "CPU per I/O: {} {} and {} {} (medians) are not shown to differ{}.",
+                    "{per}: {} {} and {} {} (medians) are not shown to differ{}.",
                     lo.method,
                     ns(lo),
                     next.method,
@@ -589,7 +680,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                     }
                 )),
                 _ => out.push(format!(
-                    "CPU per I/O: {} is cheapest at {}; {}.",
+                    "{per}: {} is cheapest at {}; {}.",
                     lo.method,
                     ns(lo),
                     others.join(", ")
@@ -669,18 +760,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else {
         let p = tied.iter().find(|m| m.method == v.pick);
         let cheapest_cpu = p.is_some_and(|p| {
-            p.cpu_ns_per_io > 0.0
+            cost(p) > 0.0
                 && tied
                     .iter()
-                    .all(|m| m.cpu_ns_per_io <= 0.0 || m.cpu_ns_per_io >= p.cpu_ns_per_io)
+                    .all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
         });
         format!(
-            "→ use {}: tied for fastest, and {} of those (a real difference).",
+            "→ use {}: tied for fastest, and the least {} of those (a real difference).",
             v.pick,
             if cheapest_cpu {
-                "the least CPU per I/O"
+                per.to_string()
             } else {
-                "the least memory"
+                "memory".to_string()
             }
         )
     });

@@ -585,3 +585,139 @@ fn the_fastest_methods_cpu_is_named_even_when_a_longer_name_shares_its_prefix() 
     let cpu = v.text.iter().find(|l| l.starts_with("CPU")).unwrap();
     assert!(cpu.contains("uring (fastest) 4.0 us"), "{cpu}");
 }
+
+/// Regression (issue 18): glommio-scan's variants (one label each, and
+/// two methods under one label) had no verdict at all, each being a job of
+/// one method. Given one group they are judged together, each named by
+/// what tells it apart.
+#[test]
+fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
+    let mk = |method: &str, bs: u64, qd: u32, copy: bool, label: &str, mibs: &[f64]| {
+        let mut c = case(method, "read", mibs, 2_000.0, 1 << 20);
+        c.block_size = bs;
+        c.queue_depth = qd;
+        c.queue_depth_requested = qd;
+        c.copy_to_user = copy;
+        c.label = Some(label.into());
+        c.group = Some("ways to scan".into());
+        for (i, r) in c.repetitions.iter_mut().enumerate() {
+            r.round = Some(i as u32 + 1);
+        }
+        c
+    };
+    let steady = |x: f64| {
+        [
+            x,
+            x * 1.01,
+            x * 0.99,
+            x * 1.005,
+            x * 0.995,
+            x,
+            x * 1.002,
+            x * 0.998,
+        ]
+    };
+    let cases = vec![
+        mk("buffered", 4096, 1, false, "buffered", &steady(900.0)),
+        mk(
+            "direct",
+            4096,
+            1,
+            false,
+            "direct one in flight",
+            &steady(170.0),
+        ),
+        mk("uring", 4096, 8, true, "read-ahead, copied", &steady(500.0)),
+        mk("uring", 512 << 10, 5, false, "512 KiB x5", &steady(4000.0)),
+        mk(
+            "uring-iopoll",
+            512 << 10,
+            5,
+            false,
+            "512 KiB x5",
+            &steady(4600.0),
+        ),
+    ];
+    // Without the group: every label its own job, and none has two methods
+    // but the last.
+    let ungrouped: Vec<CaseResult> = cases
+        .iter()
+        .cloned()
+        .map(|mut c| {
+            c.group = None;
+            c
+        })
+        .collect();
+    assert_eq!(all(&ungrouped).len(), 1);
+    let v = all(&cases);
+    assert_eq!(v.len(), 1, "{v:#?}");
+    let v = &v[0];
+    let names: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "uring-iopoll 512k Q5T1",
+            "uring 512k Q5T1",
+            "buffered 4k Q1T1",
+            "uring 4k Q8T1 +copy",
+            "direct 4k Q1T1"
+        ]
+    );
+    assert!(v.called, "8 paired rounds call it among five: {:?}", v.text);
+    assert_eq!(v.job.group.as_deref(), Some("ways to scan"));
+    assert!(
+        v.text[0].starts_with("read, ways to scan: uring-iopoll 512k Q5T1 is fastest"),
+        "{}",
+        v.text[0]
+    );
+    // Variants of different block sizes are compared on CPU per MiB moved,
+    // not per I/O (a 512 KiB request costs more than a 4 KiB one).
+    let cpu = v.text.iter().find(|t| t.starts_with("CPU per")).unwrap();
+    assert!(
+        cpu.starts_with("CPU per MiB moved: uring-iopoll 512k Q5T1 is cheapest"),
+        "{cpu}"
+    );
+    assert_eq!(
+        v.cheapest_cpu.as_ref().unwrap().method,
+        "uring-iopoll 512k Q5T1"
+    );
+    // Labels name the variants when they tell them all apart.
+    let crystal: Vec<CaseResult> = [("SEQ1M Q8T1", 8), ("SEQ1M Q1T1", 1)]
+        .iter()
+        .map(|&(l, qd)| mk("uring", 1 << 20, qd, false, l, &steady(3000.0)))
+        .collect();
+    assert_eq!(
+        variant_names(&crystal.iter().collect::<Vec<_>>()),
+        ["SEQ1M Q8T1", "SEQ1M Q1T1"]
+    );
+}
+
+#[test]
+fn a_verdict_on_cases_the_case_timeout_stopped_says_so_in_its_advice() {
+    let mut cases = vec![
+        case("uffd", "read", &[100.0], 2_000.0, 1 << 20),
+        case(
+            "direct",
+            "read",
+            &[4000.0, 4100.0, 3900.0],
+            2_000.0,
+            1 << 20,
+        ),
+    ];
+    cases[0].repetition_control = Some(crate::result::RepetitionControl {
+        stopped_by: stats::StopReason::CaseTimeout,
+        measured: 1,
+        warmup: 0,
+        ci_rel: None,
+        ci_level: 0.0,
+        elapsed_ns: 10_000_000_000,
+    });
+    let v = &all(&cases)[0];
+    assert_eq!(v.capped, vec!["uffd".to_string()]);
+    assert!(!v.called);
+    assert!(
+        v.text[0].contains("--case-timeout stopped uffd early: give a larger --case-timeout"),
+        "{}",
+        v.text[0]
+    );
+}

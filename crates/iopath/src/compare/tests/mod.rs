@@ -63,6 +63,8 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
             repeat: Some(8),
             ci_target: None,
             max_time_ns: None,
+            case_timeout_ns: None,
+            estimated_ns: None,
             warmup: 0,
             schedule: None,
             order_seed: None,

@@ -1,0 +1,230 @@
+//! The write verdict's caveat: a method that writes through the page cache
+//! (buffered, mmap, uring-buffered) and wrote no more in a repetition than
+//! the kernel's dirty limit was never made to wait for the device. Its
+//! writes went to memory; the flush at the end (or none, with `--sync
+//! none`) moved them at once, sorted and merged. That is a burst, often
+//! faster than the device takes writes for long, and the default run's
+//! randwrite verdict used to pick buffered on 150 ms of it. The verdict
+//! keeps its figures and says so, with a `--size` beyond the limit (and a
+//! `--time` that writes past it) to measure sustained writes.
+
+use super::{list, Verdict};
+use crate::metrics::dirty::DirtyLimits;
+use crate::result::records::DirtyBurst;
+use crate::result::CaseResult;
+use crate::units::{fmt_bytes, fmt_duration, fmt_size_flag};
+
+/// Methods whose writes land in the page cache first.
+fn through_page_cache(method: &str) -> bool {
+    matches!(method, "buffered" | "mmap" | "uring-buffered")
+}
+
+/// Add the caveat to `v` when its page-cache writers stayed under the
+/// limit. `cases` are the run's; `file` the bytes the cases address.
+pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Option<u64>) {
+    let writes = matches!(v.job.pattern.as_str(), "write" | "randwrite" | "randrw");
+    // O_SYNC/O_DSYNC and fsync-per-write wait for the device on every write.
+    if !writes || !matches!(v.job.sync.as_str(), "end" | "none") || d.limit_bytes == 0 {
+        return;
+    }
+    let in_group = |c: &CaseResult| match &v.job.group {
+        Some(g) => c.group.as_ref() == Some(g) && c.pattern == v.job.pattern,
+        None => c.group.is_none() && c.job() == v.job,
+    };
+    let mut methods: Vec<String> = Vec::new();
+    let (mut written, mut rate) = (0u64, 0.0f64);
+    for c in cases
+        .iter()
+        .filter(|c| in_group(c) && through_page_cache(&c.method))
+    {
+        let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
+            continue;
+        };
+        if s.write_bytes > d.limit_bytes {
+            continue;
+        }
+        methods.push(c.name());
+        written = written.max(s.write_bytes);
+        rate = rate.max(s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64);
+    }
+    // Variants of a group are named as the verdict names them.
+    let named: Vec<String> = methods
+        .iter()
+        .filter_map(|m| {
+            v.ranking
+                .iter()
+                .find(|r| &r.method == m || r.method.starts_with(&format!("{m} ")))
+                .map(|r| r.method.clone())
+        })
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
+    let span = file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes);
+    let how = if v.job.sync == "none" {
+        "and nothing waited for the device"
+    } else {
+        "and the timed fsync flushed them in one sorted burst"
+    };
+    let time = (rate > 0.0).then(|| {
+        let secs = (2.0 * d.limit_bytes as f64 / rate).ceil().max(1.0);
+        format!(
+            " and a --time that writes past {} (about {} at the {}/s measured here)",
+            fmt_bytes(d.limit_bytes),
+            fmt_duration(std::time::Duration::from_secs_f64(secs)),
+            fmt_bytes(rate as u64)
+        )
+    });
+    let names: Vec<&str> = named.iter().map(String::as_str).collect();
+    let sentence = format!(
+        "Writes: {} wrote at most {} a repetition{}, under this machine's dirty limit of {} ({}): the page cache absorbed them {how}, so their speed is a burst's, not sustained writing{}. For sustained writes: --size {} or more{}.",
+        list(&names),
+        fmt_bytes(written),
+        span.map_or(String::new(), |f| format!(" to a {} file", fmt_bytes(f))),
+        fmt_bytes(d.limit_bytes),
+        d.source(),
+        if span.is_some() {
+            " (random writes to a file under the limit never pass it)"
+        } else {
+            ""
+        },
+        fmt_size_flag(suggested),
+        time.unwrap_or_default()
+    );
+    let at = v
+        .text
+        .iter()
+        .position(|t| t.starts_with('→'))
+        .unwrap_or(v.text.len());
+    v.text.insert(at, sentence);
+    if named.contains(&v.pick) {
+        if let Some(last) = v.text.last_mut().filter(|t| t.starts_with('→')) {
+            if let Some(stem) = last.strip_suffix('.') {
+                *last = format!("{stem} (for bursts under the dirty limit: see above).");
+            }
+        }
+    }
+    v.dirty_burst = Some(DirtyBurst {
+        methods: named,
+        written_bytes: written,
+        limit_bytes: d.limit_bytes,
+        suggested_size_bytes: suggested,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Measurement, RepetitionControl};
+
+    fn case(method: &str, written: u64, duration_ns: u64, round: u32) -> CaseResult {
+        let m = |bw: f64| Measurement {
+            write_bytes: written,
+            io_bytes: written,
+            write_ios: written / 4096,
+            ios: written / 4096,
+            duration_ns,
+            bw_bytes_per_s: bw,
+            round: Some(round),
+            ..Default::default()
+        };
+        let reps: Vec<Measurement> = (0..8)
+            .map(|i| {
+                let mut r = m(written as f64 * 1e9 / duration_ns as f64 * (1.0 + i as f64 * 1e-3));
+                r.round = Some(i + 1);
+                r
+            })
+            .collect();
+        CaseResult {
+            method: method.into(),
+            pattern: "randwrite".into(),
+            block_size: 4096,
+            queue_depth: 32,
+            queue_depth_requested: 32,
+            threads: 1,
+            sync: "end".into(),
+            summary: Measurement::median_of(&reps.iter().collect::<Vec<_>>()),
+            repetitions: reps,
+            repetition_control: Some(RepetitionControl {
+                stopped_by: crate::stats::StopReason::Fixed,
+                measured: 8,
+                warmup: 0,
+                ci_rel: None,
+                ci_level: 0.95,
+                elapsed_ns: 0,
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn limits(limit: u64) -> DirtyLimits {
+        DirtyLimits {
+            limit_bytes: limit,
+            background_bytes: limit / 2,
+            ratio_pct: Some(20),
+            background_ratio_pct: Some(10),
+            base_bytes: limit * 5,
+            base_is_cgroup: false,
+        }
+    }
+
+    #[test]
+    fn buffered_writes_under_the_dirty_limit_are_called_a_burst() {
+        // buffered wrote 120 MiB in 150 ms (800 MiB/s), direct 30 MiB: the
+        // verdict picks buffered, and must say it measured a burst.
+        let cases = vec![
+            case("buffered", 120 << 20, 150_000_000, 1),
+            case("direct", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&cases).remove(0);
+        assert_eq!(v.pick, "buffered");
+        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30));
+        let b = v.dirty_burst.as_ref().expect("a burst");
+        assert_eq!(b.methods, vec!["buffered".to_string()]);
+        assert_eq!((b.written_bytes, b.limit_bytes), (120 << 20, 4 << 30));
+        assert_eq!(b.suggested_size_bytes, 8 << 30);
+        // Just above a power of two: the next one.
+        let mut odd = crate::verdict::all(&cases).remove(0);
+        caveat(&mut odd, &cases, &limits(4_600_000_000), Some(1 << 30));
+        assert_eq!(odd.dirty_burst.unwrap().suggested_size_bytes, 8 << 30);
+        let text = v.text.join("\n");
+        assert!(
+            text.contains("dirty limit of 4 GiB (vm.dirty_ratio 20% of 20 GiB available)"),
+            "{text}"
+        );
+        assert!(text.contains("--size 8G or more"), "{text}");
+        assert!(
+            text.contains("to a 1 GiB file") && text.contains("never pass it"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--time that writes past 4 GiB (about 11s"),
+            "{text}"
+        );
+        let last = v.text.last().unwrap();
+        assert!(
+            last.starts_with("→ use buffered") && last.contains("for bursts under the dirty limit"),
+            "{last}"
+        );
+    }
+
+    #[test]
+    fn writes_past_the_limit_or_direct_only_get_no_caveat() {
+        let cases = vec![
+            case("buffered", 600 << 20, 1_000_000_000, 1),
+            case("direct", 300 << 20, 1_000_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&cases).remove(0);
+        let before = v.text.clone();
+        caveat(&mut v, &cases, &limits(512 << 20), Some(8 << 30));
+        assert_eq!((v.dirty_burst.is_none(), &v.text), (true, &before));
+        let direct = vec![
+            case("direct", 30 << 20, 150_000_000, 1),
+            case("aio", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&direct).remove(0);
+        caveat(&mut v, &direct, &limits(4 << 30), Some(1 << 30));
+        assert!(v.dirty_burst.is_none());
+    }
+}
