@@ -233,7 +233,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub prefill: bool,
 
-    /// Size of the test file [default: 1GiB].
+    /// Size of the test file [default: 1GiB]. With a preset or job file
+    /// that sets a cache limit, the limit scales with the file unless
+    /// --cache-limit is given (dontcache: 256 MiB for 2 GiB, so 128 MiB at
+    /// --size 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
 

@@ -355,6 +355,26 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             );
         }
     }
+    // RWF_DONTCACHE writes whose pages stayed (measured on ext4, Linux
+    // 6.18: overwrites keep them, allocating writes do not; docs/methods.md).
+    let kept = |c: &CaseResult| {
+        let m = c.summary.as_ref().map(|s| &s.memory);
+        m.map_or(0, |m| m.page_cache_bytes.saturating_sub(m.page_cache_before_bytes))
+    };
+    let dontcache_kept: Vec<&CaseResult> = measured
+        .iter()
+        .copied()
+        .filter(|c| c.method.ends_with("dontcache") && is_write(&c.pattern))
+        .filter(|c| kept(c) >= 4 << 20)
+        .collect();
+    push(
+        "dontcache_pages_kept",
+        format!(
+            "these RWF_DONTCACHE writes left up to {} of the file in the page cache: the kernel drops an uncached write's pages when their write-back completes in a task, not when it completes in an interrupt, which is where ext4 completes writes over blocks already written (the prefilled test file); writes that allocate (--sparse, a new file) are dropped. The cache column shows what stayed",
+            fmt_bytes(dontcache_kept.iter().map(|c| kept(c)).max().unwrap_or(0))
+        ),
+        dontcache_kept.iter().map(|c| label(c)).collect(),
+    );
     let shares: Vec<String> = measured
         .iter()
         .filter(|c| c.method == "uring-sqpoll" && (c.threads as usize) + 1 >= r.system.cpus)
@@ -572,8 +592,16 @@ mod tests {
         let w = collect(&r);
         let other = w.iter().find(|w| w.code == "other_disk_traffic").unwrap();
         assert_eq!(other.cases, vec!["direct/read"]);
-        assert!(other.message.contains("bypass the page cache"), "{}", other.message);
-        assert!(!other.message.contains("direct-I/O cases"), "{}", other.message);
+        assert!(
+            other.message.contains("bypass the page cache"),
+            "{}",
+            other.message
+        );
+        assert!(
+            !other.message.contains("direct-I/O cases"),
+            "{}",
+            other.message
+        );
         let amp = w.iter().find(|w| w.code == "read_amplification").unwrap();
         assert_eq!(
             amp.cases,
@@ -581,6 +609,27 @@ mod tests {
         );
         let none = w.iter().find(|w| w.code == "sync_none").unwrap();
         assert_eq!(none.cases, vec!["dontcache/write", "tokio/write"]);
+    }
+
+    #[test]
+    fn dontcache_writes_that_left_pages_cached_are_explained() {
+        let mut cases = vec![
+            case("dontcache", "write", Some(1.0), (1, 1), "end"),
+            case("uring-dontcache", "write", Some(1.0), (8, 8), "end"),
+            case("buffered", "write", Some(1.0), (1, 1), "end"),
+            case("dontcache", "read", Some(1.0), (1, 1), "end"),
+        ];
+        for c in &mut cases {
+            let m = &mut c.summary.as_mut().unwrap().memory;
+            m.page_cache_before_bytes = 1 << 20;
+            m.page_cache_bytes = 121 << 20;
+        }
+        // Dropped as they should be: nothing to say.
+        cases[1].summary.as_mut().unwrap().memory.page_cache_bytes = 2 << 20;
+        let w = collect(&run(cases, "cold", 2));
+        let k = w.iter().find(|w| w.code == "dontcache_pages_kept").unwrap();
+        assert_eq!(k.cases, vec!["dontcache/write"]);
+        assert!(k.message.contains("up to 120 MiB"), "{}", k.message);
     }
 
     #[test]
