@@ -252,7 +252,8 @@ pub struct RunArgs {
 
     /// Threads of the `threadpool` method's pool [default: 4, libuv's
     /// UV_THREADPOOL_SIZE; give --qd to get tokio's one thread per request
-    /// in flight].
+    /// in flight]. For `tokio`: the most threads of tokio's blocking pool
+    /// (max_blocking_threads; tokio's own 512 when not given).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub pool_threads: Option<u32>,
 

@@ -359,7 +359,9 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     // 6.18: overwrites keep them, allocating writes do not; docs/methods.md).
     let kept = |c: &CaseResult| {
         let m = c.summary.as_ref().map(|s| &s.memory);
-        m.map_or(0, |m| m.page_cache_bytes.saturating_sub(m.page_cache_before_bytes))
+        m.map_or(0, |m| {
+            m.page_cache_bytes.saturating_sub(m.page_cache_before_bytes)
+        })
     };
     let dontcache_kept: Vec<&CaseResult> = measured
         .iter()
