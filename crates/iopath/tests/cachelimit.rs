@@ -29,6 +29,10 @@ fn parent() -> Option<PathBuf> {
     Some(cg.dir)
 }
 
+/// Tests that make cgroups run one at a time: one test's cgroup would be
+/// another's "left behind".
+static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn ours(dir: &std::path::Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -41,6 +45,7 @@ fn ours(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn the_page_cache_stays_under_the_limit_and_the_cgroup_goes_away() {
+    let _one_at_a_time = CGROUPS.lock().unwrap_or_else(|p| p.into_inner());
     let Some(parent) = parent() else { return };
     // A cgroup left by a run that was killed (its pid cannot exist).
     let stale = parent.join("iopath-4194304-0");
@@ -122,6 +127,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// ends with the verdict sentence.
 #[test]
 fn the_neighbour_is_recorded_before_and_during_each_repetition() {
+    let _one_at_a_time = CGROUPS.lock().unwrap_or_else(|p| p.into_inner());
     if parent().is_none() {
         return;
     }
