@@ -7,7 +7,6 @@
 //! refused with [`crate::EngineError::Unsupported`] saying why.
 
 use std::fmt;
-use std::fs::File;
 use std::path::Path;
 
 use crate::{EngineError, Method};
@@ -59,6 +58,26 @@ impl Hint {
         Hint::ALL.into_iter().find(|h| h.name() == s)
     }
 
+    /// One sentence: what the hint asks of the kernel (for `iopath methods`).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Hint::Random => "no read-ahead: madvise(MADV_RANDOM) on a mapping, posix_fadvise(POSIX_FADV_RANDOM) on a file",
+            Hint::Sequential => "aggressive read-ahead (and, for a mapping, early reclaim of pages behind): MADV_SEQUENTIAL / POSIX_FADV_SEQUENTIAL",
+            Hint::Willneed => "start reading the whole span in at open: MADV_WILLNEED / POSIX_FADV_WILLNEED",
+            Hint::Noreuse => "the data is used once: POSIX_FADV_NOREUSE (Linux 6.3+ keeps such pages off the active list); read/write methods only",
+            Hint::Hugepage => "back the mapping with huge pages where the file system can (large folios): MADV_HUGEPAGE; mapped methods only",
+            Hint::Populate => "fault the whole span in at open, as MAP_POPULATE would: MADV_POPULATE_READ (_WRITE when writable); mapped methods only",
+        }
+    }
+
+    /// The hints `method` takes (empty: none), in [`Hint::ALL`]'s order.
+    pub fn accepted_by(method: Method) -> Vec<Hint> {
+        Hint::ALL
+            .into_iter()
+            .filter(|h| h.call_for(method).is_ok())
+            .collect()
+    }
+
     /// What the hint becomes for `method`: the call, or why it is refused.
     pub fn call_for(self, method: Method) -> Result<&'static str, String> {
         let mapped = matches!(method, Method::Mmap | Method::MmapDax);
@@ -69,6 +88,7 @@ impl Hint {
                 | Method::Dontcache
                 | Method::UringDontcache
                 | Method::Threadpool
+                | Method::Tokio
         );
         if mapped {
             return match self {
@@ -95,11 +115,11 @@ impl Hint {
         }
         if method.is_direct() {
             return Err(format!(
-                "{method} bypasses the page cache (O_DIRECT): a +{self} hint has nothing to act on (hints apply to buffered, uring-buffered, dontcache, uring-dontcache, threadpool and mmap)"
+                "{method} bypasses the page cache (O_DIRECT): a +{self} hint has nothing to act on (hints apply to buffered, uring-buffered, dontcache, uring-dontcache, threadpool, tokio and mmap)"
             ));
         }
         Err(format!(
-            "{method} takes no access hint (hints apply to buffered, uring-buffered, dontcache, uring-dontcache, threadpool and mmap)"
+            "{method} takes no access hint (hints apply to buffered, uring-buffered, dontcache, uring-dontcache, threadpool, tokio and mmap)"
         ))
     }
 }
@@ -125,7 +145,7 @@ pub(crate) fn refused(method: Method, hint: Hint) -> EngineError {
 /// file), for a read/write method.
 pub(crate) fn fadvise(
     method: Method,
-    file: &File,
+    file: &impl std::os::fd::AsFd,
     path: &Path,
     hint: Hint,
     len: u64,

@@ -87,11 +87,15 @@ pub enum Method {
     /// runtimes (tokio's blocking pool, libuv, Java's
     /// AsynchronousFileChannel) do file I/O ([`engines::threadpool`]).
     Threadpool,
+    /// `tokio::fs::File` (seek, then read or write, each a blocking-pool
+    /// task) on a tokio runtime; only in a build with the `tokio` cargo
+    /// feature ([`Method::compiled_in`]).
+    Tokio,
 }
 
 impl Method {
     /// Every method, in the order tables list them.
-    pub const ALL: [Method; 18] = [
+    pub const ALL: [Method; 19] = [
         Method::Buffered,
         Method::Dontcache,
         Method::Direct,
@@ -104,6 +108,7 @@ impl Method {
         Method::UringIopoll,
         Method::Aio,
         Method::Threadpool,
+        Method::Tokio,
         Method::CopyFileRange,
         Method::Sendfile,
         Method::Ucache,
@@ -133,6 +138,7 @@ impl Method {
             Method::Dontcache => "dontcache",
             Method::UringDontcache => "uring-dontcache",
             Method::Threadpool => "threadpool",
+            Method::Tokio => "tokio",
         }
     }
 
@@ -171,7 +177,24 @@ impl Method {
                 | Method::Aio
                 | Method::UringDontcache
                 | Method::Threadpool
+                | Method::Tokio
         )
+    }
+
+    /// False for a method this build leaves out: `tokio` without the
+    /// `tokio` cargo feature. Such a method is still named, listed and
+    /// read from results; opening it says how to build it in
+    /// ([`Method::not_compiled_in`]).
+    pub fn compiled_in(self) -> bool {
+        self != Method::Tokio || cfg!(feature = "tokio")
+    }
+
+    /// Why a method is missing from this build and how to get it; `None`
+    /// when it is built in.
+    pub fn not_compiled_in(self) -> Option<String> {
+        (!self.compiled_in()).then(|| {
+            format!("built without the {self} feature: cargo build --release --features {self}")
+        })
     }
 
     /// True when the method touches no file at all.
@@ -197,6 +220,7 @@ impl Method {
                 // dontcache answer questions of their own.
                 | Method::UringDontcache
                 | Method::Threadpool
+                | Method::Tokio
         ) && !self.copy_only()
     }
 
@@ -249,6 +273,9 @@ impl Method {
             Method::Threadpool => {
                 "N threads (--pool-threads, default 4 as libuv) serving a queue with pread/pwrite: what tokio::fs, libuv and Java's async file channel do"
             }
+            Method::Tokio => {
+                "real tokio::fs::File (seek, then read or write_all+flush), N requests in flight as N tasks; each step is a task on tokio's blocking pool"
+            }
         }
     }
 
@@ -290,6 +317,9 @@ impl Method {
             }
             Method::Threadpool => {
                 "to know what a runtime's file I/O costs against io_uring (Rust, Node, Java users)"
+            }
+            Method::Tokio => {
+                "a Rust program on tokio: what its file I/O really costs, beside threadpool and uring"
             }
         }
     }
@@ -540,6 +570,8 @@ pub fn open_with(
             opts.pool_threads
                 .unwrap_or(engines::threadpool::DEFAULT_THREADS),
         )?)
+    } else if method == Method::Tokio {
+        open_tokio(spec, opts.pool_threads)?
     } else {
         open(method, spec)?
     };
@@ -585,5 +617,31 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
         Method::Uffd | Method::UffdWp => {
             Ok(Box::new(engines::uffd::UffdEngine::open(method, spec)?))
         }
+        Method::Tokio => open_tokio(spec, None),
     }
+}
+
+/// `tokio` with at most `blocking_threads` threads in its blocking pool
+/// (`None`: tokio's own default, 512).
+#[cfg(feature = "tokio")]
+fn open_tokio(
+    spec: &OpenSpec,
+    blocking_threads: Option<usize>,
+) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(engines::tokio::TokioEngine::open(
+        spec,
+        blocking_threads,
+    )?))
+}
+
+/// `tokio` in a build without the feature: refused with how to build it.
+#[cfg(not(feature = "tokio"))]
+fn open_tokio(
+    _spec: &OpenSpec,
+    _blocking_threads: Option<usize>,
+) -> Result<Box<dyn Engine>, EngineError> {
+    Err(EngineError::Unsupported {
+        method: Method::Tokio,
+        reason: Method::Tokio.not_compiled_in().unwrap_or_default(),
+    })
 }

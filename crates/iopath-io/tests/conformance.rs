@@ -452,8 +452,8 @@ fn check_drop_in_flight(m: Method) {
 }
 
 macro_rules! conformance {
-    ($($name:ident => $method:expr),* $(,)?) => {
-        $(mod $name {
+    ($($(#[$attr:meta])* $name:ident => $method:expr),* $(,)?) => {
+        $($(#[$attr])* mod $name {
             use super::*;
             #[test] fn write_then_read() { check_write_read($method) }
             #[test] fn short_read_at_eof() { check_short_read($method) }
@@ -465,9 +465,14 @@ macro_rules! conformance {
 
         #[test]
         fn every_method_is_covered() {
-            // Copy-only methods have no engine (see the test below).
-            let all = Method::ALL.into_iter().filter(|m| !m.copy_only());
-            let (mut listed, mut all) = (vec![$($method),*], all.collect::<Vec<_>>());
+            // Copy-only methods have no engine (see the test below), and a
+            // method this build leaves out has none to test here
+            // (`tokio` without its feature: see not_compiled_in_says_how).
+            let all = Method::ALL
+                .into_iter()
+                .filter(|m| !m.copy_only() && m.compiled_in());
+            let mut listed: Vec<Method> = [$($(#[$attr])* $method),*].to_vec();
+            let mut all = all.collect::<Vec<_>>();
             listed.sort();
             all.sort();
             assert_eq!(listed, all, "add new methods to the conformance! list");
@@ -488,10 +493,31 @@ conformance! {
     dontcache => Method::Dontcache,
     uring_dontcache => Method::UringDontcache,
     threadpool => Method::Threadpool,
+    #[cfg(feature = "tokio")]
+    tokio => Method::Tokio,
     ucache => Method::Ucache,
     uffd => Method::Uffd,
     uffd_wp => Method::UffdWp,
     null => Method::Null,
+}
+
+/// A build without the `tokio` feature still knows the method: opening it
+/// and the probe say how to build it in.
+#[cfg(not(feature = "tokio"))]
+#[test]
+fn not_compiled_in_says_how() {
+    let t = Target::new(FILE);
+    let how = "built without the tokio feature: cargo build --release --features tokio";
+    assert!(!Method::Tokio.compiled_in());
+    match open(Method::Tokio, &t.spec(false, QD, SyncPolicy::None)) {
+        Err(EngineError::Unsupported { method, reason }) => {
+            assert_eq!(method, Method::Tokio);
+            assert_eq!(reason, how);
+        }
+        other => panic!("tokio opened without its feature: {:?}", other.map(|_| ())),
+    }
+    let st = probe_method(Method::Tokio, &t.path, BS);
+    assert_eq!(st.unusable.as_deref(), Some(how));
 }
 
 /// `copy-file-range` and `sendfile` only copy (iopath_io::copy): opening

@@ -233,7 +233,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub prefill: bool,
 
-    /// Size of the test file [default: 1GiB].
+    /// Size of the test file [default: 1GiB]. With a preset or job file
+    /// that sets a cache limit, the limit scales with the file unless
+    /// --cache-limit is given (dontcache: 256 MiB for 2 GiB, so 128 MiB at
+    /// --size 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
 
@@ -249,7 +252,8 @@ pub struct RunArgs {
 
     /// Threads of the `threadpool` method's pool [default: 4, libuv's
     /// UV_THREADPOOL_SIZE; give --qd to get tokio's one thread per request
-    /// in flight].
+    /// in flight]. For `tokio`: the most threads of tokio's blocking pool
+    /// (max_blocking_threads; tokio's own 512 when not given).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub pool_threads: Option<u32>,
 

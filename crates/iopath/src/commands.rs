@@ -171,15 +171,40 @@ pub fn render_probe(r: &ProbeReport) -> String {
 }
 
 pub fn methods() -> String {
+    use iopath_io::Hint;
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(120)
-        .set_header(vec!["method", "what it is", "use it when"]);
+        .set_header(vec!["method", "what it is", "use it when", "hints"]);
     for m in Method::ALL {
-        t.add_row(vec![m.name(), m.summary(), m.when_to_use()]);
+        let mut what = m.summary().to_string();
+        if let Some(how) = m.not_compiled_in() {
+            what.push_str(&format!(" [not in this build: {how}]"));
+        }
+        let hints: Vec<&str> = Hint::accepted_by(m).iter().map(|h| h.name()).collect();
+        let hints = if hints.is_empty() {
+            "-".to_string()
+        } else {
+            hints.join(" ")
+        };
+        t.add_row(vec![
+            m.name().to_string(),
+            what,
+            m.when_to_use().into(),
+            hints,
+        ]);
     }
-    format!("{t}\nRun `iopath probe` to see which of them work here. Details: docs/methods.md\n")
+    let mut out = format!("{t}\n");
+    out.push_str(
+        "Hints: an option of a method, written after a +: --methods mmap,mmap+random runs mmap without and with MADV_RANDOM side by side.\n",
+    );
+    let width = Hint::ALL.iter().map(|h| h.name().len()).max().unwrap_or(8);
+    for h in Hint::ALL {
+        out.push_str(&format!("  {:width$}  {}\n", h.name(), h.summary()));
+    }
+    out.push_str("\nRun `iopath probe` to see which methods work here. Details: docs/methods.md\n");
+    out
 }
 
 /// `iopath report RESULT.json`: the report files asked for, or the

@@ -22,6 +22,51 @@ fn methods_lists_every_method_with_advice() {
         .stdout(predicate::str::contains("use it when"));
 }
 
+/// The hints, what each asks of the kernel, and which methods take which:
+/// mmap takes populate and hugepage, not noreuse; buffered the reverse;
+/// direct none.
+#[test]
+fn methods_lists_the_hints_and_which_methods_take_them() {
+    let out = iopath().arg("methods").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("mmap+random"), "{text}");
+    for h in iopath_io::Hint::ALL {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{h} ")))
+            .unwrap_or_else(|| panic!("no line for hint {h}:\n{text}"));
+        assert!(line.contains(h.summary()), "{line}");
+    }
+    // The last cell of a method's row, over the lines it wraps to (their
+    // first cell is empty).
+    let cells = |l: &str| -> Vec<String> {
+        l.trim_matches('│')
+            .split('┆')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let row = |m: &str| {
+        let lines: Vec<Vec<String>> = text.lines().map(cells).collect();
+        let at = lines
+            .iter()
+            .position(|c| c.len() == 4 && c[0] == m)
+            .unwrap_or_else(|| panic!("no row for {m}:\n{text}"));
+        let mut hints = vec![lines[at][3].clone()];
+        for c in lines[at + 1..]
+            .iter()
+            .take_while(|c| c.len() == 4 && c[0].is_empty())
+        {
+            hints.push(c[3].clone());
+        }
+        hints.retain(|h| !h.is_empty());
+        hints.join(" ")
+    };
+    assert_eq!(row("mmap"), "random sequential willneed hugepage populate");
+    assert_eq!(row("buffered"), "random sequential willneed noreuse");
+    assert_eq!(row("direct"), "-");
+}
+
 #[test]
 fn null_run_writes_pure_json_to_stdout_and_creates_no_file() {
     let dir = scratch();

@@ -7,6 +7,8 @@ pub mod mmap;
 pub mod null;
 pub mod psync;
 pub mod threadpool;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 pub mod ucache;
 pub mod uffd;
 pub mod uring;

@@ -39,6 +39,11 @@ impl Word for MethodChoice {
             None => (s, None),
         };
         let method = Method::parse_word(m)?;
+        // A method this build leaves out is a mistake of the command, not
+        // a method to skip: say how to build it in.
+        if let Some(how) = method.not_compiled_in() {
+            return Err(format!("'{s}': {how}"));
+        }
         let Some(h) = h else {
             return Ok(method.into());
         };
@@ -80,6 +85,22 @@ mod tests {
             MethodChoice::parse_word("direct").unwrap(),
             Method::Direct.into()
         );
+    }
+
+    #[test]
+    fn a_method_left_out_of_the_build_says_how_to_get_it() {
+        match MethodChoice::parse_word("tokio") {
+            Ok(c) => assert!(Method::Tokio.compiled_in() && c.method == Method::Tokio),
+            Err(e) => {
+                assert!(!Method::Tokio.compiled_in());
+                assert!(
+                    e.contains(
+                        "built without the tokio feature: cargo build --release --features tokio"
+                    ),
+                    "{e}"
+                );
+            }
+        }
     }
 
     #[test]

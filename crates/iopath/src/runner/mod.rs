@@ -541,9 +541,12 @@ impl Runner<'_> {
         let mut cost = WorkerCost {
             locked_bytes: locked_out.into_inner().unwrap_or(0),
             buffers_bytes: threads * qd as u64 * bs + own_cache,
-            // Only io_uring methods have kernel threads; elsewhere the
-            // difference is thread start-up and exit, not I/O.
-            kernel_threads_ns: if case.method.name().starts_with("uring") {
+            // Only io_uring methods have kernel threads, and threadpool and
+            // tokio pool threads (which make the system calls); elsewhere
+            // the difference is thread start-up and exit, not I/O.
+            kernel_threads_ns: if case.method.name().starts_with("uring")
+                || matches!(case.method, Method::Threadpool | Method::Tokio)
+            {
                 self_ns.saturating_sub(main_ns + workers_ns)
             } else {
                 0
