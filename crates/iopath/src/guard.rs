@@ -71,8 +71,12 @@ impl Refusal {
 /// Check that iopath may write to the block device at `path`; the first
 /// refusal that applies (mounted, swap, held, then signature unless
 /// `force_signature`) as a [`UsageError`].
-pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), UsageError> {
-    match refusals(path, Path::new("/sys")) {
+///
+/// `at` is the device checked (the run's own descriptor,
+/// `/proc/<pid>/fd/<n>`, so that a symlink repointed meanwhile cannot
+/// swap another device in); `path` is the name messages show.
+pub fn check_block_write(path: &Path, at: &Path, force_signature: bool) -> Result<(), UsageError> {
+    match refusals(at, Path::new("/sys")) {
         Err(e) => Err(UsageError(format!(
             "cannot check whether {} is in use: {e}",
             path.display()
@@ -91,12 +95,14 @@ pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), Usage
 /// is written: while it is open so, the kernel refuses to mount it, build
 /// a RAID or volume on it or swap on it, and the open itself fails
 /// (EBUSY) when one of them holds it already.
-pub fn hold_exclusively(path: &Path) -> Result<File, UsageError> {
+/// `at` is opened (the run's own descriptor, `/proc/<pid>/fd/<n>`), `path`
+/// named.
+pub fn hold_exclusively(path: &Path, at: &Path) -> Result<File, UsageError> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::EXCL.bits() as i32)
-        .open(path)
+        .open(at)
         .map_err(|e| {
             UsageError(format!(
                 "refusing to write to {}: it cannot be held exclusively ({e}): the kernel has it in use (mounted, part of a RAID or volume, swap). Free it first; no option overrides this",
@@ -107,9 +113,9 @@ pub fn hold_exclusively(path: &Path) -> Result<File, UsageError> {
 
 /// Check that iopath may write the regular file at `path`: no loop device
 /// is backed by it (its blocks would be a mounted file system's, or
-/// another device's).
-pub fn check_file_write(path: &Path) -> Result<(), UsageError> {
-    let sharing = loops_backed_by(path, Path::new("/sys"));
+/// another device's). `at` is the file checked, `path` the name shown.
+pub fn check_file_write(path: &Path, at: &Path) -> Result<(), UsageError> {
+    let sharing = loops_backed_by(at, Path::new("/sys"));
     if sharing.is_empty() {
         return Ok(());
     }
