@@ -128,8 +128,8 @@ pub fn check_file_write(path: &Path, at: &Path) -> Result<(), UsageError> {
 }
 
 /// The loop devices whose backing file is the file at `path` (the same
-/// inode, whatever the name), or, for a loop device at `path`, the other
-/// loop devices over its backing file.
+/// inode, whatever the name), or, for a loop device (or a partition of
+/// one) at `path`, the other loop devices over its backing file.
 pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
@@ -141,16 +141,21 @@ pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Vec::new();
     };
+    // A block device's own name, or for a partition its whole disk's:
+    // only a whole loop device has a backing file (loop4p1 reads loop4's).
     let own_name = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
         .then(|| {
             let rdev = meta.rdev();
-            let name = std::fs::read_link(sys.join(format!(
+            let mut dir = std::fs::canonicalize(sys.join(format!(
                 "dev/block/{}:{}",
                 rustix::fs::major(rdev),
                 rustix::fs::minor(rdev)
             )))
             .ok()?;
-            Some(name.file_name()?.to_string_lossy().into_owned())
+            if dir.join("partition").exists() {
+                dir = dir.parent()?.to_path_buf();
+            }
+            Some(dir.file_name()?.to_string_lossy().into_owned())
         })
         .flatten();
     let target = match &own_name {

@@ -520,6 +520,40 @@ fn a_mounted_file_system_is_safe_from_its_image_and_its_twin_loop() {
     );
 }
 
+/// Review of issue 14: the twin-loop guard read `loop/backing_file` of the
+/// partition's own name (absent), so a partition of one loop device was
+/// written while the same partition, through another loop device over the
+/// same image, was mounted.
+#[test]
+fn a_partition_whose_twin_is_mounted_is_refused() {
+    let dir = scratch();
+    let img = image(dir.path(), "twinpart.img", 40);
+    write_mbr(&img, 32 << 11);
+    let Some(first) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(part) = first.partition(1) else {
+        return;
+    };
+    if !tool("mkfs.ext4", &["-q", "-F"], &part) {
+        return;
+    }
+    let Some(twin) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(twin_part) = twin.partition(1) else {
+        return;
+    };
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(&twin_part, mnt.path(), &[]) else {
+        return;
+    };
+    write_run(&part, &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(twin.name()))
+        .stderr(predicate::str::contains("no option overrides"));
+}
+
 #[test]
 fn a_luks_header_is_a_signature() {
     let dir = scratch();
