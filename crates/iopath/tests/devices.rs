@@ -554,6 +554,45 @@ fn a_partition_whose_twin_is_mounted_is_refused() {
         .stderr(predicate::str::contains("no option overrides"));
 }
 
+/// Review of issue 14: IOPOLL refused on a block device named "the device
+/// under /dev" (the directory of its node); it names the device.
+#[test]
+fn iopoll_refused_on_a_device_names_the_device() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "poll.img", 16), false) else {
+        return;
+    };
+    let out = iopath()
+        .args(["run", "--file"])
+        .arg(lo.path())
+        .args([
+            "--methods",
+            "uring-iopoll",
+            "--patterns",
+            "randread",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if !text.contains("no poll queues") {
+        eprintln!("skipped: uring-iopoll was not refused for lack of poll queues here: {text}");
+        return;
+    }
+    assert!(!text.contains("under /dev"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the device {} has no poll queues",
+            lo.path().display()
+        )),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_luks_header_is_a_signature() {
     let dir = scratch();
