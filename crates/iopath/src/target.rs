@@ -218,6 +218,7 @@ pub fn prepare(
                     ))
                     .into());
                 }
+                refuse_dev(path, dir)?;
                 writable("--file", path, dir)?;
                 check_free_space(dir, size, copies)?;
                 if copies {
@@ -302,6 +303,26 @@ fn writable(flag: &str, given: &Path, dir: &Path) -> Result<()> {
             .into())
         }
     }
+}
+
+/// A --file that does not exist in `/dev` (devtmpfs, or the tmpfs a
+/// container mounts there) is a mistyped device name: iopath would create a
+/// file in memory and measure it. Bad input.
+fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
+    let dev_of = |p: &Path| std::fs::metadata(p).ok().map(|m| m.dev());
+    let in_dev = dev_of(dir).is_some() && dev_of(dir) == dev_of(Path::new("/dev"));
+    let memory = matches!(
+        iopath_io::sys::fs_type_of(dir).unwrap_or("unknown"),
+        "tmpfs" | "devtmpfs" | "ramfs"
+    );
+    if in_dev && memory {
+        return Err(UsageError(format!(
+            "{} does not exist: iopath would create a file in /dev (devtmpfs, memory); name an existing device, or a file on a real file system",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Remove what killed runs left in `dir`, and say so.

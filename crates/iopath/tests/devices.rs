@@ -593,6 +593,20 @@ fn iopoll_refused_on_a_device_names_the_device() {
     );
 }
 
+/// Review of issue 14: a mistyped device name (`/dev/loop77`, absent) made
+/// iopath create a file in devtmpfs and benchmark memory, exit 0.
+#[test]
+fn a_missing_device_name_is_refused_not_created_in_dev() {
+    let name = format!("/dev/iopath-test-absent-{}", std::process::id());
+    iopath()
+        .args(["run", "--file", &name, "--size", "4M", "--time", "50ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{name} does not exist")))
+        .stderr(predicate::str::contains("name an existing device"));
+    assert!(!Path::new(&name).exists(), "{name} was created");
+}
+
 #[test]
 fn a_luks_header_is_a_signature() {
     let dir = scratch();
