@@ -24,7 +24,7 @@ fn root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    crate::common::skip(format!("needs root (mounts, loop devices)"));
+    crate::common::skip("needs root (mounts, loop devices)");
     false
 }
 
@@ -459,7 +459,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
 fn a_case_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
     use iopath::metrics::procfs::MemCgroup;
     let Some(cg) = MemCgroup::current() else {
-        crate::common::skip(format!("no memory cgroup controller here"));
+        crate::common::skip("no memory cgroup controller here");
         return;
     };
     let ours = || -> Vec<String> {

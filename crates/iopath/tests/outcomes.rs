@@ -25,7 +25,7 @@ fn root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    crate::common::skip(format!("needs root (mounts, loop devices, cgroups)"));
+    crate::common::skip("needs root (mounts, loop devices, cgroups)");
     false
 }
 
@@ -177,7 +177,7 @@ static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// The process's memory cgroup when iopath may make cgroups in it.
 fn cgroup_parent() -> Option<PathBuf> {
     let Some(cg) = MemCgroup::current() else {
-        crate::common::skip(format!("no memory cgroup controller here"));
+        crate::common::skip("no memory cgroup controller here");
         return None;
     };
     let probe = cg
