@@ -71,22 +71,50 @@ impl NeighbourStats {
     }
 }
 
+/// A new file in `dir` no one else can reach: unnamed (`O_TMPFILE`) where
+/// the file system can, else created under a fresh name (`O_EXCL`: never
+/// over an existing file, never through a symlink) and unlinked at once.
+fn hot_file(dir: &Path) -> io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::EXCL | OFlags::CLOEXEC;
+    match rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)) {
+        Ok(fd) => return Ok(std::fs::File::from(fd)),
+        Err(e)
+            if e == rustix::io::Errno::OPNOTSUPP
+                || e == rustix::io::Errno::ISDIR
+                || e == rustix::io::Errno::INVAL => {}
+        Err(e) => {
+            return Err(io::Error::new(
+                io::Error::from(e).kind(),
+                format!("{}: {}", dir.display(), io::Error::from(e)),
+            ))
+        }
+    }
+    named_hot_file(dir)
+}
+
+/// [`hot_file`] where `O_TMPFILE` is refused.
+fn named_hot_file(dir: &Path) -> io::Result<std::fs::File> {
+    let path = dir.join(format!(".iopath-neighbour-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
+}
+
 impl HotSet {
     /// Create a hot set of `len` bytes (rounded down to 4 KiB, at least
     /// one read) in `dir`, unlinked at once, filled and read into the
     /// page cache.
     pub fn create(dir: &Path, len: u64) -> io::Result<HotSet> {
         let len = (len / READ as u64).max(1) * READ as u64;
-        let path = dir.join(format!(".iopath-neighbour-{}", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        std::fs::remove_file(&path)?;
+        let file = hot_file(dir)?;
         let block = vec![0x6Eu8; 1 << 20];
         let mut off = 0;
         while off < len {
@@ -200,6 +228,30 @@ fn read_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Review of issue 14: the hot set was opened by a fixed name in the
+    /// target's directory with create + truncate, following symlinks: a
+    /// link planted there had iopath truncate and overwrite any file the
+    /// user could write, without --allow-write.
+    #[test]
+    fn a_planted_symlink_is_neither_followed_nor_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let planted = dir
+            .path()
+            .join(format!(".iopath-neighbour-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let hot = HotSet::create(dir.path(), 1 << 16).unwrap();
+        assert_eq!(hot.len(), 1 << 16);
+        // Where O_TMPFILE is refused: the name is taken, and it says so.
+        assert_eq!(
+            named_hot_file(dir.path()).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&planted).unwrap().is_symlink());
+    }
 
     #[test]
     fn a_cached_hot_set_is_all_hits_and_a_dropped_one_misses() {

@@ -104,6 +104,18 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
     st
 }
 
+/// The device polled for `path`: a block device itself, or the one under a
+/// file's directory.
+fn polled_device(path: &Path) -> String {
+    let is_block = std::fs::metadata(path)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    if is_block {
+        format!("the device {}", path.display())
+    } else {
+        format!("the device under {}", parent_dir(path))
+    }
+}
+
 fn parent_dir(path: &Path) -> String {
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     abs.parent().unwrap_or(&abs).display().to_string()
@@ -155,9 +167,9 @@ fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
     let e = std::io::Error::from_raw_os_error(errno);
     match (method, errno) {
         (Method::UringIopoll, libc::EOPNOTSUPP) => format!(
-            "polled completions fail with EOPNOTSUPP: the device under {} has no poll queues \
-             (virtio, SATA, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
-            parent_dir(path)
+            "polled completions fail with EOPNOTSUPP: {} has no poll queues \
+             (virtio, SATA, loop, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
+            polled_device(path)
         ),
         (Method::Dontcache | Method::UringDontcache, libc::EOPNOTSUPP) => dontcache_refused(path),
         (_, libc::EINVAL) if method.is_direct() => format!(

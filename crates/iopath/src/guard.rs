@@ -71,8 +71,12 @@ impl Refusal {
 /// Check that iopath may write to the block device at `path`; the first
 /// refusal that applies (mounted, swap, held, then signature unless
 /// `force_signature`) as a [`UsageError`].
-pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), UsageError> {
-    match refusals(path, Path::new("/sys")) {
+///
+/// `at` is the device checked (the run's own descriptor,
+/// `/proc/<pid>/fd/<n>`, so that a symlink repointed meanwhile cannot
+/// swap another device in); `path` is the name messages show.
+pub fn check_block_write(path: &Path, at: &Path, force_signature: bool) -> Result<(), UsageError> {
+    match refusals(at, Path::new("/sys")) {
         Err(e) => Err(UsageError(format!(
             "cannot check whether {} is in use: {e}",
             path.display()
@@ -91,12 +95,14 @@ pub fn check_block_write(path: &Path, force_signature: bool) -> Result<(), Usage
 /// is written: while it is open so, the kernel refuses to mount it, build
 /// a RAID or volume on it or swap on it, and the open itself fails
 /// (EBUSY) when one of them holds it already.
-pub fn hold_exclusively(path: &Path) -> Result<File, UsageError> {
+/// `at` is opened (the run's own descriptor, `/proc/<pid>/fd/<n>`), `path`
+/// named.
+pub fn hold_exclusively(path: &Path, at: &Path) -> Result<File, UsageError> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::EXCL.bits() as i32)
-        .open(path)
+        .open(at)
         .map_err(|e| {
             UsageError(format!(
                 "refusing to write to {}: it cannot be held exclusively ({e}): the kernel has it in use (mounted, part of a RAID or volume, swap). Free it first; no option overrides this",
@@ -107,9 +113,9 @@ pub fn hold_exclusively(path: &Path) -> Result<File, UsageError> {
 
 /// Check that iopath may write the regular file at `path`: no loop device
 /// is backed by it (its blocks would be a mounted file system's, or
-/// another device's).
-pub fn check_file_write(path: &Path) -> Result<(), UsageError> {
-    let sharing = loops_backed_by(path, Path::new("/sys"));
+/// another device's). `at` is the file checked, `path` the name shown.
+pub fn check_file_write(path: &Path, at: &Path) -> Result<(), UsageError> {
+    let sharing = loops_backed_by(at, Path::new("/sys"));
     if sharing.is_empty() {
         return Ok(());
     }
@@ -122,8 +128,8 @@ pub fn check_file_write(path: &Path) -> Result<(), UsageError> {
 }
 
 /// The loop devices whose backing file is the file at `path` (the same
-/// inode, whatever the name), or, for a loop device at `path`, the other
-/// loop devices over its backing file.
+/// inode, whatever the name), or, for a loop device (or a partition of
+/// one) at `path`, the other loop devices over its backing file.
 pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
@@ -135,16 +141,21 @@ pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Vec::new();
     };
+    // A block device's own name, or for a partition its whole disk's:
+    // only a whole loop device has a backing file (loop4p1 reads loop4's).
     let own_name = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
         .then(|| {
             let rdev = meta.rdev();
-            let name = std::fs::read_link(sys.join(format!(
+            let mut dir = std::fs::canonicalize(sys.join(format!(
                 "dev/block/{}:{}",
                 rustix::fs::major(rdev),
                 rustix::fs::minor(rdev)
             )))
             .ok()?;
-            Some(name.file_name()?.to_string_lossy().into_owned())
+            if dir.join("partition").exists() {
+                dir = dir.parent()?.to_path_buf();
+            }
+            Some(dir.file_name()?.to_string_lossy().into_owned())
         })
         .flatten();
     let target = match &own_name {

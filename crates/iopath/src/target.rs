@@ -58,15 +58,18 @@ pub use crate::result::records::TargetInfo;
 #[derive(Debug)]
 pub struct Target {
     pub info: TargetInfo,
-    /// The path engines open: `info.path`, or `/proc/<pid>/fd/<n>` of
-    /// `held` for an unnamed file.
+    /// The path engines open: `/proc/<pid>/fd/<n>` of `held` (an unnamed
+    /// file, or an existing file or device, opened once so that its name
+    /// cannot be repointed under the run), or `info.path` of a named file
+    /// iopath created.
     open_path: PathBuf,
     /// The directory the file is in (the copy pattern's destination goes
     /// there).
     dir: PathBuf,
     /// A file iopath created, open for the whole run: it keeps an unnamed
     /// file alive, and holds the `flock` that tells [`reap`] a named one is
-    /// in use; or a block device iopath writes, held open `O_EXCL`.
+    /// in use; a block device iopath writes, held open `O_EXCL`; or an
+    /// existing file or device, held `O_PATH`.
     held: Option<File>,
 }
 
@@ -78,13 +81,13 @@ impl Target {
     }
 
     /// A path on the file system (and device) the file lives on, for
-    /// describing them: the file, or for an unnamed file its directory
-    /// (a `/proc/<pid>/fd/N` path leads mount lookups astray).
+    /// describing them: the file by its name, or for an unnamed file its
+    /// directory (a `/proc/<pid>/fd/N` path leads mount lookups astray).
     pub fn place(&self) -> &Path {
         if self.info.unnamed {
             &self.dir
         } else {
-            &self.open_path
+            &self.info.path
         }
     }
 
@@ -215,6 +218,7 @@ pub fn prepare(
                     ))
                     .into());
                 }
+                refuse_dev(path, dir)?;
                 writable("--file", path, dir)?;
                 check_free_space(dir, size, copies)?;
                 if copies {
@@ -299,6 +303,26 @@ fn writable(flag: &str, given: &Path, dir: &Path) -> Result<()> {
             .into())
         }
     }
+}
+
+/// A --file that does not exist in `/dev` (devtmpfs, or the tmpfs a
+/// container mounts there) is a mistyped device name: iopath would create a
+/// file in memory and measure it. Bad input.
+fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
+    let dev_of = |p: &Path| std::fs::metadata(p).ok().map(|m| m.dev());
+    let in_dev = dev_of(dir).is_some() && dev_of(dir) == dev_of(Path::new("/dev"));
+    let memory = matches!(
+        iopath_io::sys::fs_type_of(dir).unwrap_or("unknown"),
+        "tmpfs" | "devtmpfs" | "ramfs"
+    );
+    if in_dev && memory {
+        return Err(UsageError(format!(
+            "{} does not exist: iopath would create a file in /dev (devtmpfs, memory); name an existing device, or a file on a real file system",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Remove what killed runs left in `dir`, and say so.
@@ -443,21 +467,13 @@ fn open_existing(
         prefill,
     } = opts;
     let ft = meta.file_type();
-    let (kind, len) = if ft.is_block_device() {
-        let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let len = f
-            .seek(SeekFrom::End(0))
-            .with_context(|| format!("cannot read the size of {}", path.display()))?;
-        ("block-device", len)
-    } else if ft.is_file() {
-        ("file", meta.len())
-    } else {
+    if !ft.is_block_device() && !ft.is_file() {
         return Err(UsageError(format!(
             "--file {} is neither a regular file nor a block device",
             path.display()
         ))
         .into());
-    };
+    }
     if writes && !allow_write {
         return Err(UsageError(format!(
             "{} exists and iopath did not create it: write patterns would destroy its contents. \
@@ -466,6 +482,25 @@ fn open_existing(
         ))
         .into());
     }
+    // Resolved once: the file or device is opened here (O_PATH), checked
+    // to be the one just looked at, and from then on everything (guards,
+    // prefill, engines, verification) opens it through this descriptor,
+    // never by name again: a symlink repointed mid-run, or a file
+    // replaced, cannot send the writes somewhere unchecked.
+    let pinned = pin(path, meta)?;
+    let at = proc_fd_path(&pinned);
+    let len = if ft.is_block_device() {
+        let mut f = File::open(&at).map_err(|e| unreadable(path, &e))?;
+        f.seek(SeekFrom::End(0))
+            .with_context(|| format!("cannot read the size of {}", path.display()))?
+    } else {
+        meta.len()
+    };
+    let kind = if ft.is_block_device() {
+        "block-device"
+    } else {
+        "file"
+    };
     let size = match size {
         Some(s) if s > len => {
             return Err(UsageError(format!(
@@ -484,19 +519,23 @@ fn open_existing(
     }
     // A block device is written only when nothing uses it and (unless
     // forced) it carries no signature of data.
-    let mut held = None;
+    let mut held = pinned;
+    let mut open_path = at.clone();
     if ft.is_block_device() && allow_write && (writes || prefill) {
-        crate::guard::check_block_write(path, force_signature)?;
+        crate::guard::check_block_write(path, &at, force_signature)?;
         // Held exclusively for the whole run: the kernel then refuses to
         // mount it, assemble it or swap on it meanwhile, and refuses us if
         // something claimed it since the check.
-        held = Some(crate::guard::hold_exclusively(path)?);
+        held = crate::guard::hold_exclusively(path, &at)?;
+        open_path = proc_fd_path(&held);
     }
     if ft.is_file() && allow_write && (writes || prefill) {
-        crate::guard::check_file_write(path)?;
+        crate::guard::check_file_write(path, &at)?;
     }
+    let allocated_bytes = allocated(&open_path);
+    let held = Some(held);
     Ok(Target {
-        open_path: path.to_path_buf(),
+        open_path,
         dir: path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -514,9 +553,53 @@ fn open_existing(
             prefilled: false,
             sparse: false,
             prefill_ns: None,
-            allocated_bytes: allocated(path),
+            allocated_bytes,
         },
     })
+}
+
+/// `path` opened `O_PATH` (following symlinks), refused when it is not the
+/// file `meta` describes (replaced or repointed in between).
+fn pin(path: &Path, meta: &std::fs::Metadata) -> Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| unreadable(path, &std::io::Error::from(e)))?;
+    let file = File::from(fd);
+    let now = file
+        .metadata()
+        .with_context(|| format!("cannot stat {}", path.display()))?;
+    if !same_file(meta, &now) {
+        return Err(UsageError(format!(
+            "{} changed while iopath opened it (a symlink repointed, or the file replaced); run again once it is stable",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(file)
+}
+
+/// The same inode, and for a device the same device number.
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino() && a.rdev() == b.rdev()
+}
+
+/// `/proc/<pid>/fd/<n>` of `file`: opening it reopens that very file,
+/// whatever its name points at now.
+fn proc_fd_path(file: &File) -> PathBuf {
+    PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        std::os::fd::AsRawFd::as_raw_fd(file)
+    ))
+}
+
+/// An existing --file this user cannot open: bad input, with the next step.
+fn unreadable(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    UsageError(format!(
+        "cannot open {}: {e}; run as a user who may read it (for a device: root, or a member of its group, often 'disk'), or name another file",
+        path.display()
+    ))
+    .into()
 }
 
 /// `--prefill`: write incompressible data over the first `size` bytes of an

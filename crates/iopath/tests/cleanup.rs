@@ -84,10 +84,10 @@ fn kill_while_measuring(mut child: Child, dir: &Path) -> String {
 fn sigkill_leaves_nothing_where_the_file_system_makes_unnamed_files() {
     let dir = scratch();
     if !tmpfile_works(dir.path()) {
-        eprintln!(
-            "skipped: the file system of {} makes no O_TMPFILE files",
+        crate::common::skip(format!(
+            "the file system of {} makes no O_TMPFILE files",
             dir.path().display()
-        );
+        ));
         return;
     }
     let link = kill_while_measuring(start_run(dir.path(), false), dir.path());

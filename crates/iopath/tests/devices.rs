@@ -26,15 +26,15 @@ fn tool(name: &str, args: &[&str], dev: &Path) -> bool {
     match Command::new(name).args(args).arg(dev).output() {
         Ok(o) if o.status.success() => true,
         Ok(o) => {
-            eprintln!(
-                "skipped: {name} {} failed: {}",
+            crate::common::skip(format!(
+                "{name} {} failed: {}",
                 dev.display(),
                 String::from_utf8_lossy(&o.stderr).trim()
-            );
+            ));
             false
         }
         Err(e) => {
-            eprintln!("skipped: cannot run {name}: {e}");
+            crate::common::skip(format!("cannot run {name}: {e}"));
             false
         }
     }
@@ -513,11 +513,100 @@ fn a_mounted_file_system_is_safe_from_its_image_and_its_twin_loop() {
         .code(2)
         .stderr(predicate::str::contains("backing file of"));
     // The mounted device cannot be held exclusively.
-    assert!(iopath::guard::hold_exclusively(first.path()).is_err());
+    assert!(iopath::guard::hold_exclusively(first.path(), first.path()).is_err());
     assert!(
-        iopath::guard::hold_exclusively(twin.path()).is_ok(),
+        iopath::guard::hold_exclusively(twin.path(), twin.path()).is_ok(),
         "the twin is not mounted itself"
     );
+}
+
+/// Review of issue 14: the twin-loop guard read `loop/backing_file` of the
+/// partition's own name (absent), so a partition of one loop device was
+/// written while the same partition, through another loop device over the
+/// same image, was mounted.
+#[test]
+fn a_partition_whose_twin_is_mounted_is_refused() {
+    let dir = scratch();
+    let img = image(dir.path(), "twinpart.img", 40);
+    write_mbr(&img, 32 << 11);
+    let Some(first) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(part) = first.partition(1) else {
+        return;
+    };
+    if !tool("mkfs.ext4", &["-q", "-F"], &part) {
+        return;
+    }
+    let Some(twin) = Loop::attach(&img, true) else {
+        return;
+    };
+    let Some(twin_part) = twin.partition(1) else {
+        return;
+    };
+    let mnt = tempfile::tempdir().unwrap();
+    let Some(_m) = Mount::new(&twin_part, mnt.path(), &[]) else {
+        return;
+    };
+    write_run(&part, &["--force-signature"])
+        .code(2)
+        .stderr(predicate::str::contains(twin.name()))
+        .stderr(predicate::str::contains("no option overrides"));
+}
+
+/// Review of issue 14: IOPOLL refused on a block device named "the device
+/// under /dev" (the directory of its node); it names the device.
+#[test]
+fn iopoll_refused_on_a_device_names_the_device() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach(&image(dir.path(), "poll.img", 16), false) else {
+        return;
+    };
+    let out = iopath()
+        .args(["run", "--file"])
+        .arg(lo.path())
+        .args([
+            "--methods",
+            "uring-iopoll",
+            "--patterns",
+            "randread",
+            "--time",
+            "50ms",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if !text.contains("no poll queues") {
+        crate::common::skip_anyway(format!(
+            "uring-iopoll was not refused for lack of poll queues here: {text}"
+        ));
+        return;
+    }
+    assert!(!text.contains("under /dev"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the device {} has no poll queues",
+            lo.path().display()
+        )),
+        "{text}"
+    );
+}
+
+/// Review of issue 14: a mistyped device name (`/dev/loop77`, absent) made
+/// iopath create a file in devtmpfs and benchmark memory, exit 0.
+#[test]
+fn a_missing_device_name_is_refused_not_created_in_dev() {
+    let name = format!("/dev/iopath-test-absent-{}", std::process::id());
+    iopath()
+        .args(["run", "--file", &name, "--size", "4M", "--time", "50ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{name} does not exist")))
+        .stderr(predicate::str::contains("name an existing device"));
+    assert!(!Path::new(&name).exists(), "{name} was created");
 }
 
 #[test]

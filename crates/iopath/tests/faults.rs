@@ -24,7 +24,7 @@ fn root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    eprintln!("skipped: needs root (mounts, loop devices)");
+    crate::common::skip("needs root (mounts, loop devices)");
     false
 }
 
@@ -366,14 +366,14 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
     {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            eprintln!(
-                "skipped: mkfs.ext4 failed: {}",
+            crate::common::skip(format!(
+                "mkfs.ext4 failed: {}",
                 String::from_utf8_lossy(&o.stderr)
-            );
+            ));
             return;
         }
         Err(e) => {
-            eprintln!("skipped: cannot run mkfs.ext4: {e}");
+            crate::common::skip(format!("cannot run mkfs.ext4: {e}"));
             return;
         }
     }
@@ -383,7 +383,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
         return;
     };
     if !trigger.exists() {
-        eprintln!("skipped: {} does not exist", trigger.display());
+        crate::common::skip(format!("{} does not exist", trigger.display()));
         return;
     }
     let json = out_dir.path().join("r.json");
@@ -459,7 +459,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
 fn a_case_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
     use iopath::metrics::procfs::MemCgroup;
     let Some(cg) = MemCgroup::current() else {
-        eprintln!("skipped: no memory cgroup controller here");
+        crate::common::skip("no memory cgroup controller here");
         return;
     };
     let ours = || -> Vec<String> {
@@ -509,7 +509,7 @@ fn a_case_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
         String::from_utf8_lossy(&out.stderr),
     );
     if stderr.contains("memory cgroup controller") || stderr.contains("not root") {
-        eprintln!("skipped: {stderr}");
+        crate::common::skip(format!("{stderr}"));
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");

@@ -25,7 +25,7 @@ fn root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    eprintln!("skipped: needs root (mounts, loop devices, cgroups)");
+    crate::common::skip("needs root (mounts, loop devices, cgroups)");
     false
 }
 
@@ -177,14 +177,14 @@ static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// The process's memory cgroup when iopath may make cgroups in it.
 fn cgroup_parent() -> Option<PathBuf> {
     let Some(cg) = MemCgroup::current() else {
-        eprintln!("skipped: no memory cgroup controller here");
+        crate::common::skip("no memory cgroup controller here");
         return None;
     };
     let probe = cg
         .dir
         .join(format!("iopath-test-probe-{}", std::process::id()));
     if std::fs::create_dir(&probe).is_err() {
-        eprintln!("skipped: cannot make cgroups in {}", cg.dir.display());
+        crate::common::skip(format!("cannot make cgroups in {}", cg.dir.display()));
         return None;
     }
     let _ = std::fs::remove_dir(&probe);
@@ -317,7 +317,7 @@ fn a_run_the_oom_killer_killed_is_named_by_the_next_run() {
         .unwrap();
     use std::os::unix::process::ExitStatusExt;
     if st.signal() != Some(9) {
-        eprintln!("skipped: the stand-in was not OOM-killed ({st:?})");
+        crate::common::skip(format!("the stand-in was not OOM-killed ({st:?})"));
         let _ = std::fs::remove_dir(&stale);
         return;
     }
@@ -411,10 +411,10 @@ fn sigkill_leaves_no_file_iopath_created_under_a_given_name() {
         rustix::fs::Mode::from_raw_mode(0o600),
     );
     if tmpfile.is_err() {
-        eprintln!(
-            "skipped: the file system of {} makes no unnamed files",
+        crate::common::skip(format!(
+            "the file system of {} makes no unnamed files",
             dir.path().display()
-        );
+        ));
         return;
     }
     drop(tmpfile);

@@ -788,11 +788,11 @@ fn passes_note(
     })
 }
 
-/// Messages as a person reads them: an unnamed test file's
-/// `/proc/<pid>/fd/<n>` (what engines open) named as the target
-/// (`DIR/(unnamed O_TMPFILE)`).
+/// Messages as a person reads them: the `/proc/<pid>/fd/<n>` engines open
+/// (an unnamed test file, or an existing file or device pinned) named as
+/// the target (`DIR/(unnamed O_TMPFILE)`, or the name given).
 fn name_paths(result: &mut RunResult, target: Option<&crate::target::Target>) {
-    let Some(t) = target.filter(|t| t.info.unnamed) else {
+    let Some(t) = target.filter(|t| t.path() != t.info.path.as_path()) else {
         return;
     };
     let (from, to) = (

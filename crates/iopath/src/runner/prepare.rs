@@ -59,7 +59,7 @@ pub(super) fn check_fits(plan: &Plan, t: &Target) -> Result<()> {
         if !c.method.is_null() && per_thread < c.block_size {
             return Err(UsageError(format!(
                 "{} ({}) gives each of {} thread(s) {}, less than one {} block; use a smaller --bs or fewer --threads",
-                t.path().display(),
+                t.info.path.display(),
                 fmt_bytes(t.size()),
                 c.threads,
                 fmt_bytes(per_thread),

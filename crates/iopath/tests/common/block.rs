@@ -21,17 +21,17 @@ impl Loop {
         let out = match cmd.arg(file).output() {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("skipped: cannot run losetup: {e}");
+                crate::common::skip(format!("cannot run losetup: {e}"));
                 return None;
             }
         };
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if !out.status.success() || dev.is_empty() {
-            eprintln!(
-                "skipped: losetup -f --show {} failed: {}",
+            crate::common::skip(format!(
+                "losetup -f --show {} failed: {}",
                 file.display(),
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
+            ));
             return None;
         }
         Some(Loop(PathBuf::from(dev)))
@@ -64,10 +64,10 @@ impl Loop {
         if appears() {
             return Some(p);
         }
-        eprintln!(
-            "skipped: {} did not appear (losetup -P, then partx -a)",
+        crate::common::skip(format!(
+            "{} did not appear (losetup -P, then partx -a)",
             p.display()
-        );
+        ));
         None
     }
 }
@@ -88,16 +88,16 @@ impl Mount {
         match Command::new("mount").args(args).arg(src).arg(at).output() {
             Ok(o) if o.status.success() => Some(Mount(at.to_path_buf())),
             Ok(o) => {
-                eprintln!(
-                    "skipped: mount {} on {} failed: {}",
+                crate::common::skip(format!(
+                    "mount {} on {} failed: {}",
                     src.to_string_lossy(),
                     at.display(),
                     String::from_utf8_lossy(&o.stderr).trim()
-                );
+                ));
                 None
             }
             Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
+                crate::common::skip(format!("cannot run mount: {e}"));
                 None
             }
         }

@@ -249,11 +249,11 @@ impl FuseFile {
     /// `size` bytes of random data, served until [`FuseFile::fail_after`].
     pub fn mount(at: &Path, size: usize) -> Option<FuseFile> {
         if !Path::new("/dev/fuse").exists() {
-            eprintln!("skipped: no /dev/fuse (the fuse module is not loaded)");
+            crate::common::skip("no /dev/fuse (the fuse module is not loaded)");
             return None;
         }
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped: mounting FUSE without fusermount needs root");
+            crate::common::skip("mounting FUSE without fusermount needs root");
             return None;
         }
         let mut x = 0x2545_f491_4f6c_dd1d_u64;
@@ -282,10 +282,10 @@ impl FuseFile {
         let session = match fuser::Session::new(fs, at, &cfg).and_then(|s| s.spawn()) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!(
-                    "skipped: cannot mount a FUSE file system on {}: {e}",
+                crate::common::skip(format!(
+                    "cannot mount a FUSE file system on {}: {e}",
                     at.display()
-                );
+                ));
                 return None;
             }
         };

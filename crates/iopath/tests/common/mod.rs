@@ -114,3 +114,40 @@ pub fn holds_file_in(pid: u32, dir: &Path) -> Option<String> {
         .map(|l| l.to_string_lossy().into_owned())
         .find(|l| l.starts_with(&prefix))
 }
+
+/// Set to `1` (CI, as root with loop devices and /dev/fuse), a test that
+/// would skip for want of privileges or kernel support fails instead.
+pub const REQUIRE_ROOT_TESTS_ENV: &str = "IOPATH_REQUIRE_ROOT_TESTS";
+
+/// Skip the calling test (the caller returns): the reason goes straight to
+/// the terminal, past the test harness's capture, as one `SKIPPED` line,
+/// so a skipped test never reads as a plain pass; with
+/// `IOPATH_REQUIRE_ROOT_TESTS=1` it panics instead.
+pub fn skip(reason: impl std::fmt::Display) {
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    if std::env::var_os(REQUIRE_ROOT_TESTS_ENV).is_some_and(|v| v == "1") {
+        panic!(
+            "{name} would be skipped ({reason}) but {REQUIRE_ROOT_TESTS_ENV}=1 requires it to run"
+        );
+    }
+    skipped_line(&name, &reason);
+}
+
+/// Skip the calling test whatever `IOPATH_REQUIRE_ROOT_TESTS` says: for a
+/// feature the kernel may lack even where root tests are required (an
+/// io_uring mode, say). Printed as [`skip`] prints.
+pub fn skip_anyway(reason: impl std::fmt::Display) {
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    skipped_line(&name, &reason);
+}
+
+fn skipped_line(name: &str, reason: &dyn std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {name}: {reason}");
+}
