@@ -365,6 +365,7 @@ impl Runner<'_> {
                         },
                         check_reads: !case.pattern.writes(),
                     }),
+                    hint: case.hint,
                 }
             })
             .collect();
@@ -433,8 +434,11 @@ impl Runner<'_> {
                                 hint: case.hint,
                                 pool_threads: plan.pool_threads.map(|n| n as usize),
                             };
+                            // The hint is checked here and applied by the
+                            // worker inside the timed interval (what
+                            // populate and willneed read is the case's).
                             let eng = pinned
-                                .and_then(|()| iopath_io::open_with(case.method, spec, &opts));
+                                .and_then(|()| iopath_io::open_unadvised(case.method, spec, &opts));
                             if eng.is_err() {
                                 open_failed.store(true, Ordering::SeqCst);
                             }
