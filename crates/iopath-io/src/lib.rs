@@ -583,7 +583,7 @@ pub fn open_unadvised(
             return Err(EngineError::Unsupported { method, reason });
         }
     }
-    let mut eng: Box<dyn Engine> = if method == Method::Threadpool {
+    let eng: Box<dyn Engine> = if method == Method::Threadpool {
         Box::new(engines::threadpool::ThreadPoolEngine::open(
             spec,
             opts.pool_threads
