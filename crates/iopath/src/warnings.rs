@@ -2,6 +2,7 @@
 //! result alone (pure functions), printed under the tables and recorded in
 //! JSON `warnings[]` with a stable `code`.
 
+use crate::model::choice::result_base_method;
 use crate::result::{CaseResult, RunResult};
 use crate::units::fmt_bytes;
 
@@ -19,18 +20,23 @@ fn label(c: &CaseResult) -> String {
 /// Methods that keep pages in a cache (the kernel's or their own) and so
 /// serve re-reads from memory and read whole pages for small requests.
 /// `threadpool` and `tokio` are `pread`/`pwrite` through the page cache, as
-/// `buffered`.
+/// `buffered`. Classified by the method a result's name reads back to, so
+/// `mmap+random` is `mmap` here (a hint changes read-ahead, not whether
+/// pages are cached).
 fn is_cached_method(m: &str) -> bool {
+    use iopath_io::Method as M;
     matches!(
-        m,
-        "buffered"
-            | "mmap"
-            | "uring-buffered"
-            | "ucache"
-            | "uffd"
-            | "uffd-wp"
-            | "threadpool"
-            | "tokio"
+        result_base_method(m),
+        Some(
+            M::Buffered
+                | M::Mmap
+                | M::UringBuffered
+                | M::Ucache
+                | M::Uffd
+                | M::UffdWp
+                | M::Threadpool
+                | M::Tokio
+        )
     )
 }
 
@@ -39,7 +45,12 @@ fn is_cached_method(m: &str) -> bool {
 /// and `uring-dontcache` (`RWF_DONTCACHE` drops the pages once read, but
 /// reads them, read-ahead and all, as `buffered` does).
 fn reads_through_page_cache(m: &str) -> bool {
-    is_cached_method(m) || matches!(m, "dontcache" | "uring-dontcache")
+    use iopath_io::Method as M;
+    is_cached_method(m)
+        || matches!(
+            result_base_method(m),
+            Some(M::Dontcache | M::UringDontcache)
+        )
 }
 
 /// Methods whose writes, with `--sync none`, may end in memory (the page
@@ -49,7 +60,12 @@ fn reads_through_page_cache(m: &str) -> bool {
 /// `uring-dontcache`, `aio`) hand their writes to the device, and `null`
 /// writes nothing.
 fn writes_may_stay_in_memory(m: &str) -> bool {
-    reads_through_page_cache(m) || m == "mmap-dax"
+    reads_through_page_cache(m) || result_base_method(m) == Some(iopath_io::Method::MmapDax)
+}
+
+/// The method of a result's case, its hint left aside.
+fn method_is(c: &CaseResult, m: iopath_io::Method) -> bool {
+    result_base_method(&c.method) == Some(m)
 }
 
 /// Which cases ran inside the `--cache-limit` cgroup: what the case
@@ -366,7 +382,11 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     let dontcache_kept: Vec<&CaseResult> = measured
         .iter()
         .copied()
-        .filter(|c| c.method.ends_with("dontcache") && is_write(&c.pattern))
+        .filter(|c| {
+            (method_is(c, iopath_io::Method::Dontcache)
+                || method_is(c, iopath_io::Method::UringDontcache))
+                && is_write(&c.pattern)
+        })
         .filter(|c| kept(c) >= 4 << 20)
         .collect();
     push(
@@ -379,7 +399,10 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     );
     let shares: Vec<String> = measured
         .iter()
-        .filter(|c| c.method == "uring-sqpoll" && (c.threads as usize) + 1 >= r.system.cpus)
+        .filter(|c| {
+            method_is(c, iopath_io::Method::UringSqpoll)
+                && (c.threads as usize) + 1 >= r.system.cpus
+        })
         .map(|c| label(c))
         .collect();
     push(
@@ -613,6 +636,38 @@ mod tests {
         );
         let none = w.iter().find(|w| w.code == "sync_none").unwrap();
         assert_eq!(none.cases, vec!["dontcache/write", "tokio/write"]);
+    }
+
+    /// A hinted method is its method: `mmap+random` reads through the page
+    /// cache (never "bypasses" it), is cached, and may keep writes in
+    /// memory. Before the fix its name matched none of the lists.
+    #[test]
+    fn hinted_methods_are_classified_by_their_method() {
+        let r = run(
+            vec![
+                case("mmap+random", "randread", Some(9.0), (1, 1), "end"),
+                case("buffered+noreuse", "randread", Some(1.5), (1, 1), "end"),
+                case("mmap+populate", "write", Some(1.0), (1, 1), "none"),
+                case("uring-dontcache+random", "write", Some(1.0), (1, 1), "none"),
+            ],
+            "cold",
+            4,
+        );
+        let w = collect(&r);
+        let c = codes(&w);
+        assert!(!c.contains(&"other_disk_traffic"), "{c:?}");
+        let amp = w.iter().find(|w| w.code == "read_amplification").unwrap();
+        assert_eq!(amp.cases, vec!["mmap+random/randread (9.0x)"]);
+        let fits = w.iter().find(|w| w.code == "file_fits_in_memory").unwrap();
+        assert_eq!(
+            fits.cases,
+            vec!["mmap+random/randread", "buffered+noreuse/randread"]
+        );
+        let none = w.iter().find(|w| w.code == "sync_none").unwrap();
+        assert_eq!(
+            none.cases,
+            vec!["mmap+populate/write", "uring-dontcache+random/write"]
+        );
     }
 
     #[test]

@@ -25,6 +25,32 @@ impl MethodChoice {
     }
 }
 
+/// A method name as a result records it (`mmap+random`, `direct`; the
+/// `#2` of an A/A arm, if any, is ignored), read back into the method and
+/// its hint, so that what classifies a result's method (cached, O_DIRECT,
+/// fio's engine) looks at the [`Method`] and never at the spelling. None
+/// for a name this version does not know. No check of the command line
+/// here: a result may come from a build with other methods compiled in.
+pub fn parse_result_method(name: &str) -> Option<MethodChoice> {
+    let name = name.split_once('#').map_or(name, |(m, _)| m).trim();
+    let (m, h) = match name.split_once('+') {
+        Some((m, h)) => (m, Some(h)),
+        None => (name, None),
+    };
+    let method = Method::from_name(m.trim())?;
+    let hint = match h {
+        Some(h) => Some(Hint::from_name(h.trim())?),
+        None => None,
+    };
+    Some(MethodChoice { method, hint })
+}
+
+/// The method of a result's method name, its hint left aside
+/// ([`parse_result_method`]).
+pub fn result_base_method(name: &str) -> Option<Method> {
+    parse_result_method(name).map(|c| c.method)
+}
+
 impl From<Method> for MethodChoice {
     fn from(method: Method) -> MethodChoice {
         MethodChoice { method, hint: None }
@@ -85,6 +111,22 @@ mod tests {
             MethodChoice::parse_word("direct").unwrap(),
             Method::Direct.into()
         );
+    }
+
+    #[test]
+    fn a_result_method_name_reads_back_into_method_and_hint() {
+        let c = parse_result_method("mmap+random").unwrap();
+        assert_eq!((c.method, c.hint), (Method::Mmap, Some(Hint::Random)));
+        let c = parse_result_method("buffered+noreuse#2").unwrap();
+        assert_eq!((c.method, c.hint), (Method::Buffered, Some(Hint::Noreuse)));
+        assert_eq!(
+            result_base_method("uring-dontcache"),
+            Some(Method::UringDontcache)
+        );
+        // tokio reads back whether or not this build has it.
+        assert_eq!(result_base_method("tokio+random"), Some(Method::Tokio));
+        assert_eq!(parse_result_method("mmap+fast"), None);
+        assert_eq!(parse_result_method("fast"), None);
     }
 
     #[test]

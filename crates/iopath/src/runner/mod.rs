@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 pub mod copy;
+mod cpu_share;
 pub mod estimate;
 pub mod failure;
 pub mod job;
@@ -365,6 +366,7 @@ impl Runner<'_> {
                         },
                         check_reads: !case.pattern.writes(),
                     }),
+                    hint: case.hint,
                 }
             })
             .collect();
@@ -400,6 +402,7 @@ impl Runner<'_> {
             iopath_io::sys::process_usage(),
             iopath_io::sys::thread_usage(),
         );
+        let bystanders0 = iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS);
         let outs: Vec<Result<(worker::WorkerOut, iopath_io::sys::ThreadUsage), RepError>> =
             std::thread::scope(|s| {
                 let handles: Vec<_> = jobs
@@ -433,8 +436,11 @@ impl Runner<'_> {
                                 hint: case.hint,
                                 pool_threads: plan.pool_threads.map(|n| n as usize),
                             };
+                            // The hint is checked here and applied by the
+                            // worker inside the timed interval (what
+                            // populate and willneed read is the case's).
                             let eng = pinned
-                                .and_then(|()| iopath_io::open_with(case.method, spec, &opts));
+                                .and_then(|()| iopath_io::open_unadvised(case.method, spec, &opts));
                             if eng.is_err() {
                                 open_failed.store(true, Ordering::SeqCst);
                             }
@@ -531,6 +537,10 @@ impl Runner<'_> {
         let cpu_ns = |u: &iopath_io::sys::ThreadUsage| u.cpu_ns;
         let self_ns = cpu_ns(&iopath_io::sys::process_usage().since(&self0));
         let main_ns = cpu_ns(&iopath_io::sys::thread_usage().since(&main0));
+        let bystanders_ns = cpu_share::bystanders_ns(
+            &bystanders0,
+            &iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
+        );
         let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
         // The user-space caches hold their budget (one cache, or one uffd
         // region, for the case): memory the case holds.
@@ -547,7 +557,7 @@ impl Runner<'_> {
             kernel_threads_ns: if case.method.name().starts_with("uring")
                 || matches!(case.method, Method::Threadpool | Method::Tokio)
             {
-                self_ns.saturating_sub(main_ns + workers_ns)
+                cpu_share::helper_threads_ns(self_ns, main_ns, workers_ns, bystanders_ns)
             } else {
                 0
             },

@@ -14,9 +14,16 @@ use crate::result::records::DirtyBurst;
 use crate::result::CaseResult;
 use crate::units::{fmt_bytes, fmt_duration, fmt_size_flag};
 
-/// Methods whose writes land in the page cache first.
+/// Methods whose writes land in the page cache first (and stay there until
+/// write-back), hinted or not (`mmap+random` is `mmap`): classified by the
+/// method the result's name reads back to. `dontcache` starts write-back at
+/// once, so it is not among them.
 fn through_page_cache(method: &str) -> bool {
-    matches!(method, "buffered" | "mmap" | "uring-buffered")
+    use iopath_io::Method as M;
+    matches!(
+        crate::model::choice::result_base_method(method),
+        Some(M::Buffered | M::Mmap | M::UringBuffered | M::Threadpool | M::Tokio)
+    )
 }
 
 /// Add the caveat to `v` when its page-cache writers stayed under the
@@ -226,5 +233,27 @@ mod tests {
         let mut v = crate::verdict::all(&direct).remove(0);
         caveat(&mut v, &direct, &limits(4 << 30), Some(1 << 30));
         assert!(v.dirty_burst.is_none());
+    }
+
+    /// A hinted page-cache writer (`mmap+random`) and the thread-pool
+    /// methods are page-cache writers: before the fix only the exact names
+    /// `buffered`, `mmap`, `uring-buffered` were.
+    #[test]
+    fn hinted_and_pool_writers_get_the_caveat() {
+        let cases = vec![
+            case("mmap+random", 120 << 20, 150_000_000, 1),
+            case("direct", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&cases).remove(0);
+        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30));
+        let b = v.dirty_burst.as_ref().expect("a burst");
+        assert_eq!(b.methods, vec!["mmap+random".to_string()]);
+        let pool = vec![
+            case("threadpool", 120 << 20, 150_000_000, 1),
+            case("direct", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&pool).remove(0);
+        caveat(&mut v, &pool, &limits(4 << 30), Some(1 << 30));
+        assert!(v.dirty_burst.is_some());
     }
 }

@@ -42,20 +42,7 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
     if let Some(span) = c.span_bytes {
         o.set("size", fio_size(span));
     }
-    let (engine, direct, extra): (Option<&str>, Option<&str>, &[(&str, &str)]) =
-        match c.method.as_str() {
-            "buffered" => (Some("psync"), Some("0"), &[]),
-            "direct" => (Some("psync"), Some("1"), &[]),
-            "mmap" => (Some("mmap"), Some("0"), &[]),
-            "uring" => (Some("io_uring"), Some("1"), &URING),
-            "uring-buffered" => (Some("io_uring"), Some("0"), &URING),
-            "uring-sqpoll" => (Some("io_uring"), Some("1"), &URING_SQPOLL),
-            "uring-iopoll" => (Some("io_uring"), Some("1"), &URING_IOPOLL),
-            "aio" => (Some("libaio"), Some("1"), &[]),
-            "null" => (Some("null"), None, &[]),
-            // mmap-dax, ucache, uffd, uffd-wp: no fio engine does the same.
-            _ => (None, None, &[]),
-        };
+    let (engine, direct, extra) = fio_engine(&c.method);
     if let Some(e) = engine {
         o.set("ioengine", e);
     }
@@ -63,7 +50,7 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
         o.set("direct", d);
     }
     for (k, v) in extra {
-        o.set(k, *v);
+        o.set(k, v);
     }
     match c.cache.as_deref().unwrap_or(&r.config.cache) {
         "cold" => o.set("invalidate", "1"),
@@ -83,6 +70,67 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
         }
     }
     o
+}
+
+/// fio's engine, `direct` and further options for a result's method name,
+/// read back into its method and hint (`mmap+random` is fio's mmap engine
+/// with `fadvise_hint=random`; `mmap+hugepage` is its `thp=1`). No engine
+/// where fio has nothing that does the same: mmap-dax, ucache, uffd,
+/// uffd-wp, threadpool and tokio (a queue served by a pool of pread
+/// threads; fio's `numjobs` are separate jobs, not a pool), and the hints
+/// `willneed`, `populate` and `noreuse` (fio 3.33's `fadvise_hint` takes
+/// 0, 1, random and sequential only): an engine without the hint would be
+/// another run.
+/// Page-cache methods without a hint get `fadvise_hint=0`: fio's default
+/// (1) advises random or sequential by the pattern, which iopath's plain
+/// methods do not. `dontcache` is `RWF_DONTCACHE` on `preadv2`/`pwritev2`:
+/// fio's pvsync2 engine with `uncached=1` (psync's pread takes no flags);
+/// `uring-dontcache` is io_uring with `uncached=1`. fio 3.33 has the option
+/// but sends the flag value of the unmerged RWF_UNCACHED patches (its job
+/// fails with EOPNOTSUPP on Linux 6.18, measured): it takes a fio that
+/// sends RWF_DONTCACHE.
+type Engine = (
+    Option<&'static str>,
+    Option<&'static str>,
+    Vec<(&'static str, &'static str)>,
+);
+
+fn fio_engine(name: &str) -> Engine {
+    use iopath_io::{Hint, Method as M};
+    let Some(choice) = crate::model::choice::parse_result_method(name) else {
+        return (None, None, Vec::new());
+    };
+    let (engine, direct, mut extra): Engine = match choice.method {
+        M::Buffered => (Some("psync"), Some("0"), Vec::new()),
+        M::Direct => (Some("psync"), Some("1"), Vec::new()),
+        M::Mmap => (Some("mmap"), Some("0"), Vec::new()),
+        M::Uring => (Some("io_uring"), Some("1"), URING.to_vec()),
+        M::UringBuffered => (Some("io_uring"), Some("0"), URING.to_vec()),
+        M::UringSqpoll => (Some("io_uring"), Some("1"), URING_SQPOLL.to_vec()),
+        M::UringIopoll => (Some("io_uring"), Some("1"), URING_IOPOLL.to_vec()),
+        M::Aio => (Some("libaio"), Some("1"), Vec::new()),
+        M::Dontcache => (Some("pvsync2"), Some("0"), vec![("uncached", "1")]),
+        M::UringDontcache => {
+            let mut e = URING.to_vec();
+            e.push(("uncached", "1"));
+            (Some("io_uring"), Some("0"), e)
+        }
+        M::Null => (Some("null"), None, Vec::new()),
+        _ => (None, None, Vec::new()),
+    };
+    if engine.is_none() || direct != Some("0") {
+        return (engine, direct, extra);
+    }
+    match choice.hint {
+        None => extra.push(("fadvise_hint", "0")),
+        Some(Hint::Random) => extra.push(("fadvise_hint", "random")),
+        Some(Hint::Sequential) => extra.push(("fadvise_hint", "sequential")),
+        Some(Hint::Hugepage) if choice.method == M::Mmap => {
+            extra.extend([("fadvise_hint", "0"), ("thp", "1")])
+        }
+        Some(_) => return (None, None, Vec::new()),
+    }
+    (engine, direct, extra)
 }
 
 const URING: [(&str, &str); 2] = [("fixedbufs", "1"), ("registerfiles", "1")];
@@ -112,5 +160,56 @@ pub(super) fn fio_time(ns: u64) -> String {
         format!("{}ms", ns / 1_000_000)
     } else {
         format!("{}us", ns.saturating_add(500) / 1000)
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use super::fio_engine;
+
+    fn opts(name: &str) -> (Option<&'static str>, Vec<(&'static str, &'static str)>) {
+        let (e, _, x) = fio_engine(name);
+        (e, x)
+    }
+
+    /// Hinted methods, dontcache and uring-dontcache have a fio engine
+    /// (before the fix they matched no name and got none); what fio cannot
+    /// ask for gets none rather than an engine that runs something else.
+    #[test]
+    fn hinted_and_uncached_methods_map_to_fio() {
+        assert_eq!(
+            opts("mmap+random"),
+            (Some("mmap"), vec![("fadvise_hint", "random")])
+        );
+        assert_eq!(opts("mmap"), (Some("mmap"), vec![("fadvise_hint", "0")]));
+        assert_eq!(
+            opts("buffered+random"),
+            (Some("psync"), vec![("fadvise_hint", "random")])
+        );
+        assert_eq!(
+            opts("dontcache"),
+            (
+                Some("pvsync2"),
+                vec![("uncached", "1"), ("fadvise_hint", "0")]
+            )
+        );
+        let (e, x) = opts("uring-dontcache+sequential");
+        assert_eq!(e, Some("io_uring"));
+        assert!(x.contains(&("uncached", "1")) && x.contains(&("fadvise_hint", "sequential")));
+        assert_eq!(
+            opts("mmap+hugepage").1,
+            vec![("fadvise_hint", "0"), ("thp", "1")]
+        );
+        for none in [
+            "mmap+populate",
+            "buffered+willneed",
+            "buffered+noreuse",
+            "threadpool",
+            "tokio",
+        ] {
+            assert_eq!(opts(none).0, None, "{none}");
+        }
+        // O_DIRECT methods are not given a page-cache hint.
+        assert_eq!(fio_engine("direct"), (Some("psync"), Some("1"), vec![]));
     }
 }
