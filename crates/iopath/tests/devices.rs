@@ -105,7 +105,7 @@ fn an_ext4_device_is_refused_unless_forced() {
     }
     write_run(lo.path(), &[])
         .code(2)
-        .stderr(predicate::str::contains("ext2/3/4 signature"))
+        .stderr(predicate::str::contains("carries an ext2/3/4 signature"))
         .stderr(predicate::str::contains("--force-signature"));
     // Reading it is fine.
     iopath()
@@ -691,4 +691,23 @@ fn a_read_only_device_is_read_by_ucache_and_uffd() {
         }
         assert!(c["summary"]["read_bytes"].as_u64().unwrap() > 0, "{c}");
     }
+}
+
+/// Review of issue 14: a read-only device (`losetup -r`) given
+/// --allow-write is refused up front (exit 2, naming the device and its
+/// `ro` attribute), not failed case by case with EPERM.
+#[test]
+fn a_read_only_device_is_refused_for_writing_up_front() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach_read_only(&image(dir.path(), "ro.img", 16)) else {
+        return;
+    };
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is read-only (/sys/class/block/{}/ro = 1)",
+            lo.name(),
+            lo.name()
+        )))
+        .stderr(predicate::str::contains("read patterns"));
 }
