@@ -71,7 +71,7 @@ impl CacheLimit {
         };
         let stale = reap_stale(&base);
         let paths: Vec<PathBuf> = stale.iter().map(|s| s.0.clone()).collect();
-        if let Some(m) = crate::target::reap::message("cgroups", &paths) {
+        if let Some(m) = crate::target::reap::message(("cgroup", "cgroups"), &paths) {
             eprintln!("{m}");
         }
         for (dir, kills) in stale.iter().filter(|s| s.1 > 0) {

@@ -30,6 +30,9 @@ pub const PROBE_BYTES: u64 = 1 << 20;
 /// Why writing to a device is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
+    /// `dev` (the target, or the disk of a partition) is read-only:
+    /// `/sys/class/block/<dev>/ro` is 1.
+    ReadOnly { dev: String },
     /// `dev` is mounted at `at`.
     Mounted { dev: String, at: String },
     /// `dev` is active swap.
@@ -50,6 +53,9 @@ impl Refusal {
     pub fn message(&self, path: &Path) -> String {
         let p = path.display();
         match self {
+            Refusal::ReadOnly { dev } => format!(
+                "refusing to write to {p}: {dev} is read-only (/sys/class/block/{dev}/ro = 1). Use read patterns, or a writable device; no option overrides this"
+            ),
             Refusal::Mounted { dev, at } => format!(
                 "refusing to write to {p}: {dev} is mounted at {at}. Unmount it first; no option overrides this"
             ),
@@ -61,10 +67,30 @@ impl Refusal {
                 holders.join(", ")
             ),
             Refusal::Signature { what } => format!(
-                "refusing to write to {p}: it carries a {} signature, so it probably holds data. Add --force-signature to destroy it anyway",
+                "refusing to write to {p}: it carries {} {} signature, so it probably holds data. Add --force-signature to destroy it anyway",
+                article(what.first().copied().unwrap_or_default()),
                 what.join(", ")
             ),
         }
+    }
+}
+
+/// "a" or "an" before `name` as it is said: "an ext4", "an LVM2" (el-vee-em),
+/// "an xfs" (ex-ef-es), "a GPT", "a swap".
+fn article(name: &str) -> &'static str {
+    let first = name.chars().next().unwrap_or('x');
+    // Said letter by letter: capitals, the second no vowel (LVM2, MBR;
+    // not LUKS or FAT, said as words).
+    let initialism = name.len() > 1
+        && name.chars().take(2).all(|c| c.is_ascii_uppercase())
+        && !"AEIOU".contains(name.chars().nth(1).unwrap_or('A'));
+    let vowel = "aeiouAEIOU".contains(first)
+        || (initialism && "FHLMNRSX".contains(first))
+        || name.starts_with("xfs");
+    if vowel {
+        "an"
+    } else {
+        "a"
     }
 }
 
@@ -185,6 +211,9 @@ pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
         .ok_or_else(|| std::io::Error::other("cannot stat the device"))?;
     let family = family(maj, min, sys);
     let mut out = Vec::new();
+    for dev in read_only(&family) {
+        out.push(Refusal::ReadOnly { dev });
+    }
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     for (dev, at) in mounted(&mountinfo, &family) {
         out.push(Refusal::Mounted { dev, at });
@@ -223,6 +252,23 @@ pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
         out.push(Refusal::Signature { what });
     }
     Ok(out)
+}
+
+/// The read-only devices among the target and, for a partition, its
+/// disk (`family`'s first two): their `ro` attribute is 1 (`losetup -r`,
+/// `blockdev --setro`, a write-protected medium). The kernel would fail
+/// every write with EPERM or EROFS; said up front instead.
+fn read_only(family: &[Member]) -> Vec<String> {
+    let parted = family
+        .first()
+        .is_some_and(|m| m.sysdir.join("partition").exists());
+    family
+        .iter()
+        .take(if parted { 2 } else { 1 })
+        .filter(|m| !m.sysdir.as_os_str().is_empty())
+        .filter(|m| std::fs::read_to_string(m.sysdir.join("ro")).is_ok_and(|t| t.trim() == "1"))
+        .map(|m| m.name.clone())
+        .collect()
 }
 
 /// A device whose use blocks writing: the target, its partitions, or its
@@ -687,6 +733,31 @@ mod tests {
         }
     }
 
+    /// The target and, for a partition, its disk are checked for `ro`;
+    /// never a disk's partitions.
+    #[test]
+    fn read_only_devices_of_the_family() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = |n: &str, ro: &str, part: bool| {
+            let p = d.path().join(n);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("ro"), ro).unwrap();
+            if part {
+                std::fs::write(p.join("partition"), "1\n").unwrap();
+            }
+            Member {
+                name: n.into(),
+                dev: (7, 0),
+                sysdir: p,
+            }
+        };
+        let (disk, part) = (dir("loop5", "1\n", false), dir("loop5p1", "0\n", true));
+        assert_eq!(read_only(&[part.clone(), disk.clone()]), ["loop5"]);
+        let (rw_disk, ro_part) = (dir("loop6", "0\n", false), dir("loop6p1", "1\n", true));
+        assert!(read_only(&[rw_disk.clone(), ro_part.clone()]).is_empty());
+        assert_eq!(read_only(&[ro_part, rw_disk]), ["loop6p1"]);
+    }
+
     #[test]
     fn mounts_are_found_by_device_number() {
         let mi = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
@@ -706,7 +777,24 @@ mod tests {
             what: vec!["ext2/3/4"],
         };
         assert!(sig.overridable());
-        assert!(sig.message(p).contains("ext2/3/4"));
+        assert!(sig.message(p).contains("carries an ext2/3/4 signature"));
+        for (name, a) in [
+            ("LVM2", "an"),
+            ("GPT", "a"),
+            ("xfs", "an"),
+            ("swap", "a"),
+            ("MBR", "an"),
+            ("LUKS", "a"),
+        ] {
+            assert_eq!(article(name), a, "{name}");
+        }
+        let ro = Refusal::ReadOnly {
+            dev: "loop9".into(),
+        };
+        assert!(!ro.overridable());
+        assert!(ro
+            .message(p)
+            .contains("loop9 is read-only (/sys/class/block/loop9/ro = 1)"));
         assert!(sig.message(p).contains("--force-signature"));
         let m = Refusal::Mounted {
             dev: "loop9p1".into(),

@@ -205,7 +205,7 @@ fn the_reaper_leaves_files_a_live_process_may_own() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert!(
-        err.contains("removed 1 stale test files of killed runs"),
+        err.contains("removed 1 stale test file of killed runs"),
         "{err}"
     );
     assert!(!reused.exists(), "the file of a reused pid was kept");

@@ -105,7 +105,7 @@ fn an_ext4_device_is_refused_unless_forced() {
     }
     write_run(lo.path(), &[])
         .code(2)
-        .stderr(predicate::str::contains("ext2/3/4 signature"))
+        .stderr(predicate::str::contains("carries an ext2/3/4 signature"))
         .stderr(predicate::str::contains("--force-signature"));
     // Reading it is fine.
     iopath()
@@ -624,4 +624,90 @@ fn a_luks_header_is_a_signature() {
     write_run(lo.path(), &[])
         .code(2)
         .stderr(predicate::str::contains("LUKS"));
+}
+
+/// Review of issue 14: a run that only reads never opens its target for
+/// writing (ucache and uffd used to open it O_RDWR "in case a writer
+/// came", without --allow-write: on a block device, behind the write
+/// guard). A close of a descriptor opened for writing is what inotify's
+/// IN_CLOSE_WRITE reports, whether or not it wrote.
+#[test]
+fn a_read_only_run_never_opens_its_target_for_writing() {
+    use rustix::fs::inotify;
+    let dir = scratch();
+    let file = dir.path().join("data.bin");
+    std::fs::write(&file, vec![0x5au8; 4 << 20]).unwrap();
+    let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).unwrap();
+    inotify::add_watch(&fd, &file, inotify::WatchFlags::CLOSE_WRITE).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iopath"))
+        .args(["run", "--quiet", "--repeat", "1", "--time", "100ms"])
+        .args(["--methods", "ucache,uffd,buffered,direct,mmap"])
+        .args(["--patterns", "read,randread", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut buf = [0u8; 4096];
+    match rustix::io::read(&fd, &mut buf) {
+        Err(rustix::io::Errno::AGAIN) => {}
+        Ok(n) => panic!(
+            "{n} bytes of IN_CLOSE_WRITE events: {} was opened for writing by a run that only reads",
+            file.display()
+        ),
+        Err(e) => panic!("inotify read: {e}"),
+    }
+}
+
+/// Review of issue 14: a read-only loop device (`losetup -r`) is read by
+/// every method, ucache and uffd included.
+#[test]
+fn a_read_only_device_is_read_by_ucache_and_uffd() {
+    let dir = scratch();
+    let img = image(dir.path(), "ro.img", 16);
+    std::fs::write(&img, vec![0x5au8; 16 << 20]).unwrap();
+    let Some(lo) = Loop::attach_read_only(&img) else {
+        return;
+    };
+    let j = json_run(&[
+        "--file".as_ref(),
+        lo.path().as_os_str(),
+        "--methods".as_ref(),
+        "ucache,uffd".as_ref(),
+        "--patterns".as_ref(),
+        "randread".as_ref(),
+        "--ucache-size".as_ref(),
+        "4M".as_ref(),
+    ]);
+    for c in j["cases"].as_array().unwrap() {
+        assert!(c["error"].is_null(), "{c}");
+        if let Some(why) = c["skipped"].as_str() {
+            // uffd may be refused by the kernel (no userfaultfd): said so.
+            assert!(c["method"] == "uffd" && why.contains("userfaultfd"), "{c}");
+            continue;
+        }
+        assert!(c["summary"]["read_bytes"].as_u64().unwrap() > 0, "{c}");
+    }
+}
+
+/// Review of issue 14: a read-only device (`losetup -r`) given
+/// --allow-write is refused up front (exit 2, naming the device and its
+/// `ro` attribute), not failed case by case with EPERM.
+#[test]
+fn a_read_only_device_is_refused_for_writing_up_front() {
+    let dir = scratch();
+    let Some(lo) = Loop::attach_read_only(&image(dir.path(), "ro.img", 16)) else {
+        return;
+    };
+    write_run(lo.path(), &[])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is read-only (/sys/class/block/{}/ro = 1)",
+            lo.name(),
+            lo.name()
+        )))
+        .stderr(predicate::str::contains("read patterns"));
 }

@@ -343,7 +343,7 @@ fn a_run_the_oom_killer_killed_is_named_by_the_next_run() {
         .unwrap();
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("removed 1 stale cgroups"), "{stderr}");
+    assert!(stderr.contains("removed 1 stale cgroup "), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "the run that made {} was killed by the kernel's OOM killer",

@@ -199,3 +199,38 @@ fn copies_hold_the_sources_blocks() {
     }
     assert!(leftovers(dir.path()).is_empty());
 }
+
+#[test]
+fn null_is_skipped_under_verify_with_the_reason() {
+    // `null` moves no data: under --verify it used to "find" corruption
+    // (no header, a stale header read back) and fail the run.
+    let dir = scratch();
+    let json = dir.path().join("out.json");
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args(["--size", "8M", "--time", "100ms", "--repeat", "1"])
+        .args(["--methods", "null,buffered", "--patterns", "read,write"])
+        .args(["--verify", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in ["read", "write"] {
+        let null = case(&v, "null", p);
+        assert!(null["error"].is_null(), "{null}");
+        let why = null["skipped"].as_str().unwrap_or_default();
+        assert!(why.contains("--verify"), "null/{p}: {null}");
+        assert_eq!(check_verified(&v, p), ["buffered"]);
+    }
+    let shown = format!("{stdout}{stderr}");
+    assert!(
+        shown.contains("null moves no data"),
+        "the reason is not shown: {shown}"
+    );
+}

@@ -95,9 +95,14 @@ impl WorkerError {
                     _ => format!("{m} (on {t})"),
                 }
             }
+            // A case without a file (`null`) has no target to name.
+            WorkerError::Verify(m) if target.as_os_str().is_empty() => format!(
+                "{m} (what was read is not what iopath wrote: a lost, misdirected or corrupted write, or another writer)"
+            ),
             WorkerError::Verify(m) => format!(
                 "{m} (in {t}: what was read is not what iopath wrote there: a lost, misdirected or corrupted write, or another writer)"
             ),
+            WorkerError::Other(m) if target.as_os_str().is_empty() => m.clone(),
             WorkerError::Other(m) => format!("{m} (on {t})"),
         }
     }
@@ -167,5 +172,18 @@ mod tests {
         assert!(fsync.contains("dmesg"), "{fsync}");
         let inv = WorkerError::Engine(EngineError::Invalid("slot 9".into())).message(t);
         assert!(inv.contains("(on /mnt/x/data.bin)"), "{inv}");
+    }
+
+    #[test]
+    fn without_a_target_no_empty_path_is_named() {
+        let none = Path::new("");
+        let v = WorkerError::Verify("verify failed at offset 0: bad checksum".into()).message(none);
+        assert!(
+            v.starts_with("verify failed at offset 0: bad checksum ("),
+            "{v}"
+        );
+        assert!(!v.contains("in :") && !v.contains("in  "), "{v}");
+        let o = WorkerError::Other("no buffer".into()).message(none);
+        assert_eq!(o, "no buffer");
     }
 }

@@ -265,7 +265,7 @@ impl Runner<'_> {
             .map(|m| match (m, target) {
                 (Method::Null, _) => MethodStatus {
                     method: m,
-                    unusable: None,
+                    unusable: self.plan.verify.then(|| prepare::NULL_UNDER_VERIFY.into()),
                     notes: Vec::new(),
                 },
                 (_, None) => MethodStatus {

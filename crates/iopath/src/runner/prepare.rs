@@ -94,6 +94,12 @@ pub(super) fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result
     Ok(())
 }
 
+/// Why `null` is skipped under `--verify`: it moves no data, so there is
+/// nothing to check (and a read-back after it would find what an earlier
+/// case wrote, not a corruption).
+pub(super) const NULL_UNDER_VERIFY: &str =
+    "null moves no data, so --verify has nothing to check in it: skipped under --verify (run it without --verify to measure the overhead floor)";
+
 /// Why an O_DIRECT case cannot run on this target at its block size: not
 /// a multiple of the file's DIO alignment (the kernel would answer
 /// EINVAL). `None` for a case that can.

@@ -135,11 +135,12 @@ pub fn stale_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The stderr line for what was reaped, `None` when nothing was.
-pub fn message(what: &str, removed: &[PathBuf]) -> Option<String> {
+pub fn message(what: (&str, &str), removed: &[PathBuf]) -> Option<String> {
     (!removed.is_empty()).then(|| {
         format!(
-            "iopath: removed {} stale {what} of killed runs: {}",
+            "iopath: removed {} stale {} of killed runs: {}",
             removed.len(),
+            if removed.len() == 1 { what.0 } else { what.1 },
             removed
                 .iter()
                 .map(|p| p.display().to_string())

@@ -13,11 +13,18 @@ impl Loop {
     /// `losetup -f --show [-P] FILE`; `None` (with the reason printed) when
     /// it fails.
     pub fn attach(file: &Path, partscan: bool) -> Option<Loop> {
+        Self::attach_with(file, if partscan { &["-P"] } else { &[] })
+    }
+
+    /// `losetup -r -f --show FILE`: a read-only loop device.
+    #[allow(dead_code)]
+    pub fn attach_read_only(file: &Path) -> Option<Loop> {
+        Self::attach_with(file, &["-r"])
+    }
+
+    fn attach_with(file: &Path, flags: &[&str]) -> Option<Loop> {
         let mut cmd = Command::new("losetup");
-        cmd.args(["-f", "--show"]);
-        if partscan {
-            cmd.arg("-P");
-        }
+        cmd.args(["-f", "--show"]).args(flags);
         let out = match cmd.arg(file).output() {
             Ok(o) => o,
             Err(e) => {

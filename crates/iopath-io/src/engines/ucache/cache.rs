@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::IoSlice;
 use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, Weak};
@@ -545,20 +544,13 @@ fn key_path(path: &Path) -> std::io::Result<PathBuf> {
     })
 }
 
-/// Open `path` with O_DIRECT: read-write when `write`, else read-write
-/// where allowed (so that a later writer can share the cache) and read-only
-/// otherwise. Returns the file and whether it is writable.
+/// Open `path` with O_DIRECT: read-write when `write`, else read-only. A
+/// case that only reads never holds its target open for writing: a
+/// device the user did not let iopath write (no `--allow-write`) is not
+/// opened read-write behind the write guard's back (nor a read-only
+/// device or mount taken for writable). Returns the file and whether it
+/// is writable.
 fn open_direct(path: &Path, write: bool) -> Result<(File, bool), EngineError> {
-    if !write {
-        let rw = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path);
-        if let Ok(f) = rw {
-            return Ok((f, true));
-        }
-    }
     let f = engines::open_target(Method::Ucache, path, write, true, SyncPolicy::None)?;
     Ok((f, write))
 }

@@ -256,17 +256,10 @@ impl FileRegion {
         #[cfg(test)]
         hooks::at(hooks::Point::Reopening, &key, None);
         let id = key.0;
-        let (file, writable) = if spec.write {
-            (file, true)
-        } else {
-            match reopen(&file, path, id, true) {
-                Ok(rw) => (rw, true),
-                // Not the same file: no region over the wrong one.
-                Err(Reopen::Replaced) => return Err(reopen_error(path, Reopen::Replaced)),
-                // Not writable here: a region that only reads.
-                Err(Reopen::Os(_)) => (file, false),
-            }
-        };
+        // A region made for reading keeps the engine's read-only file: a
+        // case that only reads never holds its target open for writing (a
+        // device without --allow-write, a read-only device or mount).
+        let writable = spec.write;
         // The page holding end of file, when it is not on a page boundary,
         // is written back without O_DIRECT.
         let tail = if writable && (pages * page) as u64 > file_len {
