@@ -19,16 +19,35 @@ pub fn hot_set_bytes(plan: &Plan) -> u64 {
     plan.cache_limit.map_or(MAX, |l| (l / 4).min(MAX))
 }
 
+/// Where the hot set goes: beside the target file, so that it shares its
+/// file system and device; for a block-device target (whose parent is
+/// `/dev`, a devtmpfs) the temporary directory (`TMPDIR`), which must then
+/// be on a disk: a hot set in memory (tmpfs) is never evicted, and tmpfs
+/// cannot tell hits ([`iopath_io::neighbour`]).
+pub fn hot_set_dir(target: Option<&crate::target::Target>) -> Result<std::path::PathBuf> {
+    let Some(t) = target else {
+        return std::env::current_dir().context("the current directory");
+    };
+    if t.info.kind != "block-device" {
+        return Ok(t.dir().to_path_buf());
+    }
+    let tmp = std::env::temp_dir();
+    match iopath_io::sys::fs_type_of(&tmp) {
+        Ok(fs @ ("tmpfs" | "ramfs" | "devtmpfs")) => anyhow::bail!(
+            "the target is a block device, so its hot set goes in the temporary directory, and {} is a {fs} (in memory: never evicted): set TMPDIR to a directory on a disk",
+            tmp.display()
+        ),
+        _ => Ok(tmp),
+    }
+}
+
 /// Warm the hot set (made on first use), measure the neighbour alone, and
 /// start it beside what comes next.
 pub(super) fn before(
     plan: &Plan,
     sh: &mut super::job::Shared<'_>,
 ) -> Result<(NeighbourStats, Running)> {
-    let dir = match sh.target {
-        Some(t) => t.dir().to_path_buf(),
-        None => std::env::current_dir().context("the current directory")?,
-    };
+    let dir = hot_set_dir(sh.target)?;
     if sh.hot.is_none() {
         let len = hot_set_bytes(plan);
         let hot = HotSet::create(&dir, len).with_context(|| {
