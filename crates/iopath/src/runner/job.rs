@@ -4,7 +4,8 @@
 //! order (or, with `--schedule sequential`, a job of one case).
 //!
 //! Per repetition: the cgroup of `--cache-limit` entered (and left after),
-//! a sparse file truncated again, the cache state made, the engines run
+//! a sparse file truncated again, the cache state made, with `--neighbour`
+//! the neighbour measured alone and started, the engines run
 //! (`run_repetition`), and the measurement booked into the case with its
 //! round and its place in the run's order. The JSON is rewritten after every
 //! round, so that a killed run keeps every round it finished. Latency
@@ -17,10 +18,10 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use iopath_io::{Method, MethodStatus};
 
+use super::case_notes::{passes_note, passes_of, timeout_note};
 use super::live::{self, Live};
 use super::observe::Observer;
 use super::repeat::{self, ArmEnd, RepOutcome};
-use super::case_notes::{passes_note, passes_of, timeout_note};
 use super::{case_result, set_cache_state, RepError, Runner, SKIP_RETRIES, SKIP_RETRY_WAIT};
 use crate::cgroup::CacheLimit;
 use crate::plan::{Case, Pattern, Schedule};
@@ -427,29 +428,17 @@ impl Runner<'_> {
                 format!("--cache-limit: cannot move iopath into {}", l.dir.display())
             })?;
         }
-        let around = if plan.neighbour && !warmup {
-            let before = super::neighbour::before(plan, sh);
-            if let Err(e) = &before {
-                let n = format!("neighbour: {e:#}");
-                if !result.cases[arm.idx].notes.contains(&n) {
-                    result.cases[arm.idx].notes.push(n);
-                }
-            }
-            before.ok()
-        } else {
-            None
-        };
-        let rep = self.prepared_repetition(arm, warmup, book.budget, sh, &result.cases[arm.idx]);
-        if let Some((before, running)) = around {
-            let during = running.stop();
-            if rep.0.is_ok() {
-                result.cases[arm.idx]
-                    .neighbour
-                    .push(crate::result::neighbour::NeighbourRep {
-                        before: before.into(),
-                        during: during.into(),
-                    });
-            }
+        let neighbour = plan.neighbour && !warmup;
+        let (rep, prep_notes, beside) = self.prepared_repetition(
+            arm,
+            warmup,
+            neighbour,
+            book.budget,
+            sh,
+            &result.cases[arm.idx],
+        );
+        if rep.is_ok() {
+            result.cases[arm.idx].neighbour.extend(beside);
         }
         if let Some(l) = sh.limit.as_mut() {
             // Left in the cgroup, later cases would run capped unseen.
@@ -463,7 +452,6 @@ impl Runner<'_> {
         }
         let cr = &mut result.cases[arm.idx];
         let done = cr.repetitions.len();
-        let (rep, prep_notes) = rep;
         for n in prep_notes {
             if !cr.notes.contains(&n) {
                 cr.notes.push(n);
@@ -547,22 +535,29 @@ impl Runner<'_> {
     }
 
     /// Set-up (sparse truncation, cache state) and the repetition itself,
-    /// retried for a while when a method that worked is refused. Returns
-    /// notes for the case beside the outcome.
+    /// retried for a while when a method that worked is refused. With
+    /// `neighbour`, the neighbour is measured alone after the set-up and
+    /// runs beside the repetition only ([`super::neighbour::Beside`]).
+    /// Returns notes for the case beside the outcome.
     fn prepared_repetition(
         &self,
         arm: &Arm<'_>,
         warmup: bool,
+        neighbour: bool,
         budget: Option<std::time::Duration>,
-        sh: &Shared<'_>,
+        sh: &mut Shared<'_>,
         cr: &CaseResult,
-    ) -> (Result<super::RepOk, RepError>, Vec<String>) {
+    ) -> (
+        Result<super::RepOk, RepError>,
+        Vec<String>,
+        Option<crate::result::neighbour::NeighbourRep>,
+    ) {
         let (case, target) = (arm.case, sh.target);
         let t0 = Instant::now();
         let mut notes = Vec::new();
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
-                return (Err(RepError::Fail(format!("{e:#}"))), notes);
+                return (Err(RepError::Fail(format!("{e:#}"))), notes, None);
             }
         }
         if let Some(t) = target {
@@ -571,6 +566,9 @@ impl Runner<'_> {
                 notes.push(format!("could not make the cache {}: {e:#}", cache.name()));
             }
         }
+        let beside = neighbour
+            .then(|| super::neighbour::Beside::start(self.plan, sh, &mut notes))
+            .flatten();
         // A method that worked in earlier repetitions and is now refused
         // (io_uring_setup's ENOMEM while the kernel still holds closed
         // rings' memory against the user's RLIMIT_MEMLOCK) is retried for
@@ -602,7 +600,7 @@ impl Runner<'_> {
                     attempt += 1;
                     std::thread::sleep(SKIP_RETRY_WAIT);
                 }
-                other => return (other, notes),
+                other => return (other, notes, beside.map(super::neighbour::Beside::stop)),
             }
         }
     }

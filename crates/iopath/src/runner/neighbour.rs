@@ -1,6 +1,9 @@
-//! `--neighbour`: around each measured repetition, the neighbour
-//! ([`iopath_io::neighbour`]) re-reads its hot set, is measured alone for
-//! [`BEFORE`], then runs beside the repetition.
+//! `--neighbour`: around each measured repetition, after its set-up
+//! (sparse truncation, the cache state: fsync, DONTNEED, a warm read or
+//! drop_caches), the neighbour ([`iopath_io::neighbour`]) re-reads its hot
+//! set, is measured alone for [`BEFORE`], then runs beside the repetition
+//! ([`Beside`]): from just before its engines start to just after they
+//! end, so the set-up is in neither window.
 
 use std::time::Duration;
 
@@ -8,6 +11,7 @@ use anyhow::{Context, Result};
 use iopath_io::neighbour::{HotSet, NeighbourStats, Running};
 
 use crate::plan::Plan;
+use crate::result::neighbour::NeighbourRep;
 
 /// How long the neighbour is measured alone before each repetition.
 pub const BEFORE: Duration = Duration::from_millis(500);
@@ -68,4 +72,36 @@ pub(super) fn before(
         .start(seed.wrapping_add(1))
         .context("cannot start its thread")?;
     Ok((alone, running))
+}
+
+/// The neighbour measured alone and now running beside a repetition.
+pub(super) struct Beside {
+    alone: NeighbourStats,
+    running: Running,
+}
+
+impl Beside {
+    /// [`before`]; a failure becomes a note of the case (once) and no
+    /// neighbour, never a failed repetition.
+    pub(super) fn start(
+        plan: &Plan,
+        sh: &mut super::job::Shared<'_>,
+        notes: &mut Vec<String>,
+    ) -> Option<Beside> {
+        match before(plan, sh) {
+            Ok((alone, running)) => Some(Beside { alone, running }),
+            Err(e) => {
+                notes.push(format!("neighbour: {e:#}"));
+                None
+            }
+        }
+    }
+
+    /// Stop the neighbour: what it saw alone and during.
+    pub(super) fn stop(self) -> NeighbourRep {
+        NeighbourRep {
+            before: self.alone.into(),
+            during: self.running.stop().into(),
+        }
+    }
 }

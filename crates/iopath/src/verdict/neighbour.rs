@@ -75,7 +75,9 @@ pub fn noise(cases: &[&CaseResult]) -> f64 {
     let p99s = cases
         .iter()
         .flat_map(|c| c.neighbour.iter().map(|r| r.before.p99_ns as f64));
-    let (lo, hi) = p99s.fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    let (lo, hi) = p99s.fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+        (lo.min(p), hi.max(p))
+    });
     if hi <= 0.0 || !lo.is_finite() {
         1.0
     } else {
@@ -112,9 +114,7 @@ pub fn sentence(effects: &[Effect], noise: f64) -> Option<String> {
             pct(e.during_hit)
         )
     };
-    let floor = format!(
-        "noise: the neighbour's p99 alone varied {noise:.2}x across repetitions"
-    );
+    let floor = format!("noise: the neighbour's p99 alone varied {noise:.2}x across repetitions");
     if effects.len() < 2 || least.method == most.method {
         return Some(format!("{}; {floor}.", judge(least)));
     }
@@ -219,8 +219,14 @@ mod tests {
     fn a_ratio_within_the_before_spread_is_within_noise() {
         let cases = [
             // Before p99 ranges 10 us..15 us across all repetitions: 1.5x.
-            case("direct", &[(10_000, 13_000, Some(100)), (15_000, 17_000, Some(100))]),
-            case("buffered", &[(12_000, 60_000, Some(40)), (12_000, 66_000, Some(50))]),
+            case(
+                "direct",
+                &[(10_000, 13_000, Some(100)), (15_000, 17_000, Some(100))],
+            ),
+            case(
+                "buffered",
+                &[(12_000, 60_000, Some(40)), (12_000, 66_000, Some(50))],
+            ),
         ];
         let refs: Vec<&CaseResult> = cases.iter().collect();
         assert!((noise(&refs) - 1.5).abs() < 1e-9);
@@ -231,7 +237,10 @@ mod tests {
             s.contains("direct keeps the neighbour's p99 within noise (1.20x)"),
             "{s}"
         );
-        assert!(s.contains("buffered raises the neighbour's p99 5.04x"), "{s}");
+        assert!(
+            s.contains("buffered raises the neighbour's p99 5.04x"),
+            "{s}"
+        );
         assert!(s.contains("(hit ratio 100% → 45%)"), "{s}");
         assert!(s.contains("varied 1.50x"), "{s}");
     }
