@@ -238,7 +238,7 @@ mod tests {
             "{s}"
         );
         assert!(
-            s.contains("buffered raises the neighbour's p99 5.04x"),
+            s.contains("buffered raises the neighbour's p99 5.25x"),
             "{s}"
         );
         assert!(s.contains("(hit ratio 100% → 45%)"), "{s}");
