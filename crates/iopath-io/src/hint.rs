@@ -90,6 +90,13 @@ impl Hint {
                 | Method::Threadpool
                 | Method::Tokio
         );
+        if method == Method::MmapDax
+            && matches!(self, Hint::Random | Hint::Sequential | Hint::Willneed)
+        {
+            return Err(format!(
+                "{method} maps the device's memory directly (DAX): there is no page cache and no read-ahead for +{self} to act on (use mmap+{self}, or {method}+populate to fault the mapping in)"
+            ));
+        }
         if mapped {
             return match self {
                 Hint::Random => Ok("madvise(MADV_RANDOM)"),

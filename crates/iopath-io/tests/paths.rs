@@ -89,6 +89,50 @@ fn dontcache_works_where_the_file_system_supports_it() {
     assert!(st.usable(), "{st:?}");
 }
 
+/// A block device node (a loop device over a file in /dev/shm): Linux 6.18
+/// has no RWF_DONTCACHE for block devices (docs/methods.md says so), and the
+/// probe's real read finds out. Skipped, with the reason, where losetup is
+/// refused (no loop devices, not root).
+#[test]
+fn dontcache_on_a_block_device_node_is_refused() {
+    if !kernel_has_dontcache() {
+        eprintln!("skipped: kernel before 6.14");
+        return;
+    }
+    let backing = match tempfile::NamedTempFile::new_in("/dev/shm") {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("skipped: no file in /dev/shm: {e}");
+            return;
+        }
+    };
+    backing.as_file().set_len(LEN as u64).unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(backing.path())
+        .output();
+    let dev = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        Ok(o) => {
+            eprintln!(
+                "skipped: losetup refused: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipped: no losetup: {e}");
+            return;
+        }
+    };
+    let st = probe_method(Method::Dontcache, Path::new(&dev), 4096);
+    let _ = Command::new("losetup").args(["-d", &dev]).output();
+    let Some(why) = st.unusable else {
+        panic!("dontcache usable on block device {dev}: did block devices gain FOP_DONTCACHE? update docs/methods.md");
+    };
+    assert!(why.contains("EOPNOTSUPP"), "{why}");
+}
+
 /// A loop-mounted btrfs: Linux 6.18 has no RWF_DONTCACHE for it (checked
 /// on this machine), and the probe names the file system. Skipped, with
 /// the reason, where mkfs.btrfs, losetup or mount is refused.

@@ -92,15 +92,13 @@ impl ThreadPoolEngine {
         let shared = Arc::new(Shared::default());
         let (done_tx, done_rx) = channel();
         let fsync_each = spec.sync == SyncPolicy::Each;
-        let mut handles = Vec::with_capacity(threads);
-        for i in 0..threads {
+        let handles = start_threads(&shared, threads, |i| {
             let (shared, file, tx) = (Arc::clone(&shared), Arc::clone(&file), done_tx.clone());
-            let h = std::thread::Builder::new()
+            std::thread::Builder::new()
                 .name(format!("iopath-pool-{i}"))
                 .spawn(move || serve(&shared, &file, &tx, fsync_each))
-                .map_err(|e| EngineError::os("spawn a pool thread", &spec.path, e))?;
-            handles.push(h);
-        }
+        })
+        .map_err(|e| EngineError::os("spawn a pool thread", &spec.path, e))?;
         Ok(ThreadPoolEngine {
             shared,
             threads: handles,
@@ -124,6 +122,40 @@ impl ThreadPoolEngine {
     fn complete(&mut self, c: Completion, done: &mut Vec<Completion>) {
         self.pool.release(c.slot);
         done.push(c);
+    }
+}
+
+/// Start `threads` pool threads with `spawn`. Where one cannot be spawned,
+/// those already started are stopped and joined before the error is
+/// returned: none is left waiting on a queue no engine will close.
+fn start_threads(
+    shared: &Shared,
+    threads: usize,
+    mut spawn: impl FnMut(usize) -> std::io::Result<JoinHandle<()>>,
+) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let mut handles = Vec::with_capacity(threads);
+    for i in 0..threads {
+        match spawn(i) {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                close_and_join(shared, &mut handles);
+                return Err(e);
+            }
+        }
+    }
+    Ok(handles)
+}
+
+/// Close the queue and join `handles`: threads finish the jobs queued and
+/// stop.
+fn close_and_join(shared: &Shared, handles: &mut Vec<JoinHandle<()>>) {
+    {
+        let mut q = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.closed = true;
+    }
+    shared.ready.notify_all();
+    for h in handles.drain(..) {
+        let _ = h.join();
     }
 }
 
@@ -286,14 +318,7 @@ impl Drop for ThreadPoolEngine {
         // Close the queue: threads finish the jobs queued (their slots are
         // still in flight) and stop; joining them before the pool is freed
         // is what keeps every job's pointer valid.
-        {
-            let mut q = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.closed = true;
-        }
-        self.shared.ready.notify_all();
-        for h in self.threads.drain(..) {
-            let _ = h.join();
-        }
+        close_and_join(&self.shared, &mut self.threads);
     }
 }
 
@@ -356,6 +381,29 @@ mod tests {
                 "slot {s}"
             );
         }
+    }
+
+    /// Review of issue 17: a spawn failing part-way returned the error and
+    /// left the threads already started blocked on the queue forever.
+    #[test]
+    fn a_spawn_failing_part_way_stops_the_threads_started() {
+        let shared = Arc::new(Shared::default());
+        let stopped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let r = start_threads(&shared, 4, |i| {
+            if i == 2 {
+                return Err(std::io::Error::from_raw_os_error(libc::EAGAIN));
+            }
+            let (shared, stopped) = (Arc::clone(&shared), Arc::clone(&stopped));
+            std::thread::Builder::new().spawn(move || {
+                let (tx, _rx) = channel();
+                serve(&shared, &tempfile::tempfile().unwrap(), &tx, false);
+                stopped.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+        });
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
+        // Both started threads returned from serve and were joined.
+        assert_eq!(stopped.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(Arc::strong_count(&shared), 1);
     }
 
     #[test]

@@ -153,6 +153,12 @@ mod tests {
         assert!(e.contains("mmap+populate"), "{e}");
         let e = MethodChoice::parse_word("mmap+noreuse").unwrap_err();
         assert!(e.contains("buffered+noreuse"), "{e}");
+        // Review of issue 17: under DAX there is no page cache either.
+        for h in ["random", "sequential", "willneed"] {
+            let e = MethodChoice::parse_word(&format!("mmap-dax+{h}")).unwrap_err();
+            assert!(e.contains("no page cache"), "{e}");
+        }
+        assert!(MethodChoice::parse_word("mmap-dax+populate").is_ok());
         let e = MethodChoice::parse_word("mmap+fast").unwrap_err();
         assert!(e.contains("unknown hint 'fast'"), "{e}");
         assert!(e.contains("willneed"), "{e}");

@@ -7,19 +7,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct NeighbourWindow {
     pub reads: u64,
-    /// Reads the page cache served.
-    pub hits: u64,
+    /// Reads the page cache served; `null` (unknown) where the file
+    /// system refuses `RWF_NOWAIT` (tmpfs), which is how hits are told.
+    pub hits: Option<u64>,
     pub p50_ns: u64,
     pub p99_ns: u64,
 }
 
 impl NeighbourWindow {
-    pub fn hit_ratio(&self) -> f64 {
-        if self.reads == 0 {
+    /// Hits over reads (1 when nothing was read); `None` when unknown.
+    pub fn hit_ratio(&self) -> Option<f64> {
+        let hits = self.hits?;
+        Some(if self.reads == 0 {
             1.0
         } else {
-            self.hits as f64 / self.reads as f64
-        }
+            hits as f64 / self.reads as f64
+        })
     }
 }
 

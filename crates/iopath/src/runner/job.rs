@@ -4,7 +4,8 @@
 //! order (or, with `--schedule sequential`, a job of one case).
 //!
 //! Per repetition: the cgroup of `--cache-limit` entered (and left after),
-//! a sparse file truncated again, the cache state made, the engines run
+//! a sparse file truncated again, the cache state made, with `--neighbour`
+//! the neighbour measured alone and started, the engines run
 //! (`run_repetition`), and the measurement booked into the case with its
 //! round and its place in the run's order. The JSON is rewritten after every
 //! round, so that a killed run keeps every round it finished. Latency
@@ -17,6 +18,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use iopath_io::{Method, MethodStatus};
 
+use super::case_notes::{passes_note, passes_of, timeout_note};
 use super::live::{self, Live};
 use super::observe::Observer;
 use super::repeat::{self, ArmEnd, RepOutcome};
@@ -426,29 +428,17 @@ impl Runner<'_> {
                 format!("--cache-limit: cannot move iopath into {}", l.dir.display())
             })?;
         }
-        let around = if plan.neighbour && !warmup {
-            let before = super::neighbour::before(plan, sh);
-            if let Err(e) = &before {
-                let n = format!("neighbour: {e:#}");
-                if !result.cases[arm.idx].notes.contains(&n) {
-                    result.cases[arm.idx].notes.push(n);
-                }
-            }
-            before.ok()
-        } else {
-            None
-        };
-        let rep = self.prepared_repetition(arm, warmup, book.budget, sh, &result.cases[arm.idx]);
-        if let Some((before, running)) = around {
-            let during = running.stop();
-            if rep.0.is_ok() {
-                result.cases[arm.idx]
-                    .neighbour
-                    .push(crate::result::neighbour::NeighbourRep {
-                        before: before.into(),
-                        during: during.into(),
-                    });
-            }
+        let neighbour = plan.neighbour && !warmup;
+        let (rep, prep_notes, beside) = self.prepared_repetition(
+            arm,
+            warmup,
+            neighbour,
+            book.budget,
+            sh,
+            &result.cases[arm.idx],
+        );
+        if rep.is_ok() {
+            result.cases[arm.idx].neighbour.extend(beside);
         }
         if let Some(l) = sh.limit.as_mut() {
             // Left in the cgroup, later cases would run capped unseen.
@@ -462,7 +452,6 @@ impl Runner<'_> {
         }
         let cr = &mut result.cases[arm.idx];
         let done = cr.repetitions.len();
-        let (rep, prep_notes) = rep;
         for n in prep_notes {
             if !cr.notes.contains(&n) {
                 cr.notes.push(n);
@@ -546,22 +535,29 @@ impl Runner<'_> {
     }
 
     /// Set-up (sparse truncation, cache state) and the repetition itself,
-    /// retried for a while when a method that worked is refused. Returns
-    /// notes for the case beside the outcome.
+    /// retried for a while when a method that worked is refused. With
+    /// `neighbour`, the neighbour is measured alone after the set-up and
+    /// runs beside the repetition only ([`super::neighbour::Beside`]).
+    /// Returns notes for the case beside the outcome.
     fn prepared_repetition(
         &self,
         arm: &Arm<'_>,
         warmup: bool,
+        neighbour: bool,
         budget: Option<std::time::Duration>,
-        sh: &Shared<'_>,
+        sh: &mut Shared<'_>,
         cr: &CaseResult,
-    ) -> (Result<super::RepOk, RepError>, Vec<String>) {
+    ) -> (
+        Result<super::RepOk, RepError>,
+        Vec<String>,
+        Option<crate::result::neighbour::NeighbourRep>,
+    ) {
         let (case, target) = (arm.case, sh.target);
         let t0 = Instant::now();
         let mut notes = Vec::new();
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
-                return (Err(RepError::Fail(format!("{e:#}"))), notes);
+                return (Err(RepError::Fail(format!("{e:#}"))), notes, None);
             }
         }
         if let Some(t) = target {
@@ -570,6 +566,9 @@ impl Runner<'_> {
                 notes.push(format!("could not make the cache {}: {e:#}", cache.name()));
             }
         }
+        let beside = neighbour
+            .then(|| super::neighbour::Beside::start(self.plan, sh, &mut notes))
+            .flatten();
         // A method that worked in earlier repetitions and is now refused
         // (io_uring_setup's ENOMEM while the kernel still holds closed
         // rings' memory against the user's RLIMIT_MEMLOCK) is retried for
@@ -601,7 +600,7 @@ impl Runner<'_> {
                     attempt += 1;
                     std::thread::sleep(SKIP_RETRY_WAIT);
                 }
-                other => return (other, notes),
+                other => return (other, notes, beside.map(super::neighbour::Beside::stop)),
             }
         }
     }
@@ -690,102 +689,6 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
     });
-}
-
-/// What `--case-timeout` did to a case, for its notes: a repetition cut
-/// part-way (the share done, the whole repetition extrapolated), or
-/// repetitions not started because they would not have fit.
-fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String {
-    let cap = plan
-        .case_timeout
-        .map_or_else(String::new, crate::units::fmt_duration);
-    let measured = cr.repetitions.iter().filter(|m| !m.warmup).count();
-    match cr.repetitions.iter().rev().find_map(|m| m.capped.map(|c| (m, c))) {
-        Some((m, c)) => format!(
-            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
-            c.fraction_done * 100.0,
-            m.duration_ns as f64 / 1e9,
-            c.extrapolated_ns as f64 / 1e9
-        ),
-        None => format!(
-            "--case-timeout {cap}: {measured} repetition(s) ran{}; the next would not have fit",
-            plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
-        ),
-    }
-}
-
-/// How a sequential case used its time limit ([`Passes`]): wrapped around
-/// its range (a method that does not cache), or stopped after one pass short
-/// of the limit (a caching method). `None` when neither says anything: no
-/// time limit, a byte count, a random pattern, or a pass that the limit cut.
-fn passes_of(
-    cr: &CaseResult,
-    case: &Case,
-    plan: &crate::plan::Plan,
-    file_size: u64,
-) -> Option<crate::result::Passes> {
-    use crate::result::{PassKind, Passes};
-    let limit = plan.case_time_limit(case)?;
-    let sequential = !case.pattern.is_random() && case.pattern != Pattern::Copy;
-    if !sequential || case.io_size.or(plan.io_size).is_some() {
-        return None;
-    }
-    let threads = u64::from(case.threads.max(1));
-    let span =
-        case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
-    let pass = span / threads / case.block_size * case.block_size * threads;
-    let s = cr.summary.as_ref().filter(|_| pass > 0)?;
-    let passes = s.io_bytes as f64 / pass as f64;
-    if plan.wraps(case) {
-        return (passes > 1.0).then_some(Passes {
-            kind: PassKind::Wrapped,
-            passes,
-            suggested_size_bytes: None,
-        });
-    }
-    let limit_ns = limit.as_nanos() as f64;
-    if !crate::model::method_caches(case.method)
-        || passes < 0.99
-        || s.duration_ns as f64 >= 0.9 * limit_ns
-        || s.duration_ns == 0
-    {
-        return None;
-    }
-    // One pass lasting the limit at this speed, as a power of two.
-    let want = (pass as f64 * limit_ns / s.duration_ns as f64) as u64;
-    Some(Passes {
-        kind: PassKind::OnePass,
-        passes,
-        suggested_size_bytes: Some(want.max(pass * 2).next_power_of_two()),
-    })
-}
-
-/// The sentence for the table's notes.
-fn passes_note(
-    p: &crate::result::Passes,
-    cr: &CaseResult,
-    case: &Case,
-    plan: &crate::plan::Plan,
-) -> Option<String> {
-    use crate::result::PassKind;
-    let limit = plan.case_time_limit(case)?;
-    let limit = crate::units::fmt_duration(limit);
-    let s = cr.summary.as_ref()?;
-    Some(match p.kind {
-        PassKind::Wrapped => format!(
-            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} does not cache: every pass {} the device)",
-            p.passes,
-            cr.method,
-            if cr.pattern == "write" { "writes" } else { "reads" }
-        ),
-        PassKind::OnePass => format!(
-            "capped at one pass: {:.2} s of the --time {limit} ({} caches, so a second pass would {} memory); for repetitions that last {limit}, give --size {} or more",
-            s.duration_ns as f64 / 1e9,
-            cr.method,
-            if cr.pattern == "write" { "write to" } else { "read" },
-            p.suggested_size_bytes.map_or("larger".into(), crate::units::fmt_size_flag)
-        ),
-    })
 }
 
 /// Messages as a person reads them: the `/proc/<pid>/fd/<n>` engines open

@@ -11,6 +11,7 @@
 //! While a case runs with the progress display shown, a ticker thread puts
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
+mod case_notes;
 pub mod copy;
 mod cpu_share;
 pub mod estimate;

@@ -1,0 +1,102 @@
+//! A case's notes on how it used its time: what `--case-timeout` did to
+//! it, and how a sequential case used its time limit (wrapped around its
+//! range, or one pass short of the limit).
+
+use crate::plan::{Case, Pattern};
+use crate::result::CaseResult;
+
+/// What `--case-timeout` did to a case, for its notes: a repetition cut
+/// part-way (the share done, the whole repetition extrapolated), or
+/// repetitions not started because they would not have fit.
+pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String {
+    let cap = plan
+        .case_timeout
+        .map_or_else(String::new, crate::units::fmt_duration);
+    let measured = cr.repetitions.iter().filter(|m| !m.warmup).count();
+    match cr.repetitions.iter().rev().find_map(|m| m.capped.map(|c| (m, c))) {
+        Some((m, c)) => format!(
+            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
+            c.fraction_done * 100.0,
+            m.duration_ns as f64 / 1e9,
+            c.extrapolated_ns as f64 / 1e9
+        ),
+        None => format!(
+            "--case-timeout {cap}: {measured} repetition(s) ran{}; the next would not have fit",
+            plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
+        ),
+    }
+}
+
+/// How a sequential case used its time limit ([`Passes`]): wrapped around
+/// its range (a method that does not cache), or stopped after one pass short
+/// of the limit (a caching method). `None` when neither says anything: no
+/// time limit, a byte count, a random pattern, or a pass that the limit cut.
+pub(super) fn passes_of(
+    cr: &CaseResult,
+    case: &Case,
+    plan: &crate::plan::Plan,
+    file_size: u64,
+) -> Option<crate::result::Passes> {
+    use crate::result::{PassKind, Passes};
+    let limit = plan.case_time_limit(case)?;
+    let sequential = !case.pattern.is_random() && case.pattern != Pattern::Copy;
+    if !sequential || case.io_size.or(plan.io_size).is_some() {
+        return None;
+    }
+    let threads = u64::from(case.threads.max(1));
+    let span =
+        case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
+    let pass = span / threads / case.block_size * case.block_size * threads;
+    let s = cr.summary.as_ref().filter(|_| pass > 0)?;
+    let passes = s.io_bytes as f64 / pass as f64;
+    if plan.wraps(case) {
+        return (passes > 1.0).then_some(Passes {
+            kind: PassKind::Wrapped,
+            passes,
+            suggested_size_bytes: None,
+        });
+    }
+    let limit_ns = limit.as_nanos() as f64;
+    if !crate::model::method_caches(case.method)
+        || passes < 0.99
+        || s.duration_ns as f64 >= 0.9 * limit_ns
+        || s.duration_ns == 0
+    {
+        return None;
+    }
+    // One pass lasting the limit at this speed, as a power of two.
+    let want = (pass as f64 * limit_ns / s.duration_ns as f64) as u64;
+    Some(Passes {
+        kind: PassKind::OnePass,
+        passes,
+        suggested_size_bytes: Some(want.max(pass * 2).next_power_of_two()),
+    })
+}
+
+/// The sentence for the table's notes.
+pub(super) fn passes_note(
+    p: &crate::result::Passes,
+    cr: &CaseResult,
+    case: &Case,
+    plan: &crate::plan::Plan,
+) -> Option<String> {
+    use crate::result::PassKind;
+    let limit = plan.case_time_limit(case)?;
+    let limit = crate::units::fmt_duration(limit);
+    let s = cr.summary.as_ref()?;
+    Some(match p.kind {
+        PassKind::Wrapped => format!(
+            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} does not cache: every pass {} the device)",
+            p.passes,
+            cr.method,
+            if cr.pattern == "write" { "writes" } else { "reads" }
+        ),
+        PassKind::OnePass => format!(
+            "capped at one pass: {:.2} s of the --time {limit} ({} caches, so a second pass would {} memory); for repetitions that last {limit}, give --size {} or more",
+            s.duration_ns as f64 / 1e9,
+            cr.method,
+            if cr.pattern == "write" { "write to" } else { "read" },
+            p.suggested_size_bytes.map_or("larger".into(), crate::units::fmt_size_flag)
+        ),
+    })
+}
