@@ -10,6 +10,17 @@
 //! thread) and back afterwards; the cgroup is emptied and removed when the
 //! run ends — also on error and Ctrl-C (a guard's `Drop`), and one left by
 //! a killed run (its pid gone) is removed by the next run that looks.
+//!
+//! Dirty pages on v1: a v1 memory cgroup has no dirty limits of its own
+//! (v2 applies `vm.dirty_background_ratio`/`vm.dirty_ratio` to the
+//! cgroup's memory and starts write-back there), so buffered writes fill a
+//! small cap with dirty pages that reclaim cannot free, the machine-wide
+//! thresholds (gigabytes) are never reached, and the kernel's OOM killer
+//! kills the run (the dontcache preset's 2 GiB write under 256 MiB did).
+//! While the process is in a v1 cgroup, a thread does what v2 does: once
+//! the cgroup's dirty pages pass [`V1_BACKGROUND_FRACTION`] of the cap it
+//! starts write-back of the target's filesystem (`syncfs`), so reclaim
+//! finds pages under write-back and waits for them instead.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +39,61 @@ pub struct CacheLimit {
     /// Where the process was (and goes back to).
     home: PathBuf,
     entered: bool,
+    /// v1: a path on the target's filesystem, written back by [`Flusher`].
+    flush_at: Option<PathBuf>,
+    flusher: Option<Flusher>,
+}
+
+/// v1: start write-back once the cgroup's dirty pages pass this fraction of
+/// the cap (1/10: v2's at the default `vm.dirty_background_ratio` of 10).
+pub const V1_BACKGROUND_FRACTION: u64 = 10;
+
+/// The v1 write-back thread ([`CacheLimit`]'s module docs); stopped and
+/// joined when dropped.
+#[derive(Debug)]
+struct Flusher {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Flusher {
+    fn start(cgroup: MemCgroup, at: &Path, limit: u64) -> Option<Flusher> {
+        let fs = std::fs::File::open(at).ok()?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let threshold = limit / V1_BACKGROUND_FRACTION;
+        let thread = std::thread::Builder::new()
+            .name("iopath-v1-writeback".into())
+            .spawn(move || {
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    let dirty = std::fs::read_to_string(cgroup.dir.join("memory.stat"))
+                        .ok()
+                        .and_then(|t| stat_value(&t, "dirty"))
+                        .unwrap_or(0);
+                    if dirty > threshold {
+                        // Errors: nothing to do but try again; the cap
+                        // still holds.
+                        let _ = rustix::fs::syncfs(&fs);
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+            })
+            .ok()?;
+        Some(Flusher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Flusher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 fn procs_file(dir: &Path) -> PathBuf {
@@ -106,6 +172,8 @@ impl CacheLimit {
             limit,
             home: parent.dir.clone(),
             entered: false,
+            flush_at: None,
+            flusher: None,
         };
         let (file, value) = if made.version == 2 {
             ("memory.max", limit.to_string())
@@ -124,15 +192,28 @@ impl CacheLimit {
         Ok(made)
     }
 
+    /// v1: write back dirty pages of the filesystem holding `at` (the
+    /// target) while the process is in the cgroup (the module docs say
+    /// why). Nothing on v2, whose kernel does it.
+    pub fn write_back_in(&mut self, at: &Path) {
+        if self.version == 1 {
+            self.flush_at = Some(at.to_path_buf());
+        }
+    }
+
     /// Move the whole process into the cgroup.
     pub fn enter(&mut self) -> std::io::Result<()> {
         std::fs::write(procs_file(&self.dir), std::process::id().to_string())?;
         self.entered = true;
+        if let (Some(at), None) = (&self.flush_at, &self.flusher) {
+            self.flusher = Flusher::start(self.as_mem_cgroup(), at, self.limit);
+        }
         Ok(())
     }
 
     /// Move the process back where it was.
     pub fn leave(&mut self) -> std::io::Result<()> {
+        self.flusher = None;
         if self.entered {
             std::fs::write(procs_file(&self.home), std::process::id().to_string())?;
             self.entered = false;
@@ -205,7 +286,7 @@ fn remove(dir: &Path, version: u8) {
 /// OOM killer killed (`kills` times): the run itself could say nothing.
 pub fn oom_message(dir: &Path, kills: u64) -> String {
     format!(
-        "iopath: the run that made {} was killed by the kernel's OOM killer ({kills} kill(s) in it): its --cache-limit could not hold what a case needed (its results are in its --json file up to its last round); give a larger --cache-limit, or a --dir on a disk if it ran on tmpfs",
+        "iopath: the run that made {} was killed by the kernel's OOM killer ({kills} kill(s) in it): its --cache-limit could not hold what a case needed (if it was given --json, that file holds what it finished before the kill; it has none if the kill came in its first case); give a larger --cache-limit, or a --dir on a disk if it ran on tmpfs",
         dir.display()
     )
 }
@@ -262,6 +343,16 @@ pub fn reap_stale(parent: &Path) -> Vec<(PathBuf, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The killed run's --json file may not exist (killed in its first
+    /// case, or no --json at all): the message must not promise one.
+    #[test]
+    fn oom_message_does_not_promise_a_json_file() {
+        let m = oom_message(Path::new("/sys/fs/cgroup/memory/iopath-1-0"), 1);
+        assert!(m.contains("iopath-1-0") && m.contains("1 kill(s)"), "{m}");
+        assert!(!m.contains("its results are in its --json file"), "{m}");
+        assert!(m.contains("if it was given --json"), "{m}");
+    }
 
     #[test]
     fn no_memory_controller_is_a_clear_usage_error() {

@@ -126,7 +126,8 @@ impl Runner<'_> {
             .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
             .map(crate::cgroup::CacheLimit::create)
             .transpose()?;
-        if let Some(l) = &limit {
+        if let Some(l) = &mut limit {
+            l.write_back_in(&at);
             obs.use_cgroup(l.as_mem_cgroup());
         }
         if let Some(t) = &target {

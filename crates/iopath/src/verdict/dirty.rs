@@ -11,7 +11,7 @@
 use super::{list, Verdict};
 use crate::metrics::dirty::DirtyLimits;
 use crate::result::records::DirtyBurst;
-use crate::result::CaseResult;
+use crate::result::{CacheLimitInfo, CaseResult};
 use crate::units::{fmt_bytes, fmt_duration, fmt_size_flag};
 
 /// Methods whose writes land in the page cache first (and stay there until
@@ -26,9 +26,35 @@ fn through_page_cache(method: &str) -> bool {
     )
 }
 
+/// The dirty limit of cases that ran in the `--cache-limit` cgroup: the
+/// page cache cannot hold more than the cap, whatever the machine's limit.
+/// A ratio applies to the cap (as v2 applies it to a cgroup's memory;
+/// on v1 iopath starts write-back at a tenth of it, `cgroup.rs`), a
+/// `vm.dirty_bytes` is bounded by it.
+fn under_cap(d: &DirtyLimits, cap: u64) -> DirtyLimits {
+    let limit = match d.ratio_pct {
+        Some(r) => cap / 100 * r,
+        None => d.limit_bytes.min(cap),
+    };
+    DirtyLimits {
+        limit_bytes: limit.min(d.limit_bytes),
+        background_bytes: d.background_bytes.min(limit / 2),
+        base_bytes: cap,
+        base_is_cgroup: true,
+        ..*d
+    }
+}
+
 /// Add the caveat to `v` when its page-cache writers stayed under the
-/// limit. `cases` are the run's; `file` the bytes the cases address.
-pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Option<u64>) {
+/// limit. `cases` are the run's; `file` the bytes the cases address;
+/// `cap` the run's `--cache-limit` cgroup, when it had one.
+pub fn caveat(
+    v: &mut Verdict,
+    cases: &[CaseResult],
+    d: &DirtyLimits,
+    file: Option<u64>,
+    cap: Option<&CacheLimitInfo>,
+) {
     let writes = matches!(v.job.pattern.as_str(), "write" | "randwrite" | "randrw");
     // O_SYNC/O_DSYNC and fsync-per-write wait for the device on every write.
     if !writes || !matches!(v.job.sync.as_str(), "end" | "none") || d.limit_bytes == 0 {
@@ -38,6 +64,15 @@ pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Opti
         Some(g) => c.group.as_ref() == Some(g) && c.pattern == v.job.pattern,
         None => c.group.is_none() && c.job() == v.job,
     };
+    // Cases in the cgroup: its cap, not the machine's memory, bounds what
+    // the page cache absorbs.
+    let capped = cap.filter(|_| {
+        cases
+            .iter()
+            .any(|c| in_group(c) && c.cache_limited != Some(false))
+    });
+    let limits = capped.map_or(*d, |c| under_cap(d, c.limit_bytes));
+    let d = &limits;
     let mut methods: Vec<String> = Vec::new();
     let (mut written, mut rate) = (0u64, 0.0f64);
     for c in cases
@@ -84,8 +119,16 @@ pub fn caveat(v: &mut Verdict, cases: &[CaseResult], d: &DirtyLimits, file: Opti
         )
     });
     let names: Vec<&str> = named.iter().map(String::as_str).collect();
+    let whose = match capped {
+        Some(_) => "the --cache-limit cgroup's dirty limit".to_string(),
+        None => "this machine's dirty limit".to_string(),
+    };
+    let hits = match capped.and_then(|c| c.limit_hits) {
+        Some(n) if n > 0 => format!("; the cgroup's cap was hit {n} times"),
+        _ => String::new(),
+    };
     let sentence = format!(
-        "Writes: {} wrote at most {} a repetition{}, under this machine's dirty limit of {} ({}): the page cache absorbed them {how}, so their speed is a burst's, not sustained writing{}. For sustained writes: --size {} or more{}.",
+        "Writes: {} wrote at most {} a repetition{}, under {whose} of {} ({}{hits}): the page cache absorbed them {how}, so their speed is a burst's, not sustained writing{}. For sustained writes: --size {} or more{}.",
         list(&names),
         fmt_bytes(written),
         span.map_or(String::new(), |f| format!(" to a {} file", fmt_bytes(f))),
@@ -186,14 +229,20 @@ mod tests {
         ];
         let mut v = crate::verdict::all(&cases).remove(0);
         assert_eq!(v.pick, "buffered");
-        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30));
+        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30), None);
         let b = v.dirty_burst.as_ref().expect("a burst");
         assert_eq!(b.methods, vec!["buffered".to_string()]);
         assert_eq!((b.written_bytes, b.limit_bytes), (120 << 20, 4 << 30));
         assert_eq!(b.suggested_size_bytes, 8 << 30);
         // Just above a power of two: the next one.
         let mut odd = crate::verdict::all(&cases).remove(0);
-        caveat(&mut odd, &cases, &limits(4_600_000_000), Some(1 << 30));
+        caveat(
+            &mut odd,
+            &cases,
+            &limits(4_600_000_000),
+            Some(1 << 30),
+            None,
+        );
         assert_eq!(odd.dirty_burst.unwrap().suggested_size_bytes, 8 << 30);
         let text = v.text.join("\n");
         assert!(
@@ -224,14 +273,14 @@ mod tests {
         ];
         let mut v = crate::verdict::all(&cases).remove(0);
         let before = v.text.clone();
-        caveat(&mut v, &cases, &limits(512 << 20), Some(8 << 30));
+        caveat(&mut v, &cases, &limits(512 << 20), Some(8 << 30), None);
         assert_eq!((v.dirty_burst.is_none(), &v.text), (true, &before));
         let direct = vec![
             case("direct", 30 << 20, 150_000_000, 1),
             case("aio", 30 << 20, 150_000_000, 1),
         ];
         let mut v = crate::verdict::all(&direct).remove(0);
-        caveat(&mut v, &direct, &limits(4 << 30), Some(1 << 30));
+        caveat(&mut v, &direct, &limits(4 << 30), Some(1 << 30), None);
         assert!(v.dirty_burst.is_none());
     }
 
@@ -245,7 +294,7 @@ mod tests {
             case("direct", 30 << 20, 150_000_000, 1),
         ];
         let mut v = crate::verdict::all(&cases).remove(0);
-        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30));
+        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30), None);
         let b = v.dirty_burst.as_ref().expect("a burst");
         assert_eq!(b.methods, vec!["mmap+random".to_string()]);
         let pool = vec![
@@ -253,7 +302,86 @@ mod tests {
             case("direct", 30 << 20, 150_000_000, 1),
         ];
         let mut v = crate::verdict::all(&pool).remove(0);
-        caveat(&mut v, &pool, &limits(4 << 30), Some(1 << 30));
+        caveat(&mut v, &pool, &limits(4 << 30), Some(1 << 30), None);
         assert!(v.dirty_burst.is_some());
+    }
+
+    fn cap(limit: u64, hits: u64) -> CacheLimitInfo {
+        CacheLimitInfo {
+            limit_bytes: limit,
+            cgroup_version: 1,
+            dir: "/sys/fs/cgroup/memory/iopath-1-0".into(),
+            peak_bytes: Some(limit),
+            limit_hits: Some(hits),
+        }
+    }
+
+    /// Under a 48 MiB --cache-limit the page cache held at most 48 MiB:
+    /// 120 MiB a repetition was not absorbed under the machine's 4 GiB
+    /// dirty limit (the review's case), so no caveat.
+    #[test]
+    fn writes_past_a_cache_limit_are_not_called_absorbed() {
+        let cases = vec![
+            case("buffered", 120 << 20, 150_000_000, 1),
+            case("direct", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&cases).remove(0);
+        let before = v.text.clone();
+        caveat(
+            &mut v,
+            &cases,
+            &limits(4 << 30),
+            Some(1 << 30),
+            Some(&cap(48 << 20, 7)),
+        );
+        assert_eq!((v.dirty_burst.is_none(), &v.text), (true, &before));
+        let text = v.text.join("\n");
+        assert!(!text.contains("4 GiB"), "{text}");
+    }
+
+    /// Writes that fit under the cap's dirty limit are still a burst, said
+    /// against the cap (20% of 1 GiB), with the cap's hits.
+    #[test]
+    fn writes_under_a_cache_limit_are_measured_against_the_cap() {
+        let cases = vec![
+            case("buffered", 100 << 20, 150_000_000, 1),
+            case("direct", 30 << 20, 150_000_000, 1),
+        ];
+        let mut v = crate::verdict::all(&cases).remove(0);
+        caveat(
+            &mut v,
+            &cases,
+            &limits(4 << 30),
+            Some(1 << 30),
+            Some(&cap(1 << 30, 3)),
+        );
+        let b = v.dirty_burst.as_ref().expect("a burst");
+        assert_eq!(b.limit_bytes, (1u64 << 30) / 100 * 20);
+        let text = v.text.join("\n");
+        assert!(
+            text.contains("under the --cache-limit cgroup's dirty limit of 204.8 MiB"),
+            "{text}"
+        );
+        assert!(text.contains("(the memory cgroup's limit)"), "{text}");
+        assert!(text.contains("cap was hit 3 times"), "{text}");
+        assert!(!text.contains("this machine's dirty limit"), "{text}");
+        // A case marked outside the cgroup keeps the machine's limit.
+        let outside: Vec<CaseResult> = cases
+            .iter()
+            .cloned()
+            .map(|mut c| {
+                c.cache_limited = Some(false);
+                c
+            })
+            .collect();
+        let mut v = crate::verdict::all(&outside).remove(0);
+        caveat(
+            &mut v,
+            &outside,
+            &limits(4 << 30),
+            Some(1 << 30),
+            Some(&cap(48 << 20, 3)),
+        );
+        assert_eq!(v.dirty_burst.as_ref().unwrap().limit_bytes, 4 << 30);
     }
 }

@@ -54,7 +54,7 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     if let Some(d) = &r.system.dirty_limits {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
-            dirty::caveat(verdict, &r.cases, d, file);
+            dirty::caveat(verdict, &r.cases, d, file, r.config.cache_limit.as_ref());
         }
     }
     v
