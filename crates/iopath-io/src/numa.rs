@@ -691,6 +691,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "move_pages and get_mempolicy: no Miri shim")]
     fn both_ways_of_asking_where_pages_are_agree() {
         let mut buf = crate::buf::AlignedBuf::new(64 << 10, 4096);
         buf.touch();
@@ -703,6 +704,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "mmap and move_pages: no Miri shim")]
     fn untouched_pages_are_not_counted() {
         let len = 16 * rustix::param::page_size();
         // SAFETY: a fresh private anonymous mapping, never accessed; only
