@@ -173,8 +173,15 @@ fn nodemask(nodes: &[u32]) -> (Vec<libc::c_ulong>, libc::c_ulong) {
     (mask, maxnode)
 }
 
+/// The most entries [`parse_list`] gives: far above any kernel's CPU or
+/// node count (`NR_CPUS` is at most 8192), so that a list of many large
+/// ranges is refused rather than allocated.
+pub const MAX_LIST: usize = 1 << 20;
+
 /// Parse a kernel list (`0-3,5,7-8`, as in `/sys/devices/system/node/online`
-/// and `cpulist` files); the empty string is the empty list.
+/// and `cpulist` files); the empty string is the empty list. `None` for
+/// anything else, or for more than [`MAX_LIST`] entries before duplicates
+/// are dropped.
 pub fn parse_list(s: &str) -> Option<Vec<u32>> {
     let s = s.trim();
     let mut out = Vec::new();
@@ -186,12 +193,13 @@ pub fn parse_list(s: &str) -> Option<Vec<u32>> {
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?);
-                if a > b || b - a > 1 << 20 {
+                if a > b || (b - a) as usize >= MAX_LIST - out.len() {
                     return None;
                 }
                 out.extend(a..=b);
             }
-            None => out.push(part.parse().ok()?),
+            None if out.len() < MAX_LIST => out.push(part.parse().ok()?),
+            None => return None,
         }
     }
     out.sort_unstable();
@@ -675,6 +683,20 @@ mod tests {
         assert_eq!(format_list(&[]), "none");
     }
 
+    /// Many large ranges are refused, not allocated: 1,024 pieces of a
+    /// million each were 4 GiB.
+    #[test]
+    #[cfg_attr(miri, ignore = "a million entries: hours to interpret")]
+    fn long_lists_are_refused_not_allocated() {
+        // (is_none, not assert_eq: a failure would print a million numbers)
+        let big = vec!["0-1000000"; 1024].join(",");
+        assert!(parse_list(&big).is_none());
+        assert_eq!(parse_list("0-1048575").map(|v| v.len()), Some(MAX_LIST));
+        assert!(parse_list("0-1048576").is_none());
+        // Counted before duplicates are dropped.
+        assert!(parse_list("0-1048575,5").is_none());
+    }
+
     #[test]
     fn policies_check_their_nodes() {
         use MemPolicyMode::*;
@@ -691,6 +713,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "move_pages and get_mempolicy: no Miri shim")]
     fn both_ways_of_asking_where_pages_are_agree() {
         let mut buf = crate::buf::AlignedBuf::new(64 << 10, 4096);
         buf.touch();
@@ -703,6 +726,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "mmap and move_pages: no Miri shim")]
     fn untouched_pages_are_not_counted() {
         let len = 16 * rustix::param::page_size();
         // SAFETY: a fresh private anonymous mapping, never accessed; only

@@ -7,7 +7,68 @@
 
 use std::time::Duration;
 
-/// Parse a size such as `4k`, `1M`, `2GiB`, `100MB`, `512`.
+/// A decimal number (digits with at most one `.`, at least one digit)
+/// times `mult`, exactly: the whole part of the product and whether a
+/// fraction was left over (and if it was at least a half). Reading through
+/// `f64`, as iopath did, loses whole units above 2^53: `9007199254740993`
+/// bytes and `8923997751411697ns` read back as other values than iopath
+/// wrote.
+fn decimal_times(num: &str, mult: u128) -> Result<Scaled, Decimal> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return Err(Decimal::NotANumber);
+    }
+    let value = |t: &str| {
+        t.bytes().try_fold(0u128, |acc, b| {
+            acc.checked_mul(10)?.checked_add(u128::from(b - b'0'))
+        })
+    };
+    let whole = value(int)
+        .and_then(|i| i.checked_mul(mult))
+        .ok_or(Decimal::TooLarge)?;
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        return Ok(Scaled {
+            whole,
+            rest: false,
+            half_up: false,
+        });
+    }
+    // Past 24 decimals (far more than any unit has places), what is left
+    // is counted as a fraction of one below a half: a size of
+    // `0.000...0001T` with 40 decimals is refused even if it is 1 byte.
+    let (frac, tail) = frac.split_at(frac.len().min(24));
+    let pow = 10u128.pow(frac.len() as u32);
+    let scaled = value(frac)
+        .and_then(|f| f.checked_mul(mult))
+        .ok_or(Decimal::TooLarge)?;
+    let rem = scaled % pow;
+    Ok(Scaled {
+        whole: whole.checked_add(scaled / pow).ok_or(Decimal::TooLarge)?,
+        rest: rem != 0 || !tail.is_empty(),
+        half_up: rem * 2 >= pow && rem != 0,
+    })
+}
+
+/// A decimal times a unit ([`decimal_times`]).
+struct Scaled {
+    whole: u128,
+    /// Something was left below one.
+    rest: bool,
+    /// What was left was half of one or more.
+    half_up: bool,
+}
+
+/// Why [`decimal_times`] gave no value.
+enum Decimal {
+    NotANumber,
+    TooLarge,
+}
+
+/// Parse a size such as `4k`, `1M`, `2GiB`, `100MB`, `512`. Exact: the
+/// result is the number of bytes written, or an error, never a rounding
+/// (at most `i64::MAX` bytes).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t
@@ -35,46 +96,66 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size: '{num}' is not a number"))?;
-    let bytes = value * mult as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 / 2.0 {
+    let bytes = match decimal_times(num, u128::from(mult)) {
+        Err(Decimal::NotANumber) => {
+            return Err(format!("'{s}' is not a size: '{num}' is not a number"))
+        }
+        Err(Decimal::TooLarge) => return Err(format!("size '{s}' is too large")),
+        Ok(v) => v,
+    };
+    if bytes.whole > i64::MAX as u128 {
         return Err(format!("size '{s}' is too large"));
     }
-    if bytes.fract() != 0.0 {
+    if bytes.rest {
         return Err(format!("size '{s}' is not a whole number of bytes"));
     }
-    Ok(bytes as u64)
+    Ok(bytes.whole as u64)
 }
 
-/// Parse a duration such as `500ms`, `3s`, `1.5s`, `2m`.
+/// The longest duration [`parse_duration`] accepts, in seconds.
+const MAX_DURATION_S: u64 = 1_000_000_000;
+
+/// Parse a duration such as `500ms`, `3s`, `1.5s`, `2m`. Exact to the
+/// nanosecond (a finer fraction is rounded to the nearest), at most 10^9
+/// seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration: expected e.g. 500ms, 3s, 2m"))?;
-    let secs = match unit.trim() {
-        "" | "s" | "sec" => value,
-        "ms" => value / 1e3,
-        "us" | "µs" => value / 1e6,
-        "ns" => value / 1e9,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        other => {
+    let ns_per_unit: u128 = match unit.trim() {
+        "" | "s" | "sec" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" | "µs" => 1_000,
+        "ns" => 1,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        other if !num.is_empty() => {
             return Err(format!(
                 "unknown duration unit '{other}' in '{s}': use ns, us, ms, s, m or h"
             ))
         }
+        _ => {
+            return Err(format!(
+                "'{s}' is not a duration: expected e.g. 500ms, 3s, 2m"
+            ))
+        }
     };
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("duration '{s}' is out of range"));
+    let out_of_range = || format!("duration '{s}' is out of range");
+    let ns = match decimal_times(num, ns_per_unit) {
+        Err(Decimal::NotANumber) => {
+            return Err(format!(
+                "'{s}' is not a duration: expected e.g. 500ms, 3s, 2m"
+            ))
+        }
+        Err(Decimal::TooLarge) => return Err(out_of_range()),
+        Ok(v) => v.whole + u128::from(v.half_up),
+    };
+    if ns > u128::from(MAX_DURATION_S) * 1_000_000_000 {
+        return Err(out_of_range());
     }
-    Ok(Duration::from_secs_f64(secs))
+    Ok(Duration::from_nanos(ns as u64))
 }
 
 /// A duration as one would type it: `150ms`, `1s`, `2.5s`, `2m`.
@@ -250,6 +331,46 @@ mod tests {
         assert!(parse_size("4x").unwrap_err().contains("unknown size unit"));
         assert!(parse_size("1.1").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn sizes_and_durations_are_exact_beyond_f64() {
+        // Found by the proptest/fuzz round trips: through f64 these read
+        // as 9007199254740992 bytes and 8923997.751411697 s.
+        assert_eq!(parse_size("9007199254740993"), Ok(9_007_199_254_740_993));
+        assert_eq!(parse_size("9223372036854775807"), Ok(i64::MAX as u64));
+        assert!(parse_size("9223372036854775808")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_size("9007199254740993.5")
+            .unwrap_err()
+            .contains("whole number"));
+        assert!(parse_size("1".repeat(60).as_str())
+            .unwrap_err()
+            .contains("too large"));
+        assert_eq!(parse_size("0.5k"), Ok(512));
+        assert_eq!(parse_size(".5k"), Ok(512));
+        assert_eq!(parse_size("1.50000000000000000000000000000M"), Ok(3 << 19));
+        assert!(parse_size(".").is_err() && parse_size("1.2.3").is_err());
+        assert_eq!(
+            parse_duration("8923997751411696ns"),
+            Ok(Duration::from_nanos(8_923_997_751_411_696))
+        );
+        assert_eq!(parse_duration("1.5ns"), Ok(Duration::from_nanos(2)));
+        assert_eq!(parse_duration("1.4999ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("0.1s"), Ok(Duration::from_millis(100)));
+        assert_eq!(
+            parse_duration("1000000000"),
+            Ok(Duration::from_secs(1_000_000_000))
+        );
+        assert!(parse_duration("1000000000.000000001")
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_duration("9".repeat(50).as_str())
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_duration("").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("ms").unwrap_err().contains("not a duration"));
     }
 
     #[test]

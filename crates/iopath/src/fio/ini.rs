@@ -224,6 +224,18 @@ impl<'c> Reader<'c> {
                 format!("include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH}"),
             ));
         }
+        // A device or a FIFO would be read until memory runs out, or
+        // forever (`include /dev/zero`).
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(FioError::new(
+                ErrorKind::Include,
+                at,
+                format!(
+                    "include {name}: {} is not a regular file (a directory, device or FIFO); include a file of options",
+                    path.display()
+                ),
+            ));
+        }
         let bytes = std::fs::read(&path).map_err(|e| {
             FioError::new(
                 ErrorKind::Include,

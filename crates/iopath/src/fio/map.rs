@@ -85,9 +85,15 @@ fn is_fio_option(key: &str) -> bool {
 
 /// The fio option nearest a misspelt one, if it is near.
 fn nearest_option(key: &str) -> Option<&'static str> {
+    let len = key.chars().count();
     FIO_OPTIONS
         .lines()
         .filter(|l| !l.starts_with('#'))
+        // The distance is at least the difference in length: skip the
+        // options too long or too short to be near, so that a long line
+        // costs no edit distance against every option (the fuzzer found
+        // a few kilobytes of key took 10 ms).
+        .filter(|l| len.abs_diff(l.len()) <= 2.max(l.len() / 4))
         .map(|l| (crate::jobfile::edit_distance(key, l), l))
         .filter(|(d, l)| *d <= 2.max(l.len() / 4))
         .min()

@@ -30,7 +30,8 @@
 //! - `include FILE` inside a section inserts the options of FILE (which
 //!   may not hold sections, as in fio). A relative FILE is looked up next
 //!   to the including file, then in the current directory (fio tries the
-//!   current directory first). Include cycles are refused.
+//!   current directory first). Include cycles are refused, and so is a
+//!   FILE that is not a regular file (`/dev/zero` would be read forever).
 //! - `${VAR}`: the environment variable, anywhere on an option line
 //!   (fio substitutes an empty string for an unset one; here that is an
 //!   error). fio does not expand `$VAR` without braces; a `$name` that is

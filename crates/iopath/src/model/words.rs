@@ -107,8 +107,19 @@ impl Word for Pct {
             )),
         }
     }
+    /// The shortest percentage that reads back as exactly this fraction
+    /// (`3%`, `0.5%`): rounding it to a few decimals wrote `0%` for a share
+    /// under 0.00005%, which is then refused.
     fn word(&self) -> String {
-        format!("{}%", (self.0 * 1e6).round() / 1e4)
+        let pct = self.0 * 100.0;
+        // `pct` itself, or a neighbour when dividing by 100 rounds.
+        let bits = pct.to_bits();
+        (bits.saturating_sub(2)..=bits.saturating_add(2))
+            .map(f64::from_bits)
+            .filter(|p| p.is_finite() && p / 100.0 == self.0)
+            .map(|p| p.to_string())
+            .min_by_key(String::len)
+            .map_or_else(|| format!("{pct}%"), |p| format!("{p}%"))
     }
 }
 
@@ -478,6 +489,24 @@ mod tests {
         round_trip(MemPolicyMode::Interleave);
         round_trip(Schedule::Sequential);
         round_trip(CacheState::AsIs);
+    }
+
+    #[test]
+    fn tiny_and_odd_percentages_are_written_exactly() {
+        // Found by the proptest/fuzz round trip: `0.00000000001%` was
+        // written `0%`, which is refused; `0.123456%` as `0.1235%`.
+        for s in [
+            "0.00000000001%",
+            "0.123456%",
+            "7%",
+            "99.99999999999999",
+            "1e-30",
+        ] {
+            let p = Pct::parse_word(s).unwrap();
+            assert_eq!(Pct::parse_word(&p.word()), Ok(p), "{s} -> {}", p.word());
+        }
+        assert_eq!(Pct(0.07).word(), "7%");
+        assert_eq!(Pct(0.025).word(), "2.5%");
     }
 
     #[test]

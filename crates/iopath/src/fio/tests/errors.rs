@@ -72,6 +72,20 @@ fn an_include_cycle() {
     assert_eq!((e.kind, e.at.line), (ErrorKind::IncludeCycle, 2));
 }
 
+/// An include of a device, FIFO or directory is refused before it is
+/// read (`include /dev/zero` read until memory ran out).
+#[test]
+fn an_include_of_something_not_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.fio");
+    for target in ["/dev/zero", "/dev/null", "/tmp"] {
+        std::fs::write(&main, format!("[j]\ninclude {target}\n")).unwrap();
+        let e = crate::fio::parse_file_with(&main, &ctx(&[])).unwrap_err();
+        assert_eq!((e.kind, e.at.line), (ErrorKind::Include, 2), "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+}
+
 #[test]
 fn a_missing_job_file() {
     let e = crate::fio::parse_file_with(Path::new("/nonexistent/x.fio"), &ctx(&[])).unwrap_err();

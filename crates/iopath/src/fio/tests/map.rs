@@ -237,3 +237,20 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
     let labels: Vec<_> = job.cases.iter().map(|c| c.label.clone().unwrap()).collect();
     assert_eq!(labels, ["a", "b"]);
 }
+
+/// Suggestions skip options whose length alone puts them too far (the
+/// fuzzer found a key of a few kilobytes cost an edit distance against
+/// every option): the near ones are still suggested, a long one gets none.
+#[test]
+fn a_long_unknown_option_gets_no_suggestion() {
+    let e = one("[a]\ndirectt=1\n", MapOptions::default()).unwrap_err();
+    assert!(e.contains("did you mean `direct`?"), "{e}");
+    let e = one("[a]\nnumjob=2\n", MapOptions::default()).unwrap_err();
+    assert!(e.contains("did you mean `numjobs`?"), "{e}");
+    let long = format!("[a]\n{}=1\n", "iodepth".repeat(500));
+    let e = one(&long, MapOptions::default()).unwrap_err();
+    assert!(
+        e.contains("not an option fio knows") && !e.contains("did you mean"),
+        "{e}"
+    );
+}

@@ -102,6 +102,20 @@ impl Ranged for Ticked {
     }
 }
 
+/// `v` inside `lo..=hi` (the chart's range). plotters turns a coordinate
+/// into pixels with `i32` arithmetic that overflows (a panic in a debug
+/// build, a stray line in a release one) far outside the range: a result
+/// file whose interval runs from 1e134 down to the median panicked the
+/// HTML report (found by fuzzing). What a run writes lies inside; this
+/// keeps a damaged or edited file from breaking the report.
+fn clip(v: f64, lo: f64, hi: f64) -> f64 {
+    if v.is_nan() {
+        lo
+    } else {
+        v.clamp(lo, hi)
+    }
+}
+
 const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const LIGHT: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
 
@@ -252,8 +266,9 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
         .axis_style(GREY)
         .draw()
         .drawn()?;
+    let x_in = |v: f64| clip(v, axis.lo, right);
     if let Some(r) = b.reference {
-        let x = axis.at(r);
+        let x = x_in(axis.at(r));
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(x, -0.6), (x, n as f64 - 0.4)],
@@ -264,7 +279,7 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
     for (i, row) in b.rows.iter().enumerate() {
         let y = (n - 1 - i) as f64;
         let colour = method_colour(&row.method);
-        let end = axis.at(row.value);
+        let end = x_in(axis.at(row.value));
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(axis.lo, y - 0.32), (end, y + 0.32)],
@@ -273,7 +288,7 @@ fn bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars, px: Px) -> 
             .drawn()?;
         let mut label_at = end;
         if let Some([lo, hi]) = row.ci {
-            let (a, z) = (axis.at(lo), axis.at(hi));
+            let (a, z) = (x_in(axis.at(lo)), x_in(axis.at(hi)));
             let style = BLACK.stroke_width(px.n(1.5).max(1));
             chart
                 .draw_series([
@@ -391,7 +406,16 @@ fn lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, l: &Lines, px: Px) -
     let r = px.n(3.5).max(2);
     for s in &l.series {
         let colour = method_colour(&s.method);
-        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, y_axis.at(p.1))).collect();
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| {
+                (
+                    clip(p.0, x_lo, x_hi),
+                    clip(y_axis.at(p.1), y_axis.lo, y_axis.hi),
+                )
+            })
+            .collect();
         chart
             .draw_series(LineSeries::new(
                 pts.clone(),

@@ -290,6 +290,67 @@ mod tests {
         assert_eq!(ids.len(), figs.len(), "figure ids must be unique");
     }
 
+    /// A result file whose numbers lie far outside the axis (an interval
+    /// from 1e134 down to the median, a negative or huge point) draws,
+    /// clipped to the chart: plotters' pixel arithmetic overflowed on it
+    /// (found by fuzzing `iopath report`).
+    #[test]
+    fn values_far_outside_the_axis_are_drawn_at_its_edge() {
+        let bar = |value, ci| Bar {
+            method: "direct".into(),
+            value,
+            ci,
+            label: "x".into(),
+        };
+        let bars = |rows, reference| Bars {
+            title: String::new(),
+            axis: "MiB/s".into(),
+            fmt: Fmt::MiBs,
+            log: false,
+            rows,
+            reference,
+            empty: String::new(),
+        };
+        // The interval's low end far above its high end (and the axis).
+        let inverted = bars(vec![bar(5.0, Some([1.2885e134, 4.0]))], None);
+        let below = bars(
+            vec![bar(3.0, Some([-1e300, 2.0])), bar(-1e300, None)],
+            Some(-1e300),
+        );
+        // A point far below a linear axis from 0.
+        let lines = Lines {
+            x_axis: "s".into(),
+            y_axis: "MiB/s".into(),
+            x_categories: Vec::new(),
+            x_fmt: Fmt::Int,
+            y_fmt: Fmt::MiBs,
+            log_y: false,
+            series: vec![Line {
+                method: "uring".into(),
+                points: vec![(1.0, 2.0, false), (2.0, -1e300, true)],
+            }],
+        };
+        let plots = [
+            Plot::Bars(inverted.clone()),
+            Plot::Bars(below),
+            Plot::Row(vec![inverted]),
+            Plot::Lines(lines),
+        ];
+        for plot in plots {
+            let fig = Figure {
+                id: "x".into(),
+                title: "x".into(),
+                caption: String::new(),
+                width: 400,
+                height: 300,
+                plot,
+            };
+            let doc = svg(&fig).unwrap();
+            roxmltree::Document::parse(&doc).unwrap();
+            png(&fig, 1).unwrap();
+        }
+    }
+
     #[test]
     fn markup_in_labels_is_escaped() {
         let r = fixture();
