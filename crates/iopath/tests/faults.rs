@@ -310,9 +310,8 @@ fn truncated_mid_run(method: &str) {
     // mmap: until the randread case has mapped the file.
     let mapped = read_done && (!mmap || wait_for(&mut child, || maps(pid, &canon)));
     if mapped {
-        if !mmap {
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        // Into the repetition, past its set-up.
+        std::thread::sleep(Duration::from_millis(300));
         std::fs::OpenOptions::new()
             .write(true)
             .open(&file)
@@ -327,8 +326,18 @@ fn truncated_mid_run(method: &str) {
         "the randread case never mapped the file: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cause = if mmap {
+    // mmap: the truncation usually lands while a repetition's mapping is
+    // in use (SIGBUS, recovered); when it lands between two repetitions
+    // (a mapping seen in /proc is not yet, or no longer, being copied
+    // from), the next one meets the short file as a 0-byte transfer. Both
+    // are the clean failure this test is about; the SIGBUS path itself is
+    // tested deterministically in iopath-io (mmap's
+    // `reads_of_a_file_truncated_while_mapped_fail_cleanly`).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let cause = if mmap && stdout.contains("truncated while mapped") {
         "truncated while mapped (SIGBUS at offset"
+    } else if mmap {
+        "is shorter than when the run started"
     } else {
         "unexpected end of file"
     };
