@@ -42,6 +42,7 @@ const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
 
 mod dirty;
+mod memory;
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -51,7 +52,12 @@ use variants::{cpu_cost, mixed_sizes};
 /// ([`Verdict::dirty_burst`]).
 pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     let mut v = all(&r.cases);
-    if let Some(d) = &r.system.dirty_limits {
+    // On tmpfs the file is the page cache: no write-back, no device, no
+    // burst to tell from sustained writing (the no_block_device warning
+    // says what was measured).
+    let in_memory = matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
+        && r.target.as_ref().is_some_and(|t| t.kind != "block-device");
+    if let Some(d) = r.system.dirty_limits.as_ref().filter(|_| !in_memory) {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
             dirty::caveat(verdict, &r.cases, d, file, r.config.cache_limit.as_ref());
@@ -523,8 +529,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
         )
     };
     // Beside the next method, the one people use by habit (buffered), or
-    // else the slowest.
-    let mut shown: Vec<&Ranked> = rest.iter().copied().take(1).collect();
+    // else the slowest; a group's variants (a preset's ways to do one
+    // thing) all, each is what the preset is about.
+    let mut shown: Vec<&Ranked> = if v.job.group.is_some() {
+        rest.clone()
+    } else {
+        rest.iter().copied().take(1).collect()
+    };
     let habit = rest
         .iter()
         .find(|m| m.method == "buffered")
@@ -597,11 +608,24 @@ pub fn words(v: &Verdict) -> Vec<String> {
             .iter()
             .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
             .collect();
+        // Every method named ran as many: say it once.
+        let named: Vec<&Ranked> = std::iter::once(top).chain(unsure.iter().copied()).collect();
+        let same = named.len() > 2
+            && named.iter().all(|m| m.n == top.n && m.n < 6)
+            && short.len() == named.len();
+        let short = if same {
+            format!(
+                "each ran {} repetition{}",
+                top.n,
+                if top.n == 1 { "" } else { "s" }
+            )
+        } else {
+            list(&short.iter().map(String::as_str).collect::<Vec<_>>())
+        };
         out.push(format!(
-            "{label}: {} measured {}, but {}: too few to call that real; {advice}.",
+            "{label}: {} measured {}, but {short}: too few to call that real; {advice}.",
             top.method,
             list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
-            list(&short.iter().map(String::as_str).collect::<Vec<_>>())
         ));
     } else if rest.is_empty() {
         let why = overlap(r.iter().any(|m| m.n < 6));
@@ -690,50 +714,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     }
 
     // Memory: what the frugal method costs in speed against the greedy one.
-    if let Some(t) = &v.memory_trade {
-        let k = &t.speed;
-        // The same rule for its interval as the speed sentence's.
-        let n = |name: &str| r.iter().find(|m| m.method == name).map_or(0, |m| m.n);
-        let few = n(&t.least) < 6 || n(&t.most) < 6;
-        let speed = if k.undersampled {
-            format!(
-                "measured {} {} {} (too few repetitions to tell)",
-                if k.ratio < 1.0 {
-                    pct_slower(k.ratio)
-                } else {
-                    x(k.ratio)
-                },
-                if k.ratio < 1.0 {
-                    "slower than"
-                } else {
-                    "faster than"
-                },
-                t.most
-            )
-        } else if !k.distinct {
-            format!("shows no measurable difference in speed from {}", t.most)
-        } else if k.ratio < 1.0 {
-            format!("is {} slower than {}", pct_slower(k.ratio), t.most)
-        } else {
-            format!(
-                "is {} faster than {} ({})",
-                x(k.ratio),
-                t.most,
-                ci(k.ratio_ci95, few, v.ci_level)
-            )
-        };
-        out.push(format!(
-            "Memory: {} {speed} {} {} instead of {}.",
-            t.least,
-            if k.distinct && k.ratio < 1.0 {
-                "but holds"
-            } else {
-                "and holds"
-            },
-            fmt_bytes(t.least_bytes),
-            fmt_bytes(t.most_bytes)
-        ));
-    }
+    out.extend(memory::sentence(v, &r));
 
     // What to do.
     out.push(if !unsure.is_empty() {

@@ -670,6 +670,17 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
         "{}",
         v.text[0]
     );
+    // Issue 18 (output): a group's sentence names every variant it ran,
+    // the copy and the polled ones included, not only the next and
+    // buffered.
+    for name in [
+        "uring 512k Q5T1 (",
+        "buffered 4k Q1T1 (",
+        "uring 4k Q8T1 +copy (",
+        "direct 4k Q1T1 (",
+    ] {
+        assert!(v.text[0].contains(name), "{name}: {}", v.text[0]);
+    }
     // Variants of different block sizes are compared on CPU per MiB moved,
     // not per I/O (a 512 KiB request costs more than a 4 KiB one).
     let cpu = v.text.iter().find(|t| t.starts_with("CPU per")).unwrap();
@@ -717,6 +728,59 @@ fn a_verdict_on_cases_the_case_timeout_stopped_says_so_in_its_advice() {
     assert!(!v.called);
     assert!(
         v.text[0].contains("--case-timeout stopped uffd early: give a larger --case-timeout"),
+        "{}",
+        v.text[0]
+    );
+}
+
+/// Issue 18 (output): with no call on speed, the memory sentence states
+/// what each held, and no winner or ratio the speed sentence withheld.
+#[test]
+fn with_no_call_the_memory_sentence_is_an_observation() {
+    let v = &all(&[
+        case(
+            "buffered",
+            "randwrite",
+            &[100.0, 90.0, 120.0],
+            6_000.0,
+            150 << 20,
+        ),
+        case("direct", "randwrite", &[10.0, 30.0, 12.0], 21_000.0, 4096),
+        case("uring", "randwrite", &[80.0, 95.0, 60.0], 6_000.0, 1 << 20),
+    ])[0];
+    assert!(!v.called, "{:?}", v.text);
+    assert!(
+        v.text[0].contains("too few to call that real"),
+        "{}",
+        v.text[0]
+    );
+    let mem = v.text.iter().find(|l| l.starts_with("Memory")).unwrap();
+    assert_eq!(
+        mem,
+        "Memory: direct held 4 KiB, buffered 150 MiB (which is faster: no call yet)."
+    );
+    for claim in ["faster than", "slower than", "x ", "%"] {
+        assert!(!mem.contains(claim), "{claim}: {mem}");
+    }
+}
+
+/// Issue 18 (output): methods that all ran as many repetitions are said
+/// once (`each ran 5 repetitions`), not one by one.
+#[test]
+fn few_repetitions_alike_are_said_once() {
+    let v = &all(&[
+        case(
+            "buffered",
+            "randwrite",
+            &[100.0, 101.0, 99.0],
+            6_000.0,
+            4096,
+        ),
+        case("direct", "randwrite", &[60.0, 61.0, 59.0], 21_000.0, 4096),
+        case("aio", "randwrite", &[40.0, 41.0, 39.0], 6_000.0, 4096),
+    ])[0];
+    assert!(
+        v.text[0].contains("but each ran 3 repetitions: too few"),
         "{}",
         v.text[0]
     );
