@@ -73,6 +73,22 @@ pub(super) fn passes_of(
     })
 }
 
+/// Why a caching method's sequential case stops after one pass, in words
+/// that are true of the method (`name` as the result names it).
+fn why_one_pass(m: iopath_io::Method, name: &str) -> String {
+    use iopath_io::Method as M;
+    match m {
+        // RWF_DONTCACHE drops a page once its I/O is done, but not one
+        // that was cached before, and on ext4 not an overwrite's
+        // (warning dontcache_pages_kept).
+        M::Dontcache | M::UringDontcache => format!(
+            "{name} drops pages after its I/O, but keeps those cached before it and, on ext4, those of overwrites"
+        ),
+        M::Ucache | M::Uffd | M::UffdWp => format!("{name} keeps pages in its own cache"),
+        _ => format!("{name} keeps pages in the page cache"),
+    }
+}
+
 /// The sentence for the table's notes.
 pub(super) fn passes_note(
     p: &crate::result::Passes,
@@ -85,18 +101,39 @@ pub(super) fn passes_note(
     let limit = crate::units::fmt_duration(limit);
     let s = cr.summary.as_ref()?;
     Some(match p.kind {
+        // The file itself: the device's blocks, or on tmpfs its memory.
         PassKind::Wrapped => format!(
-            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} does not cache: every pass {} the device)",
+            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} keeps no cache: every pass {} the file itself again, not a cached copy)",
             p.passes,
             cr.method,
             if cr.pattern == "write" { "writes" } else { "reads" }
         ),
         PassKind::OnePass => format!(
-            "capped at one pass: {:.2} s of the --time {limit} ({} caches, so a second pass would {} memory); for repetitions that last {limit}, give --size {} or more",
+            "capped at one pass: {:.2} s of the --time {limit} ({}, so a second pass could {} memory); for repetitions that last {limit}, give --size {} or more",
             s.duration_ns as f64 / 1e9,
-            cr.method,
+            why_one_pass(case.method, &cr.method),
             if cr.pattern == "write" { "write to" } else { "read" },
             p.suggested_size_bytes.map_or("larger".into(), crate::units::fmt_size_flag)
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_io::Method;
+
+    /// Issue 18 (output): RWF_DONTCACHE drops pages after the I/O; the
+    /// note says why its cases still stop after one pass, truthfully.
+    #[test]
+    fn why_one_pass_is_true_of_each_method() {
+        let d = why_one_pass(Method::Dontcache, "dontcache");
+        assert!(d.contains("drops pages after its I/O"), "{d}");
+        assert!(d.contains("on ext4, those of overwrites"), "{d}");
+        assert!(!d.contains("dontcache caches"), "{d}");
+        let b = why_one_pass(Method::Buffered, "buffered+noreuse");
+        assert_eq!(b, "buffered+noreuse keeps pages in the page cache");
+        let u = why_one_pass(Method::Ucache, "ucache");
+        assert_eq!(u, "ucache keeps pages in its own cache");
+    }
 }
