@@ -288,6 +288,32 @@ pub fn fmt_device_fraction(f: f64) -> String {
     }
 }
 
+/// `text` wrapped at spaces to lines of at most `width` characters (a word
+/// longer than that gets a line of its own), the first line after `first`,
+/// the others after `rest`; every line ends with a newline.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -228,7 +228,13 @@ fn a_device_that_fails_writes_fails_the_case_and_keeps_the_rest() {
         "{}",
         v["target"]
     );
-    assert!(stdout.contains("direct failed: write of"), "{stdout}");
+    // The note names the case: method and job.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("  - direct ") && l.contains(" failed: write of")),
+        "{stdout}"
+    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,

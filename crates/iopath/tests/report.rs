@@ -672,15 +672,19 @@ fn an_interrupted_run_says_so_before_its_verdicts() {
         let reps = v["cases"][i]["repetitions"].as_array_mut().unwrap();
         reps.last_mut().unwrap()["interrupted"] = true.into();
     });
-    let caveat = "Interrupted: these verdicts cover only the cases that finished; \
-                  1 case(s) cut short, measured over the repetitions they completed: \
-                  aio write 1M Q8T1";
+    let caveat = "Interrupted (Ctrl-C or SIGTERM) during write 1M Q8T1: the verdicts cover \
+                  the repetitions that finished before it; cut short (measured over the \
+                  repetitions it completed): aio write 1M Q8T1";
     let text = report_stdout(&file, &[]);
     let first = text.find("verdict:\n").unwrap();
+    // Wrapped to the report's width, with a hanging indent.
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text[first..].starts_with(&format!("verdict:\n  {caveat}")),
+        text[first..].starts_with("verdict:\n  Interrupted (Ctrl-C or SIGTERM) during")
+            && words(&text[first..]).starts_with(&format!("verdict: {caveat}")),
         "{text}"
     );
+    assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
     let md = report_stdout(&file, &["--markdown", "-"]);
     let first = md.find("**Verdict:**").unwrap();
     assert!(md[first..].contains(caveat), "{md}");
@@ -692,5 +696,74 @@ fn an_interrupted_run_says_so_before_its_verdicts() {
 
     // A run that finished has no caveat.
     let text = report_stdout(&run_fixture(), &[]);
-    assert!(!text.contains("Interrupted:"), "{text}");
+    assert!(!text.contains("Interrupted"), "{text}");
+}
+
+/// Issue 18 (output): every line of the terminal report keeps to 120
+/// columns, --wide's tables alone excepted: a preset's grid with long
+/// labels and sources, long notes, verdicts, an interrupted run's caveat
+/// and "not run" lines; each note and "not run" line names its cases
+/// (method and job), and a reason shared by many cases is said once.
+#[test]
+fn every_line_of_the_report_keeps_to_120_columns() {
+    let dir = scratch();
+    let file = edited_fixture(dir.path(), |v| {
+        v["interrupted"] = true.into();
+        v["config"]["preset"] = "glommio-scan".into();
+        let n = v["cases"].as_array().unwrap().len();
+        for i in 0..n {
+            let c = &mut v["cases"][i];
+            c["label"] = format!(
+                "a label as long as a preset's, case {i}, 512 KiB, 5 in flight, registered buffers"
+            )
+            .into();
+            c["published"] = serde_json::json!({
+                "value": 945.0,
+                "unit": "MB/s",
+                "on": "Intel Optane, 53 GB file, 2.5x RAM, polled completions, in an article's own words"
+            });
+            c["notes"]
+                .as_array_mut()
+                .unwrap()
+                .push("a note of the run, which on its own is longer than the width of one terminal line of one hundred and twenty columns".into());
+            if c["pattern"] == "write" {
+                c["skipped"] = "the run was interrupted (Ctrl-C) before this case".into();
+                c["summary"] = serde_json::Value::Null;
+                c["repetitions"] = serde_json::json!([]);
+            }
+        }
+    });
+    let text = report_stdout(&file, &[]);
+    assert!(text.contains("beside the source"), "{text}");
+    let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > 120).collect();
+    assert!(long.is_empty(), "{long:#?}\n{text}");
+    // Hanging indents: a continued note or verdict line is indented
+    // deeper than the line it continues.
+    assert!(text.contains("\n    "), "{text}");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = words(&text);
+    // Notes name the case (method and job), once for all the cases.
+    assert!(
+        flat.contains("- buffered 1M Q1T1 (a label as long as a preset's, case 0,"),
+        "{text}"
+    );
+    // The reason for never-reached cases, once, with their count.
+    assert_eq!(flat.matches("before this case").count(), 1, "{text}");
+    assert!(
+        flat.contains("(6 cases): the run was interrupted"),
+        "{text}"
+    );
+    assert!(
+        flat.contains("sequential write (write): not reached before the interruption (6 cases"),
+        "{text}"
+    );
+
+    let wide = report_stdout(&file, &["--wide"]);
+    assert!(wide.lines().any(|l| l.chars().count() > 120), "{wide}");
+    let long: Vec<&str> = wide
+        .lines()
+        .filter(|l| !l.starts_with(['┌', '│', '╞', '├', '└']))
+        .filter(|l| l.chars().count() > 120)
+        .collect();
+    assert!(long.is_empty(), "{long:#?}");
 }

@@ -523,14 +523,21 @@ fn held_bytes(m: &crate::result::Memory) -> u64 {
     m.total_bytes.max(m.page_cache_bytes + m.buffers_bytes)
 }
 
-/// A grid as a terminal table.
-pub fn text(g: &Grid) -> String {
+/// A grid as a terminal table: in [`super::table::WIDTH`] columns, its
+/// text columns wrapping (numbers keep their width), or as wide as its
+/// cells with `wide`.
+pub fn text(g: &Grid, wide: bool) -> String {
     use comfy_table::presets::UTF8_FULL_CONDENSED;
-    use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+    use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(g.header.clone());
+    if wide {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+    } else {
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(super::table::WIDTH as u16);
+    }
     for row in &g.rows {
         t.add_row(row.iter().enumerate().map(|(i, v)| {
             let c = Cell::new(v);
@@ -540,6 +547,15 @@ pub fn text(g: &Grid) -> String {
                 c
             }
         }));
+    }
+    if !wide {
+        for (i, numeric) in g.numeric.iter().enumerate() {
+            if *numeric {
+                if let Some(col) = t.column_mut(i) {
+                    col.set_constraint(ColumnConstraint::ContentWidth);
+                }
+            }
+        }
     }
     let mut s = format!("{}\n{t}\n", g.title);
     for n in &g.notes {

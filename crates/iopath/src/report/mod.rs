@@ -378,16 +378,17 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
 }
 
 /// The line an interrupted run's verdicts begin with (every report prints
-/// it before them): which cases the interruption cut short or left without
-/// a repetition, those it never reached included; `None` for a run that
-/// finished.
+/// it before them): the job the interruption cut into, the cases it cut
+/// short and those left without a repetition, those it never reached
+/// included, in groups (`20 cases: buffered, direct on randread 4k Q32T1,
+/// randwrite 4k Q32T1`); `None` for a run that finished.
 pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !r.interrupted {
         return None;
     }
-    let mut cut = Vec::new();
-    let mut none = Vec::new();
-    let never = |c: &&crate::result::CaseResult| {
+    let mut cut: Vec<&CaseResult> = Vec::new();
+    let mut none: Vec<&CaseResult> = Vec::new();
+    let never = |c: &CaseResult| {
         c.skipped
             .as_deref()
             .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
@@ -397,27 +398,51 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
         .iter()
         .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
     {
-        let name = format!("{} {}", c.name(), c.ran_label());
-        if never(&c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
-            none.push(name);
+        if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
+            none.push(c);
         } else if c.repetitions.iter().any(|m| m.interrupted) {
-            cut.push(name);
+            cut.push(c);
         }
     }
-    let mut s = "Interrupted: these verdicts cover only the cases that finished".to_string();
+    // The jobs it stopped in: those of the cases cut short or started
+    // without a repetition finished (not those never reached).
+    let mut jobs: Vec<String> = Vec::new();
+    for c in cut.iter().chain(none.iter().filter(|c| !never(c))) {
+        let label = c.job().label();
+        if !jobs.contains(&label) {
+            jobs.push(label);
+        }
+    }
+    let group = |cases: &[&CaseResult]| {
+        let named: Vec<(String, String)> = cases
+            .iter()
+            .map(|c| (c.name(), table::job_asked(c)))
+            .collect();
+        let pairs: Vec<(&str, &str)> = named
+            .iter()
+            .map(|(m, j)| (m.as_str(), j.as_str()))
+            .collect();
+        let said = prose::by_method(&pairs, " ").join("; ");
+        match cases.len() {
+            n if n > 3 => format!("{n} cases: {said}"),
+            _ => said,
+        }
+    };
+    let mut s = "Interrupted (Ctrl-C or SIGTERM)".to_string();
+    if !jobs.is_empty() {
+        let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
+        s.push_str(&format!(" during {}", crate::verdict::list(&jobs)));
+    }
+    s.push_str(": the verdicts cover the repetitions that finished before it");
     if !cut.is_empty() {
         s.push_str(&format!(
-            "; {} case(s) cut short, measured over the repetitions they completed: {}",
-            cut.len(),
-            cut.join(", ")
+            "; cut short (measured over the repetitions {} completed): {}",
+            if cut.len() == 1 { "it" } else { "they" },
+            group(&cut)
         ));
     }
     if !none.is_empty() {
-        s.push_str(&format!(
-            "; {} case(s) did not run: {}",
-            none.len(),
-            none.join(", ")
-        ));
+        s.push_str(&format!("; not run: {}", group(&none)));
     }
     s.push('.');
     Some(s)

@@ -2,29 +2,41 @@
 //! cases a warning concerns said in groups (`6 cases: buffered, mmap,
 //! uring-buffered on read, randread`) rather than one by one.
 
-/// `text` wrapped at spaces to lines of at most `width` characters (a word
-/// longer than that gets a line of its own), the first line after `first`,
-/// the others after `rest`; every line ends with a newline.
-pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let len = line.chars().count();
-        if !empty && len + 1 + word.chars().count() > width {
-            out.push_str(&line);
+pub use crate::units::wrap;
+
+/// True for a line of a drawn table (its borders and rows), which
+/// [`fit`] leaves as comfy-table laid it out.
+fn is_table_line(l: &str) -> bool {
+    l.starts_with(['┌', '│', '╞', '├', '└', '╭', '╰'])
+}
+
+/// Every line of `text` longer than `width` but a table's, wrapped at
+/// spaces with a hanging indent: its own indent, plus the width of a
+/// bullet (`- `, `→ `) when it starts with one, else two spaces more
+/// (`  read 1M Q8T1: ...` goes on under `    `). Shorter lines, tables and
+/// empty lines are kept as they are; a word longer than the width stands
+/// on a line of its own, uncut (a long path).
+pub fn fit(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
             out.push('\n');
-            line = rest.to_string();
-            empty = true;
         }
-        if !empty {
-            line.push(' ');
+        if line.chars().count() <= width || is_table_line(line) {
+            out.push_str(line);
+            continue;
         }
-        line.push_str(word);
-        empty = false;
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let bullet = ["- ", "→ ", "• "]
+            .iter()
+            .find(|b| body.starts_with(*b))
+            .map_or(0, |b| b.chars().count());
+        let first = &line[..indent + body.find(' ').filter(|_| bullet > 0).map_or(0, |p| p + 1)];
+        let rest = " ".repeat(indent + if bullet > 0 { bullet } else { 2 });
+        let wrapped = wrap(&line[first.len()..], width, first, &rest);
+        out.push_str(wrapped.strip_suffix('\n').unwrap_or(&wrapped));
     }
-    out.push_str(&line);
-    out.push('\n');
     out
 }
 
@@ -37,12 +49,31 @@ pub fn case_groups(cases: &[String]) -> String {
     if cases.len() <= 3 {
         return cases.join(", ");
     }
-    // Each method with what follows its `/`, in order of appearance.
+    let pairs: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|c| c.split_once('/').unwrap_or((c.as_str(), "")))
+        .collect();
+    format!(
+        "{} cases: {}",
+        cases.len(),
+        by_method(&pairs, "/").join("; ")
+    )
+}
+
+/// Cases as (method, what else names them) pairs, said in groups of
+/// methods that share the same list (`buffered, mmap on read, randread`),
+/// in order of appearance; a method with one thing after it is written
+/// `method{single}what` (`mmap/randread`, `uring-iopoll read 1M Q8T1`).
+pub fn by_method(pairs: &[(&str, &str)], single: &str) -> Vec<String> {
+    // Each method with what follows it, in order of appearance.
     let mut by_method: Vec<(&str, Vec<&str>)> = Vec::new();
-    for c in cases {
-        let (m, what) = c.split_once('/').unwrap_or((c.as_str(), ""));
+    for &(m, what) in pairs {
         match by_method.iter_mut().find(|(n, _)| *n == m) {
-            Some((_, v)) => v.push(what),
+            Some((_, v)) => {
+                if !v.contains(&what) {
+                    v.push(what)
+                }
+            }
             None => by_method.push((m, vec![what])),
         }
     }
@@ -54,18 +85,17 @@ pub fn case_groups(cases: &[String]) -> String {
             None => groups.push((vec![m], what)),
         }
     }
-    let said: Vec<String> = groups
+    groups
         .iter()
         .map(|(ms, what)| {
             let what: Vec<&str> = what.iter().copied().filter(|w| !w.is_empty()).collect();
             match (ms.len(), what.len()) {
                 (_, 0) => ms.join(", "),
-                (1, 1) => format!("{}/{}", ms[0], what[0]),
+                (1, 1) => format!("{}{single}{}", ms[0], what[0]),
                 _ => format!("{} on {}", ms.join(", "), what.join(", ")),
             }
         })
-        .collect();
-    format!("{} cases: {}", cases.len(), said.join("; "))
+        .collect()
 }
 
 #[cfg(test)]
@@ -84,6 +114,43 @@ mod tests {
         // A word longer than the width stands alone, uncut.
         let long = wrap("a /very/long/path/name b", 8, "", "");
         assert_eq!(long, "a\n/very/long/path/name\nb\n");
+    }
+
+    #[test]
+    fn long_lines_wrap_with_a_hanging_indent_and_tables_stay() {
+        let long = "word ".repeat(40);
+        let text = format!(
+            "verdict:\n  read 1M Q8T1: {long}\n  - a note: {long}\n  → use {long}\n│ {long}│\nshort\n\ntarget: {long}"
+        );
+        let out = fit(&text, 60);
+        let lines: Vec<&str> = out.lines().collect();
+        // Tables are left alone, everything else fits.
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with('│') && l.chars().count() > 60));
+        assert!(
+            lines
+                .iter()
+                .filter(|l| !l.starts_with('│'))
+                .all(|l| l.chars().count() <= 60),
+            "{out}"
+        );
+        // Each paragraph goes on under its own indent and bullet.
+        let after = |start: &str| {
+            let i = lines.iter().position(|l| l.starts_with(start)).unwrap();
+            lines[i + 1]
+        };
+        assert!(after("  read 1M Q8T1:").starts_with("    word"), "{out}");
+        assert!(after("  - a note:").starts_with("    word"), "{out}");
+        assert!(after("  → use").starts_with("    word"), "{out}");
+        assert!(after("target:").starts_with("  word"), "{out}");
+        // Short and empty lines, and the words, are kept.
+        assert!(out.contains("\nshort\n\n"), "{out}");
+        assert_eq!(
+            out.split_whitespace().filter(|w| *w == "word").count(),
+            text.split_whitespace().filter(|w| *w == "word").count()
+        );
+        assert_eq!(fit("a\nb\n", 60), "a\nb\n");
     }
 
     #[test]

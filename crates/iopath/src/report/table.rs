@@ -8,6 +8,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use super::prose::{case_groups, wrap};
+
 use crate::result::{CaseResult, RunResult};
 use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 
@@ -105,7 +106,9 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             },
             r.config.cache
         ));
-        out.push_str(&wrap(&legend(wide), WIDTH, "", ""));
+        let in_memory = t.kind != "block-device"
+            && matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"));
+        out.push_str(&wrap(&legend(wide, in_memory), WIDTH, "", ""));
     }
     if let Some(l) = &r.config.cache_limit {
         out.push_str(&format!(
@@ -121,7 +124,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     }
     for g in super::grids::all(r) {
         out.push('\n');
-        out.push_str(&super::grids::text(&g));
+        out.push_str(&super::grids::text(&g, wide));
     }
     let mut patterns: Vec<&str> = Vec::new();
     for c in &r.cases {
@@ -133,6 +136,16 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
+        if cases.iter().all(|c| not_reached(c)) {
+            // A table of dashes says less than this line.
+            out.push_str(&format!(
+                "{} ({p}): not reached before the interruption ({} case{}, listed under \"not run\")\n",
+                pattern_title(p),
+                cases.len(),
+                if cases.len() == 1 { "" } else { "s" }
+            ));
+            continue;
+        }
         out.push_str(&render_pattern(p, &cases, show_placement(r), wide));
         for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
             out.push_str("verdict:\n");
@@ -145,12 +158,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         }
     }
     out.push_str(&crate::verdict::neighbour::text(&r.cases));
-    let skipped: Vec<String> = dedup_vec(
-        r.cases
-            .iter()
-            .filter_map(|c| c.skipped.as_ref().map(|why| format!("{}: {why}", c.name())))
-            .collect(),
-    );
+    let skipped = not_run(r);
     if !skipped.is_empty() {
         out.push_str("\nnot run:\n");
         for s in skipped {
@@ -168,9 +176,57 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         }
     }
     if r.interrupted {
-        out.push_str("\ninterrupted: results above are the cases finished before Ctrl-C/SIGTERM\n");
+        // What was interrupted, where no verdict said it already.
+        match caveat {
+            Some(c) => out.push_str(&format!("\n{c}\n")),
+            None => out.push_str(
+                "\ninterrupted (Ctrl-C or SIGTERM): the tables hold the repetitions finished before it\n",
+            ),
+        }
     }
-    out
+    // Every sentence in WIDTH columns, wide or not: only a --wide table is
+    // wider.
+    super::prose::fit(&out, WIDTH)
+}
+
+/// The cases that did not run, one line per reason: the cases it
+/// concerns by method and job as the verdicts name them (`uring-iopoll on
+/// read 1M Q8T1, randread 4k Q32T1`), counted when more than three
+/// (`... (20 cases)`), then the reason.
+fn not_run(r: &RunResult) -> Vec<String> {
+    let mut by_reason: Vec<(&str, Vec<(String, String)>)> = Vec::new();
+    for c in &r.cases {
+        let Some(why) = c.skipped.as_deref() else {
+            continue;
+        };
+        let case = (c.name(), job_asked(c));
+        match by_reason.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, v)) => v.push(case),
+            None => by_reason.push((why, vec![case])),
+        }
+    }
+    by_reason
+        .into_iter()
+        .map(|(why, cases)| {
+            let pairs: Vec<(&str, &str)> = cases
+                .iter()
+                .map(|(m, j)| (m.as_str(), j.as_str()))
+                .collect();
+            let who = super::prose::by_method(&pairs, " ").join("; ");
+            if cases.len() > 3 {
+                format!("{who} ({} cases): {why}", cases.len())
+            } else {
+                format!("{who}: {why}")
+            }
+        })
+        .collect()
+}
+
+/// True for a case an interrupted run never reached.
+fn not_reached(c: &CaseResult) -> bool {
+    c.skipped
+        .as_deref()
+        .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
 }
 
 /// Whether the tables show where each case ran: when the run placed its
@@ -188,8 +244,9 @@ pub fn show_placement(r: &RunResult) -> bool {
         .is_some_and(|t| t.nodes.len() > 1)
 }
 
-/// The legend of the tables' columns, one paragraph.
-fn legend(wide: bool) -> String {
+/// The legend of the tables' columns, one paragraph; `in_memory` for a
+/// file on tmpfs.
+fn legend(wide: bool, in_memory: bool) -> String {
     let mut s = String::from(if wide {
         "MiB/s = median of n repetitions, "
     } else {
@@ -206,11 +263,20 @@ fn legend(wide: bool) -> String {
     });
     s.push_str(
         "device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; \
-         cache = the file's pages left in the page cache; vs best = MiB/s over the highest \
-         median in the table (the verdict ranks a job by its paired per-round ratios)",
+         cache = the file's pages left in the page cache",
+    );
+    if in_memory {
+        s.push_str(" (on tmpfs the whole file: it lives there)");
+    }
+    s.push_str(
+        "; vs best = MiB/s over the highest median in the table (the verdict ranks a job by \
+         its paired per-round ratios)",
     );
     if !wide {
-        s.push_str("; --wide adds n, p50, p99.9 and the notes");
+        s.push_str(
+            "; --wide adds the columns n, p50, p99.9 and notes (the depth a synchronous method \
+             ran at; longer notes stay under the table)",
+        );
     }
     s
 }
@@ -260,18 +326,19 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
             .filter(|(_, &s)| s)
             .map(|((h, _), _)| *h),
     );
-    let mut footnotes = Vec::new();
+    // (method, job, note): the cases with one note are named together.
+    let mut footnotes: Vec<(String, String, String)> = Vec::new();
     for c in cases {
         let mut notes: Vec<String> = depth_note(c).into_iter().collect();
         for n in other_notes(c) {
-            footnotes.push(format!("{}: {n}", c.name()));
+            footnotes.push((c.name(), job(c), n.clone()));
             notes.push("see below".to_string());
         }
         let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
         let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
             (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
             (_, _, Some(err)) => {
-                footnotes.push(format!("{} failed: {err}", c.name()));
+                footnotes.push((c.name(), job(c), format!("failed: {err}")));
                 dash_row(c, "FAILED", "FAILED", wide)
             }
             (Some(s), _, _) => {
@@ -328,10 +395,34 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
         }
     }
     let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));
-    for f in dedup_vec(footnotes) {
+    for f in notes_by_case(&footnotes) {
         s.push_str(&format!("  - {f}\n"));
     }
     s
+}
+
+/// Notes under a table, each once, after the cases it concerns (method
+/// and job, as the rows name them: `uring 1M Q8T1 (SEQ1M Q8T1): ...`,
+/// `direct 1M Q1T1, uring 1M Q8T1: tmpfs accepts O_DIRECT ...`).
+fn notes_by_case(notes: &[(String, String, String)]) -> Vec<String> {
+    let mut by_note: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    for (m, j, n) in notes {
+        match by_note.iter_mut().find(|(x, _)| x == n) {
+            Some((_, v)) => v.push((m, j)),
+            None => by_note.push((n, vec![(m, j)])),
+        }
+    }
+    by_note
+        .into_iter()
+        .map(|(n, cases)| {
+            let who = super::prose::by_method(&cases, " ").join(", ");
+            if n.starts_with("failed: ") {
+                format!("{who} {n}")
+            } else {
+                format!("{who}: {n}")
+            }
+        })
+        .collect()
 }
 
 /// The row of a case with nothing measured: dashes, and what happened in
@@ -392,7 +483,11 @@ pub fn spread(c: &CaseResult) -> String {
 /// The job as the tables show it: block size, depth it ran at, threads
 /// (`4k Q32T1`).
 pub fn job(c: &CaseResult) -> String {
-    let mut s = format!("{} Q{}T{}", fmt_bs(c.block_size), c.queue_depth, c.threads);
+    job_at(c, c.queue_depth)
+}
+
+fn job_at(c: &CaseResult, depth: u32) -> String {
+    let mut s = format!("{} Q{depth}T{}", fmt_bs(c.block_size), c.threads);
     match (&c.label, &c.pair) {
         (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
         (Some(l), None) => s.push_str(&format!(" ({l})")),
@@ -400,6 +495,15 @@ pub fn job(c: &CaseResult) -> String {
         (None, None) => {}
     }
     s
+}
+
+/// The job a case was asked to run, with its pattern, as the verdicts
+/// name it (`randread 4k Q32T1`, also for a synchronous method that ran
+/// it at depth 1), and its label or placement (`read 1M Q8T1 (SEQ1M
+/// Q8T1)`).
+pub fn job_asked(c: &CaseResult) -> String {
+    let depth = c.queue_depth_requested.max(c.queue_depth);
+    format!("{} {}", c.pattern, job_at(c, depth))
 }
 
 /// The heading of a pattern's table.
@@ -484,9 +588,9 @@ mod tests {
         let caveat = crate::report::interrupted_caveat(&r).unwrap();
         assert_eq!(
             caveat,
-            "Interrupted: these verdicts cover only the cases that finished; 1 case(s) cut short, \
-             measured over the repetitions they completed: uring read 1M Q8T1; 1 case(s) did not \
-             run: aio read 1M Q8T1."
+            "Interrupted (Ctrl-C or SIGTERM) during read 1M Q8T1: the verdicts cover the \
+             repetitions that finished before it; cut short (measured over the repetitions it \
+             completed): uring read 1M Q8T1; not run: aio read 1M Q8T1."
         );
         // A case the run never reached counts as not run, under its name.
         r.cases[2].skipped = Some(format!(
@@ -494,10 +598,97 @@ mod tests {
             crate::result::NOT_REACHED
         ));
         let caveat = crate::report::interrupted_caveat(&r).unwrap();
-        assert!(caveat.contains("2 case(s) did not run: "), "{caveat}");
         assert!(
-            caveat.contains(&format!("{} {}", r.cases[2].name(), r.cases[2].ran_label())),
+            caveat.ends_with("; not run: mmap, aio on read 1M Q8T1."),
             "{caveat}"
+        );
+    }
+
+    /// Issue 18 (output): an interrupted run reads like a finished one:
+    /// what was interrupted, the cases it never reached counted and
+    /// grouped, no table of dashes for a pattern it never reached, and
+    /// nothing wider than the report.
+    #[test]
+    fn an_interrupted_run_says_what_it_cut_and_groups_what_it_never_reached() {
+        let mut r = fixture();
+        r.interrupted = true;
+        // Stopped in the randread job's last round; write never started.
+        r.cases[9].repetitions[4].interrupted = true;
+        for c in &mut r.cases[12..] {
+            c.skipped = Some(format!(
+                "{} (Ctrl-C) before this case",
+                crate::result::NOT_REACHED
+            ));
+            c.summary = None;
+            c.repetitions.clear();
+        }
+        let caveat = crate::report::interrupted_caveat(&r).unwrap();
+        assert!(
+            caveat.starts_with("Interrupted (Ctrl-C or SIGTERM) during randread 4k Q32T1: "),
+            "{caveat}"
+        );
+        assert!(
+            caveat.contains(
+                "; not run: 6 cases: buffered, direct, mmap, uring, aio, uring-iopoll on write 1M Q8T1."
+            ),
+            "{caveat}"
+        );
+        let text = render(&r, false);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= WIDTH, "{widest} columns:\n{text}");
+        assert!(
+            text.contains("sequential write (write): not reached before the interruption (6 cases"),
+            "{text}"
+        );
+        assert!(!text.contains("│ buffered     ┆ 1M Q8T1"), "{text}");
+        // The reasons once each, with the cases they concern.
+        let not_run = text.split("\nnot run:\n").nth(1).unwrap();
+        let unwrapped = not_run.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            unwrapped.contains(
+                "- buffered, direct, mmap, uring, aio, uring-iopoll on write 1M Q8T1 (6 cases): the run was interrupted (Ctrl-C) before this case"
+            ),
+            "{not_run}"
+        );
+        assert_eq!(
+            not_run.matches("the run was interrupted").count(),
+            1,
+            "{not_run}"
+        );
+        assert!(
+            unwrapped.contains("- uring-iopoll on read 1M Q8T1, randread 4k Q32T1: "),
+            "{not_run}"
+        );
+    }
+
+    /// Issue 18 (output): on tmpfs the file is memory: no write verdict
+    /// speaks of write-back bursts and dirty limits, and the legend says
+    /// what the cache column holds there.
+    #[test]
+    fn on_tmpfs_nothing_speaks_of_write_back_or_a_device() {
+        let mut r = fixture();
+        r.system.dirty_limits = Some(crate::metrics::dirty::DirtyLimits {
+            limit_bytes: 4 << 30,
+            background_bytes: 2 << 30,
+            ratio_pct: Some(20),
+            background_ratio_pct: Some(10),
+            base_bytes: 20 << 30,
+            base_is_cgroup: false,
+        });
+        r.verdicts = crate::verdict::of_run(&r);
+        let ext4 = render(&r, false);
+        assert!(ext4.contains("Writes: "), "{ext4}");
+        assert!(!ext4.contains("on tmpfs"), "{ext4}");
+        r.system.fs_type = Some("tmpfs".into());
+        r.system.device = None;
+        r.verdicts = crate::verdict::of_run(&r);
+        let tmpfs = render(&r, false);
+        assert!(!tmpfs.contains("Writes: "), "{tmpfs}");
+        assert!(!tmpfs.contains("dirty limit"), "{tmpfs}");
+        let unwrapped = tmpfs.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            unwrapped.contains("cache = the file's pages left in the page cache (on tmpfs the whole file: it lives there)"),
+            "{tmpfs}"
         );
     }
 
@@ -522,24 +713,8 @@ mod tests {
                 .into(),
         );
         let text = render(&r, false);
-        // The tables, the legend and the warnings (verdicts and notes are
-        // sentences the terminal wraps).
-        let laid_out = |l: &&str| {
-            l.starts_with(['┌', '│', '╞', '└'])
-                || l.starts_with("  - [")
-                || l.starts_with("    ")
-                || text
-                    .lines()
-                    .skip(1)
-                    .take_while(|h| !h.is_empty())
-                    .any(|h| h == *l)
-        };
-        let widest = text
-            .lines()
-            .filter(laid_out)
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap();
+        // Every line: tables, legend, notes, verdicts, not run, warnings.
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
         assert!(widest <= WIDTH, "{widest} columns:\n{text}");
         assert!(text.lines().filter(|l| l.starts_with('│')).count() >= 18);
         assert_eq!(
@@ -563,7 +738,11 @@ mod tests {
         );
         // The note is under the table.
         assert!(text.contains("which is a long note"), "{text}");
-        assert!(text.contains("--wide adds n, p50, p99.9"), "{text}");
+        let unwrapped = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            unwrapped.contains("--wide adds the columns n, p50, p99.9 and notes"),
+            "{text}"
+        );
 
         let wide = render(&r, true);
         assert_eq!(
@@ -574,6 +753,13 @@ mod tests {
             ]
         );
         assert!(wide.lines().any(|l| l.chars().count() > WIDTH));
+        // Only its tables are wider: the sentences keep to WIDTH.
+        assert!(
+            wide.lines()
+                .filter(|l| !l.starts_with(['┌', '│', '╞', '└']))
+                .all(|l| l.chars().count() <= WIDTH),
+            "{wide}"
+        );
         assert!(wide.contains("skipped (see the end)"));
         assert!(!wide.contains("--wide adds"));
     }

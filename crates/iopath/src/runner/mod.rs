@@ -76,7 +76,8 @@ impl Runner<'_> {
         let eta = estimate::Eta::new(plan, file_size, prefill, arms);
         let estimated = eta.estimate().total();
         if !self.progress.is_quiet() {
-            eprintln!("iopath: {}", eta.estimate().describe(plan));
+            let line = format!("iopath: {}", eta.estimate().describe(plan));
+            eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
         }
         let started_at = sysinfo::now_rfc3339();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
