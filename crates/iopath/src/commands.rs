@@ -251,8 +251,14 @@ pub fn presets_list() -> String {
     let all = crate::preset::all();
     let width = all.iter().map(|p| p.name.len()).max().unwrap_or(8);
     let mut out = String::new();
+    let indent = " ".repeat(width + 2);
     for p in &all {
-        out.push_str(&format!("{:width$}  {}\n", p.name, p.summary));
+        out.push_str(&crate::report::prose::wrap(
+            &p.summary,
+            120,
+            &format!("{:width$}  ", p.name),
+            &indent,
+        ));
     }
     out.push_str(
         "\nRun one: iopath run --preset NAME [--size ..] [--dir ..] [--repeat ..] [--time ..]\n\
@@ -488,6 +494,8 @@ pub fn preset_show(name: &str) -> Result<String> {
             c.published.as_ref().map(|p| p.show()).unwrap_or_default(),
         ]);
     }
+    // The case table is as wide as its cells (its dozen columns do not
+    // fit 120 with labels readable); the sentences around it are wrapped.
     out.push_str(&format!("{t}\n"));
     if !preset.job.reading.is_empty() {
         out.push_str("\nhow to read it:\n");
@@ -512,5 +520,5 @@ pub fn preset_show(name: &str) -> Result<String> {
         }
     }
     out.push_str(&format!("\nrun it: iopath run --preset {}\n", preset.name));
-    Ok(out)
+    Ok(crate::report::prose::fit(&out, 120))
 }
