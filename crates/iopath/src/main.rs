@@ -129,7 +129,17 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         eprintln!("error: {e:#}");
     }
     if result.interrupted {
-        eprintln!("iopath: interrupted; results so far were kept, temporary files removed");
+        // Where what it measured went: a --json file, stdout, or only the
+        // tables printed above.
+        let kept = match (json_file, json_stdout) {
+            (Some(p), _) => format!("the results so far are in {}", p.display()),
+            (None, true) => "the results so far went to stdout (--json -)".to_string(),
+            (None, false) => {
+                "the results so far are printed above (only there: --json FILE keeps them)"
+                    .to_string()
+            }
+        };
+        eprintln!("iopath: interrupted; {kept}; temporary files removed");
         return Ok(ExitCode::from(130));
     }
     if result.cases.iter().any(|c| c.error.is_some()) {
