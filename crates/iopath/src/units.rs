@@ -290,12 +290,23 @@ pub fn fmt_device_fraction(f: f64) -> String {
 
 /// `text` wrapped at spaces to lines of at most `width` characters (a word
 /// longer than that gets a line of its own), the first line after `first`,
-/// the others after `rest`; every line ends with a newline.
+/// the others after `rest`; every line ends with a newline. A number and
+/// its unit stay on one line (`4.6 GiB`, `150 ms`).
 pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match words.last_mut() {
+            Some(prev) if is_unit(word) && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
+    for word in &words {
         let len = line.chars().count();
         if !empty && len + 1 + word.chars().count() > width {
             out.push_str(&line);
@@ -312,6 +323,33 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     out.push_str(&line);
     out.push('\n');
     out
+}
+
+/// A unit as the reports write it after a number, punctuation after it
+/// allowed (`GiB`, `ms;`, `MiB/s),`).
+fn is_unit(word: &str) -> bool {
+    let w = word.trim_end_matches(|c: char| ",;:.)]".contains(c));
+    matches!(
+        w,
+        "B" | "KiB"
+            | "MiB"
+            | "GiB"
+            | "TiB"
+            | "kB"
+            | "MB"
+            | "GB"
+            | "TB"
+            | "MiB/s"
+            | "GiB/s"
+            | "MB/s"
+            | "GB/s"
+            | "ns"
+            | "us"
+            | "µs"
+            | "ms"
+            | "s"
+            | "IOPS"
+    )
 }
 
 #[cfg(test)]

@@ -114,6 +114,15 @@ mod tests {
         // A word longer than the width stands alone, uncut.
         let long = wrap("a /very/long/path/name b", 8, "", "");
         assert_eq!(long, "a\n/very/long/path/name\nb\n");
+        // A number keeps its unit.
+        assert_eq!(
+            wrap("limit of 4.6 GiB (vm.dirty_ratio)", 12, "", ""),
+            "limit of\n4.6 GiB\n(vm.dirty_ratio)\n"
+        );
+        assert_eq!(
+            wrap("at 150 ms; 3 cases", 8, "", ""),
+            "at\n150 ms;\n3 cases\n"
+        );
     }
 
     #[test]

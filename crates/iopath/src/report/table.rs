@@ -415,7 +415,7 @@ fn notes_by_case(notes: &[(String, String, String)]) -> Vec<String> {
     by_note
         .into_iter()
         .map(|(n, cases)| {
-            let who = super::prose::by_method(&cases, " ").join(", ");
+            let who = super::prose::by_method(&cases, " ").join("; ");
             if n.starts_with("failed: ") {
                 format!("{who} {n}")
             } else {
