@@ -726,7 +726,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
         format!(
             "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
             list(&eq),
-            if rest.is_empty() && eq.len() == r.len() { "tied" } else { "tied for fastest" },
+            if rest.is_empty() { "tied" } else { "tied for fastest" },
             if eq.len() < tied.len() {
 (if tied.len() - eq.len() == 1 {
                     " (the other costs more)"
