@@ -166,6 +166,19 @@ pub(crate) fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
 fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
     let e = std::io::Error::from_raw_os_error(errno);
     match (method, errno) {
+        // On tmpfs there is no device at all, let alone poll queues.
+        (Method::UringIopoll, libc::EOPNOTSUPP)
+            if crate::sys::fs_type_of(path).ok() == Some("tmpfs")
+                && !std::fs::metadata(path).is_ok_and(|m| {
+                    std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type())
+                }) =>
+        {
+            format!(
+                "polled completions fail with EOPNOTSUPP: {} is on tmpfs, memory with no device \
+                 to poll; use uring, or a directory on an NVMe device with poll queues",
+                parent_dir(path)
+            )
+        }
         (Method::UringIopoll, libc::EOPNOTSUPP) => format!(
             "polled completions fail with EOPNOTSUPP: {} has no poll queues \
              (virtio, SATA, loop, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
@@ -186,6 +199,21 @@ mod tests {
     use super::*;
 
     const NOTE: &str = "tmpfs accepts O_DIRECT";
+
+    /// Issue 18 (output): on tmpfs uring-iopoll's reason spoke of "the
+    /// device under /dev/shm"; there is none.
+    #[test]
+    fn polling_on_tmpfs_names_no_device() {
+        let shm = Path::new("/dev/shm");
+        if crate::sys::fs_type_of(shm).ok() != Some("tmpfs") {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+            return;
+        }
+        let f = tempfile::NamedTempFile::new_in(shm).unwrap();
+        let why = explain_completion_error(Method::UringIopoll, f.path(), libc::EOPNOTSUPP);
+        assert!(why.contains("is on tmpfs, memory with no device"), "{why}");
+        assert!(!why.contains("the device under"), "{why}");
+    }
 
     /// A block-device node sits in devtmpfs, which statfs calls tmpfs; its
     /// data does not live there. A loop device over a file in /dev/shm
