@@ -67,23 +67,27 @@ impl Runner<'_> {
         let t_run = Instant::now();
         // Before any I/O: how long this will take.
         let (file_size, prefill) = planned_file(plan);
-        let mut arms = vec![1; plan.cases.len()];
-        for j in job::jobs(&plan.cases, plan.schedule) {
-            for &i in &j {
-                arms[i] = j.len();
-            }
-        }
-        let eta = estimate::Eta::new(plan, file_size, prefill, arms);
+        let eta = estimate::Eta::new(
+            plan,
+            file_size,
+            prefill,
+            job::jobs(&plan.cases, plan.schedule),
+        );
         let estimated = eta.estimate().total();
-        if !self.progress.is_quiet() {
-            eprintln!("iopath: {}", eta.estimate().describe(plan));
-        }
-        let started_at = sysinfo::now_rfc3339();
+        // Bad input is said before the estimate: a run that cannot start
+        // promises no duration.
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         check_buffer_memory(
             plan,
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
         )?;
+        if plan.needs_file() {
+            target::check(&plan.target)?;
+        }
+        if !self.progress.is_quiet() {
+            eprintln!("iopath: {}", eta.estimate().describe(plan));
+        }
+        let started_at = sysinfo::now_rfc3339();
         let target = if plan.needs_file() {
             Some(target::prepare(
                 &plan.target,
