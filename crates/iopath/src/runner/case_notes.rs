@@ -21,7 +21,8 @@ pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String 
             c.extrapolated_ns as f64 / 1e9
         ),
         None => format!(
-            "--case-timeout {cap}: {measured} repetition(s) ran{}; the next would not have fit",
+            "--case-timeout {cap}: {} ran{}; the next would not have fit",
+            crate::units::n_of(measured as u64, "repetition", "repetitions"),
             plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
         ),
     }

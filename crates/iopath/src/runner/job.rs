@@ -381,10 +381,10 @@ impl Runner<'_> {
                 )
             } else {
                 format!(
-                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
+                    "--cache-limit {} cannot hold this case's own memory (about {}: {}, their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
                     fmt_bytes(l.limit),
                     fmt_bytes(own),
-                    case.threads,
+                    crate::units::n_of(case.threads, "thread", "threads"),
                     if caches > 0 { ", its cache" } else { "" },
                     if caches > 0 { " or a smaller --ucache-size" } else { "" }
                 )
@@ -419,6 +419,10 @@ impl Runner<'_> {
     ) -> Result<RepOutcome> {
         let (plan, case) = (self.plan, arm.case);
         let t0 = Instant::now();
+        if let Some(l) = &arm.live {
+            // The time left ticks down during the repetition.
+            l.set_left(sh.eta.clock(arm.at));
+        }
         // uffd's workers share one region per file, as ucache's share one
         // cache: the case's budget is the region's.
         iopath_io::engines::uffd::configure(plan.ucache_size.max(4096));
@@ -513,8 +517,9 @@ impl Runner<'_> {
             // before it stay in the JSON.)
             Err(RepError::Skip(reason)) if done > 0 => {
                 cr.notes.push(format!(
-                    "repetition {} could not run ({reason}); the case keeps its {done} earlier repetition(s)",
-                    done + 1
+                    "repetition {} could not run ({reason}); the case keeps its {} earlier",
+                    done + 1,
+                    crate::units::n_of(done as u64, "repetition", "repetitions")
                 ));
                 RepOutcome::Stop
             }
