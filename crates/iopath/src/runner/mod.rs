@@ -66,7 +66,7 @@ impl Runner<'_> {
         let plan = self.plan;
         let t_run = Instant::now();
         // Before any I/O: how long this will take.
-        let (file_size, prefill) = planned_file(plan);
+        let (file_size, prefill) = estimate::planned_file(plan);
         let eta = estimate::Eta::new(
             plan,
             file_size,
@@ -601,12 +601,14 @@ impl Runner<'_> {
                         .map_or(c.as_nanos() as u64, |t| t.as_nanos() as u64),
                     fraction_done: f,
                     extrapolated_ns: (m.duration_ns as f64 / f).round() as u64,
+                    flush_ns: outs.iter().map(|o| o.flush_ns).max().filter(|&n| n > 0),
                 });
             }
         }
         let mut verified = Verified {
             bytes: outs.iter().map(|o| o.verified_bytes).sum(),
             ns: outs.iter().map(|o| o.verify_ns).sum(),
+            flush_ns: outs.iter().map(|o| o.flush_ns).max().unwrap_or(0),
         };
         if let (Some(unit), Some(t), true) = (plan.verify_unit(), target, case.pattern.writes()) {
             // After the timing: read back what the workers wrote.
@@ -676,36 +678,20 @@ type RepOk = (
     Verified,
 );
 
-/// `--verify`: what one repetition checked, and the time it took.
+/// `--verify`: what one repetition checked, and the time it took; and a
+/// write's final flush and close (the slowest worker's, inside its timed
+/// interval), which the case timeout keeps room for.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Verified {
     pub bytes: u64,
     pub ns: u64,
+    pub flush_ns: u64,
 }
 
 #[derive(Debug)]
 enum RepError {
     Skip(String),
     Fail(String),
-}
-
-/// The size of the file the run will address, and whether iopath fills
-/// it first, as far as the plan says before anything is opened.
-fn planned_file(plan: &Plan) -> (u64, bool) {
-    use crate::plan::TargetSpec;
-    let existing = match &plan.target {
-        TargetSpec::File { path, .. } => std::fs::metadata(path).ok().map(|m| m.len()),
-        TargetSpec::TempIn(_) => None,
-    };
-    let prefill = match &plan.target {
-        TargetSpec::File { prefill, .. } if existing.is_some() => *prefill,
-        _ => !plan.sparse,
-    };
-    let size = plan
-        .size
-        .or(existing.filter(|&l| l > 0))
-        .unwrap_or(crate::plan::DEFAULT_SIZE);
-    (size, prefill)
 }
 
 /// The time limit of a repetition ([`Plan::time_limit`]).
