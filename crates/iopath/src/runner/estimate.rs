@@ -307,7 +307,7 @@ impl Estimate {
             ),
             (Some(r), None, _) => format!("{r} repetition{}", if r == 1 { "" } else { "s" }),
             (None, t, _) => format!(
-                "adaptive repetitions{}, up to about {} per method of a job",
+                "adaptive repetitions{}, about {} per method of a job (up to twice that for the rounds a verdict needs)",
                 t.map_or(String::new(), |t| format!(
                     " of up to {}",
                     crate::units::fmt_duration(t)
@@ -579,7 +579,7 @@ mod tests {
             line.contains("adaptive repetitions of up to 150ms"),
             "{line}"
         );
-        assert!(!line.contains("rounds"), "{line}");
+        assert!(!line.contains("will not run"), "{line}");
         // A buffered write's flush is in its repetition.
         let w = p
             .cases
