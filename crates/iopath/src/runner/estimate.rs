@@ -377,6 +377,12 @@ impl Estimate {
             .filter_map(|c| c.short_of.map(|w| (c, w)))
             .collect();
         let most = short.iter().map(|(_, w)| *w).max()?;
+        let least = short.iter().map(|(_, w)| *w).min().unwrap_or(most);
+        let rounds = if least == most {
+            most.to_string()
+        } else {
+            format!("{least} to {most}")
+        };
         let n = short.len();
         let flag = match short.iter().filter_map(|(c, _)| c.max_time_for_call).max() {
             _ if short.iter().any(|(c, _)| c.short_by_timeout) => {
@@ -389,7 +395,7 @@ impl Estimate {
             None => format!("--repeat {most} gives them"),
         };
         Some(format!(
-            "{n} case{} will not run the {most} rounds {} verdict{} need{} to make a call: {flag}",
+            "{n} case{} will not run the {rounds} rounds {} verdict{} need{} to make a call: {flag}",
             if n == 1 { "" } else { "s" },
             if n == 1 { "its" } else { "their" },
             if n == 1 { "" } else { "s" },
@@ -771,7 +777,10 @@ mod tests {
                 );
             }
             if e.cases.iter().any(|t| t.short_by_timeout) {
-                assert!(e.describe(&p).contains("a larger --case-timeout"));
+                // hmmap: W and R jobs of 5 methods need 8, RR's of 4 need 7.
+                let line = e.describe(&p);
+                assert!(line.contains("a larger --case-timeout"), "{line}");
+                assert!(line.contains("will not run the 7 to 8 rounds"), "{line}");
             }
             let total = e.total().as_secs_f64();
             assert!(total < 20.0 * 60.0, "{}: {total}", preset.name);
