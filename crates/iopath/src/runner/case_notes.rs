@@ -18,7 +18,10 @@ pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String 
             "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s{}; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
             c.fraction_done * 100.0,
             m.duration_ns as f64 / 1e9,
-            c.flush_ns.map_or(String::new(), |f| format!(
+            // A flush worth naming: 10 ms and 1% of the time, or more.
+            c.flush_ns
+                .filter(|&f| f >= 10_000_000 && f * 100 >= m.duration_ns)
+                .map_or(String::new(), |f| format!(
                 ", its final flush included ({:.2} s: a flush cannot be cut, so it counts in the time and may end past the cap)",
                 f as f64 / 1e9
             )),

@@ -365,7 +365,7 @@ impl Estimate {
             };
         }
         line.push_str(&format!(" ({})", parts.join("; ")));
-        if let Some(short) = self.short_text() {
+        if let Some(short) = self.short_text(plan) {
             line.push_str("; ");
             line.push_str(&short);
         }
@@ -385,7 +385,7 @@ impl Estimate {
     /// lack, and the flag that gives them: `12 cases will not run the 9
     /// rounds their verdicts need to make a call: --max-time 2s or --repeat
     /// 9 gives them`.
-    pub fn short_text(&self) -> Option<String> {
+    pub fn short_text(&self, plan: &Plan) -> Option<String> {
         let short: Vec<(&CaseTime, usize)> = self
             .cases
             .iter()
@@ -400,9 +400,14 @@ impl Estimate {
         };
         let n = short.len();
         let flag = match short.iter().filter_map(|(c, _)| c.max_time_for_call).max() {
-            _ if short.iter().any(|(c, _)| c.short_by_timeout) => {
-                "a larger --case-timeout (0 for none) or a smaller --size gives them".to_string()
-            }
+            _ if short.iter().any(|(c, _)| c.short_by_timeout) => format!(
+                "{}a larger --case-timeout (0 for none) or a smaller --size gives them",
+                if plan.repeat.is_some_and(|r| (r as usize) < most) {
+                    format!("--repeat {most} with ")
+                } else {
+                    String::new()
+                }
+            ),
             Some(t) => format!(
                 "--max-time {} or --repeat {most} gives them",
                 crate::units::fmt_duration(t)
@@ -650,6 +655,24 @@ mod tests {
         assert_eq!(e3.cases[0].short_of, Some(6));
         assert!(e3.describe(&few).ends_with(
             "2 cases will not run the 6 rounds their verdicts need to make a call: --repeat 6 gives them"
+        ));
+        // A case timeout that ends the job first, and too few --repeat: both.
+        let capped = plan(&[
+            "--repeat",
+            "3",
+            "--case-timeout",
+            "1s",
+            "--methods",
+            "direct,buffered",
+            "--patterns",
+            "read",
+            "--io-size",
+            "1G",
+        ]);
+        let e5 = Estimate::of(&capped, 1 << 30, true, &arms(&capped), &none);
+        assert!(e5.cases.iter().all(|c| c.short_by_timeout), "{e5:?}");
+        assert!(e5.describe(&capped).ends_with(
+            "--repeat 6 with a larger --case-timeout (0 for none) or a smaller --size gives them"
         ));
         // One method: no verdict to wait for.
         let one = plan(&["--repeat", "2", "--methods", "direct", "--patterns", "read"]);
