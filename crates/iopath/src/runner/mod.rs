@@ -237,7 +237,9 @@ impl Runner<'_> {
                 let (spent, left) = (t_run.elapsed(), shared.eta.left());
                 let again = (spent + left).as_secs_f64();
                 let first = estimated.as_secs_f64();
-                if (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0 {
+                // (Nothing to say when the first job was the run.)
+                let far = (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0;
+                if far && left.as_secs_f64() >= 1.0 {
                     eprintln!(
                         "iopath: measured speeds change the estimate: about {} left ({} so far)",
                         crate::units::fmt_wall(left),
