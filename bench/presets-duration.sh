@@ -11,7 +11,7 @@ OUT=${1:?usage: bench/presets-duration.sh OUT_DIR [PRESET...]}
 shift
 BIN=${IOPATH:-target/release/iopath}
 mkdir -p "$OUT"
-presets="${*:-niobench daxbench glommio-scan glommio-random crystal crystal-nvme numa hmmap}"
+presets="${*:-niobench daxbench glommio-scan glommio-random crystal crystal-nvme numa hmmap cache-pollution dontcache}"
 for p in $presets; do
   start=$(date +%s.%N)
   "$BIN" run --preset "$p" --dir "$OUT" --json "$OUT/$p.json" >"$OUT/$p.txt" 2>"$OUT/$p.err"

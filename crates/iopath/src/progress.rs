@@ -68,12 +68,16 @@ impl Progress {
 
     /// A bar counting cases.
     pub fn cases(&self, len: u64) -> ProgressBar {
-        self.bar(
-            len,
-            "[{elapsed_precise}] [{bar:30}] {pos}/{len} cases{prefix}  {msg}",
-            "",
-        )
+        self.bar(len, &cases_template(len), "")
     }
+}
+
+/// The case bar's template: `3/38 cases`, `0/1 case`.
+fn cases_template(len: u64) -> String {
+    format!(
+        "[{{elapsed_precise}}] [{{bar:30}}] {{pos}}/{{len}} {}{{prefix}}  {{msg}}",
+        if len == 1 { "case" } else { "cases" }
+    )
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -177,6 +181,13 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+
+    #[test]
+    fn the_case_bar_counts_one_case_or_several() {
+        assert!(cases_template(1).contains("{pos}/{len} case{prefix}"));
+        assert!(cases_template(38).contains("{pos}/{len} cases{prefix}"));
+        assert!(ProgressStyle::with_template(&cases_template(2)).is_ok());
+    }
 
     #[test]
     fn rate_over_the_window_since_the_last_sample() {

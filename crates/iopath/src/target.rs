@@ -157,22 +157,11 @@ pub fn prepare(
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Result<Target> {
+    check(spec)?;
     match spec {
         TargetSpec::TempIn(dir) => {
-            let meta = std::fs::metadata(dir).map_err(|e| {
-                UsageError(format!(
-                    "--dir {}: {e}; give an existing directory",
-                    dir.display()
-                ))
-            })?;
-            if !meta.is_dir() {
-                return Err(
-                    UsageError(format!("--dir {} is not a directory", dir.display())).into(),
-                );
-            }
             // Absolute, so results and messages name the file unambiguously.
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-            writable("--dir", dir, dir)?;
             reap_in(dir);
             let size = size.unwrap_or(DEFAULT_SIZE);
             check_free_space(dir, size, copies)?;
@@ -206,20 +195,7 @@ pub fn prepare(
         } => match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let size = size.unwrap_or(DEFAULT_SIZE);
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                if !dir.is_dir() {
-                    return Err(UsageError(format!(
-                        "--file {}: directory {} does not exist",
-                        path.display(),
-                        dir.display()
-                    ))
-                    .into());
-                }
-                refuse_dev(path, dir)?;
-                writable("--file", path, dir)?;
+                let dir = parent_of(path);
                 check_free_space(dir, size, copies)?;
                 if copies {
                     reap_in(dir);
@@ -271,6 +247,52 @@ pub fn prepare(
             }
         },
     }
+}
+
+/// What can be said wrong with the target before anything is made or
+/// printed (bad input, exit 2): a `--dir` that is missing, not a directory
+/// or not writable; a new `--file` whose directory is so, or in `/dev`.
+/// Free space is checked once killed runs' files are reaped, and an
+/// existing file as it is opened.
+pub fn check(spec: &TargetSpec) -> Result<()> {
+    match spec {
+        TargetSpec::TempIn(dir) => {
+            let meta = std::fs::metadata(dir).map_err(|e| {
+                UsageError(format!(
+                    "--dir {}: {e}; give an existing directory",
+                    dir.display()
+                ))
+            })?;
+            if !meta.is_dir() {
+                return Err(
+                    UsageError(format!("--dir {} is not a directory", dir.display())).into(),
+                );
+            }
+            let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            writable("--dir", dir, dir)
+        }
+        TargetSpec::File { path, .. } if !path.exists() => {
+            let dir = parent_of(path);
+            if !dir.is_dir() {
+                return Err(UsageError(format!(
+                    "--file {}: directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                ))
+                .into());
+            }
+            refuse_dev(path, dir)?;
+            writable("--file", path, dir)
+        }
+        TargetSpec::File { .. } => Ok(()),
+    }
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// The test file is made in `dir`: a directory this user cannot write in

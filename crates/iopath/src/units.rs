@@ -170,6 +170,13 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// A count and its noun, singular or plural: `1 case`, `3 cases`,
+/// `0 repetitions`.
+pub fn n_of(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A wall-clock time as a person reads it: `8 s`, `3 min 20 s`,
 /// `1 h 05 min`.
 pub fn fmt_wall(d: Duration) -> String {
@@ -354,6 +361,16 @@ fn is_unit(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_take_the_noun_they_need() {
+        assert_eq!(super::n_of(1u32, "case", "cases"), "1 case");
+        assert_eq!(super::n_of(0u32, "case", "cases"), "0 cases");
+        assert_eq!(
+            super::n_of(3u64, "repetition", "repetitions"),
+            "3 repetitions"
+        );
+    }
+
     #[test]
     fn wall_times_read_as_people_say_them() {
         use super::fmt_wall;

@@ -153,6 +153,22 @@ fn an_unwritable_directory_is_bad_input_that_names_the_directory() {
         "{err}"
     );
     assert!(!err.contains("file's permissions"), "{err}");
+    // Without --quiet: the error comes before the estimate, which a run
+    // that cannot start does not print (issue 18, "runs" item 5).
+    let Some(mut loud) = as_nobody() else { return };
+    let out = loud
+        .args(["run", "--dir"])
+        .arg(&d)
+        .args(["--size", "4M", "--patterns", "read"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("give a directory this user can write to"),
+        "{err}"
+    );
+    assert!(!err.contains("estimated duration"), "{err}");
     // The probe makes its file there too.
     let Some(mut probe) = as_nobody() else { return };
     let out = probe.args(["probe", "--dir"]).arg(&d).output().unwrap();

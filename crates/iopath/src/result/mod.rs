@@ -439,6 +439,11 @@ pub struct Capped {
     /// The whole repetition's time, extrapolated: `duration_ns` /
     /// `fraction_done`. An estimate, marked as such in every report.
     pub extrapolated_ns: u64,
+    /// For a write, its final flush and close: inside `duration_ns` (the
+    /// timed interval of a write includes them), where no cap can cut
+    /// them, so the repetition may end past the cap by up to this much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_ns: Option<u64>,
 }
 
 /// Throughput over time within one repetition: bytes and requests completed
@@ -722,6 +727,7 @@ impl Measurement {
                             .collect::<Vec<_>>(),
                     )
                     .round() as u64,
+                    flush_ns: None,
                 }),
         })
     }

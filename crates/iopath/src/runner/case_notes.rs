@@ -15,13 +15,21 @@ pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String 
     let measured = cr.repetitions.iter().filter(|m| !m.warmup).count();
     match cr.repetitions.iter().rev().find_map(|m| m.capped.map(|c| (m, c))) {
         Some((m, c)) => format!(
-            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
+            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s{}; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
             c.fraction_done * 100.0,
             m.duration_ns as f64 / 1e9,
+            // A flush worth naming: 10 ms and 1% of the time, or more.
+            c.flush_ns
+                .filter(|&f| f >= 10_000_000 && f * 100 >= m.duration_ns)
+                .map_or(String::new(), |f| format!(
+                ", its final flush included ({:.2} s: a flush cannot be cut, so it counts in the time and may end past the cap)",
+                f as f64 / 1e9
+            )),
             c.extrapolated_ns as f64 / 1e9
         ),
         None => format!(
-            "--case-timeout {cap}: {measured} repetition(s) ran{}; the next would not have fit",
+            "--case-timeout {cap}: {} ran{}; the next would not have fit",
+            crate::units::n_of(measured as u64, "repetition", "repetitions"),
             plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
         ),
     }

@@ -127,6 +127,8 @@ pub fn run(
             end,
             interrupted: false,
             timed_out: false,
+            // Not cut by the case timeout: no room to keep.
+            flush_ns: 0,
             verified_bytes: 0,
             verify_ns: 0,
             written: Vec::new(),
@@ -199,6 +201,7 @@ impl Runner<'_> {
                 verified = Verified {
                     bytes: *r.as_ref().unwrap_or(&0),
                     ns: t0.elapsed().as_nanos() as u64,
+                    flush_ns: 0,
                 };
                 r.map(|_| ())
             }

@@ -107,6 +107,9 @@ struct Arm<'c> {
     cut: Histogram<u64>,
     /// Wall time of its repetitions so far, set-up included.
     elapsed_ns: u64,
+    /// The longest final flush of its write repetitions so far: the room
+    /// the case timeout keeps for the next one's.
+    flush_ns: u64,
     end: Option<ArmEnd>,
 }
 
@@ -160,6 +163,7 @@ impl Runner<'_> {
                     complete: histogram(),
                     cut: histogram(),
                     elapsed_ns: 0,
+                    flush_ns: 0,
                     end: None,
                 });
             }
@@ -381,10 +385,10 @@ impl Runner<'_> {
                 )
             } else {
                 format!(
-                    "--cache-limit {} cannot hold this case's own memory (about {}: {} thread(s), their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
+                    "--cache-limit {} cannot hold this case's own memory (about {}: {}, their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
                     fmt_bytes(l.limit),
                     fmt_bytes(own),
-                    case.threads,
+                    crate::units::n_of(case.threads, "thread", "threads"),
                     if caches > 0 { ", its cache" } else { "" },
                     if caches > 0 { " or a smaller --ucache-size" } else { "" }
                 )
@@ -419,6 +423,10 @@ impl Runner<'_> {
     ) -> Result<RepOutcome> {
         let (plan, case) = (self.plan, arm.case);
         let t0 = Instant::now();
+        if let Some(l) = &arm.live {
+            // The time left ticks down during the repetition.
+            l.set_left(sh.eta.clock(arm.at));
+        }
         // uffd's workers share one region per file, as ucache's share one
         // cache: the case's budget is the region's.
         iopath_io::engines::uffd::configure(plan.ucache_size.max(4096));
@@ -460,6 +468,7 @@ impl Runner<'_> {
         let outcome = match rep {
             Ok((mut m, caps_notes, qd, placed, hist, verified)) => {
                 cr.queue_depth = qd;
+                arm.flush_ns = arm.flush_ns.max(verified.flush_ns);
                 if self.plan.verify {
                     *cr.verified_bytes.get_or_insert(0) += verified.bytes;
                     *cr.verify_ns.get_or_insert(0) += verified.ns;
@@ -513,8 +522,9 @@ impl Runner<'_> {
             // before it stay in the JSON.)
             Err(RepError::Skip(reason)) if done > 0 => {
                 cr.notes.push(format!(
-                    "repetition {} could not run ({reason}); the case keeps its {done} earlier repetition(s)",
-                    done + 1
+                    "repetition {} could not run ({reason}); the case keeps its {} earlier",
+                    done + 1,
+                    crate::units::n_of(done as u64, "repetition", "repetitions")
                 ));
                 RepOutcome::Stop
             }
@@ -580,10 +590,15 @@ impl Runner<'_> {
             if let Some(l) = &arm.live {
                 l.begin(tag);
             }
-            // Set-up (cache state, retries) comes out of the case's budget.
+            // Set-up (cache state, retries) comes out of the case's budget,
+            // and a write keeps room for its flush, as long as the longest
+            // so far (a flush cannot be cut).
             let cap = budget.map(|b| {
-                b.saturating_sub(t0.elapsed())
-                    .max(std::time::Duration::from_millis(1))
+                cap_for_work(
+                    b,
+                    t0.elapsed(),
+                    std::time::Duration::from_nanos(arm.flush_ns),
+                )
             });
             let rep = live::with_ticker(arm.live.as_ref(), || {
                 self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, cap)
@@ -604,6 +619,20 @@ impl Runner<'_> {
             }
         }
     }
+}
+
+/// What is left of a case timeout's `budget` for a repetition's work,
+/// `spent` into it (its set-up), keeping `flush` for its final flush: never
+/// less than 1 ms (the first request is always issued).
+pub fn cap_for_work(
+    budget: std::time::Duration,
+    spent: std::time::Duration,
+    flush: std::time::Duration,
+) -> std::time::Duration {
+    budget
+        .saturating_sub(spent)
+        .saturating_sub(flush)
+        .max(std::time::Duration::from_millis(1))
 }
 
 /// True when the file system of `at` keeps its files in memory (tmpfs,
@@ -720,6 +749,22 @@ fn name_paths(result: &mut RunResult, target: Option<&crate::target::Target>) {
 mod tests {
     use super::*;
     use iopath_io::Method;
+
+    /// Regression (issue 18, "runs" item 4): `--case-timeout` stopped a
+    /// write's issuing at the cap, and its flush (inside the timed
+    /// interval) then ran past it. The work now gets the cap less its
+    /// set-up and the longest flush seen so far, so that the whole timed
+    /// interval fits.
+    #[test]
+    fn the_case_timeout_keeps_room_for_a_writes_flush() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        assert_eq!(cap_for_work(ms(10_000), ms(200), ms(0)), ms(9_800));
+        assert_eq!(cap_for_work(ms(10_000), ms(200), ms(1_500)), ms(8_300));
+        // A flush longer than what is left: the first request still goes.
+        assert_eq!(cap_for_work(ms(1_000), ms(200), ms(5_000)), ms(1));
+        assert_eq!(cap_for_work(ms(1_000), ms(2_000), ms(0)), ms(1));
+    }
 
     /// Regression (review of issue 13): a preset that lists cases of one
     /// job apart (hmmap's mmap before uffd, ucache and direct) ran them as

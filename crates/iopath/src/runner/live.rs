@@ -74,6 +74,9 @@ pub struct Live {
     phase: Mutex<Phase>,
     bar: ProgressBar,
     case: String,
+    /// The run's time left during the running repetition, and when that
+    /// began: the ticker runs it down on the line's prefix.
+    left: Mutex<Option<(super::estimate::LeftClock, Instant)>>,
 }
 
 /// A worker's handle on its slot.
@@ -113,6 +116,22 @@ impl Live {
             phase: Mutex::new(Phase::default()),
             bar,
             case,
+            left: Mutex::new(None),
+        }
+    }
+
+    /// The run's time left as the next repetition starts (its set-up
+    /// included): from now on the ticker counts it down.
+    pub fn set_left(&self, clock: super::estimate::LeftClock) {
+        *self.left.lock().unwrap_or_else(|e| e.into_inner()) = Some((clock, Instant::now()));
+    }
+
+    /// The line's prefix: the time left, run down to now.
+    fn tick_left(&self) {
+        let left = *self.left.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((clock, from)) = left {
+            let into = from.elapsed().as_secs_f64();
+            self.bar.set_prefix(super::job::left_text(clock.at(into)));
         }
     }
 
@@ -226,6 +245,7 @@ fn ticker(live: &Live, done: &AtomicBool) {
         }
         next = now + TICK;
         live.tick_at(&mut rate, &mut seen, live.now_ns());
+        live.tick_left();
     }
 }
 

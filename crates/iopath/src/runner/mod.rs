@@ -66,25 +66,29 @@ impl Runner<'_> {
         let plan = self.plan;
         let t_run = Instant::now();
         // Before any I/O: how long this will take.
-        let (file_size, prefill) = planned_file(plan);
-        let mut arms = vec![1; plan.cases.len()];
-        for j in job::jobs(&plan.cases, plan.schedule) {
-            for &i in &j {
-                arms[i] = j.len();
-            }
-        }
-        let eta = estimate::Eta::new(plan, file_size, prefill, arms);
+        let (file_size, prefill) = estimate::planned_file(plan);
+        let eta = estimate::Eta::new(
+            plan,
+            file_size,
+            prefill,
+            job::jobs(&plan.cases, plan.schedule),
+        );
         let estimated = eta.estimate().total();
-        if !self.progress.is_quiet() {
-            let line = format!("iopath: {}", eta.estimate().describe(plan));
-            eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
-        }
-        let started_at = sysinfo::now_rfc3339();
+        // Bad input is said before the estimate: a run that cannot start
+        // promises no duration.
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         check_buffer_memory(
             plan,
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
         )?;
+        if plan.needs_file() {
+            target::check(&plan.target)?;
+        }
+        if !self.progress.is_quiet() {
+            let line = format!("iopath: {}", eta.estimate().describe(plan));
+            eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
+        }
+        let started_at = sysinfo::now_rfc3339();
         let target = if plan.needs_file() {
             Some(target::prepare(
                 &plan.target,
@@ -234,7 +238,9 @@ impl Runner<'_> {
                 let (spent, left) = (t_run.elapsed(), shared.eta.left());
                 let again = (spent + left).as_secs_f64();
                 let first = estimated.as_secs_f64();
-                if (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0 {
+                // (Nothing to say when the first job was the run.)
+                let far = (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0;
+                if far && left.as_secs_f64() >= 1.0 {
                     eprintln!(
                         "iopath: measured speeds change the estimate: about {} left ({} so far)",
                         crate::units::fmt_wall(left),
@@ -598,12 +604,14 @@ impl Runner<'_> {
                         .map_or(c.as_nanos() as u64, |t| t.as_nanos() as u64),
                     fraction_done: f,
                     extrapolated_ns: (m.duration_ns as f64 / f).round() as u64,
+                    flush_ns: outs.iter().map(|o| o.flush_ns).max().filter(|&n| n > 0),
                 });
             }
         }
         let mut verified = Verified {
             bytes: outs.iter().map(|o| o.verified_bytes).sum(),
             ns: outs.iter().map(|o| o.verify_ns).sum(),
+            flush_ns: outs.iter().map(|o| o.flush_ns).max().unwrap_or(0),
         };
         if let (Some(unit), Some(t), true) = (plan.verify_unit(), target, case.pattern.writes()) {
             // After the timing: read back what the workers wrote.
@@ -673,36 +681,20 @@ type RepOk = (
     Verified,
 );
 
-/// `--verify`: what one repetition checked, and the time it took.
+/// `--verify`: what one repetition checked, and the time it took; and a
+/// write's final flush and close (the slowest worker's, inside its timed
+/// interval), which the case timeout keeps room for.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Verified {
     pub bytes: u64,
     pub ns: u64,
+    pub flush_ns: u64,
 }
 
 #[derive(Debug)]
 enum RepError {
     Skip(String),
     Fail(String),
-}
-
-/// The size of the file the run will address, and whether iopath fills
-/// it first, as far as the plan says before anything is opened.
-fn planned_file(plan: &Plan) -> (u64, bool) {
-    use crate::plan::TargetSpec;
-    let existing = match &plan.target {
-        TargetSpec::File { path, .. } => std::fs::metadata(path).ok().map(|m| m.len()),
-        TargetSpec::TempIn(_) => None,
-    };
-    let prefill = match &plan.target {
-        TargetSpec::File { prefill, .. } if existing.is_some() => *prefill,
-        _ => !plan.sparse,
-    };
-    let size = plan
-        .size
-        .or(existing.filter(|&l| l > 0))
-        .unwrap_or(crate::plan::DEFAULT_SIZE);
-    (size, prefill)
 }
 
 /// The time limit of a repetition ([`Plan::time_limit`]).

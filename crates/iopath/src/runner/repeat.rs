@@ -466,12 +466,13 @@ mod tests {
     }
 
     #[test]
-    fn a_job_may_run_a_quarter_over_its_budget_for_the_rounds_its_verdict_needs() {
-        // 2 arms x 100 ms, 1 s each: 10 rounds fit in 2 s; wanting 12,
-        // the job may go to 2.5 s (12 rounds); wanting 30, it stops there.
+    fn a_job_runs_the_rounds_its_verdict_needs_when_they_fit_in_twice_its_budget() {
+        // 2 arms x 100 ms, 1 s each: 10 rounds fit in 2 s; wanting 12 (2.4
+        // s, within twice the budget) the job runs 12; wanting 30 (6 s) it
+        // cannot afford them and stops at its budget, 10.
         let arms: [&[f64]; 2] = [&[1.0, 2.0], &[2.0, 1.0]];
         let mut r = rule(0.0001, 1000);
-        let run = |r: StopRule| {
+        let run = |r: StopRule, arms: &[&[f64]]| {
             let mut log = Vec::new();
             let s = Schedule {
                 fixed: None,
@@ -481,13 +482,21 @@ mod tests {
                 round_base: 0,
                 case_timeout_ns: None,
             };
-            run_job(2, &s, fake(&arms, 100, &mut log)).rounds
+            run_job(2, &s, fake(arms, 100, &mut log)).rounds
         };
-        assert_eq!(run(r), 10);
+        assert_eq!(run(r, &arms), 10);
         r.wanted_reps = 12;
-        assert_eq!(run(r), 12);
+        assert_eq!(run(r, &arms), 12);
         r.wanted_reps = 30;
-        assert_eq!(run(r), 12);
+        assert_eq!(run(r, &arms), 10);
+        // Steady arms meet a loose target at 6 rounds, but a verdict that
+        // needs 9 gets them.
+        let steady: [&[f64]; 2] = [&[100.0], &[100.0]];
+        let (mut loose, mut wanting) = (rule(0.5, 1000), rule(0.5, 1000));
+        wanting.wanted_reps = 9;
+        loose.wanted_reps = 3;
+        assert_eq!(run(loose, &steady), 6);
+        assert_eq!(run(wanting, &steady), 9);
     }
 
     #[test]

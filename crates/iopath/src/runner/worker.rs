@@ -120,6 +120,9 @@ pub struct WorkerOut {
     /// The time budget ran out before the byte budget was spent (a
     /// repetition bounded by bytes stopped by its time: part of its work).
     pub timed_out: bool,
+    /// A write case's final flush and close (inside the timed interval,
+    /// which no time budget can interrupt), ns of the worker's clock.
+    pub flush_ns: u64,
     /// Bytes and requests completed in each `interval_ns` from `start`;
     /// the last entry is the partial interval up to `end`.
     pub series_bytes: Vec<u64>,
@@ -474,6 +477,7 @@ pub fn run_clocked<C: Clock>(
     // (the work moves from write() to fsync() and close()); a read case
     // ends with its last completion, and closing (io_destroy, ring
     // teardown, munmap) is not its cost.
+    let flush_from = clock.ns();
     let (end, cpu) = if job.pattern.writes() {
         if let Some(l) = &live {
             l.flushing(true);
@@ -490,6 +494,11 @@ pub fn run_clocked<C: Clock>(
         let at_end = (Instant::now(), iopath_io::sys::thread_usage());
         drop(engine);
         at_end
+    };
+    let flush_ns = if job.pattern.writes() {
+        clock.ns().saturating_sub(flush_from)
+    } else {
+        0
     };
     let cpu = cpu.since(&cpu0);
     // Close the series at `end`: intervals with nothing completed (a long
@@ -516,6 +525,7 @@ pub fn run_clocked<C: Clock>(
         end,
         interrupted,
         timed_out,
+        flush_ns,
         verified_bytes,
         verify_ns,
         written,
@@ -700,6 +710,8 @@ mod tests {
     }
 
     const LOOP_WORK_NS: u64 = 50_000;
+    /// What the fake engine's flush takes.
+    const FLUSH_NS: u64 = 700_000_000;
 
     /// Serves each request inside `submit` (a synchronous engine) in a
     /// latency known from its offset, and logs every latency it served.
@@ -746,6 +758,7 @@ mod tests {
             Ok(())
         }
         fn flush(&mut self, _how: SyncPolicy) -> Result<(), iopath_io::EngineError> {
+            self.time.add(FLUSH_NS);
             Ok(())
         }
         fn in_flight(&self) -> usize {
@@ -842,6 +855,43 @@ mod tests {
         assert_eq!(served_before, 0, "before the first request");
         assert!(out.start <= at && at <= out.end, "inside [start, end]");
         assert_eq!(out.read_ios, 10);
+    }
+
+    /// Regression (issue 18, "runs" item 4): the flush of a write case is
+    /// in its timed interval but no time budget can cut it; the worker
+    /// says how long it took (its own clock), so that the case timeout can
+    /// keep room for it and report it. A read has none.
+    #[test]
+    fn a_write_reports_its_flush_and_a_read_none() {
+        let run = |pattern: Pattern| {
+            let time = FakeTime::default();
+            let eng = FakeEngine {
+                time: time.clone(),
+                caps: iopath_io::Caps {
+                    is_async: false,
+                    queue_depth: 1,
+                    offset_align: 1,
+                    mem_align: 1,
+                    notes: Vec::new(),
+                    buffer_nodes: Vec::new(),
+                },
+                buf: vec![0; 4096],
+                served: Default::default(),
+                advised: Default::default(),
+            };
+            let mut j = job(pattern);
+            j.sync = SyncPolicy::End;
+            j.byte_budget = Some(4096 * 10);
+            // A time budget shorter than the flush: it stops the issuing,
+            // not the flush.
+            j.time_budget = Some(std::time::Duration::from_millis(1));
+            let (barrier, stop) = (Barrier::new(1), AtomicBool::new(false));
+            run_clocked(Box::new(eng), &j, &barrier, &stop, None, |_| time.clone()).unwrap()
+        };
+        let w = run(Pattern::Write);
+        assert!(w.write_ios > 0);
+        assert_eq!(w.flush_ns, FLUSH_NS);
+        assert_eq!(run(Pattern::Read).flush_ns, 0);
     }
 
     #[test]

@@ -175,8 +175,11 @@ pub fn median_ci_rel(s: &Stats) -> f64 {
 }
 
 /// How far past its budget a job may go to reach the rounds its verdict
-/// needs: a quarter more.
-pub const VERDICT_GRACE: f64 = 1.25;
+/// needs: when all of those rounds are expected to fit within this many
+/// times the budget, the job runs them (and the interval target does not
+/// stop it before); when they are not, it stops at its budget, and the
+/// estimate and the verdict say what would give a call.
+pub const VERDICT_GRACE: f64 = 2.0;
 
 /// How adaptive repetition decides to stop.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -188,8 +191,9 @@ pub struct StopRule {
     /// budget.
     pub min_reps: usize,
     /// Rounds a verdict needs to make a call (interleaved jobs of several
-    /// methods): reached even past the budget, but only up to
-    /// [`VERDICT_GRACE`] of it.
+    /// methods): run, past the interval target and the budget, whenever all
+    /// of them are expected to fit within [`VERDICT_GRACE`] times the
+    /// budget ([`StopRule::reaches_wanted`]).
     pub wanted_reps: usize,
     /// Never more.
     pub max_reps: usize,
@@ -251,9 +255,17 @@ impl StopRule {
     /// [`StopRule::decide`] for a job of interleaved arms, after a round:
     /// `samples` holds each running arm's throughputs, `rounds` the rounds
     /// run, `elapsed_ns` the running arms' time so far and `next_ns` the
-    /// next round's expected time. The target must hold for every arm; the
-    /// budget is each running arm's (`max_time_ns` times their number), a
-    /// quarter more ([`VERDICT_GRACE`]) while short of `wanted_reps`.
+    /// next round's expected time. The budget is each running arm's
+    /// (`max_time_ns` times their number).
+    ///
+    /// - Never more than `max_reps` rounds.
+    /// - Short of `wanted_reps` (the rounds a verdict needs to make a
+    ///   call), while all of them are expected to fit within
+    ///   [`VERDICT_GRACE`] times the budget: go on, whatever the interval
+    ///   and the budget say.
+    /// - Else stop once every arm's interval is within the target, or when
+    ///   the next round would end past the budget; never before
+    ///   `min_reps` rounds.
     pub fn decide_job(
         &self,
         samples: &[&[f64]],
@@ -262,23 +274,43 @@ impl StopRule {
         next_ns: u64,
     ) -> Option<StopReason> {
         let n = rounds;
-        if n >= self.min_reps && samples.iter().all(|s| self.met(s)) {
-            return Some(StopReason::CiTarget);
-        }
         if n >= self.max_reps {
             return Some(StopReason::MaxReps);
         }
-        let budget = self.max_time_ns.saturating_mul(samples.len() as u64);
-        let budget = if n < self.wanted_reps {
-            (budget as f64 * VERDICT_GRACE) as u64
-        } else {
-            budget
-        };
-        // The floor of `min_reps` holds even against the budget.
-        if elapsed_ns.saturating_add(next_ns) > budget && n >= self.min_reps {
-            return Some(StopReason::MaxTime);
+        if n < self.min_reps || self.reaches_wanted(samples.len(), rounds, elapsed_ns, next_ns) {
+            return None;
         }
-        None
+        if samples.iter().all(|s| self.met(s)) {
+            return Some(StopReason::CiTarget);
+        }
+        let budget = self.max_time_ns.saturating_mul(samples.len() as u64);
+        (elapsed_ns.saturating_add(next_ns) > budget).then_some(StopReason::MaxTime)
+    }
+
+    /// True when a job of `arms` running arms, `rounds` rounds in after
+    /// `elapsed_ns`, is short of `wanted_reps` and the rounds missing are
+    /// expected to end within [`VERDICT_GRACE`] times its budget. A missing
+    /// round is expected to take what the rounds so far took on average
+    /// (`next_ns`, the slowest repetitions, before the first): one slow
+    /// repetition on a shared disk does not cancel the rounds.
+    pub fn reaches_wanted(
+        &self,
+        arms: usize,
+        rounds: usize,
+        elapsed_ns: u64,
+        next_ns: u64,
+    ) -> bool {
+        if rounds >= self.wanted_reps.min(self.max_reps) {
+            return false;
+        }
+        let missing = (self.wanted_reps - rounds) as f64;
+        let per_round = if rounds > 0 {
+            elapsed_ns as f64 / rounds as f64
+        } else {
+            next_ns as f64
+        };
+        let budget = self.max_time_ns.saturating_mul(arms as u64) as f64;
+        elapsed_ns as f64 + missing * per_round <= budget * VERDICT_GRACE
     }
 }
 

@@ -156,6 +156,80 @@ fn adaptive_rule_respects_time_and_count_limits() {
     assert_eq!(r2.decide(&wide, 0, 1), Some(StopReason::MaxReps));
 }
 
+/// Regression (issue 18, "runs" item 1): the default run's jobs stopped
+/// after 6 to 8 rounds, on the interval target at 6 or at a quarter past
+/// their budget, where their verdicts needed 9: every verdict ended "no
+/// call yet". Synthetic numbers, no clock.
+#[test]
+fn a_job_reaches_the_rounds_its_verdict_needs_whenever_they_fit() {
+    const S: u64 = 1_000_000_000;
+    // 9 arms, 1.5 s each: a budget of 13.5 s, twice that 27 s.
+    let r = StopRule {
+        ci_target: 0.03,
+        min_reps: 3,
+        wanted_reps: 9,
+        max_reps: 1000,
+        max_time_ns: 3 * S / 2,
+    };
+    let tight = [100.0; 8];
+    let arms: Vec<&[f64]> = vec![&tight[..]; 9];
+    // Every interval within target at 6, 7 and 8 rounds: not enough for
+    // the verdict, and 9 rounds of 2 s (18 s) fit: go on.
+    for n in 6..9 {
+        let six: Vec<&[f64]> = arms.iter().map(|a| &a[..n]).collect();
+        assert_eq!(r.decide_job(&six, n, n as u64 * 2 * S, 2 * S), None, "{n}");
+    }
+    // Past the budget (8 rounds of 2 s = 16 s > 13.5 s), the ninth still
+    // fits in 27 s: go on; at 9 the target stops it.
+    let all: Vec<&[f64]> = vec![&[100.0; 9][..]; 9];
+    assert!(r.reaches_wanted(9, 8, 16 * S, 2 * S));
+    assert_eq!(
+        r.decide_job(&all, 9, 18 * S, 2 * S),
+        Some(StopReason::CiTarget)
+    );
+    // Rounds of 4 s: 9 of them (36 s) do not fit in 27 s: the job stops at
+    // its plain budget (3 rounds, 12 s, a fourth would end at 16 s), not a
+    // quarter past it, and the interval may stop it from 6 rounds on.
+    let wide = [90.0, 110.0, 100.0];
+    let w: Vec<&[f64]> = vec![&wide[..]; 9];
+    assert!(!r.reaches_wanted(9, 3, 12 * S, 4 * S));
+    assert_eq!(
+        r.decide_job(&w, 3, 12 * S, 4 * S),
+        Some(StopReason::MaxTime)
+    );
+    let six: Vec<&[f64]> = vec![&tight[..6]; 9];
+    assert_eq!(
+        r.decide_job(&six, 6, 24 * S, 4 * S),
+        Some(StopReason::CiTarget)
+    );
+    // The rounds wanted are counted from where the job is: 8 rounds of
+    // 3 s spent (24 s), one more of 3 s ends at 27 s: affordable; a
+    // little slower, not.
+    assert!(r.reaches_wanted(9, 8, 24 * S, 3 * S));
+    assert!(!r.reaches_wanted(9, 8, 24 * S + 8, 3 * S));
+    // A missing round takes the rounds' average, not the slowest
+    // repetitions': 6 rounds of 2 s on average, whose slowest would make
+    // a round of 6 s, still reach 9 (18 s of 27 s).
+    assert!(r.reaches_wanted(9, 6, 12 * S, 6 * S));
+    // Before any round, the next round's expected time stands in.
+    assert!(r.reaches_wanted(9, 0, 0, 3 * S));
+    assert!(!r.reaches_wanted(9, 0, 0, 3 * S + 1));
+    // Reached, or a job of one method (wanting the floor): the plain rule.
+    assert!(!r.reaches_wanted(9, 9, 0, 1));
+    let single = StopRule {
+        wanted_reps: 3,
+        ..r
+    };
+    assert_eq!(
+        single.decide_job(&[&wide[..]], 3, 2 * S, S),
+        Some(StopReason::MaxTime)
+    );
+    // The count limit comes first.
+    let capped = StopRule { max_reps: 5, ..r };
+    assert_eq!(capped.decide_job(&w, 5, 0, 1), Some(StopReason::MaxReps));
+    assert!(!capped.reaches_wanted(9, 5, 0, 1));
+}
+
 #[test]
 fn comparison_of_separated_and_overlapping_samples() {
     let a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
