@@ -8,9 +8,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use iopath::cli::{Command, RunArgs};
-use iopath::plan::UsageError;
+use iopath::plan::{Plan, UsageError};
 use iopath::progress::Progress;
 use iopath::report::{json, table};
+use iopath::result::mpi::FileLayout;
+use iopath::runner::ranks::Ranks;
 use iopath::runner::Runner;
 use iopath::{commands, compare, shell_quote_os, Interrupted};
 
@@ -83,6 +85,47 @@ fn default_run_args() -> RunArgs {
 
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let plan = commands::plan_of(args)?;
+    // Under mpirun: this rank's part of the job (docs/mpi.md).
+    let session = iopath::mpi::start(args.layout)?;
+    let Some(session) = session else {
+        return run_ranks(args, plan, stop, &Ranks::alone());
+    };
+    let agreed = AtomicBool::new(false);
+    let layout = args.layout.unwrap_or(FileLayout::PerRank);
+    let host = iopath::mpi::host_name();
+    let ranks = Ranks::new(session.peers(), layout, &host, stop, &agreed);
+    let plan = iopath::mpi::rank_plan(plan, &ranks)?;
+    let res = run_ranks(args, plan, &agreed, &ranks);
+    if ranks.rank() != 0 {
+        // Rank 0 speaks for all: a failure agreed by all ranks names the
+        // rank it came from there. What failed here alone is said here.
+        return match res {
+            Err(e) if !format!("{e:#}").starts_with("rank ") => {
+                eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
+                Ok(exit_of(&e))
+            }
+            Err(e) => Ok(exit_of(&e)),
+            Ok(code) => Ok(code),
+        };
+    }
+    res
+}
+
+/// The exit code of a failed run (as `main` maps it).
+fn exit_of(e: &anyhow::Error) -> ExitCode {
+    if e.is::<Interrupted>() {
+        ExitCode::from(130)
+    } else if e.is::<UsageError>() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Run the plan as this rank (alone: the only one). Ranks other than 0
+/// write no file and print nothing; rank 0 writes the one result.
+fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Result<ExitCode> {
+    let rank0 = ranks.rank() == 0;
     // The test file is read (or written) by the run: no report may
     // replace it.
     let file = match &plan.target {
@@ -102,15 +145,20 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         plan: &plan,
         command,
         stop,
-        progress: Progress::new(args.quiet),
+        progress: Progress::new(args.quiet || !rank0),
+        ranks,
     };
-    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-");
+    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-" && rank0);
     let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let result = runner.run(&mut |r| match json_file {
         Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
     })?;
-    let text = table::render(&result, args.reports.wide);
+    if !rank0 {
+        return Ok(rank_exit(&result));
+    }
+    let mut text = table::render(&result, args.reports.wide);
+    text.push_str(&iopath::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
             eprint!("{text}");
@@ -144,4 +192,18 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exit code of a rank other than 0: the same as rank 0's, which saw
+/// the same agreed result.
+fn rank_exit(result: &iopath::result::RunResult) -> ExitCode {
+    if result.interrupted {
+        ExitCode::from(130)
+    } else if result.cases.iter().any(|c| c.error.is_some())
+        || commands::nothing_measured(result).is_some()
+    {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

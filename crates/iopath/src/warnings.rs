@@ -509,6 +509,7 @@ mod tests {
             cases,
             warnings: vec![],
             verdicts: vec![],
+            mpi: None,
         }
     }
 

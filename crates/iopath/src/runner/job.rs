@@ -140,7 +140,8 @@ impl Runner<'_> {
         let target = sh.target;
         let mut arms: Vec<Arm> = Vec::new();
         for &case in cases {
-            let cr = self.prepare_case(case, sh);
+            let mut cr = self.prepare_case(case, sh);
+            cr.skipped = self.ranks.agree_skip(cr.skipped);
             let idx = result.cases.len();
             let runs = cr.skipped.is_none();
             result.cases.push(cr);
@@ -437,6 +438,7 @@ impl Runner<'_> {
             sh,
             &result.cases[arm.idx],
         );
+        let rep = self.ranks.combine(rep, result, &arm.name, book.seq, warmup);
         if rep.is_ok() {
             result.cases[arm.idx].neighbour.extend(beside);
         }
@@ -557,6 +559,7 @@ impl Runner<'_> {
         let mut notes = Vec::new();
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
+                self.ranks.barrier();
                 return (Err(RepError::Fail(format!("{e:#}"))), notes, None);
             }
         }
@@ -569,6 +572,8 @@ impl Runner<'_> {
         let beside = neighbour
             .then(|| super::neighbour::Beside::start(self.plan, sh, &mut notes))
             .flatten();
+        // Every rank made its cache state: all start together.
+        self.ranks.barrier();
         // A method that worked in earlier repetitions and is now refused
         // (io_uring_setup's ENOMEM while the kernel still holds closed
         // rings' memory against the user's RLIMIT_MEMLOCK) is retried for

@@ -20,7 +20,11 @@ pub mod job;
 pub mod live;
 mod neighbour;
 pub mod observe;
+pub mod peers;
 mod prepare;
+pub mod ranks;
+mod ranks_file;
+mod ranks_sum;
 pub mod repeat;
 pub mod verify;
 pub mod worker;
@@ -42,7 +46,7 @@ use crate::result::{
     SCHEMA_VERSION,
 };
 use crate::sysinfo;
-use crate::target::{self, Target};
+use crate::target::Target;
 
 use live::Live;
 use observe::{Observer, WorkerCost};
@@ -57,6 +61,8 @@ pub struct Runner<'a> {
     pub command: String,
     pub stop: &'a AtomicBool,
     pub progress: Progress,
+    /// The other ranks of an MPI run ([`ranks::Ranks::alone`] without).
+    pub ranks: &'a ranks::Ranks<'a>,
 }
 
 impl Runner<'_> {
@@ -80,28 +86,11 @@ impl Runner<'_> {
         }
         let started_at = sysinfo::now_rfc3339();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        check_buffer_memory(
+        self.ranks.agree(check_buffer_memory(
             plan,
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
-        )?;
-        let target = if plan.needs_file() {
-            Some(target::prepare(
-                &plan.target,
-                plan.size,
-                plan.writes(),
-                plan.cases.iter().any(|c| c.pattern == Pattern::Copy),
-                target::Fill {
-                    seed: plan.seed,
-                    data: plan.data,
-                    sparse: plan.sparse,
-                    verify_unit: plan.verify_unit(),
-                },
-                self.stop,
-                &self.progress,
-            )?)
-        } else {
-            None
-        };
+        ))?;
+        let (target, shared_file) = self.ranks.agree(self.prepare_target())?;
         let at = match (&target, &plan.target) {
             (Some(t), _) => t.place().to_path_buf(),
             (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
@@ -112,7 +101,7 @@ impl Runner<'_> {
             // No file: no disk is counted (as before any walk).
             system.device_stack = None;
         }
-        let probes = self.probe_all(target.as_ref());
+        let probes = self.ranks.agree_probes(self.probe_all(target.as_ref()));
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
         // The disks to count: the walk `collect` made.
@@ -131,8 +120,8 @@ impl Runner<'_> {
             obs.use_cgroup(l.as_mem_cgroup());
         }
         if let Some(t) = &target {
-            check_alignment(plan, &probes, t)?;
-            check_fits(plan, t)?;
+            self.ranks
+                .agree(check_alignment(plan, &probes, t).and_then(|()| check_fits(plan, t)))?;
         }
 
         let mut result = RunResult {
@@ -185,6 +174,7 @@ impl Runner<'_> {
             cases: Vec::new(),
             warnings: Vec::new(),
             verdicts: Vec::new(),
+            mpi: self.ranks.info(),
         };
 
         let bar = self.progress.cases(plan.cases.len() as u64);
@@ -257,6 +247,7 @@ impl Runner<'_> {
         result.finished_at = Some(sysinfo::now_rfc3339());
         on_case(&result)?;
         drop(target);
+        drop(shared_file);
         Ok(result)
     }
 
@@ -312,6 +303,8 @@ impl Runner<'_> {
         let bs = case.block_size;
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
         let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
+        // `--layout shared-segmented`: this rank's part of the file.
+        let (base, span) = self.ranks.segment(span, bs);
         let per_thread = span / threads / bs * bs;
         let limit = plan.case_time_limit(case);
         let wraps = plan.wraps(case);
@@ -325,9 +318,9 @@ impl Runner<'_> {
                 let shared_range =
                     case.pattern.is_random() && !(plan.verify && case.pattern.writes());
                 let (start, len) = if shared_range {
-                    (0, span)
+                    (base, span)
                 } else {
-                    (i * per_thread, per_thread)
+                    (base + i * per_thread, per_thread)
                 };
                 use crate::model::words::Until;
                 let byte_budget = match (case.io_size.or(plan.io_size), case.until) {
@@ -487,7 +480,7 @@ impl Runner<'_> {
                                 }
                             }
                             let slot = live.and_then(|l| l.slot(job.stream as usize));
-                            let out = worker::run(eng, job, start, self.stop, slot)
+                            let out = worker::run(eng, job, start, self.ranks.cut(self.stop), slot)
                                 .map_err(|e| RepError::Fail(e.message(shown)))?;
                             // The thread's whole life, to tell its CPU from that
                             // of io_uring's kernel threads.
@@ -577,6 +570,9 @@ impl Runner<'_> {
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        let span_of = |f: fn(&worker::WorkerOut) -> Instant| outs.iter().map(f);
+        self.ranks
+            .timed(span_of(|o| o.start).min(), span_of(|o| o.end).max());
         if let (Some(c), false) = (cut_at, m.interrupted) {
             // Stopped by the case timeout, not by its own end: the share of
             // its work it did, and the whole repetition's time from it.
@@ -663,7 +659,7 @@ const SKIP_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(50
 
 /// A repetition that ran: its measurement, notes for the case, the depth
 /// it ran at, where it ran, and its requests' latency histogram.
-type RepOk = (
+pub type RepOk = (
     Measurement,
     Vec<String>,
     u32,
@@ -679,8 +675,9 @@ pub struct Verified {
     pub ns: u64,
 }
 
+/// Why a repetition did not run: refused (the case is skipped) or failed.
 #[derive(Debug)]
-enum RepError {
+pub enum RepError {
     Skip(String),
     Fail(String),
 }

@@ -1,0 +1,377 @@
+//! Many ranks, one run: what the ranks of `mpirun -n N iopath run` agree
+//! on, so that every decision that changes the run's course is the same on
+//! every rank (or they would wait on each other forever).
+//!
+//! Invariants:
+//! - Every method here is collective when there are several ranks: each
+//!   rank calls it at the same point of the same plan. The runner calls
+//!   them where its course could split: after the set-up (the test file,
+//!   the checks: one rank failing fails all, with that rank's reason), after
+//!   the probes (a method refused on any rank is refused on all), per case
+//!   (a skip on any rank skips it on all), before every repetition (a
+//!   barrier, after each rank made its cache state) and after it
+//!   ([`Ranks::combine`]: every rank gets every rank's measurement and
+//!   computes the same aggregate, so the adaptive stop, which reads it,
+//!   decides alike everywhere).
+//! - A stop (Ctrl-C, which `mpirun` forwards to every rank as SIGINT or
+//!   SIGTERM) is agreed too: the signal sets the rank's own flag, which its
+//!   workers watch (the repetition is cut short); the runner's flag, which
+//!   decides its course, is set only inside a collective, when any rank's
+//!   own flag is set, so every rank turns back at the same point.
+//! - With one process ([`Ranks::alone`]) every method returns its input:
+//!   nothing changes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::Result;
+use iopath_io::MethodStatus;
+use serde::{Deserialize, Serialize};
+
+use super::peers::{Alone, Peers};
+use super::{RepError, RepOk};
+use crate::plan::UsageError;
+use crate::result::mpi::{FileLayout, HostRanks, MpiInfo, SHARED_HOST_NOTE};
+use crate::result::RunResult;
+
+pub use super::ranks_sum::{aggregate, Ran};
+
+/// This process among the run's ranks.
+#[derive(Debug)]
+pub struct Ranks<'p> {
+    peers: &'p dyn Peers,
+    layout: Option<FileLayout>,
+    /// Every rank's host name, in rank order.
+    hosts: Vec<String>,
+    /// Many ranks: (the signal's flag, the runner's agreed flag).
+    flags: Option<(&'p AtomicBool, &'p AtomicBool)>,
+    /// When the barrier before the running repetition let this rank go.
+    release: Mutex<Option<Instant>>,
+    /// The running repetition's first start and last end on this rank.
+    span: Mutex<Option<(Instant, Instant)>>,
+}
+
+static ALONE: Alone = Alone;
+
+impl Ranks<'static> {
+    /// One process: every agreement is its own.
+    pub fn alone() -> Ranks<'static> {
+        Ranks {
+            peers: &ALONE,
+            layout: None,
+            hosts: vec![String::new()],
+            flags: None,
+            release: Mutex::new(None),
+            span: Mutex::new(None),
+        }
+    }
+}
+
+impl<'p> Ranks<'p> {
+    /// The ranks of `peers` (collective: they exchange host names).
+    /// `signal` is what Ctrl-C sets on this rank; `agreed` the flag the
+    /// runner is given as its `stop`.
+    pub fn new(
+        peers: &'p dyn Peers,
+        layout: FileLayout,
+        host: &str,
+        signal: &'p AtomicBool,
+        agreed: &'p AtomicBool,
+    ) -> Ranks<'p> {
+        let hosts = peers
+            .all_gather(host.as_bytes())
+            .into_iter()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect();
+        Ranks {
+            peers,
+            layout: Some(layout),
+            hosts,
+            flags: Some((signal, agreed)),
+            release: Mutex::new(None),
+            span: Mutex::new(None),
+        }
+    }
+
+    pub fn many(&self) -> bool {
+        self.peers.ranks() > 1
+    }
+    pub fn rank(&self) -> usize {
+        self.peers.rank()
+    }
+    pub fn count(&self) -> usize {
+        self.peers.ranks()
+    }
+    pub fn layout(&self) -> Option<FileLayout> {
+        self.layout
+    }
+    fn host(&self, rank: usize) -> &str {
+        self.hosts.get(rank).map_or("?", String::as_str)
+    }
+
+    /// The result's `mpi` object before any case; `None` alone.
+    pub fn info(&self) -> Option<MpiInfo> {
+        if !self.many() {
+            return None;
+        }
+        let mut hosts: Vec<HostRanks> = Vec::new();
+        for (r, h) in self.hosts.iter().enumerate() {
+            match hosts.iter_mut().find(|x| &x.host == h) {
+                Some(x) => x.ranks.push(r as u32),
+                None => hosts.push(HostRanks {
+                    host: h.clone(),
+                    ranks: vec![r as u32],
+                }),
+            }
+        }
+        Some(MpiInfo {
+            ranks: self.count() as u32,
+            hosts,
+            layout: self.layout,
+            note: SHARED_HOST_NOTE.into(),
+            ..MpiInfo::default()
+        })
+    }
+
+    /// The flag the workers watch: the rank's own signal flag when there
+    /// are many (a Ctrl-C cuts the repetition on every rank it reaches),
+    /// else the runner's.
+    pub fn cut<'a>(&'a self, stop: &'a AtomicBool) -> &'a AtomicBool {
+        self.flags.map_or(stop, |(signal, _)| signal)
+    }
+
+    /// Exchange `mine` with a stop flag: every rank's bytes, and the
+    /// runner's flag set everywhere when any rank's signal came.
+    fn exchange(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let Some((signal, agreed)) = self.flags else {
+            return vec![mine.to_vec()];
+        };
+        let mut msg = vec![u8::from(signal.load(Ordering::SeqCst))];
+        msg.extend_from_slice(mine);
+        let all = self.peers.all_gather(&msg);
+        if all.iter().any(|m| m.first() == Some(&1)) {
+            agreed.store(true, Ordering::SeqCst);
+            signal.store(true, Ordering::SeqCst);
+        }
+        all.into_iter()
+            .map(|m| m.get(1..).unwrap_or_default().to_vec())
+            .collect()
+    }
+
+    /// Rank 0's `mine`, on every rank.
+    pub fn from_rank0(&self, mine: &[u8]) -> Vec<u8> {
+        if !self.many() {
+            return mine.to_vec();
+        }
+        self.exchange(mine).into_iter().next().unwrap_or_default()
+    }
+
+    /// The barrier before a repetition (after this rank made its cache
+    /// state); the repetition's times count from its release.
+    pub fn barrier(&self) {
+        if self.many() {
+            self.exchange(&[]);
+        }
+        if let Ok(mut r) = self.release.lock() {
+            *r = Some(Instant::now());
+        }
+        if let Ok(mut s) = self.span.lock() {
+            *s = None;
+        }
+    }
+
+    /// The running repetition's first worker start and last end here.
+    pub fn timed(&self, start: Option<Instant>, end: Option<Instant>) {
+        if let (Some(s), Some(e), Ok(mut span)) = (start, end, self.span.lock()) {
+            *span = Some((s, e));
+        }
+    }
+
+    /// One outcome of a step every rank took: this rank's error, else the
+    /// first other rank's (named), else `local`'s value. A bad input on
+    /// any rank is a usage error on all (exit 2).
+    pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
+        if !self.many() {
+            return local;
+        }
+        let mine = match &local {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                let usage = u8::from(e.is::<UsageError>());
+                let mut m = vec![usage];
+                m.extend_from_slice(format!("{e:#}").as_bytes());
+                m
+            }
+        };
+        let all = self.exchange(&mine);
+        let local = local?;
+        match all.iter().enumerate().find(|(_, m)| !m.is_empty()) {
+            None => Ok(local),
+            Some((r, m)) => {
+                let text = format!(
+                    "rank {r} (on {}) failed: {}",
+                    self.host(r),
+                    String::from_utf8_lossy(&m[1..])
+                );
+                if m[0] == 1 {
+                    Err(UsageError(text).into())
+                } else {
+                    Err(anyhow::anyhow!(text))
+                }
+            }
+        }
+    }
+
+    /// The probes as one: a method unusable on any rank is unusable on all,
+    /// with the first such rank's reason.
+    pub fn agree_probes(&self, mut probes: Vec<MethodStatus>) -> Vec<MethodStatus> {
+        if !self.many() {
+            return probes;
+        }
+        let mine: Vec<Option<String>> = probes.iter().map(|p| p.unusable.clone()).collect();
+        let all = self.exchange(&serde_json::to_vec(&mine).unwrap_or_default());
+        for (r, bytes) in all.iter().enumerate() {
+            let theirs: Vec<Option<String>> = serde_json::from_slice(bytes).unwrap_or_default();
+            for (p, why) in probes.iter_mut().zip(theirs) {
+                if let (None, Some(why)) = (&p.unusable, why) {
+                    p.unusable = Some(format!("on rank {r} ({}): {why}", self.host(r)));
+                }
+            }
+        }
+        probes
+    }
+
+    /// A case's skip as one: skipped on any rank, skipped on all.
+    pub fn agree_skip(&self, skipped: Option<String>) -> Option<String> {
+        if !self.many() {
+            return skipped;
+        }
+        let all = self.exchange(skipped.as_deref().unwrap_or("").as_bytes());
+        if skipped.is_some() {
+            return skipped;
+        }
+        all.iter()
+            .enumerate()
+            .find(|(_, m)| !m.is_empty())
+            .map(|(r, m)| {
+                format!(
+                    "on rank {r} ({}): {}",
+                    self.host(r),
+                    String::from_utf8_lossy(m)
+                )
+            })
+    }
+
+    /// The byte range of a shared file this rank addresses: its segment
+    /// (`shared-segmented`), else all of `span`.
+    pub fn segment(&self, span: u64, bs: u64) -> (u64, u64) {
+        if self.layout != Some(FileLayout::SharedSegmented) || !self.many() {
+            return (0, span);
+        }
+        let n = self.count() as u64;
+        let per = span / bs / n * bs;
+        (self.rank() as u64 * per, per)
+    }
+
+    /// `shared-strided`: (ranks, this rank) for block interleaving.
+    pub fn stride(&self) -> Option<(u64, u64)> {
+        (self.layout == Some(FileLayout::SharedStrided) && self.many())
+            .then(|| (self.count() as u64, self.rank() as u64))
+    }
+
+    /// The repetition every rank just ran, as one: a failure on any rank
+    /// fails it on all (the first failing rank's reason), a refusal
+    /// likewise, else the aggregate ([`aggregate`]) with this rank's notes
+    /// and placement. Its per-rank rows go into `result.mpi`.
+    pub fn combine(
+        &self,
+        rep: Result<RepOk, RepError>,
+        result: &mut RunResult,
+        case: &str,
+        seq: u32,
+        warmup: bool,
+    ) -> Result<RepOk, RepError> {
+        if !self.many() {
+            return rep;
+        }
+        let part = match &rep {
+            Ok((m, _, _, _, hist, verified)) => {
+                let release = self.release.lock().ok().and_then(|r| *r);
+                let span = self.span.lock().ok().and_then(|s| *s);
+                let now = Instant::now();
+                let (s, e) = span.unwrap_or_else(|| {
+                    // No worker span (a copy): it ended about now.
+                    let d = std::time::Duration::from_nanos(m.duration_ns);
+                    (now.checked_sub(d).unwrap_or(now), now)
+                });
+                let since = |t: Instant| {
+                    release.map_or(0, |r| t.saturating_duration_since(r).as_nanos() as u64)
+                };
+                Part::Ran(Box::new(Ran::new(
+                    m.clone(),
+                    hist,
+                    since(s),
+                    since(e),
+                    (verified.bytes, verified.ns),
+                )))
+            }
+            Err(RepError::Skip(w)) => Part::Skip(w.clone()),
+            Err(RepError::Fail(w)) => Part::Fail(w.clone()),
+        };
+        let all = self.exchange(&serde_json::to_vec(&part).unwrap_or_default());
+        let parts: Vec<Part> = all
+            .iter()
+            .map(|b| {
+                serde_json::from_slice(b)
+                    .unwrap_or_else(|e| Part::Fail(format!("unreadable message: {e}")))
+            })
+            .collect();
+        let named = |r: usize, w: &str| format!("rank {r} ({}): {w}", self.host(r));
+        if let Some((r, Part::Fail(w))) = parts
+            .iter()
+            .enumerate()
+            .find(|(_, p)| matches!(p, Part::Fail(_)))
+        {
+            return Err(RepError::Fail(named(r, w)));
+        }
+        if let Some((r, Part::Skip(w))) = parts
+            .iter()
+            .enumerate()
+            .find(|(_, p)| matches!(p, Part::Skip(_)))
+        {
+            return Err(RepError::Skip(named(r, w)));
+        }
+        let rans: Vec<(u32, &str, &Ran)> = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(r, p)| match p {
+                Part::Ran(x) => Some((r as u32, self.host(r), &**x)),
+                _ => None,
+            })
+            .collect();
+        let shared = self.layout.is_some_and(FileLayout::shared);
+        let (m, hist, mut row, verified) = aggregate(&rans, shared);
+        row.case = case.to_string();
+        row.seq = seq;
+        row.warmup = warmup;
+        if let Some(info) = result.mpi.as_mut() {
+            info.repetitions.push(row);
+            info.cases = super::ranks_sum::case_summaries(&info.repetitions);
+        }
+        // This rank's own part ran (else it failed or was refused above).
+        rep.map(|(_, notes, qd, placed, _, _)| (m, notes, qd, placed, hist, verified))
+    }
+}
+
+/// One rank's part of a repetition, as sent.
+#[derive(Debug, Serialize, Deserialize)]
+enum Part {
+    Ran(Box<Ran>),
+    Skip(String),
+    Fail(String),
+}
+
+#[cfg(test)]
+#[path = "ranks_tests.rs"]
+mod tests;

@@ -1,0 +1,163 @@
+//! The agreements with ranks made of threads, and the aggregate's sums.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+use crate::metrics::blockdev::DiskCounters;
+use crate::result::mpi::MpiRep;
+use crate::result::Measurement;
+use crate::runner::peers::threads::Threads;
+use hdrhistogram::Histogram;
+
+/// Run `f` as every rank of a group of `n` threads; the ranks' answers.
+fn as_ranks<T: Send>(n: usize, f: impl Fn(&Ranks<'_>) -> T + Sync) -> Vec<T> {
+    let group = Threads::group(n);
+    let flags: Vec<(AtomicBool, AtomicBool)> = (0..n)
+        .map(|_| (AtomicBool::new(false), AtomicBool::new(false)))
+        .collect();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = group
+            .iter()
+            .zip(&flags)
+            .map(|(p, (sig, agreed))| {
+                let f = &f;
+                s.spawn(move || {
+                    let host = format!("h{}", p.rank() / 2);
+                    let r = Ranks::new(p, FileLayout::PerRank, &host, sig, agreed);
+                    f(&r)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn one_ranks_failure_is_every_ranks_with_its_name_and_kind() {
+    let out = as_ranks(3, |r| {
+        let mine: Result<u32> = if r.rank() == 2 {
+            Err(UsageError("--dir /nowhere: no such directory".into()).into())
+        } else {
+            Ok(7)
+        };
+        r.agree(mine)
+            .map_err(|e| (format!("{e:#}"), e.is::<UsageError>()))
+    });
+    for (rank, o) in out.iter().enumerate() {
+        let (text, usage) = o.as_ref().unwrap_err();
+        assert!(*usage, "rank {rank}: still a usage error (exit 2)");
+        assert!(text.contains("/nowhere"), "rank {rank}: {text}");
+        if rank != 2 {
+            assert!(text.starts_with("rank 2 (on h1) failed"), "{text}");
+        }
+    }
+    let ok = as_ranks(2, |r| {
+        r.agree(Ok::<u32, anyhow::Error>(r.rank() as u32)).unwrap()
+    });
+    assert_eq!(ok, vec![0, 1], "no failure: each its own value");
+}
+
+#[test]
+fn a_skip_or_refusal_on_one_rank_is_every_ranks() {
+    let out = as_ranks(4, |r| {
+        r.agree_skip((r.rank() == 3).then(|| "O_DIRECT refused".into()))
+    });
+    for o in &out[..3] {
+        assert_eq!(o.as_deref(), Some("on rank 3 (h1): O_DIRECT refused"));
+    }
+    assert_eq!(out[3].as_deref(), Some("O_DIRECT refused"));
+    let probes = as_ranks(2, |r| {
+        let p = iopath_io::MethodStatus {
+            method: iopath_io::Method::Direct,
+            unusable: (r.rank() == 1).then(|| "tmpfs".into()),
+            notes: Vec::new(),
+        };
+        r.agree_probes(vec![p]).remove(0).unusable
+    });
+    assert_eq!(probes[0].as_deref(), Some("on rank 1 (h0): tmpfs"));
+    assert_eq!(probes[1].as_deref(), Some("tmpfs"));
+}
+
+#[test]
+fn a_stop_on_one_rank_becomes_every_ranks_at_the_next_step() {
+    let group = Threads::group(2);
+    let flags = [
+        (AtomicBool::new(false), AtomicBool::new(false)),
+        (AtomicBool::new(true), AtomicBool::new(false)),
+    ];
+    let agreed: Vec<bool> = std::thread::scope(|s| {
+        let hs: Vec<_> = group
+            .iter()
+            .zip(&flags)
+            .map(|(p, (sig, agreed))| {
+                s.spawn(move || {
+                    let r = Ranks::new(p, FileLayout::PerRank, "h", sig, agreed);
+                    // Before the step nothing is agreed, whatever the signal.
+                    assert!(!agreed.load(Ordering::SeqCst));
+                    r.barrier();
+                    agreed.load(Ordering::SeqCst)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(agreed, vec![true, true]);
+    assert!(
+        flags[0].0.load(Ordering::SeqCst),
+        "rank 0's workers stop too"
+    );
+}
+
+fn ran(bytes: u64, start_ns: u64, end_ns: u64, dev_read: u64, lat: u64) -> Ran {
+    let mut h = Histogram::<u64>::new_with_bounds(1, crate::runner::worker::MAX_LAT_NS, 3).unwrap();
+    h.record_n(lat, bytes / 4096).unwrap();
+    let m = Measurement {
+        io_bytes: bytes,
+        read_bytes: bytes,
+        ios: bytes / 4096,
+        read_ios: bytes / 4096,
+        duration_ns: end_ns - start_ns,
+        device: Some(DiskCounters {
+            read_bytes: dev_read,
+            reads: dev_read / 4096,
+            ..DiskCounters::default()
+        }),
+        ..Measurement::default()
+    };
+    Ran::new(m, &h, start_ns, end_ns, (0, 0))
+}
+
+#[test]
+fn the_aggregate_is_all_bytes_over_the_common_interval() {
+    // Ranks 0 and 1 on host a, rank 2 on host b.
+    let (a, b, c) = (
+        ran(100 << 20, 1_000_000, 101_000_000, 300 << 20, 10_000),
+        ran(100 << 20, 2_000_000, 52_000_000, 290 << 20, 20_000),
+        ran(200 << 20, 0, 201_000_000, 200 << 20, 40_000),
+    );
+    let parts = [(0, "a", &a), (1, "a", &b), (2, "b", &c)];
+    let (m, hist, row, _) = aggregate(&parts, false);
+    assert_eq!(m.io_bytes, 400 << 20);
+    assert_eq!(m.duration_ns, 201_000_000, "first start (0) to last end");
+    let want = (400u64 << 20) as f64 / 0.201;
+    assert!((m.bw_bytes_per_s - want).abs() < 1e-6 * want);
+    assert_eq!(hist.len(), (400 << 20) / 4096, "every request's latency");
+    assert_eq!(m.lat_ns.max, hist.max());
+    // Devices: host a's counted once (the larger view), plus host b's.
+    assert_eq!(m.device.unwrap().read_bytes, (300 << 20) + (200 << 20));
+    assert_eq!(row.hosts.len(), 2);
+    // Stonewall: rank 1 ends first at 52 ms; by then rank 0 did half of
+    // its bytes (linear, no series), rank 2 about a quarter.
+    assert_eq!(row.stonewall_ns, 52_000_000);
+    let by0 = a.bytes_by(52_000_000);
+    assert_eq!(by0, (100u64 << 20) * 51 / 100);
+    assert_eq!(
+        row.stonewall_bytes,
+        by0 + (100 << 20) + c.bytes_by(52_000_000)
+    );
+    let sum = super::super::ranks_sum::case_summaries(&[MpiRep {
+        case: "x".into(),
+        ..row
+    }]);
+    assert_eq!(sum[0].slowest_rank, Some(2));
+}
