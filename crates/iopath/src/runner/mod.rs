@@ -362,6 +362,7 @@ impl Runner<'_> {
                         check_reads: !case.pattern.writes(),
                     }),
                     hint: case.hint,
+                    stride: self.ranks.stride().unwrap_or((1, 0)),
                 }
             })
             .collect();

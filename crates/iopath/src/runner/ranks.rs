@@ -265,13 +265,19 @@ impl<'p> Ranks<'p> {
 
     /// The byte range of a shared file this rank addresses: its segment
     /// (`shared-segmented`), else all of `span`.
+    /// Strided, the range is this rank's share of the blocks, which the
+    /// workers spread over the file ([`Ranks::stride`]).
     pub fn segment(&self, span: u64, bs: u64) -> (u64, u64) {
-        if self.layout != Some(FileLayout::SharedSegmented) || !self.many() {
+        if !self.many() {
             return (0, span);
         }
         let n = self.count() as u64;
         let per = span / bs / n * bs;
-        (self.rank() as u64 * per, per)
+        match self.layout {
+            Some(FileLayout::SharedSegmented) => (self.rank() as u64 * per, per),
+            Some(FileLayout::SharedStrided) => (0, per),
+            _ => (0, span),
+        }
     }
 
     /// `shared-strided`: (ranks, this rank) for block interleaving.

@@ -161,3 +161,50 @@ fn the_aggregate_is_all_bytes_over_the_common_interval() {
     }]);
     assert_eq!(sum[0].slowest_rank, Some(2));
 }
+
+#[test]
+fn strided_ranks_take_every_nth_block_and_segmented_a_part_each() {
+    use crate::plan::Pattern;
+    use crate::runner::worker::{IoGen, WorkerJob};
+    let job = WorkerJob {
+        pattern: Pattern::Read,
+        block_size: 4096,
+        start: 0,
+        len: 4096 * 3,
+        byte_budget: None,
+        time_budget: None,
+        sync: iopath_io::SyncPolicy::None,
+        rwmix_read_pct: 0,
+        seed: 1,
+        stream: 0,
+        data: iopath_io::data::DataMode::Random,
+        interval_ns: 1,
+        copy_to_user: false,
+        verify: None,
+        hint: None,
+        stride: (4, 1),
+    };
+    let mut g = IoGen::new(&job);
+    let offs: Vec<u64> = (0..4).map(|_| g.next_req().1 / 4096).collect();
+    assert_eq!(
+        offs,
+        vec![1, 5, 9, 1],
+        "rank 1 of 4: blocks 1, 5, 9, then again"
+    );
+    let mut g = IoGen::new(&WorkerJob {
+        pattern: Pattern::RandRead,
+        ..job
+    });
+    for _ in 0..100 {
+        let b = g.random_offset() / 4096;
+        assert!(b % 4 == 1 && b < 12, "block {b}");
+    }
+    // Segments: 4 ranks over 40 blocks take 10 each, in rank order.
+    let segs = as_ranks(4, |r| {
+        let mut r2 = Ranks::alone();
+        r2.layout = Some(FileLayout::SharedSegmented);
+        r2.peers = r.peers;
+        r2.segment(40 * 4096, 4096)
+    });
+    assert_eq!(segs[2], (20 * 4096, 10 * 4096));
+}
