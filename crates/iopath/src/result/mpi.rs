@@ -78,6 +78,9 @@ pub struct MpiRep {
     pub case: String,
     pub seq: u32,
     pub warmup: bool,
+    /// Ctrl-C cut it short on some rank.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// First start to last end over all ranks (IOR's interval), ns.
     pub common_ns: u64,
     /// Bytes of all ranks: the aggregate is `io_bytes / common_ns`.

@@ -236,6 +236,7 @@ pub fn aggregate(
         stonewall_ns,
         stonewall_bytes,
         stonewall_bw_bytes_per_s: stonewall_bytes as f64 / (stonewall_ns as f64 / 1e9),
+        interrupted: m.interrupted,
         ranks: parts
             .iter()
             .map(|&(rank, host, p)| RankRow {
@@ -313,7 +314,9 @@ fn series(parts: &[(u32, &str, &Ran)], start: u64, common: u64) -> Option<Series
 /// rank's median rate and end, the slowest rank, the spread, per host.
 pub fn case_summaries(reps: &[MpiRep]) -> Vec<MpiCase> {
     let mut order: Vec<&str> = Vec::new();
-    for r in reps.iter().filter(|r| !r.warmup) {
+    // Measured repetitions: no warm-ups, none cut short by Ctrl-C.
+    let counted = |r: &&MpiRep| !r.warmup && !r.interrupted;
+    for r in reps.iter().filter(counted) {
         if !order.contains(&r.case.as_str()) {
             order.push(&r.case);
         }
@@ -323,7 +326,7 @@ pub fn case_summaries(reps: &[MpiRep]) -> Vec<MpiCase> {
         .map(|case| {
             let mine: Vec<&MpiRep> = reps
                 .iter()
-                .filter(|r| !r.warmup && r.case == case)
+                .filter(|r| counted(r) && r.case == case)
                 .collect();
             let med = |v: Vec<f64>| {
                 let mut v = v;
