@@ -304,7 +304,7 @@ fn ctrl_c_to_mpirun_stops_every_rank_keeps_the_result_and_removes_the_files() {
         .arg(&json_path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
+    let child = c.spawn().unwrap();
     // Wait until rounds are being written, then Ctrl-C (SIGINT) mpirun.
     let t0 = std::time::Instant::now();
     while !json_path.exists() && t0.elapsed().as_secs() < 60 {
