@@ -96,29 +96,32 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let ranks = Ranks::new(session.peers(), layout, &host, stop, &agreed);
     let plan = iopath::mpi::rank_plan(plan, &ranks)?;
     let res = run_ranks(args, plan, &agreed, &ranks);
+    if let (Err(e), false) = (&res, ranks.failed_together()) {
+        // Failed here alone (its files are removed by now): the other
+        // ranks would wait for this one forever.
+        eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
+        session.abort(i32::from(exit_byte(e)));
+    }
     if ranks.rank() != 0 {
-        // Rank 0 speaks for all: a failure agreed by all ranks names the
-        // rank it came from there. What failed here alone is said here.
-        return match res {
-            Err(e) if !format!("{e:#}").starts_with("rank ") => {
-                eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
-                Ok(exit_of(&e))
-            }
-            Err(e) => Ok(exit_of(&e)),
-            Ok(code) => Ok(code),
-        };
+        // Rank 0 speaks for all: a failure agreed by all ranks is said
+        // there, naming the rank it came from and its reason.
+        return Ok(res.unwrap_or_else(|e| exit_of(&e)));
     }
     res
 }
 
 /// The exit code of a failed run (as `main` maps it).
 fn exit_of(e: &anyhow::Error) -> ExitCode {
+    ExitCode::from(exit_byte(e))
+}
+
+fn exit_byte(e: &anyhow::Error) -> u8 {
     if e.is::<Interrupted>() {
-        ExitCode::from(130)
+        130
     } else if e.is::<UsageError>() {
-        ExitCode::from(2)
+        2
     } else {
-        ExitCode::from(1)
+        1
     }
 }
 

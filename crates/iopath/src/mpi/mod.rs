@@ -24,7 +24,7 @@ pub fn launcher_size() -> Option<usize> {
         "OMPI_COMM_WORLD_SIZE",
         "PMIX_SIZE",
         "PMI_SIZE",
-        "SLURM_NTASKS",
+        "SLURM_STEP_NUM_TASKS",
     ]
     .iter()
     .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
@@ -55,6 +55,23 @@ impl Session {
         #[cfg(not(feature = "mpi"))]
         {
             &crate::runner::peers::Alone
+        }
+    }
+}
+
+impl Session {
+    /// End every rank of the job (MPI_Abort) with `code`: for a failure on
+    /// some ranks only, outside the runner's agreements, which would leave
+    /// the others waiting for this rank. Called after this rank removed
+    /// its files.
+    pub fn abort(&self, code: i32) -> ! {
+        #[cfg(feature = "mpi")]
+        {
+            self.inner.abort(code)
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            std::process::exit(code)
         }
     }
 }

@@ -42,6 +42,12 @@ impl World {
     }
 }
 
+impl World {
+    pub fn abort(&self, code: i32) -> ! {
+        SimpleCommunicator::world().abort(code)
+    }
+}
+
 // The communicator is a handle to MPI's world, fetched per call; only the
 // main thread calls (MPI_THREAD_FUNNELED, see the module docs of `mpi`).
 impl Peers for World {

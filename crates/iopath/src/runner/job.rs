@@ -533,7 +533,7 @@ impl Runner<'_> {
         if outcome == RepOutcome::Stop && self.stop.load(Ordering::Relaxed) {
             return Ok(RepOutcome::Abort);
         }
-        Ok(outcome)
+        Ok(self.ranks.agree_outcome(outcome))
     }
 
     /// Set-up (sparse truncation, cache state) and the repetition itself,

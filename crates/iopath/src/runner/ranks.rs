@@ -30,6 +30,7 @@ use iopath_io::MethodStatus;
 use serde::{Deserialize, Serialize};
 
 use super::peers::{Alone, Peers};
+use super::repeat::RepOutcome;
 use super::{RepError, RepOk};
 use crate::plan::UsageError;
 use crate::result::mpi::{FileLayout, HostRanks, MpiInfo, SHARED_HOST_NOTE};
@@ -46,6 +47,8 @@ pub struct Ranks<'p> {
     hosts: Vec<String>,
     /// Many ranks: (the signal's flag, the runner's agreed flag).
     flags: Option<(&'p AtomicBool, &'p AtomicBool)>,
+    /// Set when [`Ranks::agree`] failed: every rank left together.
+    failed_together: AtomicBool,
     /// When the barrier before the running repetition let this rank go.
     release: Mutex<Option<Instant>>,
     /// The running repetition's first start and last end on this rank.
@@ -62,6 +65,7 @@ impl Ranks<'static> {
             layout: None,
             hosts: vec![String::new()],
             flags: None,
+            failed_together: AtomicBool::new(false),
             release: Mutex::new(None),
             span: Mutex::new(None),
         }
@@ -89,6 +93,7 @@ impl<'p> Ranks<'p> {
             layout: Some(layout),
             hosts,
             flags: Some((signal, agreed)),
+            failed_together: AtomicBool::new(false),
             release: Mutex::new(None),
             span: Mutex::new(None),
         }
@@ -205,6 +210,9 @@ impl<'p> Ranks<'p> {
             }
         };
         let all = self.exchange(&mine);
+        if all.iter().any(|m| !m.is_empty()) {
+            self.failed_together.store(true, Ordering::SeqCst);
+        }
         let local = local?;
         match all.iter().enumerate().find(|(_, m)| !m.is_empty()) {
             None => Ok(local),
@@ -220,6 +228,44 @@ impl<'p> Ranks<'p> {
                     Err(anyhow::anyhow!(text))
                 }
             }
+        }
+    }
+
+    /// True when a failure was agreed ([`Ranks::agree`]): every rank
+    /// stopped at the same step. A failure that was not (an error between
+    /// agreements, on some ranks only) leaves the others waiting: the
+    /// caller then aborts the MPI job.
+    pub fn failed_together(&self) -> bool {
+        self.failed_together.load(Ordering::SeqCst)
+    }
+
+    /// The outcome of a repetition as the scheduler sees it, rank 0's on
+    /// every rank: its wall time (which the adaptive stop and the case
+    /// timeout read) is each rank's own.
+    pub fn agree_outcome(&self, o: RepOutcome) -> RepOutcome {
+        if !self.many() {
+            return o;
+        }
+        let (tag, bw, ns) = match o {
+            RepOutcome::Done { bw, wall_ns } => (0u8, bw, wall_ns),
+            RepOutcome::Capped { bw, wall_ns } => (1, bw, wall_ns),
+            RepOutcome::Stop => (2, 0.0, 0),
+            RepOutcome::Abort => (3, 0.0, 0),
+        };
+        let mut mine = vec![tag];
+        mine.extend_from_slice(&bw.to_le_bytes());
+        mine.extend_from_slice(&ns.to_le_bytes());
+        let r0 = self.from_rank0(&mine);
+        let (Some(&tag), Some(bw), Some(ns)) = (r0.first(), r0.get(1..9), r0.get(9..17)) else {
+            return RepOutcome::Abort;
+        };
+        let bw = f64::from_le_bytes(bw.try_into().unwrap_or_default());
+        let wall_ns = u64::from_le_bytes(ns.try_into().unwrap_or_default());
+        match tag {
+            0 => RepOutcome::Done { bw, wall_ns },
+            1 => RepOutcome::Capped { bw, wall_ns },
+            2 => RepOutcome::Stop,
+            _ => RepOutcome::Abort,
         }
     }
 
