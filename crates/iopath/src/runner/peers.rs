@@ -1,5 +1,5 @@
 //! The other processes of one run: MPI ranks under `mpirun` (the cargo
-//! feature `mpi`, `crate::mpi`), or none ([`Alone`]).
+//! feature `mpi`: the top-level `mpi` module), or none ([`Alone`]).
 //!
 //! The runner needs three things of them, all collective (every rank calls
 //! them at the same points, in the same order, or the ranks deadlock): a
