@@ -84,17 +84,45 @@ fn default_run_args() -> RunArgs {
 }
 
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
-    let plan = commands::plan_of(args)?;
+    let plan = commands::plan_of(args);
     // Under mpirun: this rank's part of the job (docs/mpi.md).
-    let session = iopath::mpi::start(args.layout)?;
+    let session = match iopath::mpi::start(args.layout) {
+        Ok(s) => s,
+        // The same refusal on every rank (it reads the launcher's
+        // environment): the launcher's rank 0 says it.
+        Err(e) => return first_says(e.into(), iopath::mpi::launcher_rank().unwrap_or(0)),
+    };
     let Some(session) = session else {
+        let plan = plan?;
+        check_outputs(args, &plan)?;
         return run_ranks(args, plan, stop, &Ranks::alone());
     };
-    let agreed = AtomicBool::new(false);
     let layout = args.layout.unwrap_or(FileLayout::PerRank);
+    // Checked before the ranks talk: every rank finds the same error.
+    let plan = plan.and_then(|p| {
+        iopath::mpi::check_plan(&p, Some(layout))?;
+        Ok(p)
+    });
+    let agreed = AtomicBool::new(false);
     let host = iopath::mpi::host_name();
     let ranks = Ranks::new(session.peers(), layout, &host, stop, &agreed);
-    let plan = iopath::mpi::rank_plan(plan, &ranks)?;
+    // One outcome of the set-up on every rank, said once (by rank 0).
+    let ready = ranks
+        .agree(plan.map_err(anyhow::Error::from))
+        .and_then(|mut plan| {
+            ranks.agree_plan(&mut plan)?;
+            // Only rank 0 writes outputs: only its paths are checked.
+            let checked = if ranks.rank() == 0 {
+                check_outputs(args, &plan)
+            } else {
+                Ok(())
+            };
+            ranks.agree(checked).map(|()| plan)
+        });
+    let plan = match ready {
+        Ok(p) => p,
+        Err(e) => return first_says(e, ranks.rank()),
+    };
     let res = run_ranks(args, plan, &agreed, &ranks);
     if let (Err(e), false) = (&res, ranks.failed_together()) {
         // Failed here alone (its files are removed by now): the other
@@ -108,6 +136,30 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         return Ok(res.unwrap_or_else(|e| exit_of(&e)));
     }
     res
+}
+
+/// An error every rank has alike: rank 0 says it, the others only exit
+/// with its code.
+fn first_says(e: anyhow::Error, rank: usize) -> Result<ExitCode> {
+    if rank == 0 {
+        Err(e)
+    } else {
+        Ok(exit_of(&e))
+    }
+}
+
+/// No report may replace the test file the run reads (or writes), nor the
+/// job file it was read from.
+fn check_outputs(args: &RunArgs, plan: &Plan) -> Result<()> {
+    let file = match &plan.target {
+        iopath::plan::TargetSpec::File { path, .. } => Some(path.as_path()),
+        iopath::plan::TargetSpec::TempIn(_) => None,
+    };
+    args.reports.check(args.json.as_deref(), file)?;
+    if let Some(job) = &plan.job_file {
+        args.reports.check(args.json.as_deref(), Some(job))?;
+    }
+    Ok(())
 }
 
 /// The exit code of a failed run (as `main` maps it).
@@ -129,17 +181,6 @@ fn exit_byte(e: &anyhow::Error) -> u8 {
 /// write no file and print nothing; rank 0 writes the one result.
 fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Result<ExitCode> {
     let rank0 = ranks.rank() == 0;
-    // The test file is read (or written) by the run: no report may
-    // replace it.
-    let file = match &plan.target {
-        iopath::plan::TargetSpec::File { path, .. } => Some(path.as_path()),
-        iopath::plan::TargetSpec::TempIn(_) => None,
-    };
-    args.reports.check(args.json.as_deref(), file)?;
-    // Nor the job file it was read from.
-    if let Some(job) = &plan.job_file {
-        args.reports.check(args.json.as_deref(), Some(job))?;
-    }
     let command = std::env::args_os()
         .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()

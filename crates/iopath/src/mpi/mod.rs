@@ -84,56 +84,87 @@ pub fn host_name() -> String {
         .into_owned()
 }
 
-/// Join the MPI job when started as one of several ranks; `None` for one
-/// process. `layout` is `--layout`: refused where there are no ranks.
+/// This process's rank as the launcher numbers it, when it says.
+pub fn launcher_rank() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
+}
+
+/// `IOPATH_MPI_IGNORE=1`: run as one process even under a launcher (N
+/// independent copies, each alone).
+fn ignored() -> bool {
+    std::env::var("IOPATH_MPI_IGNORE").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Join the MPI job when started by a launcher (`mpirun`, `srun`), even
+/// as its only rank (a scaling sweep's `-n 1`); `None` for a process
+/// started alone. `layout` is `--layout`: refused where there are no
+/// ranks. A launcher that says N > 1 tasks when this process cannot be
+/// one of N ranks (built without MPI, or MPI sees one: `srun` without
+/// `--mpi=pmix`) is refused too: N copies would each run alone on the
+/// same files and write the same outputs.
 pub fn start(layout: Option<FileLayout>) -> Result<Option<Session>, UsageError> {
-    let launched = launcher_size().is_some_and(|n| n > 1);
+    let launched = launcher_size().filter(|_| !ignored());
+    let several = |n: usize| {
+        UsageError(format!(
+            "started as one of {n} tasks, but {}: the {n} copies would each run alone, on the same files, and write the same outputs; {}, or set IOPATH_MPI_IGNORE=1 to run {n} independent copies on purpose (give each its own --dir and --json)",
+            if cfg!(feature = "mpi") {
+                "MPI sees this process alone (srun without --mpi=pmix, or an mpirun of another MPI than the Open MPI iopath was built with)"
+            } else {
+                "this iopath was built without MPI"
+            },
+            if cfg!(feature = "mpi") {
+                "start it with srun --mpi=pmix or with the mpirun of the Open MPI it was built with"
+            } else {
+                "build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) for one result of all ranks (docs/mpi.md)"
+            }
+        ))
+    };
     #[cfg(feature = "mpi")]
     {
-        if launched {
-            if let Some(w) = world::World::join()? {
-                return Ok(Some(Session { inner: w }));
+        if let Some(n) = launched {
+            let w = world::World::join()?;
+            if n > 1 && w.size() < 2 {
+                return Err(several(n));
             }
+            return Ok(Some(Session { inner: w }));
         }
+    }
+    if let Some(n) = launched.filter(|&n| n > 1) {
+        return Err(several(n));
     }
     if let Some(l) = layout {
         return Err(UsageError(format!(
-            "--layout {} needs several MPI ranks: {}",
+            "--layout {} needs MPI ranks: {}",
             l.name(),
             if cfg!(feature = "mpi") {
-                "start iopath under mpirun -n N (or srun), e.g. mpirun -n 4 iopath run --layout per-rank ..."
+                "start iopath under mpirun -n N (or srun --mpi=pmix), e.g. mpirun -n 4 iopath run --layout per-rank ..."
             } else {
                 "this iopath was built without MPI; build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) and start it under mpirun -n N"
             }
         )));
     }
-    if launched && !cfg!(feature = "mpi") {
-        eprintln!(
-            "iopath: warning: started as one of {} ranks, but this iopath was built without MPI: every rank runs alone and writes its own output; build with --features mpi for one result of all ranks (docs/mpi.md)",
-            launcher_size().unwrap_or(0)
-        );
-    }
     Ok(None)
 }
 
-/// The plan as this rank runs it: with `--layout per-rank` and `--file
-/// PATH`, rank r's file is `PATH.rank<r>` (under `--dir` each rank makes
-/// its own anyway); the shared layouts use the one file.
-pub fn rank_plan(
-    mut plan: crate::plan::Plan,
-    ranks: &crate::runner::ranks::Ranks<'_>,
-) -> Result<crate::plan::Plan, UsageError> {
+/// The checks of a plan against `--layout`, before any rank talks to
+/// another (so every rank finds the same error, and rank 0 says it).
+pub fn check_plan(plan: &crate::plan::Plan, layout: Option<FileLayout>) -> Result<(), UsageError> {
     use crate::plan::TargetSpec;
-    let layout = ranks.layout().unwrap_or(FileLayout::PerRank);
-    if layout == FileLayout::SharedStrided && plan.verify {
-        return Err(UsageError(
+    match (layout, &plan.target) {
+        (Some(FileLayout::SharedStrided), _) if plan.verify => Err(UsageError(
             "--verify with --layout shared-strided: verified blocks are checked per worker range; use --layout shared or per-rank".into(),
-        ));
+        )),
+        (Some(FileLayout::PerRank), TargetSpec::File { path, .. }) => Err(UsageError(format!(
+            "--layout per-rank with --file {}: per-rank needs --dir (each rank makes its own file there); use --layout shared or shared-strided for the ranks to share one file or device",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
-    if let (FileLayout::PerRank, TargetSpec::File { path, .. }) = (layout, &mut plan.target) {
-        let mut p = path.clone().into_os_string();
-        p.push(format!(".rank{}", ranks.rank()));
-        *path = p.into();
-    }
-    Ok(plan)
 }

@@ -22,8 +22,8 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
-    /// Initialize MPI; `None` when the job has one rank.
-    pub fn join() -> Result<Option<World>, UsageError> {
+    /// Initialize MPI (a job of one rank too).
+    pub fn join() -> Result<World, UsageError> {
         let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
             return Err(UsageError(
                 "MPI was initialized already; start iopath once per rank".into(),
@@ -31,14 +31,15 @@ impl World {
         };
         let w = universe.world();
         let (rank, size) = (w.rank() as usize, w.size() as usize);
-        if size < 2 {
-            return Ok(None);
-        }
-        Ok(Some(World {
+        Ok(World {
             _universe: universe,
             rank,
             size,
-        }))
+        })
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
     }
 }
 

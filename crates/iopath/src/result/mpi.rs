@@ -58,6 +58,10 @@ pub struct MpiInfo {
     pub layout: Option<FileLayout>,
     /// What ranks sharing a host share (page cache, device, counters).
     pub note: String,
+    /// What differs between ranks or is left out (a shared file's tail
+    /// that no rank addresses; ranks on different file systems).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Per case: every rank's part over the measured repetitions, the
     /// slowest rank and the spread.
     pub cases: Vec<MpiCase>,
@@ -102,6 +106,10 @@ pub struct MpiRep {
 pub struct RankRow {
     pub rank: u32,
     pub host: String,
+    /// The case this rank ran in this slot (the same on every rank: the
+    /// runner checks it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub case: String,
     pub io_bytes: u64,
     pub ios: u64,
     pub start_ns: u64,

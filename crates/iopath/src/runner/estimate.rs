@@ -327,6 +327,25 @@ impl Eta {
     }
 }
 
+/// The size of the file the run will address, and whether iopath fills
+/// it first, as far as the plan says before anything is opened.
+pub(super) fn planned_file(plan: &Plan) -> (u64, bool) {
+    use crate::plan::TargetSpec;
+    let existing = match &plan.target {
+        TargetSpec::File { path, .. } => std::fs::metadata(path).ok().map(|m| m.len()),
+        TargetSpec::TempIn(_) => None,
+    };
+    let prefill = match &plan.target {
+        TargetSpec::File { prefill, .. } if existing.is_some() => *prefill,
+        _ => !plan.sparse,
+    };
+    let size = plan
+        .size
+        .or(existing.filter(|&l| l > 0))
+        .unwrap_or(crate::plan::DEFAULT_SIZE);
+    (size, prefill)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,7 +72,7 @@ impl Runner<'_> {
         let plan = self.plan;
         let t_run = Instant::now();
         // Before any I/O: how long this will take.
-        let (file_size, prefill) = planned_file(plan);
+        let (file_size, prefill) = estimate::planned_file(plan);
         let mut arms = vec![1; plan.cases.len()];
         for j in job::jobs(&plan.cases, plan.schedule) {
             for &i in &j {
@@ -119,9 +119,17 @@ impl Runner<'_> {
             l.write_back_in(&at);
             obs.use_cgroup(l.as_mem_cgroup());
         }
+        let sharing = self.ranks.sharing();
+        let mut mpi_notes = Vec::new();
         if let Some(t) = &target {
-            self.ranks
-                .agree(check_alignment(plan, &probes, t).and_then(|()| check_fits(plan, t)))?;
+            self.ranks.agree(
+                check_alignment(plan, &probes, t).and_then(|()| check_fits(plan, t, sharing)),
+            )?;
+            mpi_notes.extend(
+                (sharing > 1)
+                    .then(|| prepare::unused_tail(plan, t, sharing))
+                    .flatten(),
+            );
         }
 
         let mut result = RunResult {
@@ -174,8 +182,16 @@ impl Runner<'_> {
             cases: Vec::new(),
             warnings: Vec::new(),
             verdicts: Vec::new(),
-            mpi: self.ranks.info(),
+            mpi: self.ranks.info().map(|mut i| {
+                i.notes = mpi_notes;
+                i
+            }),
         };
+        if let Some(i) = result.mpi.as_ref().filter(|_| !self.progress.is_quiet()) {
+            for n in &i.notes {
+                eprintln!("iopath: note: {n}");
+            }
+        }
 
         let bar = self.progress.cases(plan.cases.len() as u64);
         let mut shared = job::Shared {
@@ -320,7 +336,7 @@ impl Runner<'_> {
                 let (start, len) = if shared_range {
                     (base, span)
                 } else {
-                    (base + i * per_thread, per_thread)
+                    ranks::Ranks::slice(base, span, bs, threads, i)
                 };
                 use crate::model::words::Until;
                 let byte_budget = match (case.io_size.or(plan.io_size), case.until) {
@@ -681,25 +697,6 @@ pub struct Verified {
 pub enum RepError {
     Skip(String),
     Fail(String),
-}
-
-/// The size of the file the run will address, and whether iopath fills
-/// it first, as far as the plan says before anything is opened.
-fn planned_file(plan: &Plan) -> (u64, bool) {
-    use crate::plan::TargetSpec;
-    let existing = match &plan.target {
-        TargetSpec::File { path, .. } => std::fs::metadata(path).ok().map(|m| m.len()),
-        TargetSpec::TempIn(_) => None,
-    };
-    let prefill = match &plan.target {
-        TargetSpec::File { prefill, .. } if existing.is_some() => *prefill,
-        _ => !plan.sparse,
-    };
-    let size = plan
-        .size
-        .or(existing.filter(|&l| l > 0))
-        .unwrap_or(crate::plan::DEFAULT_SIZE);
-    (size, prefill)
 }
 
 /// The time limit of a repetition ([`Plan::time_limit`]).

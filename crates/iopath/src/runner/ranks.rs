@@ -99,8 +99,10 @@ impl<'p> Ranks<'p> {
         }
     }
 
+    /// Started under MPI (a job of one rank too): every step is agreed
+    /// and the result has an `mpi` object.
     pub fn many(&self) -> bool {
-        self.peers.ranks() > 1
+        self.flags.is_some()
     }
     pub fn rank(&self) -> usize {
         self.peers.rank()
@@ -231,6 +233,33 @@ impl<'p> Ranks<'p> {
         }
     }
 
+    /// The plan as every rank runs it: rank 0's order seed (each rank
+    /// drew its own when `--order-seed` was not given, and the rounds'
+    /// orders would differ), then a check that every rank runs the same
+    /// plan (rank 0's, paths aside): ranks started with different options
+    /// (`mpirun -n 1 iopath run --methods a : -n 1 iopath run --methods b`)
+    /// would wait on each other forever. A usage error on every rank.
+    pub fn agree_plan(&self, plan: &mut crate::plan::Plan) -> Result<()> {
+        if !self.many() {
+            return Ok(());
+        }
+        let seed = self.from_rank0(&plan.order_seed.to_le_bytes());
+        if let Ok(b) = <[u8; 8]>::try_from(seed.as_slice()) {
+            plan.order_seed = u64::from_le_bytes(b);
+        }
+        let mine = fingerprint(plan, self.layout);
+        let all = self.exchange(&mine.to_le_bytes());
+        match all.iter().position(|f| f.as_slice() != all[0].as_slice()) {
+            None => Ok(()),
+            Some(r) => Err(UsageError(format!(
+                "rank {r} (on {}) was given a different plan from rank 0's (on {}): every rank must be started with the same options (methods, patterns, sizes, --layout; only the paths may differ); start one iopath command under mpirun -n N",
+                self.host(r),
+                self.host(0)
+            ))
+            .into()),
+        }
+    }
+
     /// True when a failure was agreed ([`Ranks::agree`]): every rank
     /// stopped at the same step. A failure that was not (an error between
     /// agreements, on some ranks only) leaves the others waiting: the
@@ -309,6 +338,16 @@ impl<'p> Ranks<'p> {
             })
     }
 
+    /// How many ranks share one file, each addressing its part (a shared
+    /// layout); 1 otherwise.
+    pub fn sharing(&self) -> u64 {
+        if self.many() && self.layout.is_some_and(FileLayout::shared) {
+            self.count() as u64
+        } else {
+            1
+        }
+    }
+
     /// The byte range of a shared file this rank addresses: its segment
     /// (`shared-segmented`), else all of `span`.
     /// Strided, the range is this rank's share of the blocks, which the
@@ -324,6 +363,14 @@ impl<'p> Ranks<'p> {
             Some(FileLayout::SharedStrided) => (0, per),
             _ => (0, span),
         }
+    }
+
+    /// Thread `i`'s (start, length) of this rank's range (`base`, `span`),
+    /// when the threads take a slice each (sequential patterns, verified
+    /// writes); strided, in the rank's own blocks ([`Ranks::stride`]).
+    pub fn slice(base: u64, span: u64, bs: u64, threads: u64, i: u64) -> (u64, u64) {
+        let per_thread = span / threads.max(1) / bs * bs;
+        (base + i * per_thread, per_thread)
     }
 
     /// `shared-strided`: (ranks, this rank) for block interleaving.
@@ -360,13 +407,15 @@ impl<'p> Ranks<'p> {
                 let since = |t: Instant| {
                     release.map_or(0, |r| t.saturating_duration_since(r).as_nanos() as u64)
                 };
-                Part::Ran(Box::new(Ran::new(
+                let mut ran = Ran::new(
                     m.clone(),
                     hist,
                     since(s),
                     since(e),
                     (verified.bytes, verified.ns),
-                )))
+                );
+                ran.case = case.to_string();
+                Part::Ran(Box::new(ran))
             }
             Err(RepError::Skip(w)) => Part::Skip(w.clone()),
             Err(RepError::Fail(w)) => Part::Fail(w.clone()),
@@ -394,6 +443,22 @@ impl<'p> Ranks<'p> {
         {
             return Err(RepError::Skip(named(r, w)));
         }
+        // Every rank must have run the same case in this slot (the same
+        // plan, the same order: [`Ranks::agree_plan`]); a rank out of step
+        // would make the aggregate a sum of different cases.
+        let mut ran_cases = parts.iter().enumerate().filter_map(|(r, p)| match p {
+            Part::Ran(x) => Some((r, x.case.as_str())),
+            _ => None,
+        });
+        if let Some((r0, first)) = ran_cases.next() {
+            if let Some((r, other)) = ran_cases.find(|(_, c)| *c != first) {
+                return Err(RepError::Fail(format!(
+                    "ranks out of step: rank {r} ({}) ran {other} where rank {r0} ({}) ran {first}; every rank must run the same plan in the same order (report this as a bug)",
+                    self.host(r),
+                    self.host(r0)
+                )));
+            }
+        }
         let rans: Vec<(u32, &str, &Ran)> = parts
             .iter()
             .enumerate()
@@ -414,6 +479,28 @@ impl<'p> Ranks<'p> {
         // This rank's own part ran (else it failed or was refused above).
         rep.map(|(_, notes, qd, placed, _, _)| (m, notes, qd, placed, hist, verified))
     }
+}
+
+/// A plan's fingerprint, its target's and job file's paths and the CPUs
+/// of its placements left out (they may differ by rank: each rank's own
+/// directory, each rank's own binding), and the file layout in.
+fn fingerprint(plan: &crate::plan::Plan, layout: Option<FileLayout>) -> u64 {
+    use crate::plan::TargetSpec;
+    let mut p = plan.clone();
+    match &mut p.target {
+        TargetSpec::File { path, .. } => *path = Default::default(),
+        TargetSpec::TempIn(d) => *d = Default::default(),
+    }
+    p.job_file = None;
+    for c in &mut p.cases {
+        c.placement.cpus = None;
+    }
+    // FNV-1a: the same on every host, whatever the build.
+    format!("{p:?} {layout:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 /// One rank's part of a repetition, as sent.

@@ -29,6 +29,10 @@ use crate::result::{median, Latency, Measurement, Series};
 /// One rank's repetition, as it travels to the others.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ran {
+    /// The case this rank ran (its arm and pattern, as the tables name
+    /// it): every rank's must be the same, or the ranks are out of step.
+    #[serde(default)]
+    pub case: String,
     pub m: Measurement,
     /// Its latency histogram's recorded values: (value, count).
     pub hist: Vec<(u64, u64)>,
@@ -48,6 +52,7 @@ impl Ran {
         verified: (u64, u64),
     ) -> Ran {
         Ran {
+            case: String::new(),
             m,
             hist: hist
                 .iter_recorded()
@@ -242,6 +247,7 @@ pub fn aggregate(
             .map(|&(rank, host, p)| RankRow {
                 rank,
                 host: host.to_string(),
+                case: p.case.clone(),
                 io_bytes: p.m.io_bytes,
                 ios: p.m.ios,
                 start_ns: p.start_ns,

@@ -204,7 +204,182 @@ fn strided_ranks_take_every_nth_block_and_segmented_a_part_each() {
         let mut r2 = Ranks::alone();
         r2.layout = Some(FileLayout::SharedSegmented);
         r2.peers = r.peers;
+        r2.flags = r.flags;
         r2.segment(40 * 4096, 4096)
     });
     assert_eq!(segs[2], (20 * 4096, 10 * 4096));
+}
+
+/// A plan of the methods `methods` on sequential reads in `dir`.
+fn plan_of(methods: &[&str], dir: &str) -> crate::plan::Plan {
+    let text =
+        format!("[run]\ndir = {dir:?}\n[[case]]\nmethod = {methods:?}\npattern = \"read\"\n");
+    let spec = crate::jobfile::parse("test.toml", &text).unwrap();
+    crate::plan::Plan::from_spec(&spec, &Default::default()).unwrap()
+}
+
+#[test]
+fn every_rank_takes_rank_0s_order_seed_and_the_same_arm_order() {
+    // Each rank drew its own seed (no --order-seed): rank 0's wins, so
+    // every rank runs the same arm in every slot.
+    let out = as_ranks(3, |r| {
+        let mut p = plan_of(&["null", "direct", "buffered"], ".");
+        p.order_seed = 1000 + r.rank() as u64;
+        r.agree_plan(&mut p).unwrap();
+        // The arms' order over 4 rounds, as the scheduler draws it.
+        let sched = crate::runner::repeat::Schedule {
+            fixed: Some(4),
+            rule: None,
+            warmup: 0,
+            seed: p.order_seed,
+            round_base: 0,
+            case_timeout_ns: None,
+        };
+        let mut order = Vec::new();
+        crate::runner::repeat::run_job(3, &sched, |c| {
+            order.push(c.arm);
+            crate::runner::repeat::RepOutcome::Done {
+                bw: 1.0,
+                wall_ns: 1,
+            }
+        });
+        (p.order_seed, order)
+    });
+    assert!(out.iter().all(|o| o.0 == 1000), "{out:?}");
+    assert!(out.iter().all(|o| o.1 == out[0].1), "{out:?}");
+}
+
+#[test]
+fn ranks_given_different_plans_refuse_together() {
+    let out = as_ranks(3, |r| {
+        let methods: &[&str] = if r.rank() == 2 {
+            &["null", "direct"]
+        } else {
+            &["null", "buffered"]
+        };
+        // Paths may differ (each rank its own directory).
+        let dir = format!("/tmp/rank{}", r.rank());
+        let mut p = plan_of(methods, &dir);
+        r.agree_plan(&mut p)
+            .map_err(|e| (format!("{e:#}"), e.is::<UsageError>()))
+    });
+    for o in &out {
+        let (text, usage) = o.as_ref().unwrap_err();
+        assert!(*usage, "a usage error (exit 2): {text}");
+        assert!(
+            text.starts_with("rank 2 (on h1) was given a different plan"),
+            "{text}"
+        );
+    }
+    let same = as_ranks(2, |r| {
+        let dir = format!("/tmp/rank{}", r.rank());
+        let mut p = plan_of(&["null"], &dir);
+        r.agree_plan(&mut p).is_ok()
+    });
+    assert_eq!(same, vec![true, true], "only the paths differ");
+}
+
+#[test]
+fn ranks_that_ran_different_cases_in_one_slot_fail_it() {
+    let out = as_ranks(2, |r| {
+        let case = if r.rank() == 0 {
+            "null read"
+        } else {
+            "direct read"
+        };
+        let m = Measurement {
+            io_bytes: 4096,
+            ios: 1,
+            ..Measurement::default()
+        };
+        let h = Histogram::<u64>::new_with_bounds(1, crate::runner::worker::MAX_LAT_NS, 3).unwrap();
+        let ok: RepOk = (m, Vec::new(), 1, Default::default(), h, Default::default());
+        let mut result: RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
+        result.mpi = r.info();
+        r.barrier();
+        match r.combine(Ok(ok), &mut result, case, 1, false) {
+            Err(RepError::Fail(w)) => w,
+            _ => String::new(),
+        }
+    });
+    for w in &out {
+        assert!(
+            w.contains(
+                "ranks out of step: rank 1 (h0) ran direct read where rank 0 (h0) ran null read"
+            ),
+            "{w}"
+        );
+    }
+}
+
+/// The file blocks every thread of every rank reads in one sequential
+/// pass of a shared file in `layout`: (rank, thread, blocks).
+fn pass_blocks(layout: FileLayout, n: usize, threads: u64, blocks: u64) -> Vec<Vec<u64>> {
+    use crate::plan::Pattern;
+    use crate::runner::worker::{IoGen, WorkerJob};
+    let bs = 4096u64;
+    let per_rank = as_ranks(n, |r| {
+        let mut me = Ranks::alone();
+        me.layout = Some(layout);
+        me.peers = r.peers;
+        me.flags = r.flags;
+        let (base, span) = me.segment(blocks * bs, bs);
+        let stride = me.stride().unwrap_or((1, 0));
+        (0..threads)
+            .map(|i| {
+                let (start, len) = Ranks::slice(base, span, bs, threads, i);
+                let job = WorkerJob {
+                    pattern: Pattern::Read,
+                    block_size: bs as u32,
+                    start,
+                    len,
+                    byte_budget: None,
+                    time_budget: None,
+                    sync: iopath_io::SyncPolicy::None,
+                    rwmix_read_pct: 0,
+                    seed: 1,
+                    stream: i,
+                    data: iopath_io::data::DataMode::Random,
+                    interval_ns: 1,
+                    copy_to_user: false,
+                    verify: None,
+                    hint: None,
+                    stride,
+                };
+                let mut g = IoGen::new(&job);
+                (0..len / bs).map(|_| g.next_req().1 / bs).collect()
+            })
+            .collect::<Vec<Vec<u64>>>()
+    });
+    per_rank.into_iter().flatten().collect()
+}
+
+#[test]
+fn the_threads_of_all_ranks_cover_a_shared_file_once_each() {
+    for layout in [FileLayout::SharedStrided, FileLayout::SharedSegmented] {
+        for n in 1..=4usize {
+            for threads in 1..=3u64 {
+                for blocks in [24u64, 25, 37] {
+                    let parts = pass_blocks(layout, n, threads, blocks);
+                    let mut all: Vec<u64> = parts.iter().flatten().copied().collect();
+                    let total = all.len();
+                    all.sort_unstable();
+                    all.dedup();
+                    let what = format!(
+                        "{layout:?}, {n} ranks x {threads} threads, {blocks} blocks: {parts:?}"
+                    );
+                    assert_eq!(all.len(), total, "no block twice: {what}");
+                    assert!(all.iter().all(|&b| b < blocks), "inside the file: {what}");
+                    // Each thread its equal share: every block of the file
+                    // but the tail that does not divide among them.
+                    let each = blocks / n as u64 / threads;
+                    assert!(parts.iter().all(|p| p.len() as u64 == each), "{what}");
+                    if blocks % (n as u64 * threads) == 0 {
+                        assert_eq!(all, (0..blocks).collect::<Vec<_>>(), "{what}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -167,10 +167,14 @@ impl IoGen {
         }
     }
 
-    /// The offset of the range's block `b` (strided: every ranks-th block).
+    /// The offset of the range's block `b`. Strided (`--layout
+    /// shared-strided`, (ranks, rank)), `start` and `b` count in the rank's
+    /// own blocks: its k-th is the file's block k*ranks+rank, so the
+    /// threads' ranges (each from its own `start`) and the ranks together
+    /// cover the file's blocks once each.
     #[inline]
     fn at(&self, b: u64) -> u64 {
-        self.start + (b * self.stride.0 + self.stride.1) * self.bs
+        self.start * self.stride.0 + (b * self.stride.0 + self.stride.1) * self.bs
     }
 
     /// A uniform, block-aligned offset of the range (a random pattern's).
@@ -584,7 +588,8 @@ fn verify_prepare(
         if clash(op, offset, busy) {
             // At most `busy.len()` blocks are taken: a scan of one more
             // than that finds a free one, if the range has one.
-            let block = ((offset - gen.start) / gen.bs - gen.stride.1) / gen.stride.0;
+            let block =
+                ((offset - gen.start * gen.stride.0) / gen.bs - gen.stride.1) / gen.stride.0;
             let free = (1..gen.blocks.min(busy.len() as u64 + 1))
                 .map(|k| gen.at((block + k) % gen.blocks))
                 .find(|&o| !clash(op, o, busy));
