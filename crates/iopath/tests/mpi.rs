@@ -54,8 +54,16 @@ fn mpirun() -> Command {
     c
 }
 
+/// How long one mpirun may take before the test calls it hung.
+const HANG: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Run `c` (its output captured) to its end, or fail the test when it
+/// hangs: mpirun is stopped by its pid (SIGTERM, then SIGKILL).
 fn run(mut c: Command) -> Output {
-    let out = c.output().expect("mpirun starts");
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().expect("mpirun starts");
+    let out = wait_or_kill(child, HANG);
     eprintln!(
         "{:?}\n--- stdout\n{}--- stderr\n{}",
         c,
@@ -63,6 +71,25 @@ fn run(mut c: Command) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// `child`'s output, or a panic after `limit` (the child stopped first).
+fn wait_or_kill(child: std::process::Child, limit: std::time::Duration) -> Output {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("mpirun's output"),
+        Err(_) => {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if rx.recv_timeout(std::time::Duration::from_secs(5)).is_err() {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            panic!("mpirun (pid {pid:?}) hung for {limit:?}: stopped");
+        }
+    }
 }
 
 fn json(p: &Path) -> Value {
@@ -82,6 +109,10 @@ fn check_one_result(v: &Value, ranks: u64, layout: &str) {
     for r in reps {
         let rows = r["ranks"].as_array().unwrap();
         assert_eq!(rows.len() as u64, ranks);
+        // Every rank ran the slot's case (the same arm, in step).
+        for x in rows {
+            assert_eq!(x["case"], r["case"], "same case on every rank: {r}");
+        }
         let sum: u64 = rows.iter().map(|x| x["io_bytes"].as_u64().unwrap()).sum();
         let start = rows.iter().map(|x| x["start_ns"].as_u64().unwrap()).min();
         let end = rows.iter().map(|x| x["end_ns"].as_u64().unwrap()).max();
@@ -305,15 +336,15 @@ fn ctrl_c_to_mpirun_stops_every_rank_keeps_the_result_and_removes_the_files() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     // Wait until rounds are being written, then Ctrl-C (SIGINT) mpirun.
     let t0 = std::time::Instant::now();
     while !json_path.exists() && t0.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = wait_or_kill(child, HANG);
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success(), "an interrupted run does not exit 0");
     let v = json(&json_path);
@@ -323,6 +354,232 @@ fn ctrl_c_to_mpirun_stops_every_rank_keeps_the_result_and_removes_the_files() {
         common::leftovers(dir.path()).is_empty(),
         "the shared file is removed"
     );
+}
+
+#[test]
+fn ctrl_c_during_a_shared_prefill_stops_at_once_and_removes_the_file() {
+    if !have("mpirun") {
+        return skip("no mpirun");
+    }
+    let dir = common::scratch();
+    let mut c = mpirun();
+    // A prefill of seconds: mpirun kills the ranks 1 s after its SIGTERM,
+    // so only a prefill that watches the signal removes its file.
+    c.args(["-n", "2"])
+        .arg(bin())
+        .args(["run", "--methods", "direct", "--patterns", "read"])
+        .args([
+            "--size", "3G", "--repeat", "1", "--layout", "shared", "--dir",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    // Once the shared file exists (the prefill runs), Ctrl-C to mpirun.
+    let t0 = std::time::Instant::now();
+    while common::leftovers(dir.path()).is_empty() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !common::leftovers(dir.path()).is_empty(),
+        "the shared file was made"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = wait_or_kill(child, HANG);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success());
+    assert!(
+        common::leftovers(dir.path()).is_empty(),
+        "the shared file is removed: {:?}",
+        common::leftovers(dir.path())
+    );
+}
+
+#[test]
+fn strided_threads_of_every_rank_write_every_block_of_a_shared_file() {
+    if !have("mpirun") {
+        return skip("no mpirun");
+    }
+    let dir = common::scratch();
+    let file = dir.path().join("f.dat");
+    let bs = 1usize << 20;
+    std::fs::write(&file, vec![0xabu8; 16 * bs]).unwrap();
+    let mut c = mpirun();
+    c.args(["-n", "4"])
+        .arg(bin())
+        .args(["run", "--methods", "direct", "--patterns", "write"])
+        .args([
+            "--threads",
+            "2",
+            "--bs",
+            "1M",
+            "--repeat",
+            "1",
+            "--allow-write",
+        ])
+        .args(["--layout", "shared-strided", "--file"])
+        .arg(&file)
+        .arg("--json")
+        .arg(dir.path().join("r.json"));
+    let out = run(c);
+    assert!(out.status.success());
+    check_one_result(&json(&dir.path().join("r.json")), 4, "shared-strided");
+    // One pass of 4 ranks x 2 threads: every block written once, none
+    // left as it was (overlapping threads would leave some).
+    let data = std::fs::read(&file).unwrap();
+    let untouched: Vec<usize> = (0..16)
+        .filter(|b| data[b * bs..(b + 1) * bs].iter().all(|&x| x == 0xab))
+        .collect();
+    assert!(untouched.is_empty(), "blocks never written: {untouched:?}");
+}
+
+#[test]
+fn refusals_are_said_once_by_rank_0_with_exit_2() {
+    if !have("mpirun") {
+        return skip("no mpirun");
+    }
+    let dir = common::scratch();
+    let d = dir.path().display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // A shared file smaller than ranks x threads x blocks.
+        (
+            vec![
+                "-n", "4", "--", "--layout", "shared", "--size", "2M", "--dir", &d,
+            ],
+            "less than one 1 MiB block",
+        ),
+        (
+            vec![
+                "-n",
+                "2",
+                "--",
+                "--layout",
+                "shared-strided",
+                "--verify",
+                "--dir",
+                &d,
+            ],
+            "--verify with --layout shared-strided",
+        ),
+        (
+            vec![
+                "-n",
+                "2",
+                "--",
+                "--layout",
+                "per-rank",
+                "--file",
+                "/var/tmp/x.dat",
+            ],
+            "per-rank needs --dir",
+        ),
+    ];
+    for (args, want) in cases {
+        let split = args.iter().position(|a| *a == "--").unwrap();
+        let mut c = mpirun();
+        c.args(&args[..split]).arg(bin()).args([
+            "run",
+            "--methods",
+            "direct",
+            "--patterns",
+            "read",
+            "--repeat",
+            "1",
+        ]);
+        c.args(&args[split + 1..]);
+        let out = run(c);
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.matches(want).count(), 1, "said once: {stderr}");
+        assert!(stderr.contains("Exit code:    2"), "exit 2: {stderr}");
+        assert!(!stderr.contains("MPI_ABORT"), "no abort: {stderr}");
+    }
+    // Ranks given different methods (MPMD): refused, not hung.
+    let mut c = mpirun();
+    c.args(["-n", "1"])
+        .arg(bin())
+        .args([
+            "run",
+            "--methods",
+            "null",
+            "--patterns",
+            "read",
+            "--repeat",
+            "1",
+        ])
+        .args([":", "-n", "1"])
+        .arg(bin())
+        .args([
+            "run",
+            "--methods",
+            "null,buffered",
+            "--patterns",
+            "read",
+            "--repeat",
+            "1",
+        ]);
+    let out = run(c);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("was given a different plan").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("Exit code:    2"), "{stderr}");
+}
+
+#[test]
+fn one_rank_is_a_run_of_one_rank_and_ranks_run_the_same_arm_per_slot() {
+    if !have("mpirun") {
+        return skip("no mpirun");
+    }
+    let dir = common::scratch();
+    let json_path = dir.path().join("r.json");
+    let mut c = mpirun();
+    c.args(["-n", "1"])
+        .arg(bin())
+        .args([
+            "run",
+            "--methods",
+            "direct",
+            "--patterns",
+            "read",
+            "--size",
+            "8M",
+        ])
+        .args(["--repeat", "1", "--layout", "shared", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json_path);
+    assert!(run(c).status.success());
+    check_one_result(&json(&json_path), 1, "shared-segmented");
+    // null next to a real method: each rank drew its own order seed
+    // before, and a slot summed null on one rank with buffered on another.
+    let mut c = mpirun();
+    c.args(["-n", "3"])
+        .arg(bin())
+        .args(["run", "--methods", "null,buffered", "--patterns", "read"])
+        .args(["--size", "8M", "--repeat", "4", "--time", "50ms", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json_path);
+    assert!(run(c).status.success());
+    let v = json(&json_path);
+    check_one_result(&v, 3, "per-rank");
+    for r in v["mpi"]["repetitions"].as_array().unwrap() {
+        let ios: Vec<f64> = r["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["ios"].as_f64().unwrap().max(1.0))
+            .collect();
+        let (lo, hi) = ios
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!(hi / lo < 10.0, "one order of magnitude in one slot: {r}");
+    }
 }
 
 /// Two "hosts": network namespaces joined by a veth pair, each its own

@@ -181,7 +181,7 @@ impl Runner<'_> {
             cm,
             &spec,
             self.plan.interval.as_nanos() as u64,
-            self.stop,
+            self.ranks.cut(self.stop),
             &mut held,
         );
         // `--verify`, after the timing: the copy holds the source's blocks.

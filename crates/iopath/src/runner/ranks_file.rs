@@ -57,7 +57,11 @@ impl Runner<'_> {
                     sparse: plan.sparse,
                     verify_unit: plan.verify_unit(),
                 },
-                self.stop,
+                // The signal's own flag: a prefill is cut at once on the
+                // rank a Ctrl-C reaches (mpirun kills the ranks a second
+                // after its SIGTERM), and the set-up's agreement that
+                // follows makes the failure every rank's.
+                ranks.cut(self.stop),
                 &self.progress,
             )
         };
