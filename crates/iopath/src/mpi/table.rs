@@ -63,7 +63,7 @@ pub fn render(r: &RunResult) -> String {
                 "host",
                 "ranks",
                 "MiB moved",
-                "MiB/s (its ranks)",
+                "MiB/s (host interval)",
                 "device MiB read",
                 "device MiB written",
             ]);

@@ -131,8 +131,14 @@ pub struct HostRow {
     pub host: String,
     pub ranks: Vec<u32>,
     pub io_bytes: u64,
-    /// The host's devices, counted once (the largest count any of its
-    /// ranks saw over its own interval), not once per rank.
+    /// Its ranks' first start to their last end, ns, and its bytes over
+    /// that (not a sum of its ranks' rates over different intervals).
+    #[serde(default)]
+    pub common_ns: u64,
+    #[serde(default)]
+    pub bw_bytes_per_s: f64,
+    /// The host's devices, counted once (from its first rank's counters
+    /// before to its last rank's after), not once per rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DiskCounters>,
 }
@@ -168,7 +174,8 @@ pub struct HostSummary {
     pub ranks: Vec<u32>,
     /// Median over repetitions of the host's bytes.
     pub io_bytes: u64,
-    /// Sum of its ranks' median rates.
+    /// Median over repetitions of the host's bytes over its common
+    /// interval (its first rank's start to its last rank's end).
     pub bw_bytes_per_s: f64,
     /// Median device bytes read and written per repetition.
     pub device_read_bytes: Option<u64>,

@@ -630,7 +630,7 @@ impl Runner<'_> {
             verified.bytes += readback;
             verified.ns += t0.elapsed().as_nanos() as u64;
         }
-        obs.finish(&before, &mut m, case, &cost);
+        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
         // from the baseline.

@@ -36,7 +36,7 @@ use crate::plan::UsageError;
 use crate::result::mpi::{FileLayout, HostRanks, MpiInfo, SHARED_HOST_NOTE};
 use crate::result::RunResult;
 
-pub use super::ranks_sum::{aggregate, Ran};
+pub use super::ranks_sum::{aggregate, Ran, RawDisk};
 
 /// This process among the run's ranks.
 #[derive(Debug)]
@@ -53,6 +53,8 @@ pub struct Ranks<'p> {
     release: Mutex<Option<Instant>>,
     /// The running repetition's first start and last end on this rank.
     span: Mutex<Option<(Instant, Instant)>>,
+    /// Its raw device counters, before and after.
+    disk: Mutex<Option<RawDisk>>,
 }
 
 static ALONE: Alone = Alone;
@@ -68,6 +70,7 @@ impl Ranks<'static> {
             failed_together: AtomicBool::new(false),
             release: Mutex::new(None),
             span: Mutex::new(None),
+            disk: Mutex::new(None),
         }
     }
 }
@@ -96,6 +99,7 @@ impl<'p> Ranks<'p> {
             failed_together: AtomicBool::new(false),
             release: Mutex::new(None),
             span: Mutex::new(None),
+            disk: Mutex::new(None),
         }
     }
 
@@ -186,12 +190,20 @@ impl<'p> Ranks<'p> {
         if let Ok(mut s) = self.span.lock() {
             *s = None;
         }
+        self.disk(None);
     }
 
     /// The running repetition's first worker start and last end here.
     pub fn timed(&self, start: Option<Instant>, end: Option<Instant>) {
         if let (Some(s), Some(e), Ok(mut span)) = (start, end, self.span.lock()) {
             *span = Some((s, e));
+        }
+    }
+
+    /// The running repetition's raw device counters on this rank.
+    pub fn disk(&self, raw: Option<RawDisk>) {
+        if let Ok(mut d) = self.disk.lock() {
+            *d = raw;
         }
     }
 
@@ -415,6 +427,7 @@ impl<'p> Ranks<'p> {
                     (verified.bytes, verified.ns),
                 );
                 ran.case = case.to_string();
+                ran.disk = self.disk.lock().ok().and_then(|mut d| d.take());
                 Part::Ran(Box::new(ran))
             }
             Err(RepError::Skip(w)) => Part::Skip(w.clone()),

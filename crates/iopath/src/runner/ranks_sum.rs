@@ -41,6 +41,21 @@ pub struct Ran {
     pub end_ns: u64,
     /// `--verify`: bytes checked, ns spent.
     pub verified: (u64, u64),
+    /// The raw counters of the disks under its file, before and after.
+    #[serde(default)]
+    pub disk: Option<RawDisk>,
+}
+
+/// A rank's raw device counters around its repetition: the ranks of one
+/// host that count the same disks are counted together, from the first
+/// rank's `before` to the last rank's `after` (each rank's own delta
+/// misses what the others did outside its interval).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawDisk {
+    /// The disks counted (their names, joined).
+    pub disks: String,
+    pub before: DiskCounters,
+    pub after: DiskCounters,
 }
 
 impl Ran {
@@ -61,6 +76,7 @@ impl Ran {
             start_ns,
             end_ns: end_ns.max(start_ns + 1),
             verified,
+            disk: None,
         }
     }
 
@@ -123,6 +139,17 @@ fn add_disk(a: Option<DiskCounters>, b: Option<DiskCounters>) -> Option<DiskCoun
     }
 }
 
+/// Smallest of counters, field by field.
+fn min_disk(a: DiskCounters, b: DiskCounters) -> DiskCounters {
+    DiskCounters {
+        reads: a.reads.min(b.reads),
+        read_bytes: a.read_bytes.min(b.read_bytes),
+        writes: a.writes.min(b.writes),
+        write_bytes: a.write_bytes.min(b.write_bytes),
+        time: None,
+    }
+}
+
 /// Largest of counters, field by field (one host's ranks).
 fn max_disk(a: Option<DiskCounters>, b: Option<DiskCounters>) -> Option<DiskCounters> {
     match (a, b) {
@@ -177,14 +204,42 @@ pub fn aggregate(
     // Per host: what every rank there sees alike, counted once.
     let mut hosts: BTreeMap<&str, HostAcc> = BTreeMap::new();
     for &(r, h, p) in parts {
-        let acc = hosts.entry(h).or_default();
+        let acc = hosts.entry(h).or_insert_with(|| HostAcc {
+            start: u64::MAX,
+            ..HostAcc::default()
+        });
         acc.ranks.push(r);
         acc.io_bytes += p.m.io_bytes;
+        acc.start = acc.start.min(p.start_ns);
+        acc.end = acc.end.max(p.end_ns);
         acc.device = max_disk(acc.device, p.m.device);
+        if let Some(d) = &p.disk {
+            let e = acc
+                .raw
+                .entry(d.disks.as_str())
+                .or_insert((d.before, d.after));
+            e.0 = min_disk(e.0, d.before);
+            e.1 = max_disk(Some(e.1), Some(d.after)).unwrap_or(d.after);
+        }
         acc.cached_delta = acc.cached_delta.max(p.m.memory.cached_delta_bytes);
         acc.dirty = acc.dirty.max(p.m.memory.dirty_after_bytes);
         acc.cache_max = acc.cache_max.max(p.m.memory.page_cache_bytes);
         acc.cache_before_max = acc.cache_before_max.max(p.m.memory.page_cache_before_bytes);
+    }
+    // A host whose every rank sent raw counters: per set of disks, the
+    // last rank's after minus the first rank's before.
+    let ranks_of = |h: &str| parts.iter().filter(|p| p.1 == h).count();
+    for (h, acc) in hosts.iter_mut() {
+        let all_raw = parts
+            .iter()
+            .filter(|p| p.1 == *h && p.2.disk.is_some())
+            .count();
+        if all_raw == ranks_of(h) && !acc.raw.is_empty() {
+            acc.device = acc
+                .raw
+                .values()
+                .fold(None, |d, (b, a)| add_disk(d, Some(a.delta(b))));
+        }
     }
     m.device = hosts
         .values()
@@ -265,6 +320,9 @@ pub fn aggregate(
                 host: h.to_string(),
                 ranks: a.ranks,
                 io_bytes: a.io_bytes,
+                common_ns: a.end.saturating_sub(a.start).max(1),
+                bw_bytes_per_s: a.io_bytes as f64
+                    / (a.end.saturating_sub(a.start).max(1) as f64 / 1e9),
                 device: a.device,
             })
             .collect(),
@@ -274,8 +332,13 @@ pub fn aggregate(
 }
 
 #[derive(Debug, Default)]
-struct HostAcc {
+struct HostAcc<'a> {
     ranks: Vec<u32>,
+    /// Its ranks' first start and last end.
+    start: u64,
+    end: u64,
+    /// Per set of disks: the earliest before, the latest after.
+    raw: BTreeMap<&'a str, (DiskCounters, DiskCounters)>,
     io_bytes: u64,
     device: Option<DiskCounters>,
     cached_delta: i64,
@@ -378,11 +441,7 @@ pub fn case_summaries(reps: &[MpiRep]) -> Vec<MpiCase> {
                         ranks: h.ranks.clone(),
                         io_bytes: med(rows.iter().map(|r| r.io_bytes as f64).collect()).round()
                             as u64,
-                        bw_bytes_per_s: ranks
-                            .iter()
-                            .filter(|r| h.ranks.contains(&r.rank))
-                            .map(|r| r.bw_bytes_per_s)
-                            .sum(),
+                        bw_bytes_per_s: med(rows.iter().map(|r| r.bw_bytes_per_s).collect()),
                         device_read_bytes: dev(&|d| d.read_bytes),
                         device_write_bytes: dev(&|d| d.write_bytes),
                     }

@@ -383,3 +383,48 @@ fn the_threads_of_all_ranks_cover_a_shared_file_once_each() {
         }
     }
 }
+
+#[test]
+fn a_hosts_device_count_runs_from_its_first_ranks_before_to_its_last_ranks_after() {
+    let raw = |before: u64, after: u64| RawDisk {
+        disks: "vda".into(),
+        before: DiskCounters {
+            read_bytes: before << 20,
+            ..DiskCounters::default()
+        },
+        after: DiskCounters {
+            read_bytes: after << 20,
+            ..DiskCounters::default()
+        },
+    };
+    // Rank 0 counted 100..200 MiB, rank 1 150..300 MiB of the same disk:
+    // each rank's own delta (100, 150) misses the other's part.
+    let mut a = ran(100 << 20, 0, 10, 100 << 20, 1000);
+    a.disk = Some(raw(100, 200));
+    let mut b = ran(100 << 20, 5, 20, 150 << 20, 1000);
+    b.disk = Some(raw(150, 300));
+    let (m, _, row, _) = aggregate(&[(0, "a", &a), (1, "a", &b)], false);
+    assert_eq!(m.device.unwrap().read_bytes, 200 << 20);
+    assert_eq!(row.hosts[0].device.unwrap().read_bytes, 200 << 20);
+    // Without raw counters from every rank: the largest delta, as before.
+    b.disk = None;
+    let (m, _, _, _) = aggregate(&[(0, "a", &a), (1, "a", &b)], false);
+    assert_eq!(m.device.unwrap().read_bytes, 150 << 20);
+}
+
+#[test]
+fn a_hosts_rate_is_its_bytes_over_its_own_common_interval() {
+    // Host a: rank 0 100 MiB in 0..100 ms, rank 1 100 MiB in 100..200 ms.
+    // Their own rates sum to 2000 MiB/s; the host moved 200 MiB in 200 ms.
+    let a = ran(100 << 20, 0, 100_000_000, 0, 1000);
+    let b = ran(100 << 20, 100_000_000, 200_000_000, 0, 1000);
+    let (_, _, row, _) = aggregate(&[(0, "a", &a), (1, "a", &b)], false);
+    let want = (200u64 << 20) as f64 / 0.2;
+    assert_eq!(row.hosts[0].common_ns, 200_000_000);
+    assert!((row.hosts[0].bw_bytes_per_s - want).abs() < 1e-6 * want);
+    let sum = super::super::ranks_sum::case_summaries(&[MpiRep {
+        case: "x".into(),
+        ..row
+    }]);
+    assert!((sum[0].hosts[0].bw_bytes_per_s - want).abs() < 1e-6 * want);
+}
