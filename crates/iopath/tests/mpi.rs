@@ -242,6 +242,12 @@ fn a_method_refused_on_one_rank_is_skipped_on_all() {
     }
     let buffered = common::case(&v, "buffered", "read");
     assert!(buffered["summary"]["io_bytes"].as_u64().unwrap() > 0);
+    // The result says that rank 1's target is another file system.
+    let notes = v["mpi"]["notes"].to_string();
+    assert!(
+        notes.contains("targets differ") && notes.contains("tmpfs"),
+        "{notes}"
+    );
     check_one_result(&v, 2, "per-rank");
 }
 

@@ -110,6 +110,9 @@ pub struct RankRow {
     /// runner checks it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub case: String,
+    /// This rank's own notes on the repetition (its cache state, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub io_bytes: u64,
     pub ios: u64,
     pub start_ns: u64,

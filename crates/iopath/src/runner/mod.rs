@@ -101,6 +101,12 @@ impl Runner<'_> {
             // No file: no disk is counted (as before any walk).
             system.device_stack = None;
         }
+        // Ranks whose targets differ (rank 1 on tmpfs): said in the result.
+        let mut mpi_notes: Vec<String> = self
+            .ranks
+            .differences(&system.target_text())
+            .into_iter()
+            .collect();
         let probes = self.ranks.agree_probes(self.probe_all(target.as_ref()));
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
@@ -120,7 +126,6 @@ impl Runner<'_> {
             obs.use_cgroup(l.as_mem_cgroup());
         }
         let sharing = self.ranks.sharing();
-        let mut mpi_notes = Vec::new();
         if let Some(t) = &target {
             self.ranks.agree(
                 check_alignment(plan, &probes, t).and_then(|()| check_fits(plan, t, sharing)),

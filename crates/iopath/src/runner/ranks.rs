@@ -310,6 +310,34 @@ impl<'p> Ranks<'p> {
         }
     }
 
+    /// Every rank's `mine` (its target's file system and device): `None`
+    /// when all are alike, else a note naming which ranks have which.
+    pub fn differences(&self, mine: &str) -> Option<String> {
+        if !self.many() {
+            return None;
+        }
+        let all = self.exchange(mine.as_bytes());
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for (r, b) in all.iter().enumerate() {
+            let text = String::from_utf8_lossy(b).into_owned();
+            let who = format!("{r} ({})", self.host(r));
+            match groups.iter_mut().find(|g| g.0 == text) {
+                Some(g) => g.1.push(who),
+                None => groups.push((text, vec![who])),
+            }
+        }
+        (groups.len() > 1).then(|| {
+            let each: Vec<String> = groups
+                .iter()
+                .map(|(t, who)| format!("rank {}: {t}", who.join(", ")))
+                .collect();
+            format!(
+                "the ranks' targets differ ({}): their figures are not alike, and the system and target recorded are rank 0's",
+                each.join("; ")
+            )
+        })
+    }
+
     /// The probes as one: a method unusable on any rank is unusable on all,
     /// with the first such rank's reason.
     pub fn agree_probes(&self, mut probes: Vec<MethodStatus>) -> Vec<MethodStatus> {
@@ -427,6 +455,7 @@ impl<'p> Ranks<'p> {
                     (verified.bytes, verified.ns),
                 );
                 ran.case = case.to_string();
+                ran.notes = rep.as_ref().map(|r| r.1.clone()).unwrap_or_default();
                 ran.disk = self.disk.lock().ok().and_then(|mut d| d.take());
                 Part::Ran(Box::new(ran))
             }

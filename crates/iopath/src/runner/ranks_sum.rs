@@ -33,6 +33,9 @@ pub struct Ran {
     /// it): every rank's must be the same, or the ranks are out of step.
     #[serde(default)]
     pub case: String,
+    /// Its notes on the repetition (cache state, fallbacks).
+    #[serde(default)]
+    pub notes: Vec<String>,
     pub m: Measurement,
     /// Its latency histogram's recorded values: (value, count).
     pub hist: Vec<(u64, u64)>,
@@ -68,6 +71,7 @@ impl Ran {
     ) -> Ran {
         Ran {
             case: String::new(),
+            notes: Vec::new(),
             m,
             hist: hist
                 .iter_recorded()
@@ -303,6 +307,7 @@ pub fn aggregate(
                 rank,
                 host: host.to_string(),
                 case: p.case.clone(),
+                notes: p.notes.clone(),
                 io_bytes: p.m.io_bytes,
                 ios: p.m.ios,
                 start_ns: p.start_ns,

@@ -428,3 +428,20 @@ fn a_hosts_rate_is_its_bytes_over_its_own_common_interval() {
     }]);
     assert!((sum[0].hosts[0].bw_bytes_per_s - want).abs() < 1e-6 * want);
 }
+
+#[test]
+fn ranks_on_different_file_systems_are_noted() {
+    let out = as_ranks(3, |r| {
+        r.differences(if r.rank() == 2 {
+            "tmpfs, no block device"
+        } else {
+            "ext4 on vda"
+        })
+    });
+    let want = "rank 0 (h0), 1 (h0): ext4 on vda; rank 2 (h1): tmpfs, no block device";
+    for o in &out {
+        assert!(o.as_deref().is_some_and(|n| n.contains(want)), "{o:?}");
+    }
+    let same = as_ranks(2, |r| r.differences("ext4 on vda"));
+    assert_eq!(same, vec![None, None]);
+}
