@@ -196,7 +196,8 @@ impl Runner<'_> {
                 name_paths(result, target);
                 result.warnings = crate::warnings::collect(result);
                 result.verdicts = crate::verdict::of_run(result);
-                if let Err(e) = on_case(result) {
+                // Rank 0 alone writes: its failure is every rank's.
+                if let Err(e) = self.ranks.agree(on_case(result)) {
                     fatal = Some(e);
                     return RepOutcome::Abort;
                 }
@@ -284,7 +285,7 @@ impl Runner<'_> {
         name_paths(result, target);
         result.warnings = crate::warnings::collect(result);
         result.verdicts = crate::verdict::of_run(result);
-        on_case(result)?;
+        self.ranks.agree(on_case(result))?;
         // The time left, with what this job measured.
         let first = result.cases.len() - cases.len();
         for (k, &case) in cases.iter().enumerate() {
@@ -425,9 +426,9 @@ impl Runner<'_> {
         iopath_io::engines::uffd::configure(plan.ucache_size.max(4096));
         let limited = case.cache_limited;
         if let Some(l) = sh.limit.as_mut().filter(|_| limited) {
-            l.enter().with_context(|| {
+            self.ranks.agree(l.enter().with_context(|| {
                 format!("--cache-limit: cannot move iopath into {}", l.dir.display())
-            })?;
+            }))?;
         }
         let neighbour = plan.neighbour && !warmup;
         let (rep, prep_notes, beside) = self.prepared_repetition(
@@ -444,12 +445,12 @@ impl Runner<'_> {
         }
         if let Some(l) = sh.limit.as_mut() {
             // Left in the cgroup, later cases would run capped unseen.
-            l.leave().with_context(|| {
+            self.ranks.agree(l.leave().with_context(|| {
                 format!(
                     "--cache-limit: cannot move iopath back out of {}",
                     l.dir.display()
                 )
-            })?;
+            }))?;
             result.config.cache_limit = Some(limit_info(l));
         }
         let cr = &mut result.cases[arm.idx];

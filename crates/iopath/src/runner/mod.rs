@@ -116,11 +116,12 @@ impl Runner<'_> {
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
         // Only when some case runs under it (a preset marks its cases).
-        let mut limit = plan
+        let limit = plan
             .cache_limit
             .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
             .map(crate::cgroup::CacheLimit::create)
-            .transpose()?;
+            .transpose();
+        let mut limit = self.ranks.agree(limit.map_err(anyhow::Error::from))?;
         if let Some(l) = &mut limit {
             l.write_back_in(&at);
             obs.use_cgroup(l.as_mem_cgroup());
@@ -266,7 +267,7 @@ impl Runner<'_> {
             result.verdicts = crate::verdict::of_run(&result);
         }
         result.finished_at = Some(sysinfo::now_rfc3339());
-        on_case(&result)?;
+        self.ranks.agree(on_case(&result))?;
         drop(target);
         drop(shared_file);
         Ok(result)
