@@ -2,8 +2,9 @@
 //! docs/mpi.md). Built with the cargo feature `mpi`, [`start`] joins the
 //! MPI job (rsmpi over the system's Open MPI) when the process was started
 //! by `mpirun`/`srun`, and gives the [`Peers`] the runner agrees through;
-//! built without it, `--layout` is refused (exit 2) and a start under
-//! `mpirun` only warns that every rank will run alone.
+//! built without it, `--layout` is refused (exit 2), and so is a start by
+//! a launcher that says there are several tasks (`IOPATH_MPI_IGNORE=1`
+//! runs them as independent copies).
 //!
 //! Only the main thread calls MPI (MPI_THREAD_FUNNELED): the runner's
 //! agreements are made between repetitions, never from a worker.

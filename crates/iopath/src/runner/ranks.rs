@@ -13,8 +13,8 @@
 //!   ([`Ranks::combine`]: every rank gets every rank's measurement and
 //!   computes the same aggregate, so the adaptive stop, which reads it,
 //!   decides alike everywhere).
-//! - A stop (Ctrl-C, which `mpirun` forwards to every rank as SIGINT or
-//!   SIGTERM) is agreed too: the signal sets the rank's own flag, which its
+//! - A stop (Ctrl-C to `mpirun`, which sends every rank SIGTERM, then
+//!   SIGKILL a second later) is agreed too: the signal sets the rank's own flag, which its
 //!   workers watch (the repetition is cut short); the runner's flag, which
 //!   decides its course, is set only inside a collective, when any rank's
 //!   own flag is set, so every rank turns back at the same point.

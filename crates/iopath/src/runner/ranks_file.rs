@@ -5,8 +5,10 @@
 //!   allows, so a killed rank leaves nothing).
 //! - `shared-*` under `--dir`: one file for all, `iopath-<pid>-<hex>.dat`
 //!   (rank 0's pid: the name a later run's reaper knows), which rank 0
-//!   makes, fills and removes at the end (whatever the way out; a killed
-//!   rank 0's file is reaped by the next run in that directory). The others
+//!   makes, fills and removes at the end (whatever the way out: a Ctrl-C
+//!   during the prefill too, which watches the rank's own signal; when any
+//!   rank is killed, rank 0 may be killed with it, and the file left is
+//!   reaped by the next run in that directory). The others
 //!   open it once rank 0 has filled it: the first collective step here is
 //!   rank 0's filling, so they wait for it.
 //! - `shared-*` with `--file PATH`: that file for all, prefilled by rank 0
