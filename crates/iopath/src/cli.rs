@@ -406,6 +406,11 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Under mpirun (built with --features mpi): per-rank (a file each), shared
+    /// (one file, a segment each) or shared-strided (blocks interleaved). docs/mpi.md
+    #[arg(long, value_name = "LAYOUT", value_parser = crate::result::mpi::FileLayout::parse_arg)]
+    pub layout: Option<crate::result::mpi::FileLayout>,
 }
 
 #[derive(Debug, Clone, Args)]

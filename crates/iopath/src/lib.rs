@@ -14,6 +14,7 @@ pub mod guard;
 pub mod jobfile;
 pub mod metrics;
 pub mod model;
+pub mod mpi;
 pub mod placement;
 pub mod plan;
 pub mod preset;

@@ -8,9 +8,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use iopath::cli::{Command, RunArgs};
-use iopath::plan::UsageError;
+use iopath::plan::{Plan, UsageError};
 use iopath::progress::Progress;
 use iopath::report::{json, table};
+use iopath::result::mpi::FileLayout;
+use iopath::runner::ranks::Ranks;
 use iopath::runner::Runner;
 use iopath::{commands, compare, shell_quote_os, Interrupted};
 
@@ -82,18 +84,103 @@ fn default_run_args() -> RunArgs {
 }
 
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
-    let plan = commands::plan_of(args)?;
-    // The test file is read (or written) by the run: no report may
-    // replace it.
+    let plan = commands::plan_of(args);
+    // Under mpirun: this rank's part of the job (docs/mpi.md).
+    let session = match iopath::mpi::start(args.layout) {
+        Ok(s) => s,
+        // The same refusal on every rank (it reads the launcher's
+        // environment): the launcher's rank 0 says it.
+        Err(e) => return first_says(e.into(), iopath::mpi::launcher_rank().unwrap_or(0)),
+    };
+    let Some(session) = session else {
+        let plan = plan?;
+        check_outputs(args, &plan)?;
+        return run_ranks(args, plan, stop, &Ranks::alone());
+    };
+    let layout = args.layout.unwrap_or(FileLayout::PerRank);
+    // Checked before the ranks talk: every rank finds the same error.
+    let plan = plan.and_then(|p| {
+        iopath::mpi::check_plan(&p, Some(layout))?;
+        Ok(p)
+    });
+    let agreed = AtomicBool::new(false);
+    let host = iopath::mpi::host_name();
+    let ranks = Ranks::new(session.peers(), layout, &host, stop, &agreed);
+    // One outcome of the set-up on every rank, said once (by rank 0).
+    let ready = ranks
+        .agree(plan.map_err(anyhow::Error::from))
+        .and_then(|mut plan| {
+            ranks.agree_plan(&mut plan)?;
+            // Only rank 0 writes outputs: only its paths are checked.
+            let checked = if ranks.rank() == 0 {
+                check_outputs(args, &plan)
+            } else {
+                Ok(())
+            };
+            ranks.agree(checked).map(|()| plan)
+        });
+    let plan = match ready {
+        Ok(p) => p,
+        Err(e) => return first_says(e, ranks.rank()),
+    };
+    let res = run_ranks(args, plan, &agreed, &ranks);
+    if let (Err(e), false) = (&res, ranks.failed_together()) {
+        // Failed here alone (its files are removed by now): the other
+        // ranks would wait for this one forever.
+        eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
+        session.abort(i32::from(exit_byte(e)));
+    }
+    if ranks.rank() != 0 {
+        // Rank 0 speaks for all: a failure agreed by all ranks is said
+        // there, naming the rank it came from and its reason.
+        return Ok(res.unwrap_or_else(|e| exit_of(&e)));
+    }
+    res
+}
+
+/// An error every rank has alike: rank 0 says it, the others only exit
+/// with its code.
+fn first_says(e: anyhow::Error, rank: usize) -> Result<ExitCode> {
+    if rank == 0 {
+        Err(e)
+    } else {
+        Ok(exit_of(&e))
+    }
+}
+
+/// No report may replace the test file the run reads (or writes), nor the
+/// job file it was read from.
+fn check_outputs(args: &RunArgs, plan: &Plan) -> Result<()> {
     let file = match &plan.target {
         iopath::plan::TargetSpec::File { path, .. } => Some(path.as_path()),
         iopath::plan::TargetSpec::TempIn(_) => None,
     };
     args.reports.check(args.json.as_deref(), file)?;
-    // Nor the job file it was read from.
     if let Some(job) = &plan.job_file {
         args.reports.check(args.json.as_deref(), Some(job))?;
     }
+    Ok(())
+}
+
+/// The exit code of a failed run (as `main` maps it).
+fn exit_of(e: &anyhow::Error) -> ExitCode {
+    ExitCode::from(exit_byte(e))
+}
+
+fn exit_byte(e: &anyhow::Error) -> u8 {
+    if e.is::<Interrupted>() {
+        130
+    } else if e.is::<UsageError>() {
+        2
+    } else {
+        1
+    }
+}
+
+/// Run the plan as this rank (alone: the only one). Ranks other than 0
+/// write no file and print nothing; rank 0 writes the one result.
+fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Result<ExitCode> {
+    let rank0 = ranks.rank() == 0;
     let command = std::env::args_os()
         .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()
@@ -102,15 +189,20 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         plan: &plan,
         command,
         stop,
-        progress: Progress::new(args.quiet),
+        progress: Progress::new(args.quiet || !rank0),
+        ranks,
     };
-    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-");
+    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-" && rank0);
     let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let result = runner.run(&mut |r| match json_file {
         Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
     })?;
-    let text = table::render(&result, args.reports.wide);
+    if !rank0 {
+        return Ok(rank_exit(&result));
+    }
+    let mut text = table::render(&result, args.reports.wide);
+    text.push_str(&iopath::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
             eprint!("{text}");
@@ -154,4 +246,18 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exit code of a rank other than 0: the same as rank 0's, which saw
+/// the same agreed result.
+fn rank_exit(result: &iopath::result::RunResult) -> ExitCode {
+    if result.interrupted {
+        ExitCode::from(130)
+    } else if result.cases.iter().any(|c| c.error.is_some())
+        || commands::nothing_measured(result).is_some()
+    {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

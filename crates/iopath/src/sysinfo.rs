@@ -94,6 +94,25 @@ fn read_num<T: std::str::FromStr>(p: impl AsRef<Path>) -> Option<T> {
 /// The block devices under it are walked once ([`DeviceWalk::of`]): the
 /// description (`device`) and the disks whose counters are read
 /// (`device_stack`, present when there are any) come from that one walk.
+impl System {
+    /// The target's file system and device in a few words (`ext4 on vda
+    /// (QEMU HARDDISK)`), to compare ranks' targets.
+    pub fn target_text(&self) -> String {
+        let fs = self.fs_type.as_deref().unwrap_or("no file system");
+        match &self.device {
+            Some(d) => format!(
+                "{fs} on {}{}",
+                d.partition.as_deref().unwrap_or(&d.name),
+                d.model
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ),
+            None => format!("{fs}, no block device"),
+        }
+    }
+}
+
 pub fn collect(at: &Path) -> System {
     let sys = Path::new("/sys");
     let walk = DeviceWalk::of(at, sys);

@@ -521,6 +521,7 @@ mod tests {
             cases,
             warnings: vec![],
             verdicts: vec![],
+            mpi: None,
         }
     }
 

@@ -1020,3 +1020,48 @@ fn aa_arms_run_interleaved_and_tie() {
     assert_eq!(fastest.len(), 2, "an A/A pair must tie: {verdict}");
     assert!(fastest.contains(&"buffered#2"), "{verdict}");
 }
+
+#[test]
+fn a_launchers_several_tasks_that_cannot_be_ranks_are_refused_unless_ignored() {
+    // A launcher said 3 tasks (here: PMI_SIZE alone, no MPI job): built
+    // without MPI, or MPI seeing one process, 3 copies would run alone on
+    // the same files and write the same outputs.
+    let out = common::iopath()
+        .env("PMI_SIZE", "3")
+        .env_remove("IOPATH_MPI_IGNORE")
+        .args([
+            "run",
+            "--methods",
+            "null",
+            "--patterns",
+            "read",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("started as one of 3 tasks"), "{stderr}");
+    assert!(stderr.contains("IOPATH_MPI_IGNORE=1"), "{stderr}");
+    let out = common::iopath()
+        .env("PMI_SIZE", "3")
+        .env("IOPATH_MPI_IGNORE", "1")
+        .args([
+            "run",
+            "--methods",
+            "null",
+            "--patterns",
+            "read",
+            "--repeat",
+            "1",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

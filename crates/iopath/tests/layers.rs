@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("analysis", &["verdict", "warnings", "compare"]),
     (
         "running",
-        &["progress", "guard", "target", "cgroup", "runner"],
+        &["progress", "guard", "target", "cgroup", "runner", "mpi"],
     ),
     ("reports", &["report"]),
     ("command line", &["cli", "commands"]),

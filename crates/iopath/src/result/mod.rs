@@ -5,6 +5,7 @@
 //! that would break a reader.
 
 pub mod latency;
+pub mod mpi;
 pub mod neighbour;
 pub mod records;
 
@@ -57,6 +58,10 @@ pub struct RunResult {
     /// by how much, and the costs (docs/statistics.md).
     #[serde(default)]
     pub verdicts: Vec<records::Verdict>,
+    /// A run of many MPI ranks: ranks, hosts, layout and every rank's part
+    /// (the cases hold the aggregate); absent for one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<mpi::MpiInfo>,
 }
 
 /// The effective settings of the run.

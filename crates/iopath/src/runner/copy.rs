@@ -183,7 +183,7 @@ impl Runner<'_> {
             cm,
             &spec,
             self.plan.interval.as_nanos() as u64,
-            self.stop,
+            self.ranks.cut(self.stop),
             &mut held,
         );
         // `--verify`, after the timing: the copy holds the source's blocks.
@@ -261,7 +261,7 @@ impl Runner<'_> {
             ));
         }
         let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
-        obs.finish(&before, &mut m, case, &cost);
+        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // One thread copies: this one (not pinned; the copy methods own
         // their buffers, so no buffer nodes are read back).
         if !case.placement.is_default() {

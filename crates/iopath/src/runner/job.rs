@@ -143,7 +143,8 @@ impl Runner<'_> {
         let target = sh.target;
         let mut arms: Vec<Arm> = Vec::new();
         for &case in cases {
-            let cr = self.prepare_case(case, sh);
+            let mut cr = self.prepare_case(case, sh);
+            cr.skipped = self.ranks.agree_skip(cr.skipped);
             let idx = result.cases.len();
             let runs = cr.skipped.is_none();
             result.cases.push(cr);
@@ -199,7 +200,8 @@ impl Runner<'_> {
                 name_paths(result, target);
                 result.warnings = crate::warnings::collect(result);
                 result.verdicts = crate::verdict::of_run(result);
-                if let Err(e) = on_case(result) {
+                // Rank 0 alone writes: its failure is every rank's.
+                if let Err(e) = self.ranks.agree(on_case(result)) {
                     fatal = Some(e);
                     return RepOutcome::Abort;
                 }
@@ -287,7 +289,7 @@ impl Runner<'_> {
         name_paths(result, target);
         result.warnings = crate::warnings::collect(result);
         result.verdicts = crate::verdict::of_run(result);
-        on_case(result)?;
+        self.ranks.agree(on_case(result))?;
         // The time left, with what this job measured.
         let first = result.cases.len() - cases.len();
         for (k, &case) in cases.iter().enumerate() {
@@ -432,9 +434,9 @@ impl Runner<'_> {
         iopath_io::engines::uffd::configure(plan.ucache_size.max(4096));
         let limited = case.cache_limited;
         if let Some(l) = sh.limit.as_mut().filter(|_| limited) {
-            l.enter().with_context(|| {
+            self.ranks.agree(l.enter().with_context(|| {
                 format!("--cache-limit: cannot move iopath into {}", l.dir.display())
-            })?;
+            }))?;
         }
         let neighbour = plan.neighbour && !warmup;
         let (rep, prep_notes, beside) = self.prepared_repetition(
@@ -445,17 +447,18 @@ impl Runner<'_> {
             sh,
             &result.cases[arm.idx],
         );
+        let rep = self.ranks.combine(rep, result, &arm.name, book.seq, warmup);
         if rep.is_ok() {
             result.cases[arm.idx].neighbour.extend(beside);
         }
         if let Some(l) = sh.limit.as_mut() {
             // Left in the cgroup, later cases would run capped unseen.
-            l.leave().with_context(|| {
+            self.ranks.agree(l.leave().with_context(|| {
                 format!(
                     "--cache-limit: cannot move iopath back out of {}",
                     l.dir.display()
                 )
-            })?;
+            }))?;
             result.config.cache_limit = Some(limit_info(l));
         }
         let cr = &mut result.cases[arm.idx];
@@ -541,7 +544,7 @@ impl Runner<'_> {
         if outcome == RepOutcome::Stop && self.stop.load(Ordering::Relaxed) {
             return Ok(RepOutcome::Abort);
         }
-        Ok(outcome)
+        Ok(self.ranks.agree_outcome(outcome))
     }
 
     /// Set-up (sparse truncation, cache state) and the repetition itself,
@@ -567,6 +570,7 @@ impl Runner<'_> {
         let mut notes = Vec::new();
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
+                self.ranks.barrier();
                 return (Err(RepError::Fail(format!("{e:#}"))), notes, None);
             }
         }
@@ -579,6 +583,8 @@ impl Runner<'_> {
         let beside = neighbour
             .then(|| super::neighbour::Beside::start(self.plan, sh, &mut notes))
             .flatten();
+        // Every rank made its cache state: all start together.
+        self.ranks.barrier();
         // A method that worked in earlier repetitions and is now refused
         // (io_uring_setup's ENOMEM while the kernel still holds closed
         // rings' memory against the user's RLIMIT_MEMLOCK) is retried for

@@ -18,9 +18,14 @@ pub mod estimate;
 pub mod failure;
 pub mod job;
 pub mod live;
+mod merge;
 mod neighbour;
 pub mod observe;
+pub mod peers;
 mod prepare;
+pub mod ranks;
+mod ranks_file;
+mod ranks_sum;
 pub mod repeat;
 pub mod verify;
 pub mod worker;
@@ -38,13 +43,13 @@ use crate::placement::PlacementResult;
 use crate::plan::{Case, Pattern, Plan};
 use crate::progress::Progress;
 use crate::result::{
-    CaseResult, Latency, Measurement, ProbeEntry, RunConfig, RunResult, Series, Tool,
-    SCHEMA_VERSION,
+    CaseResult, Measurement, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION,
 };
 use crate::sysinfo;
-use crate::target::{self, Target};
+use crate::target::Target;
 
 use live::Live;
+use merge::merge;
 use observe::{Observer, WorkerCost};
 pub use prepare::probe;
 use prepare::{check_alignment, check_buffer_memory, check_fits, set_cache_state};
@@ -57,6 +62,8 @@ pub struct Runner<'a> {
     pub command: String,
     pub stop: &'a AtomicBool,
     pub progress: Progress,
+    /// The other ranks of an MPI run ([`ranks::Ranks::alone`] without).
+    pub ranks: &'a ranks::Ranks<'a>,
 }
 
 impl Runner<'_> {
@@ -77,36 +84,19 @@ impl Runner<'_> {
         // Bad input is said before the estimate: a run that cannot start
         // promises no duration.
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        check_buffer_memory(
+        self.ranks.agree(check_buffer_memory(
             plan,
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
-        )?;
+        ))?;
         if plan.needs_file() {
-            target::check(&plan.target)?;
+            self.ranks.agree(crate::target::check(&plan.target))?;
         }
         if !self.progress.is_quiet() {
             let line = format!("iopath: {}", eta.estimate().describe(plan));
             eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
         }
         let started_at = sysinfo::now_rfc3339();
-        let target = if plan.needs_file() {
-            Some(target::prepare(
-                &plan.target,
-                plan.size,
-                plan.writes(),
-                plan.cases.iter().any(|c| c.pattern == Pattern::Copy),
-                target::Fill {
-                    seed: plan.seed,
-                    data: plan.data,
-                    sparse: plan.sparse,
-                    verify_unit: plan.verify_unit(),
-                },
-                self.stop,
-                &self.progress,
-            )?)
-        } else {
-            None
-        };
+        let (target, shared_file) = self.ranks.agree(self.prepare_target())?;
         let at = match (&target, &plan.target) {
             (Some(t), _) => t.place().to_path_buf(),
             (None, crate::plan::TargetSpec::TempIn(d)) => d.clone(),
@@ -117,7 +107,13 @@ impl Runner<'_> {
             // No file: no disk is counted (as before any walk).
             system.device_stack = None;
         }
-        let probes = self.probe_all(target.as_ref());
+        // Ranks whose targets differ (rank 1 on tmpfs): said in the result.
+        let mut mpi_notes: Vec<String> = self
+            .ranks
+            .differences(&system.target_text())
+            .into_iter()
+            .collect();
+        let probes = self.ranks.agree_probes(self.probe_all(target.as_ref()));
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
         // The disks to count: the walk `collect` made.
@@ -126,18 +122,26 @@ impl Runner<'_> {
         // `--cache-limit`: a cgroup of its own, removed when this function
         // returns (its Drop), whatever the way out.
         // Only when some case runs under it (a preset marks its cases).
-        let mut limit = plan
+        let limit = plan
             .cache_limit
             .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
             .map(crate::cgroup::CacheLimit::create)
-            .transpose()?;
+            .transpose();
+        let mut limit = self.ranks.agree(limit.map_err(anyhow::Error::from))?;
         if let Some(l) = &mut limit {
             l.write_back_in(&at);
             obs.use_cgroup(l.as_mem_cgroup());
         }
+        let sharing = self.ranks.sharing();
         if let Some(t) = &target {
-            check_alignment(plan, &probes, t)?;
-            check_fits(plan, t)?;
+            self.ranks.agree(
+                check_alignment(plan, &probes, t).and_then(|()| check_fits(plan, t, sharing)),
+            )?;
+            mpi_notes.extend(
+                (sharing > 1)
+                    .then(|| prepare::unused_tail(plan, t, sharing))
+                    .flatten(),
+            );
         }
 
         let mut result = RunResult {
@@ -190,7 +194,16 @@ impl Runner<'_> {
             cases: Vec::new(),
             warnings: Vec::new(),
             verdicts: Vec::new(),
+            mpi: self.ranks.info().map(|mut i| {
+                i.notes = mpi_notes;
+                i
+            }),
         };
+        if let Some(i) = result.mpi.as_ref().filter(|_| !self.progress.is_quiet()) {
+            for n in &i.notes {
+                eprintln!("iopath: note: {n}");
+            }
+        }
 
         let bar = self.progress.cases(plan.cases.len() as u64);
         let mut shared = job::Shared {
@@ -262,8 +275,9 @@ impl Runner<'_> {
             result.verdicts = crate::verdict::of_run(&result);
         }
         result.finished_at = Some(sysinfo::now_rfc3339());
-        on_case(&result)?;
+        self.ranks.agree(on_case(&result))?;
         drop(target);
+        drop(shared_file);
         Ok(result)
     }
 
@@ -319,6 +333,8 @@ impl Runner<'_> {
         let bs = case.block_size;
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
         let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
+        // `--layout shared-segmented`: this rank's part of the file.
+        let (base, span) = self.ranks.segment(span, bs);
         let per_thread = span / threads / bs * bs;
         let limit = plan.case_time_limit(case);
         let wraps = plan.wraps(case);
@@ -332,9 +348,9 @@ impl Runner<'_> {
                 let shared_range =
                     case.pattern.is_random() && !(plan.verify && case.pattern.writes());
                 let (start, len) = if shared_range {
-                    (0, span)
+                    (base, span)
                 } else {
-                    (i * per_thread, per_thread)
+                    ranks::Ranks::slice(base, span, bs, threads, i)
                 };
                 use crate::model::words::Until;
                 let byte_budget = match (case.io_size.or(plan.io_size), case.until) {
@@ -376,6 +392,7 @@ impl Runner<'_> {
                         check_reads: !case.pattern.writes(),
                     }),
                     hint: case.hint,
+                    stride: self.ranks.stride().unwrap_or((1, 0)),
                 }
             })
             .collect();
@@ -494,7 +511,7 @@ impl Runner<'_> {
                                 }
                             }
                             let slot = live.and_then(|l| l.slot(job.stream as usize));
-                            let out = worker::run(eng, job, start, self.stop, slot)
+                            let out = worker::run(eng, job, start, self.ranks.cut(self.stop), slot)
                                 .map_err(|e| RepError::Fail(e.message(shown)))?;
                             // The thread's whole life, to tell its CPU from that
                             // of io_uring's kernel threads.
@@ -584,6 +601,9 @@ impl Runner<'_> {
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        let span_of = |f: fn(&worker::WorkerOut) -> Instant| outs.iter().map(f);
+        self.ranks
+            .timed(span_of(|o| o.start).min(), span_of(|o| o.end).max());
         if let (Some(c), false) = (cut_at, m.interrupted) {
             // Stopped by the case timeout, not by its own end: the share of
             // its work it did, and the whole repetition's time from it.
@@ -626,7 +646,7 @@ impl Runner<'_> {
             verified.bytes += readback;
             verified.ns += t0.elapsed().as_nanos() as u64;
         }
-        obs.finish(&before, &mut m, case, &cost);
+        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
         // from the baseline.
@@ -672,7 +692,7 @@ const SKIP_RETRY_WAIT: std::time::Duration = std::time::Duration::from_millis(50
 
 /// A repetition that ran: its measurement, notes for the case, the depth
 /// it ran at, where it ran, and its requests' latency histogram.
-type RepOk = (
+pub type RepOk = (
     Measurement,
     Vec<String>,
     u32,
@@ -691,8 +711,9 @@ pub struct Verified {
     pub flush_ns: u64,
 }
 
+/// Why a repetition did not run: refused (the case is skipped) or failed.
 #[derive(Debug)]
-enum RepError {
+pub enum RepError {
     Skip(String),
     Fail(String),
 }
@@ -700,68 +721,6 @@ enum RepError {
 /// The time limit of a repetition ([`Plan::time_limit`]).
 pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
     plan.time_limit()
-}
-
-/// The workers' measurements as one, with their merged latency histogram.
-fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogram<u64>) {
-    let mut hist =
-        Histogram::<u64>::new_with_bounds(1, worker::MAX_LAT_NS, 3).expect("valid bounds");
-    let (mut rio, mut wio, mut rb, mut wb) = (0, 0, 0, 0);
-    let mut start: Option<Instant> = None;
-    let mut end: Option<Instant> = None;
-    for o in outs {
-        let _ = hist.add(&o.hist);
-        rio += o.read_ios;
-        wio += o.write_ios;
-        rb += o.read_bytes;
-        wb += o.write_bytes;
-        start = Some(start.map_or(o.start, |s| s.min(o.start)));
-        end = Some(end.map_or(o.end, |e| e.max(o.end)));
-    }
-    let duration_ns = match (start, end) {
-        (Some(s), Some(e)) => e.duration_since(s).as_nanos().max(1) as u64,
-        _ => 1,
-    };
-    let secs = duration_ns as f64 / 1e9;
-    // Workers start within microseconds of each other (a barrier): their
-    // intervals are summed by index.
-    let len = outs.iter().map(|o| o.series_bytes.len()).max().unwrap_or(0);
-    let (mut sb, mut si) = (vec![0u64; len], vec![0u64; len]);
-    for o in outs {
-        for (i, (b, k)) in o.series_bytes.iter().zip(&o.series_ios).enumerate() {
-            sb[i] += b;
-            si[i] += k;
-        }
-    }
-    let last_ns = duration_ns
-        .saturating_sub(interval_ns * len.saturating_sub(1) as u64)
-        .clamp(1, interval_ns.max(1));
-    let series = (len > 0).then(|| Series::from_counts(interval_ns, last_ns, &sb, &si));
-    let io_bytes = rb + wb;
-    let ios = rio + wio;
-    let m = Measurement {
-        io_bytes,
-        ios,
-        read_ios: rio,
-        read_bytes: rb,
-        write_bytes: wb,
-        write_ios: wio,
-        duration_ns,
-        bw_bytes_per_s: io_bytes as f64 / secs,
-        iops: ios as f64 / secs,
-        lat_ns: Latency::from_hist(&hist),
-        device: None,
-        device_fraction: None,
-        cpu: Default::default(),
-        memory: Default::default(),
-        interrupted: outs.iter().any(|o| o.interrupted),
-        warmup: false,
-        series,
-        round: None,
-        seq: None,
-        capped: None,
-    };
-    (m, hist)
 }
 
 /// A case's result before it runs: what it is, nothing measured.

@@ -90,8 +90,17 @@ impl Observer {
         }
     }
 
-    /// Fill in device, CPU and memory figures of `m` after the workers ended.
-    pub fn finish(&self, b: &Before, m: &mut Measurement, case: &Case, cost: &WorkerCost) {
+    /// Fill in device, CPU and memory figures of `m` after the workers
+    /// ended. Returns the raw device counters before and after (with the
+    /// disks they count), which the ranks of one host combine
+    /// ([`super::ranks_sum::RawDisk`]).
+    pub fn finish(
+        &self,
+        b: &Before,
+        m: &mut Measurement,
+        case: &Case,
+        cost: &WorkerCost,
+    ) -> Option<super::ranks_sum::RawDisk> {
         let disk_after = self.stack.snapshot(&self.sys);
         let sqpoll_ns = cost.kernel_threads_ns;
         let cache = PageCache::read();
@@ -130,6 +139,14 @@ impl Observer {
             dirty_after_bytes: cache.dirty + cache.writeback,
             cgroup_file_bytes: self.cgroup.as_ref().and_then(|c| c.file_bytes()),
         };
+        match (b.disk, disk_after) {
+            (Some(before), Some(after)) => Some(super::ranks_sum::RawDisk {
+                disks: self.stack.leaves.join(","),
+                before,
+                after,
+            }),
+            _ => None,
+        }
     }
 }
 

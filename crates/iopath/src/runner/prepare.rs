@@ -52,23 +52,52 @@ fn drop_system_caches() -> Result<()> {
 }
 
 /// Each thread of a case must be able to address at least one block of the
-/// target (checked in the plan only when --size was given).
-pub(super) fn check_fits(plan: &Plan, t: &Target) -> Result<()> {
+/// target (checked in the plan only when --size was given). `ranks`: how
+/// many ranks share the file (a shared layout), each addressing its part:
+/// every rank's threads need a block each of their part.
+pub(super) fn check_fits(plan: &Plan, t: &Target, ranks: u64) -> Result<()> {
+    let ranks = ranks.max(1);
     for c in &plan.cases {
-        let per_thread = t.size() / u64::from(c.threads.max(1));
+        let threads = u64::from(c.threads.max(1));
+        let span = c.span.map_or(t.size(), |s| s.min(t.size()));
+        let per_thread = span / ranks / threads;
         if !c.method.is_null() && per_thread < c.block_size {
+            let who = if ranks > 1 {
+                format!("{ranks} ranks x {threads} thread(s)")
+            } else {
+                format!("{threads} thread(s)")
+            };
             return Err(UsageError(format!(
-                "{} ({}) gives each of {} thread(s) {}, less than one {} block; use a smaller --bs or fewer --threads",
+                "{} ({}) gives each of {who} {}, less than one {} block; use a smaller --bs, fewer --threads{}",
                 t.info.path.display(),
-                fmt_bytes(t.size()),
-                c.threads,
+                fmt_bytes(span),
                 fmt_bytes(per_thread),
-                fmt_bytes(c.block_size)
+                fmt_bytes(c.block_size),
+                if ranks > 1 { ", fewer ranks or a larger --size" } else { "" }
             ))
             .into());
         }
     }
     Ok(())
+}
+
+/// The tail of a shared file that its ranks' equal parts leave out (when
+/// block size x ranks does not divide it): a note per block size.
+pub(super) fn unused_tail(plan: &Plan, t: &Target, ranks: u64) -> Option<String> {
+    let c = plan
+        .cases
+        .iter()
+        .find(|c| !c.method.is_null() && t.size() % (c.block_size * ranks.max(1)) != 0)?;
+    let unit = c.block_size * ranks;
+    Some(format!(
+        "{} ({}) is not a multiple of {} ({} ranks x {} blocks): its last {} is addressed by no rank",
+        t.info.path.display(),
+        fmt_bytes(t.size()),
+        fmt_bytes(unit),
+        ranks,
+        fmt_bytes(c.block_size),
+        fmt_bytes(t.size() % unit)
+    ))
 }
 
 /// The engines' buffers (threads x depth x block size) must fit in memory:

@@ -87,6 +87,9 @@ pub struct WorkerJob {
     /// whole span in, `willneed` starts reading it) is the case's time, as
     /// the device bytes it moves are the case's bytes.
     pub hint: Option<iopath_io::Hint>,
+    /// `--layout shared-strided` (ranks, this rank): block b of the range
+    /// is the file's block `b * ranks + rank`; (1, 0) otherwise.
+    pub stride: (u64, u64),
 }
 
 /// What `--verify` asks of one worker in one repetition.
@@ -149,6 +152,7 @@ pub struct IoGen {
     next_block: u64,
     rwmix: u64,
     rng: Rng,
+    stride: (u64, u64),
 }
 
 impl IoGen {
@@ -162,13 +166,25 @@ impl IoGen {
             next_block: 0,
             rwmix: u64::from(job.rwmix_read_pct),
             rng: Rng::stream(job.seed, job.stream),
+            stride: (job.stride.0.max(1), job.stride.1),
         }
+    }
+
+    /// The offset of the range's block `b`. Strided (`--layout
+    /// shared-strided`, (ranks, rank)), `start` and `b` count in the rank's
+    /// own blocks: its k-th is the file's block k*ranks+rank, so the
+    /// threads' ranges (each from its own `start`) and the ranks together
+    /// cover the file's blocks once each.
+    #[inline]
+    fn at(&self, b: u64) -> u64 {
+        self.start * self.stride.0 + (b * self.stride.0 + self.stride.1) * self.bs
     }
 
     /// A uniform, block-aligned offset of the range (a random pattern's).
     #[inline]
     pub fn random_offset(&mut self) -> u64 {
-        self.start + self.rng.below(self.blocks) * self.bs
+        let b = self.rng.below(self.blocks);
+        self.at(b)
     }
 
     /// The next request: direction and offset. Sequential patterns wrap at
@@ -195,7 +211,7 @@ impl IoGen {
                 }
             }
         };
-        (op, self.start + block * self.bs)
+        (op, self.at(block))
     }
 }
 
@@ -582,9 +598,10 @@ fn verify_prepare(
         if clash(op, offset, busy) {
             // At most `busy.len()` blocks are taken: a scan of one more
             // than that finds a free one, if the range has one.
-            let block = (offset - gen.start) / gen.bs;
+            let block =
+                ((offset - gen.start * gen.stride.0) / gen.bs - gen.stride.1) / gen.stride.0;
             let free = (1..gen.blocks.min(busy.len() as u64 + 1))
-                .map(|k| gen.start + (block + k) % gen.blocks * gen.bs)
+                .map(|k| gen.at((block + k) % gen.blocks))
                 .find(|&o| !clash(op, o, busy));
             match free {
                 Some(o) => offset = o,
@@ -635,6 +652,7 @@ mod tests {
             copy_to_user: false,
             verify: None,
             hint: None,
+            stride: (1, 0),
         }
     }
 

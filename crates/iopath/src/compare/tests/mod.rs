@@ -77,6 +77,7 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
         cases,
         warnings: Vec::new(),
         verdicts: Vec::new(),
+        mpi: None,
     }
 }
 

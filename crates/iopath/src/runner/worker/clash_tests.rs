@@ -104,6 +104,7 @@ fn run_writes(pattern: Pattern, blocks: u64) -> (usize, usize, WorkerOut) {
             max_pass: 1,
             check_reads: false,
         }),
+        stride: (1, 0),
         hint: None,
     };
     let (barrier, stop) = (Barrier::new(1), AtomicBool::new(false));
