@@ -10,8 +10,9 @@
 //! small ones); after that, the median speed measured for the same method
 //! and pattern, else for the same pattern. Adaptive repetition runs a job
 //! until its budget (`--max-time` per method) is spent or its interval is
-//! reached: the estimate takes the budget, at least 3 rounds, and up to the
-//! quarter over it that a verdict's rounds may take. `--case-timeout` caps
+//! reached: the estimate takes the budget, at least 3 rounds, and the
+//! rounds a verdict needs when they fit within twice the budget
+//! ([`crate::stats::VERDICT_GRACE`]). `--case-timeout` caps
 //! every case's share, and makes the whole run bounded.
 //!
 //! Pure: the plan, the file size and the speeds known so far go in, seconds

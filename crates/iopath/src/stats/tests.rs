@@ -190,8 +190,8 @@ fn a_job_reaches_the_rounds_its_verdict_needs_whenever_they_fit() {
         Some(StopReason::CiTarget)
     );
     // Rounds of 4 s: 9 of them (36 s) do not fit in 27 s: the job stops at
-    // its plain budget (3 rounds, 12 s, a fourth would end at 16 s), not a
-    // quarter past it, and the interval may stop it from 6 rounds on.
+    // its plain budget (3 rounds, 12 s, a fourth would end at 16 s), not
+    // twice it, and the interval may stop it from 6 rounds on.
     let wide = [90.0, 110.0, 100.0];
     let w: Vec<&[f64]> = vec![&wide[..]; 9];
     assert!(!r.reaches_wanted(9, 3, 12 * S, 4 * S));
