@@ -270,7 +270,7 @@ fn legend(wide: bool, in_memory: bool) -> String {
     }
     s.push_str(
         "; vs best = MiB/s over the highest median in the table (the verdict ranks a job by \
-         its paired per-round ratios)",
+         its paired per-round ratios once it can make a call, else by its medians too)",
     );
     if !wide {
         s.push_str(

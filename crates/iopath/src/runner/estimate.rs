@@ -227,14 +227,7 @@ pub fn wanted_rounds(plan: &Plan, arms: usize) -> Option<usize> {
         .then(|| crate::stats::min_rounds(crate::stats::verdict_alpha(arms)))
 }
 
-/// The `--max-time` that lets a job whose repetitions take `rep_s` on
-/// average run `rounds` rounds (and `warmup` warm-ups) within
-/// [`crate::stats::VERDICT_GRACE`] times its budget, rounded up to the
-/// half second.
-pub fn max_time_for(rounds: usize, warmup: u32, rep_s: f64) -> Duration {
-    let s = (rounds as f64 + f64::from(warmup)) * rep_s / crate::stats::VERDICT_GRACE;
-    Duration::from_secs_f64((s * 2.0).ceil().max(1.0) / 2.0)
-}
+pub use crate::stats::max_time_for;
 
 /// The run's estimate.
 #[derive(Debug, Clone, PartialEq)]

@@ -181,6 +181,15 @@ pub fn median_ci_rel(s: &Stats) -> f64 {
 /// estimate and the verdict say what would give a call.
 pub const VERDICT_GRACE: f64 = 2.0;
 
+/// The `--max-time` that lets a job whose repetitions take `rep_s` on
+/// average run `rounds` rounds (and `warmup` warm-ups) within
+/// [`VERDICT_GRACE`] times its budget, rounded up to the
+/// half second.
+pub fn max_time_for(rounds: usize, warmup: u32, rep_s: f64) -> std::time::Duration {
+    let s = (rounds as f64 + f64::from(warmup)) * rep_s / VERDICT_GRACE;
+    std::time::Duration::from_secs_f64((s * 2.0).ceil().max(1.0) / 2.0)
+}
+
 /// How adaptive repetition decides to stop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StopRule {

@@ -43,6 +43,7 @@ pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict}
 
 mod dirty;
 mod memory;
+mod no_call;
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -52,6 +53,14 @@ use variants::{cpu_cost, mixed_sizes};
 /// ([`Verdict::dirty_burst`]).
 pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     let mut v = all(&r.cases);
+    // Methods that all stopped short were interrupted only in a run that
+    // was.
+    if !r.interrupted {
+        for verdict in v.iter_mut().filter(|v| v.interrupted) {
+            verdict.interrupted = false;
+            verdict.text = words(verdict);
+        }
+    }
     // On tmpfs the file is the page cache: no write-back, no device, no
     // burst to tell from sustained writing (the no_block_device warning
     // says what was measured).
@@ -111,6 +120,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .position(|g| std::ptr::eq(*g, c))
             .map_or_else(|| c.name(), |i| names[i].clone())
     };
+    #[derive(Clone)]
     struct M<'a> {
         c: &'a CaseResult,
         s: stats::Stats,
@@ -139,10 +149,29 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     // Each of the other real methods is compared with the fastest: the
     // verdict errs at most 5% of the time over all of them (Bonferroni).
     let alpha = stats::verdict_alpha(real);
+    // Each method against the first of `ms`.
+    let compare = |ms: &[M]| -> Vec<Comparison> {
+        let top = &ms[0];
+        ms.iter()
+            .map(|m| {
+                versus(m.c, top.c, &bw, stats::EQUIVALENCE_MARGIN, alpha).unwrap_or(Comparison {
+                    ratio: top.s.median / m.s.median,
+                    ratio_ci95: [0.0, f64::INFINITY],
+                    distinct: false,
+                    undersampled: false,
+                })
+            })
+            .collect()
+    };
+    let calls = |cmp: &[Comparison]| !cmp[1..real].iter().any(|k| k.undersampled);
+    let mut cmp = compare(&ms);
     if paired {
         // Paired, the ranking follows the paired estimate (each method
         // against the one with the highest median), so that the fastest is
-        // never measured slower than another by its own ratios.
+        // never measured slower than another by its own ratios. Without a
+        // call (too few rounds) it stays on the medians, as the table's
+        // "best" does, unless the medians' leader would make a call the
+        // paired ranking does not.
         let lead = ms[0].c;
         let score: Vec<f64> = ms[..real]
             .iter()
@@ -152,25 +181,17 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .collect();
         let mut idx: Vec<usize> = (0..real).collect();
         idx.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
-        let mut sorted: Vec<M> = Vec::with_capacity(ms.len());
-        let mut taken: Vec<Option<M>> = ms.drain(..).map(Some).collect();
-        for i in idx.into_iter().chain(real..taken.len()) {
-            sorted.extend(taken[i].take());
+        let sorted: Vec<M> = idx
+            .into_iter()
+            .chain(real..ms.len())
+            .map(|i| ms[i].clone())
+            .collect();
+        let by_pairs = compare(&sorted);
+        if calls(&by_pairs) || calls(&cmp) {
+            ms = sorted;
+            cmp = by_pairs;
         }
-        ms = sorted;
     }
-    let top = &ms[0];
-    let cmp: Vec<Comparison> = ms
-        .iter()
-        .map(|m| {
-            versus(m.c, top.c, &bw, stats::EQUIVALENCE_MARGIN, alpha).unwrap_or(Comparison {
-                ratio: top.s.median / m.s.median,
-                ratio_ci95: [0.0, f64::INFINITY],
-                distinct: false,
-                undersampled: false,
-            })
-        })
-        .collect();
     let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
         stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
     };
@@ -270,6 +291,9 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         })
         .map(|m| name_of(m.c))
         .collect();
+    let real_cases: Vec<&CaseResult> = ms[..real].iter().map(|m| m.c).collect();
+    let (interrupted, max_time_for_call) =
+        no_call::shortfall(&real_cases, called || !paired, alpha);
     let mut v = Verdict {
         job,
         fastest,
@@ -283,6 +307,8 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
         capped,
+        interrupted,
+        max_time_for_call,
         dirty_burst: None,
         text: Vec::new(),
     };
@@ -563,26 +589,15 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else {
         "methods"
     };
-    let advice = if v.capped.is_empty() {
-        format!("run longer (--max-time) or --repeat {needed}")
-    } else {
-        let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
-        format!(
-            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
-            list(&names)
-        )
-    };
+    let advice = no_call::advice(v, needed);
     if !unsure.is_empty() && v.paired && fewest >= 6 {
         // Enough rounds for one comparison, not for as many as this verdict
         // makes (the level is shared among them).
-        let measured: Vec<String> = unsure
-            .iter()
-            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
-            .collect();
+        let measured = no_call::others_measured(&r);
         out.push(format!(
             "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} {noun} (it takes {needed}); {advice}.",
             top.method,
-            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            measured,
             r.len()
         ));
     } else if !unsure.is_empty() {
@@ -604,10 +619,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 }
             })
             .collect();
-        let measured: Vec<String> = unsure
-            .iter()
-            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
-            .collect();
+        let measured = no_call::others_measured(&r);
         // Every method named ran as many: say it once.
         let named: Vec<&Ranked> = std::iter::once(top).chain(unsure.iter().copied()).collect();
         let same = named.len() > 2
@@ -624,8 +636,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
         };
         out.push(format!(
             "{label}: {} measured {}, but {short}: too few to call that real; {advice}.",
-            top.method,
-            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            top.method, measured,
         ));
     } else if rest.is_empty() {
         let why = overlap(r.iter().any(|m| m.n < 6));
@@ -759,5 +770,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+mod no_call_tests;
 #[cfg(test)]
 pub(crate) mod tests;
