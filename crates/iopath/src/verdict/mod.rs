@@ -44,6 +44,7 @@ pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict}
 mod dirty;
 mod memory;
 mod no_call;
+mod ties;
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -572,7 +573,14 @@ pub fn words(v: &Verdict) -> Vec<String> {
         }
     }
     let shown: Vec<String> = shown.into_iter().map(vs).collect();
-    let names: Vec<&str> = tied.iter().map(|m| m.method.as_str()).collect();
+    // Tied, but with medians far apart: not a "tie for fastest".
+    let far: Vec<&Ranked> = tied.iter().copied().filter(|m| !ties::near(m)).collect();
+    let far_clause = ties::far_clause(top, &far, &vs);
+    let names: Vec<&str> = tied
+        .iter()
+        .filter(|m| ties::near(m))
+        .map(|m| m.method.as_str())
+        .collect();
     let unsure: Vec<&Ranked> = r
         .iter()
         .copied()
@@ -638,6 +646,23 @@ pub fn words(v: &Verdict) -> Vec<String> {
             "{label}: {} measured {}, but {short}: too few to call that real; {advice}.",
             top.method, measured,
         ));
+    } else if !far.is_empty() {
+        let why = overlap(tied.iter().any(|m| m.n < 6));
+        let near = if names.len() >= 2 {
+            format!("{} tie for fastest; ", list(&names))
+        } else {
+            String::new()
+        };
+        let slower = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} is {}",
+                top.method,
+                list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
+            )
+        };
+        out.push(format!("{label}: {near}{far_clause} ({why}){slower}."));
     } else if rest.is_empty() {
         let why = overlap(r.iter().any(|m| m.n < 6));
         out.push(format!(
@@ -737,7 +762,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
         format!(
             "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
             list(&eq),
-            if rest.is_empty() { "tied" } else { "tied for fastest" },
+            if !far.is_empty() {
+                "not shown to differ"
+            } else if rest.is_empty() {
+                "tied"
+            } else {
+                "tied for fastest"
+            },
             if eq.len() < tied.len() {
 (if tied.len() - eq.len() == 1 {
                     " (the other costs more)"
@@ -758,8 +789,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
                     .all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
         });
         format!(
-            "→ use {}: tied for fastest, and the least {} of those (a real difference).",
+            "→ use {}: {}, and the least {} of those (a real difference).",
             v.pick,
+            if far.is_empty() {
+                "tied for fastest"
+            } else {
+                "not shown to differ in speed"
+            },
             if cheapest_cpu {
                 per.to_string()
             } else {

@@ -1,5 +1,6 @@
-//! Verdicts without a call (issue 18, fix item 3): the ranking the table
-//! shows, every method named, and advice that fits the cause.
+//! Verdicts that must not say more than their numbers (issue 18, fix
+//! items 3 and 4): without a call, the ranking the table shows, every
+//! method named and advice that fits the cause; far medians no tie.
 
 use super::tests::rounds;
 use super::*;
@@ -122,5 +123,62 @@ fn without_a_call_the_advice_fits_the_cause() {
         v.text[0].contains("--max-time 1.5s or --repeat 6 gives them"),
         "{:?}",
         v.text
+    );
+}
+
+/// Issue 18 (fix item 4): a method whose interval reaches even but whose
+/// median is half the fastest's is "not shown to differ", never "tie for
+/// fastest".
+#[test]
+fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
+    let n = 10;
+    let one = vec![1.0; n];
+    let base: Vec<f64> = (0..n).map(|r| 100.0 + r as f64).collect();
+    let spread = [0.2, 0.3, 0.5, 0.5, 0.4, 1.5, 2.0, 0.45, 0.35, 1.8];
+    let cases = vec![
+        rounds("aio", None, &base, &one),
+        rounds(
+            "uring",
+            None,
+            &base.iter().map(|b| b * 1.005).collect::<Vec<_>>(),
+            &one,
+        ),
+        rounds(
+            "mmap",
+            None,
+            &base
+                .iter()
+                .zip(spread)
+                .map(|(b, s)| b * s)
+                .collect::<Vec<_>>(),
+            &one,
+        ),
+        rounds(
+            "buffered",
+            None,
+            &base.iter().map(|b| b * 0.1).collect::<Vec<_>>(),
+            &one,
+        ),
+    ];
+    let v = &all(&cases)[0];
+    let mmap = v.ranking.iter().find(|m| m.method == "mmap").unwrap();
+    assert!(
+        mmap.tied_with_fastest && mmap.fastest_ratio > 1.5,
+        "{mmap:?}"
+    );
+    let text = v.text.join(" ");
+    assert!(text.contains("tie for fastest"), "{text}");
+    assert!(!text.contains("mmap tie"), "{text}");
+    assert!(!text.contains("and mmap tie"), "{text}");
+    let said = format!("measured {} mmap", x(mmap.fastest_ratio));
+    assert!(text.contains(&said), "{text}");
+    assert!(text.contains("not shown to differ"), "{text}");
+    // The close pair is still a tie for fastest.
+    let lead = &v.ranking[0].method;
+    let other = if lead == "aio" { "uring" } else { "aio" };
+    assert!(
+        text.contains(&format!("{} tie for fastest", list(&[lead, other])))
+            || text.contains(&format!("{} tie for fastest", list(&[other, lead]))),
+        "{text}"
     );
 }
