@@ -45,6 +45,8 @@ mod dirty;
 mod memory;
 mod no_call;
 mod ties;
+mod words_fmt;
+use words_fmt::{ci, pct_slower, x};
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -437,52 +439,6 @@ fn choose(
     (pick, if equal.len() > 1 { equal } else { Vec::new() })
 }
 
-/// A ratio with three significant digits or so: 1.23, 12.3, 123.
-fn num(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else if r >= 10.0 {
-        format!("{r:.1}")
-    } else {
-        format!("{r:.2}")
-    }
-}
-
-fn x(r: f64) -> String {
-    format!("{}x", num(r))
-}
-
-/// A ratio's interval: "95% CI 1.19-1.24x"; with fewer than 6 repetitions
-/// on either side (`few`), "1.19-1.24x over few repetitions", as a
-/// bootstrap of a handful of values is not a 95% interval.
-fn ci(c: [f64; 2], few: bool, level: f64) -> String {
-    if few {
-        format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
-    } else {
-        let pct = level * 100.0;
-        let pct = if (pct - pct.round()).abs() < 0.05 {
-            format!("{pct:.0}")
-        } else {
-            format!("{pct:.1}")
-        };
-        format!("{pct}% CI {}-{}x", num(c[0]), num(c[1]))
-    }
-}
-
-/// How much slower a method is whose median is `ratio` (< 1) times
-/// another's: "18%", the complement of the speed sentence's ratio (1.22x
-/// is 18% slower); never a rounded "100%" or "0%".
-fn pct_slower(ratio: f64) -> String {
-    let p = (1.0 - ratio) * 100.0;
-    if p >= 99.95 {
-        "over 99.9%".to_string()
-    } else if (1.0..99.5).contains(&p) {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
-    }
-}
-
 /// "a", "a and b", "a, b and c".
 pub(crate) fn list(names: &[&str]) -> String {
     match names {
@@ -648,21 +604,15 @@ pub fn words(v: &Verdict) -> Vec<String> {
         ));
     } else if !far.is_empty() {
         let why = overlap(tied.iter().any(|m| m.n < 6));
-        let near = if names.len() >= 2 {
-            format!("{} tie for fastest; ", list(&names))
-        } else {
-            String::new()
-        };
-        let slower = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} is {}",
-                top.method,
-                list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
-            )
-        };
-        out.push(format!("{label}: {near}{far_clause} ({why}){slower}."));
+        out.push(ties::sentence(
+            &label,
+            &names,
+            &far_clause,
+            why,
+            top,
+            &shown,
+            rest.is_empty(),
+        ));
     } else if rest.is_empty() {
         let why = overlap(r.iter().any(|m| m.n < 6));
         out.push(format!(

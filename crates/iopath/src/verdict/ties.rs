@@ -23,3 +23,33 @@ pub(super) fn far_clause(top: &Ranked, far: &[&Ranked], vs: &dyn Fn(&Ranked) -> 
         super::list(&items.iter().map(String::as_str).collect::<Vec<_>>())
     )
 }
+
+/// The speed sentence of a verdict with `far` ties: the near ones (`names`,
+/// the fastest first) tie for fastest, the far ones are not shown to
+/// differ (`clause`, [`far_clause`]), and the slower ones (`shown`) as
+/// usual.
+pub(super) fn sentence(
+    label: &str,
+    names: &[&str],
+    clause: &str,
+    why: &str,
+    top: &Ranked,
+    shown: &[String],
+    no_rest: bool,
+) -> String {
+    let near = if names.len() >= 2 {
+        format!("{} tie for fastest; ", super::list(names))
+    } else {
+        String::new()
+    };
+    let slower = if no_rest {
+        String::new()
+    } else {
+        format!(
+            "; {} is {}",
+            top.method,
+            super::list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
+        )
+    };
+    format!("{label}: {near}{clause} ({why}){slower}.")
+}
