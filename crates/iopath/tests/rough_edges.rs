@@ -153,6 +153,20 @@ fn an_unwritable_directory_is_bad_input_that_names_the_directory() {
         "{err}"
     );
     assert!(!err.contains("file's permissions"), "{err}");
+    // Without --dir, in that directory: it is the current directory, not a
+    // --dir that was never given (issue 18, fix item 7).
+    let Some(mut here) = as_nobody() else { return };
+    let out = here
+        .current_dir(&d)
+        .args(["run", "--size", "4M", "--patterns", "read", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("the current directory {}", d.display())) && !err.contains("--dir /"),
+        "{err}"
+    );
     // Without --quiet: the error comes before the estimate, which a run
     // that cannot start does not print (issue 18, "runs" item 5).
     let Some(mut loud) = as_nobody() else { return };
