@@ -301,13 +301,18 @@ pub struct RunArgs {
 
     /// Adaptive repetition: repeat a case until the 95% interval of its
     /// median throughput is within PCT of the median (at least 6
-    /// repetitions, the fewest that give a 95% interval of a median).
+    /// repetitions, the fewest that give a 95% interval of a median). A job
+    /// of several methods ignores the target until it has the rounds its
+    /// verdict needs, when those fit (see --max-time).
     #[arg(long, value_name = "PCT", default_value = "3%", value_parser = pct)]
     pub ci_target: f64,
 
-    /// Adaptive repetition: time budget of one case, warm-up included (the
+    /// Adaptive repetition: time budget of one case, warm-up included. The
     /// methods of a job share theirs: rounds stop before one that would not
-    /// fit in the running methods' budgets, after at least 3).
+    /// fit in the running methods' budgets, after at least 3. A job of
+    /// several methods runs on to the rounds its verdict needs (6 for two
+    /// methods, 9 for ten) when they are expected to end within twice its
+    /// budget, so a job may take up to twice its budget, plus one round.
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
     pub max_time: Duration,
 
@@ -315,6 +320,8 @@ pub struct RunArgs {
     /// none, or the preset's (hmmap: 10s); 0: none]. A case that reaches it
     /// stops: it keeps what it measured, and reports the fraction of the
     /// repetition done and the whole repetition's time extrapolated from it.
+    /// A write's final flush (fsync of what the page cache took) is not cut
+    /// and can pass the cap.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub case_timeout: Option<Duration>,
 

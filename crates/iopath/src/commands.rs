@@ -390,6 +390,9 @@ pub fn preset_toml(name: &str) -> Result<String> {
     ))
 }
 
+/// The width `presets show` fits its case table to.
+pub const SHOW_WIDTH: u16 = 120;
+
 /// A preset as the cases it runs, with its run settings and source.
 pub fn preset_show(name: &str) -> Result<String> {
     let preset = crate::preset::find(name)?;
@@ -434,7 +437,8 @@ pub fn preset_show(name: &str) -> Result<String> {
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(SHOW_WIDTH)
         .set_header(vec![
             "#",
             "label",
@@ -494,8 +498,13 @@ pub fn preset_show(name: &str) -> Result<String> {
             c.published.as_ref().map(|p| p.show()).unwrap_or_default(),
         ]);
     }
-    // The case table is as wide as its cells (its dozen columns do not
-    // fit 120 with labels readable); the sentences around it are wrapped.
+    // The short columns keep their width; the label, other and published
+    // cells wrap, so that the table fits SHOW_WIDTH columns.
+    for (i, col) in t.column_iter_mut().enumerate() {
+        if ![1, 10, 11].contains(&i) {
+            col.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
     out.push_str(&format!("{t}\n"));
     if !preset.job.reading.is_empty() {
         out.push_str("\nhow to read it:\n");

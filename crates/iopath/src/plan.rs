@@ -207,6 +207,7 @@ impl Plan {
             wanted_reps: MIN_ADAPTIVE_REPS,
             max_reps: MAX_ADAPTIVE_REPS,
             max_time_ns: self.max_time.as_nanos() as u64,
+            warmup_rounds: self.warmup as usize,
         })
     }
 

@@ -268,8 +268,10 @@ pub fn check(spec: &TargetSpec) -> Result<()> {
                     UsageError(format!("--dir {} is not a directory", dir.display())).into(),
                 );
             }
+            // No --dir (or `--dir .`): the current directory, as such.
+            let flag = if dir.as_os_str() == "." { "." } else { "--dir" };
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-            writable("--dir", dir, dir)
+            writable(flag, dir, dir)
         }
         TargetSpec::File { path, .. } if !path.exists() => {
             let dir = parent_of(path);
@@ -297,7 +299,8 @@ fn parent_of(path: &Path) -> &Path {
 
 /// The test file is made in `dir`: a directory this user cannot write in
 /// (or a read-only file system) is bad input, said before anything else
-/// (exit 2), naming the directory rather than a file.
+/// (exit 2), naming the directory rather than a file. `flag` is the flag
+/// that named it, or `.` for the current directory (no --dir).
 fn writable(flag: &str, given: &Path, dir: &Path) -> Result<()> {
     use rustix::fs::{access, Access};
     match access(dir, Access::WRITE_OK | Access::EXEC_OK) {
@@ -317,6 +320,13 @@ fn writable(flag: &str, given: &Path, dir: &Path) -> Result<()> {
             } else {
                 "name a file in a directory this user can write to"
             };
+            if flag == "." {
+                return Err(UsageError(format!(
+                    "cannot make the test file in the current directory {}: {why}; give --dir with a directory this user can write to, or run as a user who may write in it",
+                    dir.display()
+                ))
+                .into());
+            }
             Err(UsageError(format!(
                 "{flag} {}: cannot make the test file in directory {}: {why}; {instead}, or run as a user who may write in it",
                 given.display(),

@@ -278,7 +278,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     {
         push(
             "no_block_device",
-            "no block device is under the target (tmpfs, overlay or a network file system): no result here measured a device".into(),
+            "no block device is under the target (tmpfs, overlay or a network file system), so no device was measured in the cases".into(),
             vec!["all".into()],
         );
     }
@@ -420,8 +420,12 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     push(
         "sqpoll_shares_core",
         format!(
-            "the SQPOLL kernel thread spins on a core of its own, but {} CPU(s) serve it, the worker thread(s) and everything else: they compete (its CPU time is counted in cpu.sqpoll_ns)",
-            r.system.cpus
+            "the SQPOLL kernel thread spins on a core of its own, but {} it, the workers and everything else: they compete (its CPU time is counted in cpu.sqpoll_ns)",
+            if r.system.cpus == 1 {
+                "1 CPU serves".to_string()
+            } else {
+                format!("{} CPUs serve", r.system.cpus)
+            }
         ),
         shares,
     );

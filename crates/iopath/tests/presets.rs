@@ -304,6 +304,10 @@ fn presets_show_gives_the_cases_settings_and_source_of_each() {
             text.ends_with(&format!("\nrun it: iopath run --preset {name}\n")),
             "{text}"
         );
+        // Every line fits 120 columns, the case table's too: its long
+        // cells wrap (issue 18, fix item 6).
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 120, "{name}: {widest} columns:\n{text}");
         if name == "glommio-random" {
             // 10% of this machine's RAM: the first two cases, not the
             // whole-file ones. The snapshot holds a placeholder.
@@ -1090,4 +1094,16 @@ fn hmmap_scales_its_cache_with_the_file() {
         plan(&["--size", "16G", "--cache-limit", "1G"]).cache_limit,
         Some(1 << 30)
     );
+}
+
+/// Issue 18 (fix item 6): `presets show` fits 120 columns for every
+/// built-in preset (glommio-scan's table was 204 wide, numa's 280): the
+/// label, other and published cells wrap.
+#[test]
+fn presets_show_fits_120_columns_for_every_preset() {
+    for name in ALL {
+        let text = show(name);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 120, "{name}: {widest} columns:\n{text}");
+    }
 }

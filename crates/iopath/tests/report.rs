@@ -727,7 +727,8 @@ fn every_line_of_the_report_keeps_to_120_columns() {
                 .unwrap()
                 .push("a note of the run, which on its own is longer than the width of one terminal line of one hundred and twenty columns".into());
             if c["pattern"] == "write" {
-                c["skipped"] = "the run was interrupted (Ctrl-C) before this case".into();
+                c["skipped"] =
+                    "the run was interrupted (Ctrl-C or SIGTERM) before this case".into();
                 c["summary"] = serde_json::Value::Null;
                 c["repetitions"] = serde_json::json!([]);
             }

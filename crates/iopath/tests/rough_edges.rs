@@ -153,6 +153,20 @@ fn an_unwritable_directory_is_bad_input_that_names_the_directory() {
         "{err}"
     );
     assert!(!err.contains("file's permissions"), "{err}");
+    // Without --dir, in that directory: it is the current directory, not a
+    // --dir that was never given (issue 18, fix item 7).
+    let Some(mut here) = as_nobody() else { return };
+    let out = here
+        .current_dir(&d)
+        .args(["run", "--size", "4M", "--patterns", "read", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("the current directory {}", d.display())) && !err.contains("--dir /"),
+        "{err}"
+    );
     // Without --quiet: the error comes before the estimate, which a run
     // that cannot start does not print (issue 18, "runs" item 5).
     let Some(mut loud) = as_nobody() else { return };
@@ -218,17 +232,22 @@ fn a_block_size_o_direct_cannot_do_skips_only_the_o_direct_methods() {
         let c = case(&v, m, "randread");
         assert!(c["summary"].is_object(), "{m} runs: {c}");
     }
+    let mut reasons = Vec::new();
     for m in ["direct", "uring", "aio"] {
         let c = case(&v, m, "randread");
         let why = c["skipped"].as_str().unwrap_or_else(|| panic!("{m}: {c}"));
         assert!(
             why.contains("--bs 1000 is not a multiple of the O_DIRECT alignment")
-                && why.contains(&format!("which {m} requires")),
+                && why.contains("which every O_DIRECT method requires"),
             "{why}"
         );
         // The file as the run names it, not the /proc link engines open.
         assert!(!why.contains("/proc/"), "{why}");
+        reasons.push(why.to_string());
     }
+    // One reason, not naming its method: the "not run" list gives the
+    // three methods one line (issue 18, fix item 5).
+    assert!(reasons.iter().all(|r| r == &reasons[0]), "{reasons:?}");
     assert!(leftovers(dir.path()).is_empty());
 }
 

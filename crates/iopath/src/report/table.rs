@@ -270,7 +270,7 @@ fn legend(wide: bool, in_memory: bool) -> String {
     }
     s.push_str(
         "; vs best = MiB/s over the highest median in the table (the verdict ranks a job by \
-         its paired per-round ratios)",
+         its paired per-round ratios once it can make a call, else by its medians too)",
     );
     if !wide {
         s.push_str(
@@ -594,7 +594,7 @@ mod tests {
         );
         // A case the run never reached counts as not run, under its name.
         r.cases[2].skipped = Some(format!(
-            "{} (Ctrl-C) before this case",
+            "{} (Ctrl-C or SIGTERM) before this case",
             crate::result::NOT_REACHED
         ));
         let caveat = crate::report::interrupted_caveat(&r).unwrap();
@@ -616,7 +616,7 @@ mod tests {
         r.cases[9].repetitions[4].interrupted = true;
         for c in &mut r.cases[12..] {
             c.skipped = Some(format!(
-                "{} (Ctrl-C) before this case",
+                "{} (Ctrl-C or SIGTERM) before this case",
                 crate::result::NOT_REACHED
             ));
             c.summary = None;
@@ -646,7 +646,7 @@ mod tests {
         let unwrapped = not_run.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             unwrapped.contains(
-                "- buffered, direct, mmap, uring, aio, uring-iopoll on write 1M Q8T1 (6 cases): the run was interrupted (Ctrl-C) before this case"
+                "- buffered, direct, mmap, uring, aio, uring-iopoll on write 1M Q8T1 (6 cases): the run was interrupted (Ctrl-C or SIGTERM) before this case"
             ),
             "{not_run}"
         );

@@ -106,6 +106,16 @@ pub struct Verdict {
     /// asked, or a part of one); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
+    /// True when the run was interrupted (Ctrl-C or SIGTERM) while this
+    /// job ran: its methods stopped short of the rounds they would have
+    /// run. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Without a call, for an adaptive job that stopped at its budget: the
+    /// `--max-time` (as typed) that would give it the rounds a call needs,
+    /// from its repetitions' measured times. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_for_call: Option<String>,
     /// A write verdict whose page-cache writers wrote no more in a
     /// repetition than the kernel's dirty limit: their speed is a burst the
     /// cache absorbed (the text says so and how to measure past it).

@@ -10,8 +10,9 @@
 //! small ones); after that, the median speed measured for the same method
 //! and pattern, else for the same pattern. Adaptive repetition runs a job
 //! until its budget (`--max-time` per method) is spent or its interval is
-//! reached: the estimate takes the budget, at least 3 rounds, and up to the
-//! quarter over it that a verdict's rounds may take. `--case-timeout` caps
+//! reached: the estimate takes the budget, at least 3 rounds, and the
+//! rounds a verdict needs when they fit within twice the budget
+//! ([`crate::stats::VERDICT_GRACE`]). `--case-timeout` caps
 //! every case's share, and makes the whole run bounded.
 //!
 //! Pure: the plan, the file size and the speeds known so far go in, seconds
@@ -226,14 +227,7 @@ pub fn wanted_rounds(plan: &Plan, arms: usize) -> Option<usize> {
         .then(|| crate::stats::min_rounds(crate::stats::verdict_alpha(arms)))
 }
 
-/// The `--max-time` that lets a job whose repetitions take `rep_s` on
-/// average run `rounds` rounds (and `warmup` warm-ups) within
-/// [`crate::stats::VERDICT_GRACE`] times its budget, rounded up to the
-/// half second.
-pub fn max_time_for(rounds: usize, warmup: u32, rep_s: f64) -> Duration {
-    let s = (rounds as f64 + f64::from(warmup)) * rep_s / crate::stats::VERDICT_GRACE;
-    Duration::from_secs_f64((s * 2.0).ceil().max(1.0) / 2.0)
-}
+pub use crate::stats::max_time_for;
 
 /// The run's estimate.
 #[derive(Debug, Clone, PartialEq)]
@@ -902,5 +896,66 @@ mod tests {
         assert!((e.cases[0].rep_s - 2.02).abs() < 1e-9);
         // One pass of 256 MiB at 2 GB/s: 0.13 s, not 2 s.
         assert!(e.cases[1].rep_s < 0.2, "{:?}", e.cases[1]);
+    }
+
+    /// Regression (issue 18, fix item 1): warm-ups did not cancel the
+    /// rounds a verdict needs in the estimate but did in the run (the
+    /// run divided the job's time, warm-ups included, by its measured
+    /// rounds only). The job loop, given the estimate's repetition times,
+    /// runs the rounds the estimate counts, with and without warm-ups.
+    #[test]
+    fn the_job_loop_runs_the_rounds_the_estimate_counts() {
+        use super::super::repeat::{run_job, RepOutcome, Schedule};
+        for warmup in ["0", "1", "2"] {
+            let p = plan(&[
+                "--methods",
+                "direct,uring",
+                "--patterns",
+                "randread",
+                "--time",
+                "100ms",
+                "--max-time",
+                "450ms",
+                "--size",
+                "64M",
+                "--warmup",
+                warmup,
+            ]);
+            let jobs = arms(&p);
+            assert_eq!(jobs.len(), 1);
+            let e = Estimate::of(&p, 64 << 20, true, &jobs, &none);
+            let rule = p.stop_rule().map(|mut r| {
+                r.wanted_reps = r.min_reps.max(wanted_rounds(&p, 2).unwrap());
+                r
+            });
+            let s = Schedule {
+                fixed: None,
+                rule,
+                warmup: p.warmup,
+                seed: 1,
+                round_base: 0,
+                case_timeout_ns: None,
+            };
+            // Throughputs too spread for the interval target to stop it.
+            let bws = [50.0, 150.0, 100.0, 80.0];
+            let mut i = 0;
+            let end = run_job(2, &s, |c| {
+                i += 1;
+                RepOutcome::Done {
+                    bw: bws[i % bws.len()],
+                    wall_ns: (e.cases[c.arm].rep_s * 1e9) as u64,
+                }
+            });
+            let expected = e.cases[0].reps - f64::from(p.warmup);
+            assert_eq!(
+                f64::from(end.rounds),
+                expected,
+                "--warmup {warmup}: {end:?}"
+            );
+            // With up to one warm-up the verdict's 6 rounds fit in twice
+            // the budget (8 rounds of 0.24 s do not).
+            assert_eq!(e.cases[0].short_of.is_none(), warmup != "2", "{warmup}");
+            assert_eq!(end.arms[0].warmup, p.warmup);
+        }
     }
 }

@@ -171,8 +171,8 @@ impl Runner<'_> {
         }
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         // Adaptive jobs try to reach the rounds a verdict among their real
-        // methods needs to make a call (6 for two, 8 for seven), up to a
-        // quarter past their budget.
+        // methods needs to make a call (6 for two, 8 for seven), when they
+        // fit within twice their budget (`VERDICT_GRACE`).
         let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
         let rule = self.plan.stop_rule().map(|mut r| {
             if real >= 2 && interleaved {

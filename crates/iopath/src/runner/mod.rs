@@ -234,7 +234,7 @@ impl Runner<'_> {
                 for c in cases {
                     let mut cr = case_result(c);
                     cr.skipped = Some(format!(
-                        "{} (Ctrl-C) before this case",
+                        "{} (Ctrl-C or SIGTERM) before this case",
                         crate::result::NOT_REACHED
                     ));
                     result.cases.push(cr);

@@ -129,9 +129,13 @@ pub(super) fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result
 pub(super) const NULL_UNDER_VERIFY: &str =
     "null moves no data, so --verify has nothing to check in it: skipped under --verify (run it without --verify to measure the overhead floor)";
 
+/// The end of [`misaligned`]'s advice.
+const FOR_THEM: &str = " for them";
+
 /// Why an O_DIRECT case cannot run on this target at its block size: not
 /// a multiple of the file's DIO alignment (the kernel would answer
-/// EINVAL). `None` for a case that can.
+/// EINVAL). `None` for a case that can. The words do not name the method,
+/// so that the "not run" list gives the methods it concerns one line.
 pub(super) fn misaligned(case: &Case, t: &Target) -> Option<String> {
     if !case.method.is_direct() {
         return None;
@@ -141,12 +145,11 @@ pub(super) fn misaligned(case: &Case, t: &Target) -> Option<String> {
     (case.block_size % unit != 0).then(|| {
         let up = case.block_size.div_ceil(unit) * unit;
         format!(
-            "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, {}), which {} requires; use --bs {} for it",
+            "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, {}), which every O_DIRECT method requires; use --bs {}{FOR_THEM}",
             case.block_size,
             t.info.path.display(),
             align.offset,
             iopath_io::sys::dio_provenance(align.source),
-            case.method,
             fmt_bytes(up).replace(' ', "")
         )
     })
@@ -171,7 +174,7 @@ pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) 
     match why {
         Some(w) => Err(UsageError(format!(
             "{}, or a buffered method (no case of this run could run)",
-            w.trim_end_matches(" for it")
+            w.trim_end_matches(FOR_THEM)
         ))
         .into()),
         None => Ok(()),

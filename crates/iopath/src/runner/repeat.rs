@@ -245,6 +245,11 @@ fn decide(
     let running: Vec<usize> = (0..alive.len()).filter(|&a| alive[a]).collect();
     let samples: Vec<&[f64]> = running.iter().map(|&a| samples[a].as_slice()).collect();
     let next: u64 = running.iter().map(|&a| slowest[a]).sum();
+    // The warm-ups ran are the schedule's: their time is in `elapsed`.
+    let rule = StopRule {
+        warmup_rounds: s.warmup as usize,
+        ..rule
+    };
     rule.decide_job(&samples, rounds as usize, elapsed, next)
 }
 
@@ -277,6 +282,7 @@ mod tests {
             wanted_reps: 3,
             max_reps: 1000,
             max_time_ns: max_time_ms * MS,
+            warmup_rounds: 0,
         }
     }
 

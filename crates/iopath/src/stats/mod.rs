@@ -181,6 +181,15 @@ pub fn median_ci_rel(s: &Stats) -> f64 {
 /// estimate and the verdict say what would give a call.
 pub const VERDICT_GRACE: f64 = 2.0;
 
+/// The `--max-time` that lets a job whose repetitions take `rep_s` on
+/// average run `rounds` rounds (and `warmup` warm-ups) within
+/// [`VERDICT_GRACE`] times its budget, rounded up to the
+/// half second.
+pub fn max_time_for(rounds: usize, warmup: u32, rep_s: f64) -> std::time::Duration {
+    let s = (rounds as f64 + f64::from(warmup)) * rep_s / VERDICT_GRACE;
+    std::time::Duration::from_secs_f64((s * 2.0).ceil().max(1.0) / 2.0)
+}
+
 /// How adaptive repetition decides to stop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StopRule {
@@ -199,6 +208,9 @@ pub struct StopRule {
     pub max_reps: usize,
     /// The case's time budget, nanoseconds (warm-up repetitions included).
     pub max_time_ns: u64,
+    /// Warm-up rounds run before the measured ones: their time is in the
+    /// job's elapsed time, so a round's expected time counts them too.
+    pub warmup_rounds: usize,
 }
 
 /// Why a case stopped repeating.
@@ -290,9 +302,11 @@ impl StopRule {
     /// True when a job of `arms` running arms, `rounds` rounds in after
     /// `elapsed_ns`, is short of `wanted_reps` and the rounds missing are
     /// expected to end within [`VERDICT_GRACE`] times its budget. A missing
-    /// round is expected to take what the rounds so far took on average
-    /// (`next_ns`, the slowest repetitions, before the first): one slow
-    /// repetition on a shared disk does not cancel the rounds.
+    /// round is expected to take what the rounds so far (warm-up rounds
+    /// included, as `elapsed_ns` includes them) took on average (`next_ns`,
+    /// the slowest repetitions, before the first): one slow repetition on a
+    /// shared disk does not cancel the rounds. The same test as the
+    /// estimate's: `(wanted + warm-ups) × round <= VERDICT_GRACE × budget`.
     pub fn reaches_wanted(
         &self,
         arms: usize,
@@ -304,8 +318,9 @@ impl StopRule {
             return false;
         }
         let missing = (self.wanted_reps - rounds) as f64;
-        let per_round = if rounds > 0 {
-            elapsed_ns as f64 / rounds as f64
+        let done = rounds + self.warmup_rounds;
+        let per_round = if done > 0 {
+            elapsed_ns as f64 / done as f64
         } else {
             next_ns as f64
         };

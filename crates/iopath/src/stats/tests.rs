@@ -121,6 +121,7 @@ fn rule() -> StopRule {
         wanted_reps: 3,
         max_reps: 50,
         max_time_ns: 10_000_000_000,
+        warmup_rounds: 0,
     }
 }
 
@@ -170,6 +171,7 @@ fn a_job_reaches_the_rounds_its_verdict_needs_whenever_they_fit() {
         wanted_reps: 9,
         max_reps: 1000,
         max_time_ns: 3 * S / 2,
+        warmup_rounds: 0,
     };
     let tight = [100.0; 8];
     let arms: Vec<&[f64]> = vec![&tight[..]; 9];
@@ -188,8 +190,8 @@ fn a_job_reaches_the_rounds_its_verdict_needs_whenever_they_fit() {
         Some(StopReason::CiTarget)
     );
     // Rounds of 4 s: 9 of them (36 s) do not fit in 27 s: the job stops at
-    // its plain budget (3 rounds, 12 s, a fourth would end at 16 s), not a
-    // quarter past it, and the interval may stop it from 6 rounds on.
+    // its plain budget (3 rounds, 12 s, a fourth would end at 16 s), not
+    // twice it, and the interval may stop it from 6 rounds on.
     let wide = [90.0, 110.0, 100.0];
     let w: Vec<&[f64]> = vec![&wide[..]; 9];
     assert!(!r.reaches_wanted(9, 3, 12 * S, 4 * S));
@@ -228,6 +230,16 @@ fn a_job_reaches_the_rounds_its_verdict_needs_whenever_they_fit() {
     let capped = StopRule { max_reps: 5, ..r };
     assert_eq!(capped.decide_job(&w, 5, 0, 1), Some(StopReason::MaxReps));
     assert!(!capped.reaches_wanted(9, 5, 0, 1));
+    // Warm-up rounds are in the elapsed time and count as rounds: one
+    // warm-up and 3 rounds of 2.5 s (10 s) make 10 rounds of 2.5 s (25 s)
+    // for the 9 wanted, within 27 s. Divided by the measured rounds alone
+    // (3.3 s a round) they would not fit (30 s).
+    let warm = StopRule {
+        warmup_rounds: 1,
+        ..r
+    };
+    assert!(warm.reaches_wanted(9, 3, 10 * S, 5 * S / 2));
+    assert!(!warm.reaches_wanted(9, 3, 11 * S, 11 * S / 4));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{list, Verdict};
 use crate::metrics::dirty::DirtyLimits;
 use crate::result::records::DirtyBurst;
 use crate::result::{CacheLimitInfo, CaseResult};
-use crate::units::{fmt_bytes, fmt_duration, fmt_size_flag};
+use crate::units::{fmt_bytes, fmt_size_flag};
 
 /// Methods whose writes land in the page cache first (and stay there until
 /// write-back), hinted or not (`mmap+random` is `mmap`): classified by the
@@ -74,7 +74,8 @@ pub fn caveat(
     let limits = capped.map_or(*d, |c| under_cap(d, c.limit_bytes));
     let d = &limits;
     let mut methods: Vec<String> = Vec::new();
-    let (mut written, mut rate) = (0u64, 0.0f64);
+    let mut written = 0u64;
+    let mut rates: Vec<f64> = Vec::new();
     for c in cases
         .iter()
         .filter(|c| in_group(c) && through_page_cache(&c.method))
@@ -87,7 +88,7 @@ pub fn caveat(
         }
         methods.push(c.name());
         written = written.max(s.write_bytes);
-        rate = rate.max(s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64);
+        rates.push(s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64);
     }
     // Variants of a group are named as the verdict names them.
     let named: Vec<String> = methods
@@ -109,12 +110,14 @@ pub fn caveat(
     } else {
         "and the timed fsync flushed them in one sorted burst"
     };
+    // The writers' median rate, as the table gives each one's median.
+    let rate = crate::stats::describe(&rates).map_or(0.0, |s| s.median);
     let time = (rate > 0.0).then(|| {
         let secs = (2.0 * d.limit_bytes as f64 / rate).ceil().max(1.0);
         format!(
             " and a --time that writes past {} (about {} at the {}/s measured here)",
             fmt_bytes(d.limit_bytes),
-            fmt_duration(std::time::Duration::from_secs_f64(secs)),
+            crate::units::fmt_wall(std::time::Duration::from_secs_f64(secs)),
             fmt_bytes(rate as u64)
         )
     });
@@ -255,7 +258,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("--time that writes past 4 GiB (about 11s"),
+            text.contains("--time that writes past 4 GiB (about 11 s"),
             "{text}"
         );
         let last = v.text.last().unwrap();

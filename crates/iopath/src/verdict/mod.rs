@@ -43,6 +43,10 @@ pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict}
 
 mod dirty;
 mod memory;
+mod no_call;
+mod ties;
+mod words_fmt;
+use words_fmt::{ci, pct_slower, x};
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -52,6 +56,14 @@ use variants::{cpu_cost, mixed_sizes};
 /// ([`Verdict::dirty_burst`]).
 pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     let mut v = all(&r.cases);
+    // Methods that all stopped short were interrupted only in a run that
+    // was.
+    if !r.interrupted {
+        for verdict in v.iter_mut().filter(|v| v.interrupted) {
+            verdict.interrupted = false;
+            verdict.text = words(verdict);
+        }
+    }
     // On tmpfs the file is the page cache: no write-back, no device, no
     // burst to tell from sustained writing (the no_block_device warning
     // says what was measured).
@@ -111,6 +123,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .position(|g| std::ptr::eq(*g, c))
             .map_or_else(|| c.name(), |i| names[i].clone())
     };
+    #[derive(Clone)]
     struct M<'a> {
         c: &'a CaseResult,
         s: stats::Stats,
@@ -139,10 +152,29 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     // Each of the other real methods is compared with the fastest: the
     // verdict errs at most 5% of the time over all of them (Bonferroni).
     let alpha = stats::verdict_alpha(real);
+    // Each method against the first of `ms`.
+    let compare = |ms: &[M]| -> Vec<Comparison> {
+        let top = &ms[0];
+        ms.iter()
+            .map(|m| {
+                versus(m.c, top.c, &bw, stats::EQUIVALENCE_MARGIN, alpha).unwrap_or(Comparison {
+                    ratio: top.s.median / m.s.median,
+                    ratio_ci95: [0.0, f64::INFINITY],
+                    distinct: false,
+                    undersampled: false,
+                })
+            })
+            .collect()
+    };
+    let calls = |cmp: &[Comparison]| !cmp[1..real].iter().any(|k| k.undersampled);
+    let mut cmp = compare(&ms);
     if paired {
         // Paired, the ranking follows the paired estimate (each method
         // against the one with the highest median), so that the fastest is
-        // never measured slower than another by its own ratios.
+        // never measured slower than another by its own ratios. Without a
+        // call (too few rounds) it stays on the medians, as the table's
+        // "best" does, unless the medians' leader would make a call the
+        // paired ranking does not.
         let lead = ms[0].c;
         let score: Vec<f64> = ms[..real]
             .iter()
@@ -152,25 +184,17 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .collect();
         let mut idx: Vec<usize> = (0..real).collect();
         idx.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
-        let mut sorted: Vec<M> = Vec::with_capacity(ms.len());
-        let mut taken: Vec<Option<M>> = ms.drain(..).map(Some).collect();
-        for i in idx.into_iter().chain(real..taken.len()) {
-            sorted.extend(taken[i].take());
+        let sorted: Vec<M> = idx
+            .into_iter()
+            .chain(real..ms.len())
+            .map(|i| ms[i].clone())
+            .collect();
+        let by_pairs = compare(&sorted);
+        if calls(&by_pairs) || calls(&cmp) {
+            ms = sorted;
+            cmp = by_pairs;
         }
-        ms = sorted;
     }
-    let top = &ms[0];
-    let cmp: Vec<Comparison> = ms
-        .iter()
-        .map(|m| {
-            versus(m.c, top.c, &bw, stats::EQUIVALENCE_MARGIN, alpha).unwrap_or(Comparison {
-                ratio: top.s.median / m.s.median,
-                ratio_ci95: [0.0, f64::INFINITY],
-                distinct: false,
-                undersampled: false,
-            })
-        })
-        .collect();
     let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
         stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
     };
@@ -270,6 +294,9 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         })
         .map(|m| name_of(m.c))
         .collect();
+    let real_cases: Vec<&CaseResult> = ms[..real].iter().map(|m| m.c).collect();
+    let (interrupted, max_time_for_call) =
+        no_call::shortfall(&real_cases, called || !paired, alpha);
     let mut v = Verdict {
         job,
         fastest,
@@ -283,6 +310,8 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
         capped,
+        interrupted,
+        max_time_for_call,
         dirty_burst: None,
         text: Vec::new(),
     };
@@ -410,52 +439,6 @@ fn choose(
     (pick, if equal.len() > 1 { equal } else { Vec::new() })
 }
 
-/// A ratio with three significant digits or so: 1.23, 12.3, 123.
-fn num(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else if r >= 10.0 {
-        format!("{r:.1}")
-    } else {
-        format!("{r:.2}")
-    }
-}
-
-fn x(r: f64) -> String {
-    format!("{}x", num(r))
-}
-
-/// A ratio's interval: "95% CI 1.19-1.24x"; with fewer than 6 repetitions
-/// on either side (`few`), "1.19-1.24x over few repetitions", as a
-/// bootstrap of a handful of values is not a 95% interval.
-fn ci(c: [f64; 2], few: bool, level: f64) -> String {
-    if few {
-        format!("{}-{}x over few repetitions", num(c[0]), num(c[1]))
-    } else {
-        let pct = level * 100.0;
-        let pct = if (pct - pct.round()).abs() < 0.05 {
-            format!("{pct:.0}")
-        } else {
-            format!("{pct:.1}")
-        };
-        format!("{pct}% CI {}-{}x", num(c[0]), num(c[1]))
-    }
-}
-
-/// How much slower a method is whose median is `ratio` (< 1) times
-/// another's: "18%", the complement of the speed sentence's ratio (1.22x
-/// is 18% slower); never a rounded "100%" or "0%".
-fn pct_slower(ratio: f64) -> String {
-    let p = (1.0 - ratio) * 100.0;
-    if p >= 99.95 {
-        "over 99.9%".to_string()
-    } else if (1.0..99.5).contains(&p) {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
-    }
-}
-
 /// "a", "a and b", "a, b and c".
 pub(crate) fn list(names: &[&str]) -> String {
     match names {
@@ -546,7 +529,14 @@ pub fn words(v: &Verdict) -> Vec<String> {
         }
     }
     let shown: Vec<String> = shown.into_iter().map(vs).collect();
-    let names: Vec<&str> = tied.iter().map(|m| m.method.as_str()).collect();
+    // Tied, but with medians far apart: not a "tie for fastest".
+    let far: Vec<&Ranked> = tied.iter().copied().filter(|m| !ties::near(m)).collect();
+    let far_clause = ties::far_clause(top, &far, &vs);
+    let names: Vec<&str> = tied
+        .iter()
+        .filter(|m| ties::near(m))
+        .map(|m| m.method.as_str())
+        .collect();
     let unsure: Vec<&Ranked> = r
         .iter()
         .copied()
@@ -563,26 +553,15 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else {
         "methods"
     };
-    let advice = if v.capped.is_empty() {
-        format!("run longer (--max-time) or --repeat {needed}")
-    } else {
-        let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
-        format!(
-            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
-            list(&names)
-        )
-    };
+    let advice = no_call::advice(v, needed);
     if !unsure.is_empty() && v.paired && fewest >= 6 {
         // Enough rounds for one comparison, not for as many as this verdict
         // makes (the level is shared among them).
-        let measured: Vec<String> = unsure
-            .iter()
-            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
-            .collect();
+        let measured = no_call::others_measured(&r);
         out.push(format!(
             "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} {noun} (it takes {needed}); {advice}.",
             top.method,
-            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            measured,
             r.len()
         ));
     } else if !unsure.is_empty() {
@@ -604,10 +583,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 }
             })
             .collect();
-        let measured: Vec<String> = unsure
-            .iter()
-            .map(|m| format!("{} {}", x(m.fastest_ratio), m.method))
-            .collect();
+        let measured = no_call::others_measured(&r);
         // Every method named ran as many: say it once.
         let named: Vec<&Ranked> = std::iter::once(top).chain(unsure.iter().copied()).collect();
         let same = named.len() > 2
@@ -624,8 +600,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
         };
         out.push(format!(
             "{label}: {} measured {}, but {short}: too few to call that real; {advice}.",
-            top.method,
-            list(&measured.iter().map(String::as_str).collect::<Vec<_>>()),
+            top.method, measured,
+        ));
+    } else if !far.is_empty() {
+        let why = overlap(tied.iter().any(|m| m.n < 6));
+        out.push(ties::sentence(
+            &label,
+            &names,
+            &far_clause,
+            why,
+            top,
+            &shown,
+            rest.is_empty(),
         ));
     } else if rest.is_empty() {
         let why = overlap(r.iter().any(|m| m.n < 6));
@@ -726,7 +712,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
         format!(
             "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
             list(&eq),
-            if rest.is_empty() { "tied" } else { "tied for fastest" },
+            if !far.is_empty() {
+                "not shown to differ"
+            } else if rest.is_empty() {
+                "tied"
+            } else {
+                "tied for fastest"
+            },
             if eq.len() < tied.len() {
 (if tied.len() - eq.len() == 1 {
                     " (the other costs more)"
@@ -747,8 +739,13 @@ pub fn words(v: &Verdict) -> Vec<String> {
                     .all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
         });
         format!(
-            "→ use {}: tied for fastest, and the least {} of those (a real difference).",
+            "→ use {}: {}, and the least {} of those (a real difference).",
             v.pick,
+            if far.is_empty() {
+                "tied for fastest"
+            } else {
+                "not shown to differ in speed"
+            },
             if cheapest_cpu {
                 per.to_string()
             } else {
@@ -759,5 +756,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+mod no_call_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -163,7 +163,7 @@ fn wording_clear_winner_with_costs() {
 
 /// `case`, run in rounds: repetition i in round i + 1, with its own
 /// throughput and CPU per I/O.
-fn rounds(method: &str, arm: Option<u32>, mibs: &[f64], cpu: &[f64]) -> CaseResult {
+pub fn rounds(method: &str, arm: Option<u32>, mibs: &[f64], cpu: &[f64]) -> CaseResult {
     let mut c = case(method, "randread", mibs, 0.0, 1 << 20);
     c.arm = arm;
     for (i, (m, &ns)) in c.repetitions.iter_mut().zip(cpu).enumerate() {

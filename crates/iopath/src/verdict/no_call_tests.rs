@@ -1,0 +1,184 @@
+//! Verdicts that must not say more than their numbers (issue 18, fix
+//! items 3 and 4): without a call, the ranking the table shows, every
+//! method named and advice that fits the cause; far medians no tie.
+
+use super::tests::rounds;
+use super::*;
+use crate::result::RepetitionControl;
+
+fn stopped(mut c: CaseResult, why: stats::StopReason, rep_s: f64) -> CaseResult {
+    let n = c.repetitions.len() as u32;
+    c.repetition_control = Some(RepetitionControl {
+        stopped_by: why,
+        measured: n,
+        warmup: 0,
+        ci_rel: None,
+        ci_level: 0.0,
+        elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
+    });
+    c
+}
+
+/// Without a call, the leader is the method of highest median (the
+/// table's "best"), not the paired estimate's.
+#[test]
+fn without_a_call_the_ranking_is_the_medians() {
+    // direct's median is the highest; uring's per-round ratios over it
+    // (0.99, 0.99, 5) have an estimate above 1; mmap is far below both
+    // in 3 rounds: too few to call.
+    let one = [1.0; 3];
+    let cases = vec![
+        rounds("direct", None, &[100.0, 100.0, 100.0], &one),
+        rounds("uring", None, &[99.0, 99.0, 500.0], &one),
+        rounds("mmap", None, &[10.0, 11.0, 12.0], &one),
+    ];
+    let v = &all(&cases)[0];
+    assert!(!v.called, "{:?}", v.text);
+    assert_eq!(v.ranking[0].method, "direct", "{:?}", v.text);
+    assert_eq!(v.pick, "direct");
+    assert!(v.text[0].contains(": direct measured"), "{:?}", v.text);
+    // Its ratios are the medians': no "0.67x uring" beside "leads".
+    assert!(v.text[0].contains("1.01x uring"), "{:?}", v.text);
+    assert!(
+        v.text
+            .last()
+            .unwrap()
+            .contains("on these numbers direct leads"),
+        "{:?}",
+        v.text
+    );
+}
+
+/// Without a call, the sentence names every other method, the closest
+/// too (it used to name only those apart by too few rounds).
+#[test]
+fn without_a_call_every_method_is_named() {
+    let one = [1.0; 5];
+    let cases = vec![
+        rounds("direct", None, &[100.0, 101.0, 102.0, 103.0, 104.0], &one),
+        rounds("uring", None, &[99.0, 103.0, 100.0, 104.0, 102.0], &one),
+        rounds("buffered", None, &[30.0, 31.0, 32.0, 33.0, 34.0], &one),
+    ];
+    let v = &all(&cases)[0];
+    assert!(!v.called, "{:?}", v.text);
+    let first = &v.text[0];
+    assert!(
+        first.contains("uring") && first.contains("buffered"),
+        "{first}"
+    );
+    // More than five: the closest four and how many more.
+    let names = ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"];
+    let many: Vec<CaseResult> = names
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let bw: Vec<f64> = (0..5)
+                .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                .collect();
+            rounds(m, None, &bw, &one)
+        })
+        .collect();
+    let v = &all(&many)[0];
+    let first = &v.text[0];
+    assert!(first.contains("a8 measured"), "{first}");
+    assert!(
+        first.contains("a7, ") && first.contains("a4 and 3 others"),
+        "{first}"
+    );
+    assert!(!first.contains("a3"), "{first}");
+}
+
+/// The advice fits the cause: an interrupt says so; a job that stopped
+/// at its budget gets the --max-time that gives it its rounds.
+#[test]
+fn without_a_call_the_advice_fits_the_cause() {
+    let one = [1.0; 3];
+    let pair = |why| {
+        vec![
+            stopped(
+                rounds("direct", None, &[100.0, 101.0, 102.0], &one),
+                why,
+                0.5,
+            ),
+            stopped(
+                rounds("buffered", None, &[30.0, 31.0, 32.0], &one),
+                why,
+                0.5,
+            ),
+        ]
+    };
+    let v = &all(&pair(stats::StopReason::Stopped))[0];
+    assert!(v.interrupted && !v.called);
+    assert!(
+        v.text[0].contains("the run was interrupted (Ctrl-C or SIGTERM) before it had them"),
+        "{:?}",
+        v.text
+    );
+    assert!(!v.text[0].contains("run longer"), "{:?}", v.text);
+    // 6 rounds of 2 × 0.5 s within twice the budget: 1.5 s a method.
+    let v = &all(&pair(stats::StopReason::MaxTime))[0];
+    assert!(!v.interrupted);
+    assert_eq!(v.max_time_for_call.as_deref(), Some("1.5s"));
+    assert!(
+        v.text[0].contains("--max-time 1.5s or --repeat 6 gives them"),
+        "{:?}",
+        v.text
+    );
+}
+
+/// Issue 18 (fix item 4): a method whose interval reaches even but whose
+/// median is half the fastest's is "not shown to differ", never "tie for
+/// fastest".
+#[test]
+fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
+    let n = 10;
+    let one = vec![1.0; n];
+    let base: Vec<f64> = (0..n).map(|r| 100.0 + r as f64).collect();
+    let spread = [0.2, 0.3, 0.5, 0.5, 0.4, 1.5, 2.0, 0.45, 0.35, 1.8];
+    let cases = vec![
+        rounds("aio", None, &base, &one),
+        rounds(
+            "uring",
+            None,
+            &base.iter().map(|b| b * 1.005).collect::<Vec<_>>(),
+            &one,
+        ),
+        rounds(
+            "mmap",
+            None,
+            &base
+                .iter()
+                .zip(spread)
+                .map(|(b, s)| b * s)
+                .collect::<Vec<_>>(),
+            &one,
+        ),
+        rounds(
+            "buffered",
+            None,
+            &base.iter().map(|b| b * 0.1).collect::<Vec<_>>(),
+            &one,
+        ),
+    ];
+    let v = &all(&cases)[0];
+    let mmap = v.ranking.iter().find(|m| m.method == "mmap").unwrap();
+    assert!(
+        mmap.tied_with_fastest && mmap.fastest_ratio > 1.5,
+        "{mmap:?}"
+    );
+    let text = v.text.join(" ");
+    assert!(text.contains("tie for fastest"), "{text}");
+    assert!(!text.contains("mmap tie"), "{text}");
+    assert!(!text.contains("and mmap tie"), "{text}");
+    let said = format!("measured {} mmap", x(mmap.fastest_ratio));
+    assert!(text.contains(&said), "{text}");
+    assert!(text.contains("not shown to differ"), "{text}");
+    // The close pair is still a tie for fastest.
+    let lead = &v.ranking[0].method;
+    let other = if lead == "aio" { "uring" } else { "aio" };
+    assert!(
+        text.contains(&format!("{} tie for fastest", list(&[lead, other])))
+            || text.contains(&format!("{} tie for fastest", list(&[other, lead]))),
+        "{text}"
+    );
+}
