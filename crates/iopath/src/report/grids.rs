@@ -46,8 +46,13 @@ fn mbs(bw: f64) -> String {
     let v = bw / 1e6;
     if v >= 100.0 {
         format!("{v:.0}")
-    } else {
+    } else if v >= 0.01 || v <= 0.0 {
         format!("{v:.2}")
+    } else {
+        // A trickle (hmmap's 8-byte reads): two significant digits, not
+        // a 0.00 that reads as nothing moved.
+        let digits = (1.0 - v.log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("{v:.digits$}")
     }
 }
 
@@ -656,7 +661,8 @@ mod tests {
         assert_eq!(row[3], "3.50", "{row:?}");
         assert_eq!(row[4], "~102.40", "{row:?}");
         assert_eq!(row[5], mbs(gib as f64 / 2.0), "{row:?}");
-        assert_eq!(row[7], mbs(81920.0), "{row:?}");
+        assert_eq!(row[7], "0.082", "{row:?}");
+        assert_eq!(mbs(670.0), "0.00067", "a trickle is not 0.00");
         assert!(
             g.notes.iter().any(|n| n.starts_with("~: extrapolated")),
             "{:?}",
