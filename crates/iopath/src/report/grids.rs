@@ -661,7 +661,7 @@ mod tests {
         assert_eq!(row[3], "3.50", "{row:?}");
         assert_eq!(row[4], "~102.40", "{row:?}");
         assert_eq!(row[5], mbs(gib as f64 / 2.0), "{row:?}");
-        assert_eq!(row[7], "0.082", "{row:?}");
+        assert_eq!(row[7], "0.08", "{row:?}");
         assert_eq!(mbs(670.0), "0.00067", "a trickle is not 0.00");
         assert!(
             g.notes.iter().any(|n| n.starts_with("~: extrapolated")),
