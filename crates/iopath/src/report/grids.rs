@@ -373,7 +373,10 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         .time_limit_ns
         .filter(|_| !r.config.whole_pass)
         .map_or("a time limit".to_string(), |ns| {
-            format!("--time {}", crate::units::fmt_ns(ns))
+            format!(
+                "--time {}",
+                crate::units::fmt_duration(std::time::Duration::from_nanos(ns))
+            )
         });
     let rate = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
