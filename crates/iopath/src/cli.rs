@@ -282,9 +282,10 @@ pub struct RunArgs {
     pub threads: u32,
 
     /// Time limit of each repetition [default: 150ms, or none when
-    /// --io-size alone bounds it].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub time: Option<Duration>,
+    /// --io-size alone bounds it], or `pass`: no limit, each repetition one
+    /// whole pass over the file (or its --touch amount).
+    #[arg(long, value_name = "DURATION|pass", value_parser = flag::<RepTime>)]
+    pub time: Option<RepTime>,
 
     /// Bytes to transfer per repetition, all threads together [default:
     /// one pass over the file for sequential patterns]. `--touch` says the
@@ -619,7 +620,7 @@ impl RunArgs {
             file: self.file.clone(),
             dir: self.dir.clone(),
             size: self.size.map(Bytes),
-            time: self.time.map(RepTime::Limit),
+            time: self.time,
             io_size: self.io_size.map(Bytes),
             repeat: self.repeat,
             ci_target: when("ci_target").then_some(Pct(self.ci_target)),

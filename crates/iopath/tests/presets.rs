@@ -1012,7 +1012,8 @@ fn niobench_shows_its_statistics_per_mode_and_operation() {
 
 /// hmmap end to end at a tiny size: every method at 1 to 16 threads for W,
 /// R and RR, mmap inside the cache-limit cgroup (when this machine can make
-/// one), the seed's seconds beside ours, nothing left behind.
+/// one), the seed's seconds beside ours, nothing left behind. `--time pass`
+/// gives the seed's whole operations instead of the preset's 1 s slices.
 #[test]
 fn hmmap_runs_end_to_end_at_a_tiny_size() {
     let dir = scratch();
@@ -1028,6 +1029,8 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
             "1",
             "--touch",
             "64k",
+            "--time",
+            "pass",
             "--json",
             "-",
             "--quiet",
@@ -1056,8 +1059,10 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
             } else {
                 assert_eq!(s["io_bytes"], 16 << 20, "whole passes: {c}");
             }
+            assert_eq!(c["pass_bytes"], s["io_bytes"], "the whole operation: {c}");
         }
     }
+    assert!(v["config"]["whole_pass"] == true, "{}", v["config"]);
     let mmap_w1 = cases
         .iter()
         .find(|c| c["method"] == "mmap" && c["label"] == "W" && c["threads"] == 1)
@@ -1084,6 +1089,14 @@ fn hmmap_scales_its_cache_with_the_file() {
         iopath::commands::plan_of(&a).unwrap()
     };
     assert_eq!(plan(&[]).cache_limit, Some(128 << 20));
+    // 1 s slices of the seed's operations by default; `--time pass` the
+    // whole operations.
+    let slices = plan(&[]);
+    assert_eq!(slices.time_limit(), Some(std::time::Duration::from_secs(1)));
+    assert_eq!(slices.repeat, Some(8));
+    let whole = plan(&["--time", "pass"]);
+    assert!(whole.whole_pass);
+    assert_eq!(whole.time_limit(), None);
     assert_eq!(plan(&["--size", "16G"]).cache_limit, Some(512 << 20));
     assert_eq!(
         plan(&["--size", "64M"]).cache_limit,

@@ -46,8 +46,13 @@ fn mbs(bw: f64) -> String {
     let v = bw / 1e6;
     if v >= 100.0 {
         format!("{v:.0}")
-    } else {
+    } else if v >= 0.01 || v <= 0.0 {
         format!("{v:.2}")
+    } else {
+        // A trickle (hmmap's 8-byte reads): two significant digits, not
+        // a 0.00 that reads as nothing moved.
+        let digits = (1.0 - v.log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("{v:.digits$}")
     }
 }
 
@@ -351,19 +356,28 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
             .iter()
             .find(|c| c.threads == t && c.name() == m && c.label.as_deref() == Some(col))
     };
-    // A case the case timeout stopped part-way: the whole repetition's
-    // seconds extrapolated from the share done, marked `~`.
+    // The whole operation's seconds: measured when the median repetition
+    // was the whole operation, else extrapolated from its rate (`~`).
     let secs = |c: Option<&CaseResult>| {
-        c.and_then(|c| c.summary.as_ref())
-            .map_or("-".to_string(), |s| match s.capped {
-                Some(k) => format!("~{:.2}", k.extrapolated_ns as f64 / 1e9),
-                None => format!("{:.2}", s.duration_ns as f64 / 1e9),
+        c.and_then(whole_secs)
+            .map_or("-".to_string(), |(s, approx)| {
+                format!("{}{s:.2}", if approx { "~" } else { "" })
             })
     };
-    let extrapolated = r
+    let sliced = r
         .cases
         .iter()
-        .any(|c| c.summary.as_ref().is_some_and(|s| s.capped.is_some()));
+        .any(|c| whole_secs(c).is_some_and(|(_, approx)| approx));
+    let slice = r
+        .config
+        .time_limit_ns
+        .filter(|_| !r.config.whole_pass)
+        .map_or("a time limit".to_string(), |ns| {
+            format!(
+                "--time {}",
+                crate::units::fmt_duration(std::time::Duration::from_nanos(ns))
+            )
+        });
     let rate = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
             .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
@@ -393,7 +407,7 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         })
         .collect();
     (!rows.is_empty()).then(|| Grid {
-        title: "hmmap: seconds per W (write all), R (read all), RR (8-byte random reads, touch-limited), median repetition".into(),
+        title: "hmmap: seconds per W (write all), R (read all), RR (8-byte random reads, touch-limited), median repetition (~: from its rate)".into(),
         header: [
             "threads", "method", "W s", "R s", "RR s", "W MB/s", "R MB/s", "RR MB/s",
             "seed W R RR (s)", "",
@@ -405,8 +419,8 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         notes: std::iter::once(
             "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".to_string(),
         )
-        .chain(extrapolated.then(|| {
-            "~: extrapolated, not measured: --case-timeout stopped the case part-way, and its seconds are the whole repetition's estimated from the share done (MB/s is what it measured)".to_string()
+        .chain(sliced.then(|| {
+            format!("~: extrapolated, not measured: the repetitions moved part of the operation ({slice}, or --case-timeout stopped them), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)")
         }))
         .collect(),
     })
@@ -456,11 +470,14 @@ fn published(r: &RunResult) -> Option<Grid> {
             ]);
             continue;
         }
-        // Seconds of a case the case timeout stopped: extrapolated, `~`.
-        let secs =
-            |s: &crate::result::Measurement| s.capped.map_or(s.duration_ns, |k| k.extrapolated_ns);
-        let approx = |s: &crate::result::Measurement| {
-            if s.capped.is_some() && p.unit.as_deref() == Some("s") {
+        // Seconds of the whole operation: extrapolated (`~`) when the
+        // repetitions moved part of it.
+        let whole = whole_secs(c);
+        let secs = |s: &crate::result::Measurement| {
+            whole.map_or(s.duration_ns, |(secs, _)| (secs * 1e9).round() as u64)
+        };
+        let approx = |_: &crate::result::Measurement| {
+            if whole.is_some_and(|(_, a)| a) && p.unit.as_deref() == Some("s") {
                 "~"
             } else {
                 ""
@@ -515,6 +532,25 @@ fn published(r: &RunResult) -> Option<Grid> {
             "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size.".into(),
         ],
     })
+}
+
+/// The seconds of a case's whole operation (one pass over its range, or
+/// its byte count: [`CaseResult::pass_bytes`]) in its median repetition,
+/// and whether they are extrapolated: measured when the repetition moved
+/// exactly that, else those bytes over the rate measured (a time limit
+/// cut the operation short, or a wrapped one ran past it). Results
+/// without `pass_bytes` fall back on the case timeout's extrapolation.
+fn whole_secs(c: &CaseResult) -> Option<(f64, bool)> {
+    let s = c.summary.as_ref()?;
+    match c.pass_bytes {
+        Some(whole) if whole > 0 && s.io_bytes != whole => {
+            (s.bw_bytes_per_s > 0.0).then(|| (whole as f64 / s.bw_bytes_per_s, true))
+        }
+        _ => Some(match s.capped {
+            Some(k) => (k.extrapolated_ns as f64 / 1e9, true),
+            None => (s.duration_ns as f64 / 1e9, false),
+        }),
+    }
 }
 
 /// What a case held: the file's pages in the page cache and the engine's
@@ -587,6 +623,62 @@ mod tests {
             cases,
             ..crate::report::testdata::fixture()
         }
+    }
+
+    /// An hmmap case whose median repetition moved `io_bytes` in
+    /// `duration_ns` of an operation of `pass_bytes`.
+    fn hmmap_case(label: &str, io_bytes: u64, duration_ns: u64, pass_bytes: u64) -> CaseResult {
+        let mut c = crate::verdict::tests::case("mmap", "read", &[1.0], 0.0, 0);
+        c.label = Some(label.into());
+        c.pass_bytes = Some(pass_bytes);
+        c.summary = Some(Measurement {
+            io_bytes,
+            duration_ns,
+            bw_bytes_per_s: io_bytes as f64 / (duration_ns as f64 / 1e9),
+            ..Measurement::default()
+        });
+        c
+    }
+
+    /// A time slice of the operation gives the whole operation's seconds
+    /// at the rate measured, marked `~`, and its MB/s as measured; a
+    /// whole pass gives its measured duration, unmarked.
+    #[test]
+    fn hmmap_seconds_of_a_slice_are_extrapolated_from_its_rate() {
+        let gib = 1u64 << 30;
+        let r = RunResult {
+            cases: vec![
+                // 512 MiB of a 4 GiB pass in 1 s: 8 s for the pass.
+                hmmap_case("W", gib / 2, 1_000_000_000, 4 * gib),
+                // The whole pass, in 3.5 s.
+                hmmap_case("R", 4 * gib, 3_500_000_000, 4 * gib),
+                // 80 KiB of 8 MiB touched in 1 s: 102.4 s.
+                hmmap_case("RR", 80 << 10, 1_000_000_000, 8 << 20),
+            ],
+            ..crate::report::testdata::fixture()
+        };
+        let g = hmmap(&r).unwrap();
+        assert_eq!(g.rows.len(), 1);
+        let row = &g.rows[0];
+        assert_eq!(row[2], "~8.00", "{row:?}");
+        assert_eq!(row[3], "3.50", "{row:?}");
+        assert_eq!(row[4], "~102.40", "{row:?}");
+        assert_eq!(row[5], mbs(gib as f64 / 2.0), "{row:?}");
+        assert_eq!(row[7], "0.08", "{row:?}");
+        assert_eq!(mbs(670.0), "0.00067", "a trickle is not 0.00");
+        assert!(
+            g.notes.iter().any(|n| n.starts_with("~: extrapolated")),
+            "{:?}",
+            g.notes
+        );
+        // Whole passes only: nothing marked, no note.
+        let r = RunResult {
+            cases: vec![hmmap_case("R", 4 * gib, 3_500_000_000, 4 * gib)],
+            ..crate::report::testdata::fixture()
+        };
+        let g = hmmap(&r).unwrap();
+        assert_eq!(g.rows[0][3], "3.50");
+        assert!(!g.notes.iter().any(|n| n.contains("~")), "{:?}", g.notes);
     }
 
     #[test]

@@ -192,6 +192,13 @@ pub struct CaseResult {
     /// other cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passes: Option<Passes>,
+    /// Bytes of one whole repetition without a time limit: the case's byte
+    /// count (a preset's `touch`, `--io-size`), else one pass over its
+    /// range; absent for copies and in older results. A grid that shows
+    /// the seconds of the whole operation (hmmap's) divides it by the rate
+    /// measured when a repetition moved other than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_bytes: Option<u64>,
     /// The placement study's (CPU node, memory node) pair, relative to the
     /// device (`cpu n0 local / mem n1 remote`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

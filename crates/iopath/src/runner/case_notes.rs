@@ -81,6 +81,30 @@ pub(super) fn passes_of(
     })
 }
 
+/// Bytes of one whole repetition of `case` without a time limit
+/// ([`CaseResult::pass_bytes`]): its byte count (a preset's `touch`,
+/// `--io-size`), else one pass over its range, each thread's part whole
+/// blocks. `None` for a copy.
+pub(super) fn pass_bytes(case: &Case, plan: &crate::plan::Plan, file_size: u64) -> Option<u64> {
+    if case.pattern == Pattern::Copy {
+        return None;
+    }
+    let threads = u64::from(case.threads.max(1));
+    let bs = case.block_size.max(1);
+    // As the workers share it: each thread's budget at least one block,
+    // spent in whole blocks.
+    let shared = |total: u64| (total / threads).max(bs).div_ceil(bs) * bs * threads;
+    if let Some(total) = case.io_size.or(plan.io_size) {
+        return Some(shared(total));
+    }
+    let span = case.span.map_or(file_size, |s| s.min(file_size)) / bs * bs;
+    Some(if case.pattern.is_random() {
+        shared(span)
+    } else {
+        span / threads / bs * bs * threads
+    })
+}
+
 /// Why a caching method's sequential case stops after one pass, in words
 /// that are true of the method (`name` as the result names it).
 fn why_one_pass(m: iopath_io::Method, name: &str) -> String {
