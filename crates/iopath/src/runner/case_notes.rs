@@ -39,11 +39,14 @@ pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String 
 /// its range (a method that does not cache), or stopped after one pass short
 /// of the limit (a caching method). `None` when neither says anything: no
 /// time limit, a byte count, a random pattern, or a pass that the limit cut.
+/// Under MPI `cr` sums every rank's bytes: `ranks` says how many files they
+/// covered ([`RankFiles`]).
 pub(super) fn passes_of(
     cr: &CaseResult,
     case: &Case,
     plan: &crate::plan::Plan,
     file_size: u64,
+    ranks: RankFiles,
 ) -> Option<crate::result::Passes> {
     use crate::result::{PassKind, Passes};
     let limit = plan.case_time_limit(case)?;
@@ -54,7 +57,7 @@ pub(super) fn passes_of(
     let threads = u64::from(case.threads.max(1));
     let span =
         case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
-    let pass = span / threads / case.block_size * case.block_size * threads;
+    let pass = span / threads / case.block_size * case.block_size * threads * ranks.files();
     let s = cr.summary.as_ref().filter(|_| pass > 0)?;
     let passes = s.io_bytes as f64 / pass as f64;
     if plan.wraps(case) {
@@ -84,8 +87,14 @@ pub(super) fn passes_of(
 /// Bytes of one whole repetition of `case` without a time limit
 /// ([`CaseResult::pass_bytes`]): its byte count (a preset's `touch`,
 /// `--io-size`), else one pass over its range, each thread's part whole
-/// blocks. `None` for a copy.
-pub(super) fn pass_bytes(case: &Case, plan: &crate::plan::Plan, file_size: u64) -> Option<u64> {
+/// blocks; under MPI, every rank's together ([`RankFiles`]). `None` for a
+/// copy.
+pub(super) fn pass_bytes(
+    case: &Case,
+    plan: &crate::plan::Plan,
+    file_size: u64,
+    ranks: RankFiles,
+) -> Option<u64> {
     if case.pattern == Pattern::Copy {
         return None;
     }
@@ -95,14 +104,40 @@ pub(super) fn pass_bytes(case: &Case, plan: &crate::plan::Plan, file_size: u64) 
     // spent in whole blocks.
     let shared = |total: u64| (total / threads).max(bs).div_ceil(bs) * bs * threads;
     if let Some(total) = case.io_size.or(plan.io_size) {
-        return Some(shared(total));
+        // Every rank moves its own byte count, whatever the layout.
+        return Some(shared(total) * ranks.ranks);
     }
     let span = case.span.map_or(file_size, |s| s.min(file_size)) / bs * bs;
-    Some(if case.pattern.is_random() {
-        shared(span)
-    } else {
-        span / threads / bs * bs * threads
-    })
+    Some(
+        if case.pattern.is_random() {
+            shared(span)
+        } else {
+            span / threads / bs * bs * threads
+        } * ranks.files(),
+    )
+}
+
+/// The ranks of a run and how many of them share one file, for what one
+/// pass of a case means when their bytes are summed: with per-rank files
+/// every rank's file is a pass of its own; with a shared layout the ranks
+/// together make one pass over the one file. One process: 1 and 1.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RankFiles {
+    pub ranks: u64,
+    pub sharing: u64,
+}
+
+impl RankFiles {
+    #[cfg(test)]
+    pub const ALONE: RankFiles = RankFiles {
+        ranks: 1,
+        sharing: 1,
+    };
+
+    /// How many files the ranks covered.
+    fn files(self) -> u64 {
+        (self.ranks / self.sharing.max(1)).max(1)
+    }
 }
 
 /// Why a caching method's sequential case stops after one pass, in words
@@ -167,5 +202,62 @@ mod tests {
         assert_eq!(b, "buffered+noreuse keeps pages in the page cache");
         let u = why_one_pass(Method::Ucache, "ucache");
         assert_eq!(u, "ucache keeps pages in its own cache");
+    }
+
+    fn plan(args: &[&str]) -> crate::plan::Plan {
+        let mut v = vec!["iopath", "run"];
+        v.extend_from_slice(args);
+        let Some(crate::cli::Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {
+            unreachable!()
+        };
+        crate::commands::plan_of(&r).unwrap()
+    }
+
+    /// Review of issue 19 (S1): under MPI a case's bytes are every rank's;
+    /// with per-rank files one pass is every rank's file, with a shared
+    /// layout the ranks' parts make one pass of the one file.
+    #[test]
+    fn a_pass_under_mpi_counts_every_ranks_file_once() {
+        let p = plan(&["--methods", "direct", "--patterns", "read", "--time", "2s"]);
+        let case = &p.cases[0];
+        let mib = 1u64 << 20;
+        let alone = pass_bytes(case, &p, 64 * mib, RankFiles::ALONE).unwrap();
+        assert_eq!(alone, 64 * mib);
+        let per_rank = RankFiles {
+            ranks: 4,
+            sharing: 1,
+        };
+        let shared = RankFiles {
+            ranks: 4,
+            sharing: 4,
+        };
+        assert_eq!(pass_bytes(case, &p, 64 * mib, per_rank), Some(4 * alone));
+        assert_eq!(pass_bytes(case, &p, 64 * mib, shared), Some(alone));
+        // A byte count is each rank's own, whatever the layout.
+        let q = plan(&[
+            "--methods",
+            "direct",
+            "--patterns",
+            "randread",
+            "--io-size",
+            "8M",
+        ]);
+        let one = pass_bytes(&q.cases[0], &q, 64 * mib, RankFiles::ALONE).unwrap();
+        assert_eq!(pass_bytes(&q.cases[0], &q, 64 * mib, shared), Some(4 * one));
+        // Four ranks that each read their 64 MiB file 1.5 times: 1.5
+        // passes, not 6 (the sum of the bytes over one rank's file).
+        let cr = CaseResult {
+            summary: Some(crate::result::Measurement {
+                io_bytes: 4 * 96 * mib,
+                duration_ns: 2_000_000_000,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(p.wraps(case), "direct's timed sequential read wraps");
+        let w = passes_of(&cr, case, &p, 64 * mib, per_rank).unwrap();
+        assert!((w.passes - 1.5).abs() < 1e-9, "{w:?}");
+        let s = passes_of(&cr, case, &p, 64 * mib, shared).unwrap();
+        assert!((s.passes - 6.0).abs() < 1e-9, "{s:?}");
     }
 }

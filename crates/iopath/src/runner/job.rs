@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use iopath_io::{Method, MethodStatus};
 
-use super::case_notes::{pass_bytes, passes_note, passes_of, timeout_note};
+use super::case_notes::{pass_bytes, passes_note, passes_of, timeout_note, RankFiles};
 use super::live::{self, Live};
 use super::observe::Observer;
 use super::repeat::{self, ArmEnd, RepOutcome};
@@ -243,8 +243,12 @@ impl Runner<'_> {
             let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
                 t.size()
             });
-            cr.pass_bytes = pass_bytes(a.case, self.plan, size);
-            if let Some(p) = passes_of(cr, a.case, self.plan, size) {
+            let ranks = RankFiles {
+                ranks: self.ranks.count() as u64,
+                sharing: self.ranks.sharing(),
+            };
+            cr.pass_bytes = pass_bytes(a.case, self.plan, size, ranks);
+            if let Some(p) = passes_of(cr, a.case, self.plan, size, ranks) {
                 if let Some(n) = passes_note(&p, cr, a.case, self.plan) {
                     cr.notes.push(n);
                 }
