@@ -10,10 +10,30 @@ pub use crate::result::records::Warning;
 
 /// `method/pattern`, with the arm (`direct#2/randread`) and a preset's
 /// label (`buffered/read (sync write)`).
-fn label(c: &CaseResult) -> String {
+fn short_label(c: &CaseResult) -> String {
     match &c.label {
         Some(l) => format!("{}/{} ({l})", c.name(), c.pattern),
         None => format!("{}/{}", c.name(), c.pattern),
+    }
+}
+
+/// How the warnings of `r` name a case: [`short_label`], or where another
+/// case of the run reads alike but ran another job (a preset's grid:
+/// hmmap's RR at 1 to 16 threads), the job too (`uffd/randread 8 Q1T4
+/// (RR)`).
+fn labeller(r: &RunResult) -> impl Fn(&CaseResult) -> String + '_ {
+    move |c: &CaseResult| {
+        let short = short_label(c);
+        let job = c.job();
+        let clash = r
+            .cases
+            .iter()
+            .any(|o| o.job() != job && short_label(o) == short);
+        if clash {
+            format!("{}/{}", c.name(), job.label())
+        } else {
+            short
+        }
     }
 }
 
@@ -37,6 +57,16 @@ fn is_cached_method(m: &str) -> bool {
                 | M::Threadpool
                 | M::Tokio
         )
+    )
+}
+
+/// The user-space caches (`ucache`, `uffd`, `uffd-wp`): a cache of their
+/// own, of `--ucache-size`, filled a whole page per miss with `O_DIRECT`.
+fn is_user_space_cache(c: &CaseResult) -> bool {
+    use iopath_io::Method as M;
+    matches!(
+        result_base_method(&c.method),
+        Some(M::Ucache | M::Uffd | M::UffdWp)
     )
 }
 
@@ -129,6 +159,7 @@ fn dedup(cases: Vec<String>) -> Vec<String> {
 
 /// Every warning that applies to `r`.
 pub fn collect(r: &RunResult) -> Vec<Warning> {
+    let label = labeller(r);
     let mut out = Vec::new();
     if !r.config.ignored_options.is_empty() {
         out.push(Warning {
@@ -177,6 +208,10 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             let cases: Vec<String> = measured
                 .iter()
                 .filter(|c| is_cached_method(&c.method) && is_read(&c.pattern))
+                // ucache, uffd, uffd-wp read with O_DIRECT into a cache
+                // of their own, of --ucache-size: the page cache and the
+                // machine's memory do not enter into it.
+                .filter(|c| !is_user_space_cache(c))
                 .filter(|c| !capped(c) && !one_cold_pass(c))
                 .map(|c| label(c))
                 .collect();
@@ -243,7 +278,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         r.cases
             .iter()
             .filter(|c| c.notes.iter().any(|n| n.contains("drop_caches")))
-            .map(label)
+            .map(&label)
             .collect(),
     );
     if let Some(stack) = &r.system.device_stack {
@@ -313,7 +348,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         })
         .map(|c| label(c))
         .collect();
-    let amplified: Vec<String> = measured
+    let amplified_cases: Vec<&&CaseResult> = measured
         .iter()
         .filter(|c| reads_through_page_cache(&c.method) && is_read(&c.pattern))
         .filter(|c| {
@@ -322,6 +357,11 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 .and_then(|s| s.device_fraction)
                 .is_some_and(|f| f > 2.0)
         })
+        .collect();
+    let user_amplified = amplified_cases.iter().any(|c| is_user_space_cache(c));
+    let kernel_amplified = amplified_cases.iter().any(|c| !is_user_space_cache(c));
+    let amplified: Vec<String> = amplified_cases
+        .into_iter()
         .map(|c| {
             let f = c
                 .summary
@@ -341,7 +381,12 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     push(
         "read_amplification",
         format!(
-            "these cases read more than twice the bytes they asked for from the device: read-ahead and fault-around{ra} fetch pages nobody reads{}",
+            "these cases read more than twice the bytes they asked for from the device: {}{}",
+            match (kernel_amplified, user_amplified) {
+                (true, false) => format!("read-ahead and fault-around{ra} fetch pages nobody reads"),
+                (false, true) => "a user-space cache (ucache, uffd, uffd-wp) reads a whole page for each miss, however small the request".to_string(),
+                _ => format!("read-ahead and fault-around{ra} fetch pages nobody reads, and a user-space cache (ucache, uffd, uffd-wp) reads a whole page for each miss, however small the request"),
+            },
             if excess.is_empty() { "" } else { " (or other traffic on the disk: see other_disk_traffic)" }
         ),
         amplified,
@@ -887,5 +932,67 @@ mod tests {
             amp.cases,
             vec!["mmap/randread (2.5x)", "mmap#2/randread (1879x)"]
         );
+    }
+
+    /// Issue 18 (hmmap at defaults): a preset's grid has cases that read
+    /// alike (`uffd/randread (RR)` at 1 to 16 threads); the warnings name
+    /// their jobs, and name the user-space caches' page-per-miss, not the
+    /// page cache's read-ahead, as what amplifies their reads.
+    #[test]
+    fn cases_that_read_alike_are_named_by_their_job() {
+        let rr = |m: &str, threads: u32, frac: f64| {
+            let mut c = case(m, "randread", Some(frac), (1, 1), "end");
+            c.block_size = 8;
+            c.threads = threads;
+            c.label = Some("RR".into());
+            c
+        };
+        let r = run(
+            vec![
+                rr("uffd", 1, 509.0),
+                rr("uffd", 4, 506.0),
+                case("direct", "randread", Some(1.0), (1, 1), "end"),
+            ],
+            "cold",
+            4,
+        );
+        let w = collect(&r);
+        let amp = w.iter().find(|w| w.code == "read_amplification").unwrap();
+        assert_eq!(
+            amp.cases,
+            vec![
+                "uffd/randread 8 Q1T1 (RR) (509x)",
+                "uffd/randread 8 Q1T4 (RR) (506x)"
+            ]
+        );
+        assert!(
+            amp.message.contains("reads a whole page for each miss"),
+            "{}",
+            amp.message
+        );
+        assert!(!amp.message.contains("read-ahead"), "{}", amp.message);
+        // The user-space caches read with O_DIRECT into a cache of their
+        // own: whether the file fits in memory does not enter into it.
+        assert!(!w.iter().any(|w| w.code == "file_fits_in_memory"), "{w:?}");
+        // A case alone of its kind keeps the short name, and mmap's
+        // amplification is read-ahead's.
+        let r = run(
+            vec![
+                case("mmap", "randread", Some(40.0), (1, 1), "end"),
+                rr("ucache", 1, 509.0),
+            ],
+            "cold",
+            4,
+        );
+        let w = collect(&r);
+        let amp = w.iter().find(|w| w.code == "read_amplification").unwrap();
+        assert_eq!(
+            amp.cases,
+            vec!["mmap/randread (40x)", "ucache/randread (RR) (509x)"]
+        );
+        assert!(amp.message.contains("read-ahead"), "{}", amp.message);
+        assert!(amp.message.contains("whole page"), "{}", amp.message);
+        let fits = w.iter().find(|w| w.code == "file_fits_in_memory").unwrap();
+        assert_eq!(fits.cases, vec!["mmap/randread"]);
     }
 }
