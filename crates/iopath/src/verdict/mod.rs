@@ -720,12 +720,18 @@ pub fn words(v: &Verdict) -> Vec<String> {
                 "tied for fastest"
             },
             if eq.len() < tied.len() {
-(if tied.len() - eq.len() == 1 {
-                    " (the other costs more)"
-                } else {
-                    " (the others cost more)"
-                })
-                .to_string()
+                // Name the tied methods that cost more, so that the
+                // sentence stands on its own beside the CPU line.
+                let dearer: Vec<&str> = tied
+                    .iter()
+                    .map(|m| m.method.as_str())
+                    .filter(|m| !eq.contains(m))
+                    .collect();
+                format!(
+                    " ({} {} more)",
+                    list(&dearer),
+                    if dearer.len() == 1 { "costs" } else { "cost" }
+                )
             } else {
                 String::new()
             }

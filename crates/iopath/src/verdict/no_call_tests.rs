@@ -182,3 +182,23 @@ fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
         "{text}"
     );
 }
+
+/// hmmap at defaults (RR at 16 threads): three methods tie for speed and
+/// two of them for CPU; the advice names the one that costs more instead
+/// of "the other", which beside three tied methods named none.
+#[test]
+fn the_advice_names_the_tied_method_that_costs_more() {
+    let bw = [100.0, 103.0, 98.0, 101.0, 99.0, 102.0, 100.0, 97.0];
+    let shift = |k: f64| bw.map(|x| x * k);
+    let v = all(&[
+        rounds("ucache", None, &shift(1.01), &[20_300.0; 8]),
+        rounds("uffd-wp", None, &shift(1.0), &[8_800.0; 8]),
+        rounds("uffd", None, &shift(0.995), &[8_900.0; 8]),
+    ]);
+    assert_eq!(v[0].fastest.len(), 3, "{:?}", v[0].text);
+    assert_eq!(v[0].equally_good.len(), 2, "{:?}", v[0].text);
+    assert!(!v[0].equally_good.contains(&"ucache".to_string()));
+    let advice = v[0].text.last().unwrap();
+    assert!(advice.contains("equally good"), "{advice}");
+    assert!(advice.ends_with("(ucache costs more)."), "{advice}");
+}
