@@ -1070,6 +1070,30 @@ fn hmmap_runs_end_to_end_at_a_tiny_size() {
     assert_eq!(mmap_w1["published"]["value"], 6.8, "{mmap_w1}");
     assert_eq!(mmap_w1["published"]["unit"], "s");
     assert!(leftovers(dir.path()).is_empty());
+    // Beside the source, every row names its case: W, R and RR come at
+    // five thread counts, so the label alone would not (hmmap at
+    // defaults printed "W mmap" five times).
+    let json = dir.path().join("hmmap.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let report = iopath().arg("report").arg(&json).output().unwrap();
+    assert!(report.status.success());
+    let report = String::from_utf8(report.stdout).unwrap();
+    let rows = table_rows(&report, "beside the source");
+    let published = cases
+        .iter()
+        .filter(|c| c.get("published").is_some())
+        .count();
+    assert_eq!(rows.len(), published, "{report}");
+    let mut names: Vec<(String, String)> =
+        rows.iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), rows.len(), "{report}");
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == "write 1M Q1T4 (W)" && r[1] == "mmap"),
+        "{report}"
+    );
 }
 
 /// hmmap's cache keeps its ratio to the file when --size changes it (128

@@ -434,7 +434,16 @@ fn published(r: &RunResult) -> Option<Grid> {
         let Some(p) = c.published.as_ref() else {
             continue;
         };
-        let case = c.label.clone().unwrap_or_else(|| c.job().label());
+        // A label several jobs share (hmmap's W at 1 to 16 threads) names
+        // the job as well.
+        let shared_label = c.label.is_some()
+            && r.cases
+                .iter()
+                .any(|d| d.label == c.label && d.published.is_some() && d.job() != c.job());
+        let case = match &c.label {
+            Some(l) if !shared_label || p.value.is_none() => l.clone(),
+            _ => c.job().label(),
+        };
         if p.value.is_none() {
             // A finding in words is about the group: one row with every
             // method's figure, once per label.
