@@ -324,3 +324,46 @@ fn run_and_report_take_wide() {
         "{wide}"
     );
 }
+
+/// Issue 18: the estimate is made before the target exists, so it counts
+/// cases the probe then refuses; a second line says how many cannot run
+/// and what the estimate is without them.
+#[test]
+fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
+    let dir = scratch();
+    let out = iopath()
+        .args(["run", "--dir"])
+        .arg(dir.path())
+        .args([
+            "--methods",
+            "buffered,direct,uring",
+            "--patterns",
+            "randread",
+            "--bs",
+            "1000",
+            "--size",
+            "4M",
+            "--time",
+            "20ms",
+            "--max-time",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let unwrapped = err.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        unwrapped.contains("iopath: estimated duration: about"),
+        "{err}"
+    );
+    assert!(
+        unwrapped.contains(
+            "iopath: 2 cases cannot run here (the reasons come under \"not run\"): about"
+        ),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("not run:"), "{text}");
+    assert!(leftovers(dir.path()).is_empty());
+}

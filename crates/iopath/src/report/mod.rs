@@ -379,9 +379,10 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
 
 /// The line an interrupted run's verdicts begin with (every report prints
 /// it before them): the job the interruption cut into, the cases it cut
-/// short and those left without a repetition, those it never reached
-/// included, in groups (`20 cases: buffered, direct on randread 4k Q32T1,
-/// randwrite 4k Q32T1`); `None` for a run that finished.
+/// short and those left without a repetition, in groups (`5 cases:
+/// buffered, direct on randread 4k Q32T1, randwrite 4k Q32T1`), and how
+/// many it never reached (listed under "not run", so not again here);
+/// `None` for a run that finished.
 pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !r.interrupted {
         return None;
@@ -441,8 +442,19 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
             group(&cut)
         ));
     }
-    if !none.is_empty() {
-        s.push_str(&format!("; not run: {}", group(&none)));
+    // Started without a repetition finished: named. Never reached: only
+    // counted, for the report lists them under "not run" (and the text a
+    // pattern it never reached on a line of its own).
+    let (never_reached, started): (Vec<&CaseResult>, Vec<&CaseResult>) =
+        none.iter().partition(|c| never(c));
+    if !started.is_empty() {
+        s.push_str(&format!("; not run: {}", group(&started)));
+    }
+    if !never_reached.is_empty() {
+        s.push_str(&format!(
+            "; never reached: {}",
+            crate::units::n_of(never_reached.len() as u64, "case", "cases")
+        ));
     }
     s.push('.');
     Some(s)

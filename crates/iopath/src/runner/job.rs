@@ -321,7 +321,7 @@ impl Runner<'_> {
     /// A case's result before its first repetition, skipped already when
     /// it cannot run (its method unusable here, or a cache limit too small
     /// for its own memory).
-    fn prepare_case(&self, case: &Case, sh: &Shared<'_>) -> CaseResult {
+    pub(super) fn prepare_case(&self, case: &Case, sh: &Shared<'_>) -> CaseResult {
         let plan = self.plan;
         let mut cr = case_result(case);
         if let (Some(span), Some(t)) = (case.span, sh.target) {

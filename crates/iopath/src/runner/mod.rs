@@ -216,6 +216,25 @@ impl Runner<'_> {
             hot: None,
             eta,
         };
+        // Cases refused before any I/O (the probe's refusals, O_DIRECT
+        // alignment, the cache limit) take no time: the estimate, made
+        // before the target existed, counted them.
+        let refused: Vec<usize> = (0..plan.cases.len())
+            .filter(|&i| self.prepare_case(&plan.cases[i], &shared).skipped.is_some())
+            .collect();
+        if !refused.is_empty() {
+            for &i in &refused {
+                shared.eta.finished(plan, i, None);
+            }
+            if !self.progress.is_quiet() {
+                let line = format!(
+                    "iopath: {} cannot run here (the reasons come under \"not run\"): about {} now",
+                    crate::units::n_of(refused.len() as u64, "case", "cases"),
+                    crate::units::fmt_wall(shared.eta.left())
+                );
+                eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
+            }
+        }
         bar.set_prefix(job::left_text(shared.eta.left()));
         // The plan index of every case result, in the order they are added.
         let mut placed: Vec<usize> = Vec::with_capacity(plan.cases.len());
