@@ -318,7 +318,7 @@ pub struct RunArgs {
     pub max_time: Duration,
 
     /// Wall-clock cap of one case, all its repetitions together [default:
-    /// none, or the preset's (hmmap: 10s); 0: none]. A case that reaches it
+    /// none, or the preset's (hmmap: 45s); 0: none]. A case that reaches it
     /// stops: it keeps what it measured, and reports the fraction of the
     /// repetition done and the whole repetition's time extrapolated from it.
     /// A write's final flush (fsync of what the page cache took) is not cut
