@@ -181,7 +181,7 @@ fn explain_completion_error(method: Method, path: &Path, errno: i32) -> String {
         }
         (Method::UringIopoll, libc::EOPNOTSUPP) => format!(
             "polled completions fail with EOPNOTSUPP: {} has no poll queues \
-             (virtio, SATA, loop, and NVMe without nvme.poll_queues=N cannot be polled); use uring",
+             (SATA and loop devices cannot be polled, nor NVMe or virtio-blk without nvme.poll_queues=N or virtio_blk.poll_queues=N); use uring",
             polled_device(path)
         ),
         (Method::Dontcache | Method::UringDontcache, libc::EOPNOTSUPP) => dontcache_refused(path),
