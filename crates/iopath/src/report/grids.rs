@@ -406,21 +406,40 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
             ]
         })
         .collect();
+    let mut header: Vec<String> = [
+        "threads",
+        "method",
+        "W s",
+        "R s",
+        "RR s",
+        "W MB/s",
+        "R MB/s",
+        "RR MB/s",
+        "seed W R RR (s)",
+        "",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut numeric = vec![true, false, true, true, true, true, true, true, true, false];
+    let mut rows = rows;
+    // The last column says why a row did not run: none when all ran.
+    if rows.iter().all(|r| r.last().is_some_and(String::is_empty)) {
+        header.pop();
+        numeric.pop();
+        for r in &mut rows {
+            r.pop();
+        }
+    }
     (!rows.is_empty()).then(|| Grid {
         title: "hmmap: seconds per W (write all), R (read all), RR (8-byte random reads, touch-limited), median repetition (~: from its rate)".into(),
-        header: [
-            "threads", "method", "W s", "R s", "RR s", "W MB/s", "R MB/s", "RR MB/s",
-            "seed W R RR (s)", "",
-        ]
-        .map(String::from)
-        .to_vec(),
-        numeric: vec![true, false, true, true, true, true, true, true, true, false],
+        header,
+        numeric,
         rows,
         notes: std::iter::once(
             "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".to_string(),
         )
         .chain(sliced.then(|| {
-            format!("~: extrapolated, not measured: the repetitions moved part of the operation ({slice}, or --case-timeout stopped them), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)")
+            format!("~: from the rate, not timed: a repetition moved other than one whole operation ({slice} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)")
         }))
         .collect(),
     })
@@ -538,7 +557,19 @@ fn published(r: &RunResult) -> Option<Grid> {
         notes: vec![
             "Different machines: compare the shape (which method wins, by about how much), not the numbers."
                 .into(),
-            "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size.".into(),
+            format!(
+                "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
+                if r.cases.iter().any(|c| {
+                    matches!(
+                        crate::model::choice::result_base_method(&c.method),
+                        Some(iopath_io::Method::Ucache | iopath_io::Method::Uffd | iopath_io::Method::UffdWp)
+                    )
+                }) {
+                    "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"
+                } else {
+                    ""
+                }
+            ),
         ],
     })
 }
@@ -676,10 +707,30 @@ mod tests {
         assert_eq!(row[7], "0.08", "{row:?}");
         assert_eq!(mbs(670.0), "0.00067", "a trickle is not 0.00");
         assert!(
-            g.notes.iter().any(|n| n.starts_with("~: extrapolated")),
+            g.notes
+                .iter()
+                .any(|n| n.starts_with("~: from the rate, not timed")),
             "{:?}",
             g.notes
         );
+        // Every row ran: no empty "why not run" column (acceptance of
+        // issue 18: hmmap at defaults printed one, headed by nothing).
+        assert_eq!(g.header.len(), 9, "{:?}", g.header);
+        assert!(g.rows.iter().all(|r| r.len() == 9), "{:?}", g.rows);
+        // A row that did not run brings the column back, with the reason.
+        let mut skipped = hmmap_case("W", 0, 0, 4 * gib);
+        skipped.method = "uffd".into();
+        skipped.summary = None;
+        skipped.skipped = Some("no userfaultfd".into());
+        let mut cases = r.cases.clone();
+        cases.push(skipped);
+        let g = hmmap(&RunResult {
+            cases,
+            ..crate::report::testdata::fixture()
+        })
+        .unwrap();
+        assert_eq!(g.header.len(), 10, "{:?}", g.header);
+        assert_eq!(g.rows[1][9], "not run: no userfaultfd", "{:?}", g.rows);
         // Whole passes only: nothing marked, no note.
         let r = RunResult {
             cases: vec![hmmap_case("R", 4 * gib, 3_500_000_000, 4 * gib)],

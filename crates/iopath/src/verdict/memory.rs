@@ -29,7 +29,13 @@ pub(super) fn sentence(v: &Verdict, r: &[&Ranked]) -> Option<String> {
         ));
     }
     let speed = if !k.distinct {
-        format!("shows no measurable difference in speed from {}", t.most)
+        // Not "no difference": the interval may lie wholly on one side of
+        // even and only reach into the margin (1.02-2.65x).
+        format!(
+            "is not shown to differ in speed from {} ({}: it reaches within 3% of even)",
+            t.most,
+            ci(k.ratio_ci95, few, v.ci_level)
+        )
     } else if k.ratio < 1.0 {
         format!("is {} slower than {}", pct_slower(k.ratio), t.most)
     } else {
