@@ -192,6 +192,13 @@ fn two_and_four_ranks_write_one_result_in_every_layout() {
             1,
             "only rank 0 prints: {stdout}"
         );
+        // The ranks' tables and their lines keep to 120 columns, as the
+        // rest of the report (they printed 301-column lines before).
+        let widest = stdout.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 120, "{widest} columns:\n{stdout}");
+        if layout == "per-rank" && n > 1 {
+            assert!(stdout.contains("each rank its own file"), "{stdout}");
+        }
         assert!(
             common::leftovers(dir.path()).is_empty(),
             "no test file left"

@@ -5,7 +5,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
-use crate::result::mpi::MpiInfo;
+use crate::result::mpi::{FileLayout, MpiInfo};
 use crate::result::RunResult;
 
 fn mib(bw: f64) -> String {
@@ -25,15 +25,17 @@ pub fn render(r: &RunResult) -> String {
             continue;
         };
         let agg = k.summary.as_ref();
-        out.push_str(&format!(
-            "\n{}: aggregate {} MiB/s over the common interval, stonewall {} MiB/s; slowest rank {}, spread {} ({} measured repetitions)\n",
+        let line = format!(
+            "{}: aggregate {} MiB/s over the common interval, stonewall {} MiB/s; slowest rank {}, spread {} ({} measured repetitions)",
             c.case,
             agg.map_or("?".into(), |m| mib(m.bw_bytes_per_s)),
             c.stonewall_bw_bytes_per_s.map_or("?".into(), mib),
             c.slowest_rank.map_or("?".into(), |r| r.to_string()),
             c.spread.map_or("?".into(), |s| format!("{s:.2}x")),
             c.measured
-        ));
+        );
+        out.push('\n');
+        out.push_str(&crate::units::wrap(&line, 120, "", "  "));
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
@@ -88,16 +90,25 @@ pub fn render(r: &RunResult) -> String {
 }
 
 fn header(info: &MpiInfo) -> String {
-    format!(
-        "\nMPI: {} ranks on {} host(s) ({}), layout {}. Medians over the measured repetitions; {}.\n",
-        info.ranks,
-        info.hosts.len(),
+    let layout = info.layout.unwrap_or(FileLayout::PerRank);
+    let line = format!(
+        "MPI: {} on {} ({}), layout {}{}. Medians over the measured repetitions; {}.",
+        crate::units::n_of(info.ranks, "rank", "ranks"),
+        crate::units::n_of(info.hosts.len() as u64, "host", "hosts"),
         info.hosts
             .iter()
             .map(|h| format!("{}: {}", h.host, h.ranks.len()))
             .collect::<Vec<_>>()
             .join(", "),
-        info.layout.map_or("per-rank", |l| l.name()),
+        layout.name(),
+        // The target line above names one file: with per-rank files it
+        // is rank 0's, and every rank has one like it.
+        if layout.shared() || info.ranks < 2 {
+            ""
+        } else {
+            " (each rank its own file, as rank 0's above)"
+        },
         info.note
-    )
+    );
+    format!("\n{}", crate::units::wrap(&line, 120, "", "  "))
 }
