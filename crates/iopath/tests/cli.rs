@@ -487,9 +487,13 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
             "--size",
             "8M",
             "--methods",
-            "null,buffered",
+            "null,buffered,direct",
             "--patterns",
-            "randread",
+            "randread,read",
+            // O_DIRECT cannot do 1000-byte requests: direct is refused
+            // in both jobs, before any I/O.
+            "--bs",
+            "1000",
             "--time",
             "30s",
             "--quiet",
@@ -538,6 +542,24 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
         "partial case kept"
     );
     assert_eq!(ran[0]["repetitions"][0]["interrupted"], true);
+    // The job never reached says so, but a case refused before any I/O
+    // keeps its own reason there too (review of issue 18: the
+    // interruption overwrote it).
+    let skipped = |c: &Value| c["skipped"].as_str().unwrap_or("").to_string();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6, "{}", v["cases"]);
+    for c in cases.iter().filter(|c| c["method"] == "direct") {
+        assert!(skipped(c).contains("O_DIRECT alignment"), "{c}");
+    }
+    assert_eq!(
+        cases
+            .iter()
+            .filter(|c| skipped(c).contains("before this case"))
+            .count(),
+        2,
+        "{}",
+        v["cases"]
+    );
     // The report says what was interrupted (at the end when no verdict
     // carries it).
     let stdout = String::from_utf8_lossy(&out.stdout);

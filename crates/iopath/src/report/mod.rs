@@ -401,7 +401,13 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     {
         if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
             none.push(c);
-        } else if c.repetitions.iter().any(|m| m.interrupted) {
+        } else if c.repetitions.iter().any(|m| m.interrupted)
+            || c.repetition_control
+                .as_ref()
+                .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
+        {
+            // Cut inside a repetition, or between two: the interruption
+            // stopped it short of its rounds either way.
             cut.push(c);
         }
     }

@@ -604,6 +604,29 @@ mod tests {
         );
     }
 
+    /// Review of issue 18: Ctrl-C between two repetitions ends a case
+    /// with no repetition marked interrupted; the caveat still names the
+    /// job it cut and the case cut short.
+    #[test]
+    fn a_case_stopped_between_repetitions_counts_as_cut_short() {
+        let mut r = fixture();
+        r.interrupted = true;
+        let rc = r.cases[3].repetition_control.as_mut().unwrap();
+        rc.stopped_by = crate::stats::StopReason::Stopped;
+        assert!(r.cases[3].repetitions.iter().all(|m| !m.interrupted));
+        let caveat = crate::report::interrupted_caveat(&r).unwrap();
+        assert!(
+            caveat.starts_with("Interrupted (Ctrl-C or SIGTERM) during read 1M Q8T1: "),
+            "{caveat}"
+        );
+        assert!(
+            caveat.contains(
+                "cut short (measured over the repetitions it completed): uring read 1M Q8T1"
+            ),
+            "{caveat}"
+        );
+    }
+
     /// Issue 18 (output): an interrupted run reads like a finished one:
     /// what was interrupted, the cases it never reached counted and
     /// grouped, no table of dashes for a pattern it never reached, and

@@ -39,8 +39,8 @@ pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String 
 /// its range (a method that does not cache), or stopped after one pass short
 /// of the limit (a caching method). `None` when neither says anything: no
 /// time limit, a byte count, a random pattern, or a pass that the limit cut.
-/// Under MPI `cr` sums every rank's bytes: `ranks` says how many files they
-/// covered ([`RankFiles`]).
+/// Under MPI `cr` sums every rank's bytes: one pass is every rank's part
+/// ([`RankFiles`]).
 pub(super) fn passes_of(
     cr: &CaseResult,
     case: &Case,
@@ -57,7 +57,8 @@ pub(super) fn passes_of(
     let threads = u64::from(case.threads.max(1));
     let span =
         case.span.map_or(file_size, |s| s.min(file_size)) / case.block_size * case.block_size;
-    let pass = span / threads / case.block_size * case.block_size * threads * ranks.files();
+    let bs = case.block_size.max(1);
+    let pass = ranks.rank_span(span, bs) / threads / bs * bs * threads * ranks.ranks;
     let s = cr.summary.as_ref().filter(|_| pass > 0)?;
     let passes = s.io_bytes as f64 / pass as f64;
     if plan.wraps(case) {
@@ -108,12 +109,14 @@ pub(super) fn pass_bytes(
         return Some(shared(total) * ranks.ranks);
     }
     let span = case.span.map_or(file_size, |s| s.min(file_size)) / bs * bs;
+    // What one rank addresses, rounded as its workers round it.
+    let span = ranks.rank_span(span, bs);
     Some(
         if case.pattern.is_random() {
             shared(span)
         } else {
             span / threads / bs * bs * threads
-        } * ranks.files(),
+        } * ranks.ranks,
     )
 }
 
@@ -134,9 +137,15 @@ impl RankFiles {
         sharing: 1,
     };
 
-    /// How many files the ranks covered.
-    fn files(self) -> u64 {
-        (self.ranks / self.sharing.max(1)).max(1)
+    /// The range one rank addresses of a case's `span`: with a shared
+    /// layout its part of the one file, rounded to whole blocks as
+    /// `Ranks::segment` rounds it; else all of its own file.
+    fn rank_span(self, span: u64, bs: u64) -> u64 {
+        if self.sharing > 1 {
+            span / bs / self.sharing * bs
+        } else {
+            span
+        }
     }
 }
 
@@ -233,6 +242,28 @@ mod tests {
         };
         assert_eq!(pass_bytes(case, &p, 64 * mib, per_rank), Some(4 * alone));
         assert_eq!(pass_bytes(case, &p, 64 * mib, shared), Some(alone));
+        // Each rank rounds its own part: 3 threads of a 16 MiB segment
+        // move 15 MiB each, 60 MiB in all (63 MiB for one process).
+        let t = plan(&[
+            "--methods",
+            "direct",
+            "--patterns",
+            "read",
+            "--time",
+            "2s",
+            "--threads",
+            "3",
+        ]);
+        let one = pass_bytes(&t.cases[0], &t, 64 * mib, RankFiles::ALONE);
+        assert_eq!(one, Some(63 * mib));
+        assert_eq!(
+            pass_bytes(&t.cases[0], &t, 64 * mib, shared),
+            Some(60 * mib)
+        );
+        assert_eq!(
+            pass_bytes(&t.cases[0], &t, 64 * mib, per_rank),
+            Some(4 * 63 * mib)
+        );
         // A byte count is each rank's own, whatever the layout.
         let q = plan(&[
             "--methods",

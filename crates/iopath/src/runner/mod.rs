@@ -250,12 +250,20 @@ impl Runner<'_> {
             if result.interrupted {
                 // Cases never reached stay in the result, saying so, so that
                 // an interrupted run's verdicts can name what is missing.
+                // A case refused before any I/O keeps its own reason: it
+                // would not have run either way.
                 for c in cases {
-                    let mut cr = case_result(c);
-                    cr.skipped = Some(format!(
-                        "{} (Ctrl-C or SIGTERM) before this case",
-                        crate::result::NOT_REACHED
-                    ));
+                    let refused = self.prepare_case(c, &shared);
+                    let cr = if refused.skipped.is_some() {
+                        refused
+                    } else {
+                        let mut cr = case_result(c);
+                        cr.skipped = Some(format!(
+                            "{} (Ctrl-C or SIGTERM) before this case",
+                            crate::result::NOT_REACHED
+                        ));
+                        cr
+                    };
                     result.cases.push(cr);
                 }
                 continue;
