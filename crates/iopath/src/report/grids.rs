@@ -46,11 +46,11 @@ fn mbs(bw: f64) -> String {
     let v = bw / 1e6;
     if v >= 100.0 {
         format!("{v:.0}")
-    } else if v >= 0.01 || v <= 0.0 {
+    } else if v >= 1.0 || v <= 0.0 {
         format!("{v:.2}")
     } else {
-        // A trickle (hmmap's 8-byte reads): two significant digits, not
-        // a 0.00 that reads as nothing moved.
+        // Under 1 MB/s (hmmap's 8-byte reads): two significant digits,
+        // not a 0.00 that reads as nothing moved, nor 0.08 beside 0.0018.
         let digits = (1.0 - v.log10().floor()).clamp(2.0, 12.0) as usize;
         format!("{v:.digits$}")
     }
@@ -368,16 +368,21 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         .cases
         .iter()
         .any(|c| whole_secs(c).is_some_and(|(_, approx)| approx));
-    let slice = r
-        .config
-        .time_limit_ns
-        .filter(|_| !r.config.whole_pass)
-        .map_or("a time limit".to_string(), |ns| {
-            format!(
-                "--time {}",
-                crate::units::fmt_duration(std::time::Duration::from_nanos(ns))
-            )
-        });
+    // Why a repetition moved other than one whole operation, from what
+    // the run asked: a time limit (a slice, or more than one pass for a
+    // fast method that wraps), else only the case timeout.
+    let why = match r.config.time_limit_ns.filter(|_| !r.config.whole_pass) {
+        Some(ns) => format!(
+            "--time {} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it",
+            crate::units::fmt_duration(std::time::Duration::from_nanos(ns))
+        ),
+        None => "--case-timeout stopped it part-way".to_string(),
+    };
+    let advice = if r.config.whole_pass {
+        ""
+    } else {
+        "; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)"
+    };
     let rate = |c: Option<&CaseResult>| {
         c.and_then(|c| c.summary.as_ref())
             .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
@@ -439,7 +444,7 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
             "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".to_string(),
         )
         .chain(sliced.then(|| {
-            format!("~: from the rate, not timed: a repetition moved other than one whole operation ({slice} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)")
+            format!("~: from the rate, not timed: a repetition moved other than one whole operation ({why}), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows{advice}")
         }))
         .collect(),
     })
@@ -704,7 +709,8 @@ mod tests {
         assert_eq!(row[3], "3.50", "{row:?}");
         assert_eq!(row[4], "~102.40", "{row:?}");
         assert_eq!(row[5], mbs(gib as f64 / 2.0), "{row:?}");
-        assert_eq!(row[7], "0.08", "{row:?}");
+        assert_eq!(row[7], "0.082", "{row:?}");
+        assert_eq!(mbs(500_000.0), "0.50");
         assert_eq!(mbs(670.0), "0.00067", "a trickle is not 0.00");
         assert!(
             g.notes
@@ -731,6 +737,24 @@ mod tests {
         .unwrap();
         assert_eq!(g.header.len(), 10, "{:?}", g.header);
         assert_eq!(g.rows[1][9], "not run: no userfaultfd", "{:?}", g.rows);
+        // Under --time pass only the case timeout cuts an operation: the
+        // note says so, and does not offer --time pass back.
+        let mut whole = RunResult {
+            cases: vec![hmmap_case("RR", 80 << 10, 1_000_000_000, 8 << 20)],
+            ..crate::report::testdata::fixture()
+        };
+        whole.config.whole_pass = true;
+        let note = hmmap(&whole)
+            .unwrap()
+            .notes
+            .into_iter()
+            .find(|n| n.starts_with("~:"))
+            .unwrap();
+        assert!(
+            note.contains("(--case-timeout stopped it part-way)"),
+            "{note}"
+        );
+        assert!(!note.contains("--time pass"), "{note}");
         // Whole passes only: nothing marked, no note.
         let r = RunResult {
             cases: vec![hmmap_case("R", 4 * gib, 3_500_000_000, 4 * gib)],
