@@ -363,6 +363,21 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
         ),
         "{err}"
     );
+    // And the time without them is less than the first estimate.
+    let secs_after = |marker: &str| {
+        let rest = &unwrapped[unwrapped.find(marker).unwrap() + marker.len()..];
+        let words: Vec<&str> = rest.split_whitespace().take(4).collect();
+        match words.as_slice() {
+            [m, "min", s, ..] if s.parse::<u64>().is_ok() => {
+                m.parse::<u64>().unwrap() * 60 + s.parse::<u64>().unwrap()
+            }
+            [s, ..] => s.parse::<u64>().unwrap_or_else(|_| panic!("{rest}")),
+            _ => panic!("{rest}"),
+        }
+    };
+    let first = secs_after("iopath: estimated duration: about ");
+    let then = secs_after("come under \"not run\"): about ");
+    assert!(then < first, "{then} s then, {first} s first: {err}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("not run:"), "{text}");
     assert!(leftovers(dir.path()).is_empty());
