@@ -394,6 +394,18 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
             .as_deref()
             .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
     };
+    // The job running when the signal came: the one whose repetition ran
+    // last (the highest seq; results without seq ran in the plan's order).
+    // A case of another job that stopped early stopped for its own reason
+    // (a refusal after good repetitions).
+    let last_seq = |c: &CaseResult| c.repetitions.iter().filter_map(|m| m.seq).max();
+    let running = r
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.repetitions.is_empty())
+        .max_by_key(|(i, c)| (last_seq(c), *i))
+        .map(|(_, c)| c.job_key());
     for c in r
         .cases
         .iter()
@@ -402,9 +414,11 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
         if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
             none.push(c);
         } else if c.repetitions.iter().any(|m| m.interrupted)
-            || c.repetition_control
+            || (c
+                .repetition_control
                 .as_ref()
                 .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
+                && running.as_ref() == Some(&c.job_key()))
         {
             // Cut inside a repetition, or between two: the interruption
             // stopped it short of its rounds either way.

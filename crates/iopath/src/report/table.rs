@@ -609,8 +609,29 @@ mod tests {
     /// job it cut and the case cut short.
     #[test]
     fn a_case_stopped_between_repetitions_counts_as_cut_short() {
+        let never = |r: &mut RunResult, from: usize| {
+            for c in &mut r.cases[from..] {
+                c.skipped = Some(format!(
+                    "{} (Ctrl-C or SIGTERM) before this case",
+                    crate::result::NOT_REACHED
+                ));
+                c.summary = None;
+                c.repetitions.clear();
+            }
+        };
+        // A case of an earlier job that stopped early (refused after good
+        // repetitions) was not cut by the interruption (second review).
         let mut r = fixture();
         r.interrupted = true;
+        never(&mut r, 12);
+        let rc = r.cases[3].repetition_control.as_mut().unwrap();
+        rc.stopped_by = crate::stats::StopReason::Stopped;
+        let caveat = crate::report::interrupted_caveat(&r).unwrap();
+        assert!(!caveat.contains("uring read 1M Q8T1"), "{caveat}");
+        // Stopped in the read job, the job the signal came in.
+        let mut r = fixture();
+        r.interrupted = true;
+        never(&mut r, 6);
         let rc = r.cases[3].repetition_control.as_mut().unwrap();
         rc.stopped_by = crate::stats::StopReason::Stopped;
         assert!(r.cases[3].repetitions.iter().all(|m| !m.interrupted));

@@ -84,23 +84,33 @@ pub fn caveat(
         let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
             continue;
         };
-        if s.write_bytes > d.limit_bytes {
-            continue;
-        }
-        methods.push(c.name());
-        // The most any measured repetition wrote (the median decides
-        // whether the case is a burst; "at most" is every repetition's).
-        let most = c
-            .measured()
+        // A burst only when every measured repetition stayed under the
+        // limit: "at most" is then the largest of them.
+        let measured = c.measured();
+        let most = measured
             .iter()
             .map(|m| m.write_bytes)
             .max()
-            .unwrap_or(s.write_bytes);
-        written = written.max(most.max(s.write_bytes));
-        rates.push((
-            c.name(),
-            s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64,
-        ));
+            .unwrap_or(s.write_bytes)
+            .max(s.write_bytes);
+        if most > d.limit_bytes {
+            continue;
+        }
+        methods.push(c.name());
+        written = written.max(most);
+        // Its write rate, the median over its repetitions (as the table's
+        // MiB/s is the median of theirs).
+        let mut per_rep: Vec<f64> = measured
+            .iter()
+            .filter(|m| m.duration_ns > 0)
+            .map(|m| m.write_bytes as f64 * 1e9 / m.duration_ns as f64)
+            .collect();
+        let rate = if per_rep.is_empty() {
+            s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64
+        } else {
+            crate::result::median(&mut per_rep)
+        };
+        rates.push((c.name(), rate));
     }
     // Variants of a group are named as the verdict names them.
     let named: Vec<String> = methods
@@ -115,6 +125,16 @@ pub fn caveat(
     if named.is_empty() {
         return;
     }
+    // The rates under the same names, and only the writers named.
+    let mut rates: Vec<(String, f64)> = rates
+        .into_iter()
+        .filter_map(|(m, rate)| {
+            v.ranking
+                .iter()
+                .find(|r| r.method == m || r.method.starts_with(&format!("{m} ")))
+                .map(|r| (r.method.clone(), rate))
+        })
+        .collect();
     let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
     let span = file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes);
     let how = if v.job.sync == "none" {

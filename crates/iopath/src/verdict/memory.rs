@@ -31,11 +31,25 @@ pub(super) fn sentence(v: &Verdict, r: &[&Ranked]) -> Option<String> {
     let speed = if !k.distinct {
         // Not "no difference": the interval may lie wholly on one side of
         // even and only reach into the margin (1.02-2.65x).
-        format!(
-            "is not shown to differ in speed from {} ({}: it reaches within 3% of even)",
-            t.most,
-            ci(k.ratio_ci95, few, v.ci_level)
-        )
+        let [lo, hi] = k.ratio_ci95;
+        let margin = 1.0 + crate::stats::EQUIVALENCE_MARGIN;
+        let why = if !(lo > 0.0 && hi.is_finite()) {
+            // No interval (no rounds to pair): nothing to show.
+            String::new()
+        } else if lo <= margin && hi >= 1.0 / margin {
+            format!(
+                " ({}: it reaches within 3% of even)",
+                ci(k.ratio_ci95, few, v.ci_level)
+            )
+        } else {
+            // Unpaired (sequential schedule): the medians' intervals
+            // overlap, though the ratio's lies beyond the margin.
+            format!(
+                " ({}; the medians' own intervals overlap)",
+                ci(k.ratio_ci95, few, v.ci_level)
+            )
+        };
+        format!("is not shown to differ in speed from {}{why}", t.most)
     } else if k.ratio < 1.0 {
         format!("is {} slower than {}", pct_slower(k.ratio), t.most)
     } else {
