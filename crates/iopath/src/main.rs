@@ -41,19 +41,18 @@ fn main() -> ExitCode {
     };
     match res {
         Ok(code) => code,
-        Err(e) => {
-            if e.is::<Interrupted>() {
-                eprintln!("iopath: interrupted; temporary files removed");
-                return ExitCode::from(130);
-            }
-            eprintln!("error: {e:#}");
-            if e.is::<UsageError>() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
-        }
+        Err(e) => say(&e),
     }
+}
+
+/// Print a failed command's reason on stderr; its exit code.
+fn say(e: &anyhow::Error) -> ExitCode {
+    if e.is::<Interrupted>() {
+        eprintln!("iopath: interrupted; temporary files removed");
+    } else {
+        eprintln!("error: {e:#}");
+    }
+    exit_of(e)
 }
 
 /// Bytes to stdout; a closed pipe (`| head`) is not an error.
@@ -121,7 +120,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         });
     let plan = match ready {
         Ok(p) => p,
-        Err(e) => return first_says(e, ranks.rank()),
+        Err(e) => return Ok(said_together(Err(e), &ranks)),
     };
     let res = run_ranks(args, plan, &agreed, &ranks);
     if let (Err(e), false) = (&res, ranks.failed_together()) {
@@ -130,12 +129,22 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
         eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
         session.abort(i32::from(exit_byte(e)));
     }
-    if ranks.rank() != 0 {
-        // Rank 0 speaks for all: a failure agreed by all ranks is said
-        // there, naming the rank it came from and its reason.
-        return Ok(res.unwrap_or_else(|e| exit_of(&e)));
-    }
-    res
+    Ok(said_together(res, &ranks))
+}
+
+/// The end of a rank's run, every rank together: rank 0 speaks for all (a
+/// failure agreed by all ranks is said there, naming the rank it came
+/// from and its reason), and no rank exits before it has: mpirun ends the
+/// job at the first rank that exits with a failure, which could kill rank
+/// 0 before it printed why (or its tables).
+fn said_together(res: Result<ExitCode>, ranks: &Ranks) -> ExitCode {
+    let code = match res {
+        Ok(code) => code,
+        Err(e) if ranks.rank() == 0 => say(&e),
+        Err(e) => exit_of(&e),
+    };
+    ranks.barrier();
+    code
 }
 
 /// An error every rank has alike: rank 0 says it, the others only exit
