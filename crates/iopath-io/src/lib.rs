@@ -166,6 +166,13 @@ impl Method {
         )
     }
 
+    /// True for the user-space caches (`ucache`, `uffd`, `uffd-wp`): a cache
+    /// of their own, of `--ucache-size`, filled a page per miss with
+    /// `O_DIRECT`, never the page cache.
+    pub fn is_user_space_cache(self) -> bool {
+        matches!(self, Method::Ucache | Method::Uffd | Method::UffdWp)
+    }
+
     /// True when the method keeps several requests in flight from one thread.
     pub fn is_async(self) -> bool {
         matches!(

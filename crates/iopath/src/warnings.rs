@@ -21,14 +21,14 @@ fn short_label(c: &CaseResult) -> String {
 /// case of the run reads alike but ran another job (a preset's grid:
 /// hmmap's RR at 1 to 16 threads), the job too (`uffd/randread 8 Q1T4
 /// (RR)`).
-fn labeller(r: &RunResult) -> impl Fn(&CaseResult) -> String + '_ {
+fn labeller(r: &RunResult) -> impl Fn(&CaseResult) -> String {
+    // Each case's short name and job, once.
+    let named: Vec<(String, crate::result::Job)> =
+        r.cases.iter().map(|o| (short_label(o), o.job())).collect();
     move |c: &CaseResult| {
         let short = short_label(c);
         let job = c.job();
-        let clash = r
-            .cases
-            .iter()
-            .any(|o| o.job() != job && short_label(o) == short);
+        let clash = named.iter().any(|(s, j)| *s == short && *j != job);
         if clash {
             format!("{}/{}", c.name(), job.label())
         } else {
@@ -60,14 +60,9 @@ fn is_cached_method(m: &str) -> bool {
     )
 }
 
-/// The user-space caches (`ucache`, `uffd`, `uffd-wp`): a cache of their
-/// own, of `--ucache-size`, filled a whole page per miss with `O_DIRECT`.
+/// A case of a user-space cache ([`iopath_io::Method::is_user_space_cache`]).
 fn is_user_space_cache(c: &CaseResult) -> bool {
-    use iopath_io::Method as M;
-    matches!(
-        result_base_method(&c.method),
-        Some(M::Ucache | M::Uffd | M::UffdWp)
-    )
+    result_base_method(&c.method).is_some_and(iopath_io::Method::is_user_space_cache)
 }
 
 /// Methods whose reads go through the page cache, read-ahead included,

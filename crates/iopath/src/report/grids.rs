@@ -565,10 +565,8 @@ fn published(r: &RunResult) -> Option<Grid> {
             format!(
                 "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
                 if r.cases.iter().any(|c| {
-                    matches!(
-                        crate::model::choice::result_base_method(&c.method),
-                        Some(iopath_io::Method::Ucache | iopath_io::Method::Uffd | iopath_io::Method::UffdWp)
-                    )
+                    crate::model::choice::result_base_method(&c.method)
+                        .is_some_and(iopath_io::Method::is_user_space_cache)
                 }) {
                     "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"
                 } else {

@@ -597,9 +597,10 @@ impl Runner<'_> {
         let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
         // The user-space caches hold their budget (one cache, or one uffd
         // region, for the case): memory the case holds.
-        let own_cache = match case.method {
-            Method::Ucache | Method::Uffd | Method::UffdWp => plan.ucache_size,
-            _ => 0,
+        let own_cache = if case.method.is_user_space_cache() {
+            plan.ucache_size
+        } else {
+            0
         };
         let mut cost = WorkerCost {
             locked_bytes: locked_out.into_inner().unwrap_or(0),
