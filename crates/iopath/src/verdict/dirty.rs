@@ -73,7 +73,6 @@ pub fn caveat(
     });
     let limits = capped.map_or(*d, |c| under_cap(d, c.limit_bytes));
     let d = &limits;
-    let mut methods: Vec<String> = Vec::new();
     let mut written = 0u64;
     // Each writer's median rate, as the table gives it.
     let mut rates: Vec<(String, f64)> = Vec::new();
@@ -96,7 +95,6 @@ pub fn caveat(
         if most > d.limit_bytes {
             continue;
         }
-        methods.push(c.name());
         written = written.max(most);
         // Its write rate, the median over its repetitions (as the table's
         // MiB/s is the median of theirs).
@@ -112,20 +110,8 @@ pub fn caveat(
         };
         rates.push((c.name(), rate));
     }
-    // Variants of a group are named as the verdict names them.
-    let named: Vec<String> = methods
-        .iter()
-        .filter_map(|m| {
-            v.ranking
-                .iter()
-                .find(|r| &r.method == m || r.method.starts_with(&format!("{m} ")))
-                .map(|r| r.method.clone())
-        })
-        .collect();
-    if named.is_empty() {
-        return;
-    }
-    // The rates under the same names, and only the writers named.
+    // Variants of a group are named as the verdict names them; a writer
+    // the verdict does not rank is left out.
     let mut rates: Vec<(String, f64)> = rates
         .into_iter()
         .filter_map(|(m, rate)| {
@@ -135,6 +121,10 @@ pub fn caveat(
                 .map(|r| (r.method.clone(), rate))
         })
         .collect();
+    let named: Vec<String> = rates.iter().map(|(m, _)| m.clone()).collect();
+    if named.is_empty() {
+        return;
+    }
     let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
     let span = file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes);
     let how = if v.job.sync == "none" {
