@@ -38,7 +38,7 @@ pub fn probe(args: &ProbeArgs, stop: &AtomicBool) -> Result<()> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let report = probe_dir(&dir, stop)?;
     if args.json {
-        write_stdout(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+        write_raw((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?;
     } else {
         write_stdout(render_probe(&report))?;
     }
@@ -267,8 +267,6 @@ pub fn presets_list() -> String {
     out
 }
 
-/// Text to stdout; a reader that went away (`| head`) is not an error, and
-/// a full disk is an error, not a panic.
 /// Why a finished run measured nothing, `None` when it measured something:
 /// every case that does I/O was skipped (or every case, in a run of
 /// `null` alone). Such a run failed: the caller exits 1. An interrupted
@@ -303,10 +301,22 @@ pub fn nothing_measured(r: &crate::result::RunResult) -> Option<String> {
     ))
 }
 
+/// Text to stdout, every control character in it but `\n` and `\t`
+/// written out visibly (`untrusted::visible`): tables and reports quote
+/// results, job files and paths, which may hold terminal escapes. A
+/// reader that went away (`| head`) is not an error, and a full disk is an
+/// error, not a panic.
 pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<()> {
+    let text = String::from_utf8_lossy(text.as_ref());
+    write_raw(crate::untrusted::visible(&text).as_bytes())
+}
+
+/// Bytes to stdout as they are (JSON: serde escapes what it must, and the
+/// data stays exact).
+fn write_raw(bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_ref()).and_then(|()| out.flush()) {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(anyhow::Error::from(e).context("cannot write to stdout"))
         }

@@ -28,6 +28,7 @@ pub mod sysinfo;
 pub mod target;
 pub mod topology;
 pub mod units;
+pub mod untrusted;
 pub mod verdict;
 pub mod warnings;
 

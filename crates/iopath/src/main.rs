@@ -14,6 +14,7 @@ use iopath::report::{json, table};
 use iopath::result::mpi::FileLayout;
 use iopath::runner::ranks::Ranks;
 use iopath::runner::Runner;
+use iopath::untrusted::Visible;
 use iopath::{commands, compare, shell_quote_os, Interrupted};
 
 fn main() -> ExitCode {
@@ -50,7 +51,7 @@ fn say(e: &anyhow::Error) -> ExitCode {
     if e.is::<Interrupted>() {
         eprintln!("iopath: interrupted; temporary files removed");
     } else {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", Visible(format_args!("{e:#}")));
     }
     exit_of(e)
 }
@@ -126,7 +127,12 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     if let (Err(e), false) = (&res, ranks.failed_together()) {
         // Failed here alone (its files are removed by now): the other
         // ranks would wait for this one forever.
-        eprintln!("error: rank {} ({host}): {e:#}", ranks.rank());
+        eprintln!(
+            "error: rank {} ({}): {}",
+            ranks.rank(),
+            Visible(&host),
+            Visible(format_args!("{e:#}"))
+        );
         session.abort(i32::from(exit_byte(e)));
     }
     Ok(said_together(res, &ranks))
@@ -214,7 +220,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     text.push_str(&iopath::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
-            eprint!("{text}");
+            eprint!("{}", Visible(&text));
         }
         if json_stdout {
             json::write_stdout(&result, args.json_format)?;
@@ -227,7 +233,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     // interrupted run still exits 130.
     let reports = args.reports.write(&result);
     if let Err(e) = &reports {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", Visible(format_args!("{e:#}")));
     }
     if result.interrupted {
         // Where what it measured went: a --json file, stdout, or only the
@@ -240,7 +246,10 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
                     .to_string()
             }
         };
-        eprintln!("iopath: interrupted; {kept}; temporary files removed");
+        eprintln!(
+            "iopath: interrupted; {}; temporary files removed",
+            Visible(kept)
+        );
         return Ok(ExitCode::from(130));
     }
     if result.cases.iter().any(|c| c.error.is_some()) {

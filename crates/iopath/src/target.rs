@@ -360,7 +360,7 @@ fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
 /// Remove what killed runs left in `dir`, and say so.
 fn reap_in(dir: &Path) {
     if let Some(m) = reap::message(("test file", "test files"), &reap::stale_files(dir)) {
-        eprintln!("{m}");
+        eprintln!("{}", crate::untrusted::Visible(m));
     }
 }
 

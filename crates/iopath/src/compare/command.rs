@@ -57,6 +57,12 @@ fn print_stdout(s: &str) -> anyhow::Result<()> {
     }
 }
 
+/// A line on stderr; the names and labels it quotes come from the results
+/// and paths compared, so their control characters are shown, not sent.
+fn say(line: String) {
+    eprintln!("{}", crate::untrusted::visible(&line));
+}
+
 /// `iopath compare`: 0, or 1 when `--fail-above` finds a regression, or 3
 /// when it finds a slowdown beyond the limit that too few repetitions
 /// cannot confirm; bad input is a [`UsageError`] (exit 2).
@@ -86,7 +92,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         s.push('\n');
         print_stdout(&s)?;
     } else {
-        print_stdout(&render(&report))?;
+        print_stdout(&crate::untrusted::visible(&render(&report)))?;
     }
     let Some(limit) = args.fail_above else {
         return Ok(ExitCode::SUCCESS);
@@ -105,36 +111,36 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         }
         for c in &unsure {
             if c.beyond(limit) && c.b_disturbed() {
-                eprintln!(
+                say(format!(
                     "inconclusive: {} {}: {}, but the device moved {:.1}x the bytes the case asked for during {}'s run (other traffic on the disk); rerun, or give several runs a side (A1.json A2.json -- B1.json B2.json)",
                     c.name,
                     c.job(),
                     change_text(c),
                     c.b_device_fraction.unwrap_or(0.0),
                     report.b.name
-                );
+                ));
             } else {
-                eprintln!(
+                say(format!(
                     "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
                     c.name,
                     c.job(),
                     change_text(c),
                     c.a_n,
                     c.b_n
-                );
+                ));
             }
         }
-        eprintln!(
+        say(format!(
             "iopath: {} case{} of {} may be slower than {} by more than {limit}%, but it cannot be told (exit 3)",
             unsure.len(),
             if unsure.len() == 1 { "" } else { "s" },
             report.b.name,
             report.a.name
-        );
+        ));
         return Ok(ExitCode::from(3));
     }
     for c in &bad {
-        eprintln!(
+        say(format!(
             "regression: {} {}: {} from {} to {}, slower by more than --fail-above {limit}% at the interval's bound",
             c.name,
             c.job(),
@@ -143,14 +149,14 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
                 .map_or("-".into(), |v| format!("{:.1} MiB/s", v / MIB)),
             c.b_median_bw_bytes_per_s
                 .map_or("-".into(), |v| format!("{:.1} MiB/s", v / MIB)),
-        );
+        ));
     }
-    eprintln!(
+    say(format!(
         "iopath: {} case{} of {} got slower than {} by more than {limit}% (exit 1)",
         bad.len(),
         if bad.len() == 1 { "" } else { "s" },
         report.b.name,
         report.a.name
-    );
+    ));
     Ok(ExitCode::from(1))
 }

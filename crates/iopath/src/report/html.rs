@@ -20,10 +20,11 @@ use crate::verdict::Verdict;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// `&`, `<`, `>`, `"` and `'` as entities.
+/// `&`, `<`, `>`, `"` and `'` as entities, control characters written
+/// out visibly (`untrusted::visible`: `\x1b`).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::untrusted::visible(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

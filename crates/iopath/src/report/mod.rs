@@ -156,15 +156,15 @@ impl Outputs {
         if let Some(p) = &self.html {
             keep(html::render(r).and_then(|h| write_output(p, h.as_bytes(), "--html")));
         }
+        // Text read in a terminal as often as not (`cat`, `less -R`): the
+        // result's own strings may hold escapes, shown, not sent. (HTML is
+        // escaped cell by cell, `html::escape`.)
+        let text = |t: &str| crate::untrusted::visible(t).into_owned().into_bytes();
         if let Some(p) = &self.csv {
-            keep(csv::render(r).and_then(|c| write_output(p, c.as_bytes(), "--csv")));
+            keep(csv::render(r).and_then(|c| write_output(p, &text(&c), "--csv")));
         }
         if let Some(p) = &self.markdown {
-            keep(write_output(
-                p,
-                markdown::render(r).as_bytes(),
-                "--markdown",
-            ));
+            keep(write_output(p, &text(&markdown::render(r)), "--markdown"));
         }
         if let Some(d) = &self.png_dir {
             keep(write_pngs(d, r).map(|_| ()));

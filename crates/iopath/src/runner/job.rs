@@ -63,7 +63,9 @@ pub fn progress_name(case: &Case) -> String {
     if !case.method.is_async() {
         c.queue_depth = 1;
     }
-    format!("{} {}", c.name(), c.ran_label())
+    // A job file's label: shown, not obeyed, on the progress line.
+    let name = format!("{} {}", c.name(), c.ran_label());
+    crate::untrusted::visible(&name).into_owned()
 }
 
 /// What a run carries from job to job.

@@ -92,7 +92,10 @@ impl Runner<'_> {
             self.ranks.agree(crate::target::check(&plan.target))?;
         }
         if !self.progress.is_quiet() {
+            // The plan's paths and labels come from a job file: shown, not
+            // obeyed (`untrusted`).
             let line = format!("iopath: {}", eta.estimate().describe(plan));
+            let line = crate::untrusted::visible(&line);
             eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
         }
         let started_at = sysinfo::now_rfc3339();
@@ -201,7 +204,7 @@ impl Runner<'_> {
         };
         if let Some(i) = result.mpi.as_ref().filter(|_| !self.progress.is_quiet()) {
             for n in &i.notes {
-                eprintln!("iopath: note: {n}");
+                eprintln!("iopath: note: {}", crate::untrusted::Visible(n));
             }
         }
 
