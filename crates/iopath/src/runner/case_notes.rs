@@ -178,11 +178,20 @@ pub(super) fn passes_note(
     let s = cr.summary.as_ref()?;
     Some(match p.kind {
         // The file itself: the device's blocks, or on tmpfs its memory.
-        PassKind::Wrapped => format!(
+        PassKind::Wrapped if !crate::model::method_caches(case.method) => format!(
             "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} keeps no cache: every pass {} the file itself again, not a cached copy)",
             p.passes,
             cr.method,
             if cr.pattern == "write" { "writes" } else { "reads" }
+        ),
+        // A caching method started over because its case asked for it
+        // (`until = "time"`, fio's `time_based`): passes after the first
+        // may be served by its cache.
+        PassKind::Wrapped => format!(
+            "ran the whole --time {limit}, {:.1} passes over its range per repetition, as its job asks (until = \"time\", fio's time_based); {}, so passes after the first may {} memory, not the device",
+            p.passes,
+            why_one_pass(case.method, &cr.method),
+            if cr.pattern == "write" { "write to" } else { "read" },
         ),
         PassKind::OnePass => format!(
             "capped at one pass: {:.2} s of the --time {limit} ({}, so a second pass could {} memory); for repetitions that last {limit}, give --size {} or more",
@@ -211,6 +220,45 @@ mod tests {
         assert_eq!(b, "buffered+noreuse keeps pages in the page cache");
         let u = why_one_pass(Method::Ucache, "ucache");
         assert_eq!(u, "ucache keeps pages in its own cache");
+    }
+
+    /// Issue 26 item 11: a caching method told to run its whole time
+    /// (fio's `time_based`) starts over too; its note must not say it
+    /// keeps no cache beside a device share of 0%.
+    #[test]
+    fn wrapped_note_of_a_caching_method_says_it_caches() {
+        let mut p = plan(&[
+            "--methods",
+            "buffered,direct",
+            "--patterns",
+            "write",
+            "--time",
+            "2s",
+        ]);
+        for c in &mut p.cases {
+            c.until = Some(crate::model::words::Until::Time);
+        }
+        let passes = crate::result::Passes {
+            kind: crate::result::PassKind::Wrapped,
+            passes: 3.0,
+            suggested_size_bytes: None,
+        };
+        let note = |case: &Case| {
+            let cr = CaseResult {
+                method: case.method.name().to_string(),
+                pattern: "write".into(),
+                summary: Some(crate::result::Measurement::default()),
+                ..Default::default()
+            };
+            passes_note(&passes, &cr, case, &p).unwrap()
+        };
+        let (buffered, direct) = (note(&p.cases[0]), note(&p.cases[1]));
+        assert!(!buffered.contains("keeps no cache"), "{buffered}");
+        assert!(
+            buffered.contains("buffered keeps pages in the page cache"),
+            "{buffered}"
+        );
+        assert!(direct.contains("direct keeps no cache"), "{direct}");
     }
 
     fn plan(args: &[&str]) -> crate::plan::Plan {
