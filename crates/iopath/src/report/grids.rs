@@ -521,6 +521,7 @@ fn published(r: &RunResult) -> Option<Grid> {
                 .ours_with(s.bw_bytes_per_s, s.iops, Some(secs(s)))
                 .map(|o| format!("{}{o}", approx(s)))
                 .unwrap_or_else(|| "see the tables".into()),
+            (None, Some(_)) if c.not_reached() => "not reached (interrupted)".into(),
             (None, Some(_)) => "not run here".into(),
             (None, None) => "-".into(),
         };

@@ -83,6 +83,14 @@ pub fn render(r: &RunResult) -> String {
             escape(pattern_title(p)),
             code_span(p)
         ));
+        if cases.iter().all(|c| c.not_reached()) {
+            // A table of dashes says less than this line (as the terminal's).
+            out.push_str(&format!(
+                "Not reached: the run was interrupted before {} (listed under *Not run*).\n",
+                crate::units::n_of(cases.len() as u64, "case", "cases")
+            ));
+            continue;
+        }
         out.push_str(&pattern_table(&cases));
         // Each verdict's first sentence names its job (`randread 4k Q32T1: ...`).
         for v in verdicts.iter().filter(|v| v.job.pattern == *p) {
@@ -275,6 +283,10 @@ fn pattern_table(cases: &[&CaseResult]) -> String {
         let mut notes: Vec<String> = depth_note(c).into_iter().collect();
         notes.extend(other_notes(c).map(|n| escape(n)));
         let figures: Vec<String> = match (&c.summary, &c.skipped, &c.error) {
+            (_, Some(_), _) if c.not_reached() => {
+                notes.insert(0, "not reached: the run was interrupted".into());
+                dashes()
+            }
             (_, Some(_), _) => {
                 notes.insert(0, "skipped (see *Not run*)".into());
                 dashes()

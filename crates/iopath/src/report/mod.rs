@@ -389,11 +389,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     }
     let mut cut: Vec<&CaseResult> = Vec::new();
     let mut none: Vec<&CaseResult> = Vec::new();
-    let never = |c: &CaseResult| {
-        c.skipped
-            .as_deref()
-            .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
-    };
+    let never = CaseResult::not_reached;
     // The job running when the signal came: the one whose repetition ran
     // last (the highest seq; results without seq ran in the plan's order).
     // A case of another job that stopped early stopped for its own reason

@@ -136,7 +136,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
-        if cases.iter().all(|c| not_reached(c)) {
+        if cases.iter().all(|c| c.not_reached()) {
             // A table of dashes says less than this line.
             out.push_str(&format!(
                 "{} ({p}): not reached before the interruption ({} case{}, listed under \"not run\")\n",
@@ -220,13 +220,6 @@ fn not_run(r: &RunResult) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// True for a case an interrupted run never reached.
-fn not_reached(c: &CaseResult) -> bool {
-    c.skipped
-        .as_deref()
-        .is_some_and(|s| s.starts_with(crate::result::NOT_REACHED))
 }
 
 /// Whether the tables show where each case ran: when the run placed its
@@ -336,6 +329,13 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
         }
         let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
         let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
+            // Never reached is not refused: it could run here.
+            (_, Some(_), _) if c.not_reached() => dash_row(
+                c,
+                "not reached",
+                "not reached: the run was interrupted",
+                wide,
+            ),
             (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
             (_, _, Some(err)) => {
                 footnotes.push((c.name(), job(c), format!("failed: {err}")));

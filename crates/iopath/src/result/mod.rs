@@ -349,6 +349,14 @@ pub struct RepetitionControl {
 }
 
 impl CaseResult {
+    /// True for a case an interrupted run never reached: not refused, not
+    /// failed, only not run before the interruption ([`NOT_REACHED`]).
+    pub fn not_reached(&self) -> bool {
+        self.skipped
+            .as_deref()
+            .is_some_and(|s| s.starts_with(NOT_REACHED))
+    }
+
     /// The method as tables, verdicts and `compare` name it: `direct`, or
     /// `direct#2` for the second arm of an A/A check.
     pub fn name(&self) -> String {

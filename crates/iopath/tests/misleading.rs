@@ -1,0 +1,109 @@
+//! Reports that say only what is true (issue 26): a case an interrupted
+//! run never reached is not shown as refused, and a pattern none of whose
+//! cases ran gets no table of dashes.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::{iopath, scratch};
+
+fn run_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/run.json")
+}
+
+fn fixture_json() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(run_fixture()).unwrap()).unwrap()
+}
+
+fn write_json(dir: &Path, name: &str, v: &serde_json::Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+    p
+}
+
+/// The fixture as a run interrupted during randread: its aio randread
+/// case (10) and every write case (12-17, uring-iopoll's refused before)
+/// never reached.
+fn interrupted(dir: &Path) -> PathBuf {
+    let mut r = fixture_json();
+    r["interrupted"] = true.into();
+    let cases = r["cases"].as_array_mut().unwrap();
+    for i in [10, 12, 13, 14, 15, 16, 17] {
+        let c = &mut cases[i];
+        c["skipped"] = "the run was interrupted (Ctrl-C or SIGTERM) before this case".into();
+        c["summary"] = serde_json::Value::Null;
+        c["stats"] = serde_json::Value::Null;
+        c["repetitions"] = serde_json::json!([]);
+        c["repetition_control"] = serde_json::Value::Null;
+    }
+    write_json(dir, "interrupted.json", &r)
+}
+
+fn report(args: &[&std::ffi::OsStr]) -> String {
+    let out = iopath().arg("report").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn interrupted_table_rows_never_reached_say_not_reached_not_not_run() {
+    let dir = scratch();
+    let res = interrupted(dir.path());
+    let text = report(&[res.as_os_str()]);
+    let row = |method: &str, job: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("│ {method} ")) && l.contains(job))
+            .unwrap_or_else(|| panic!("no row {method} {job}:\n{text}"))
+            .to_string()
+    };
+    let aio = row("aio", "4k Q");
+    assert!(aio.contains("not reached"), "{aio}");
+    assert!(!aio.contains("not run"), "{aio}");
+    // Refused before any I/O: still "not run".
+    let iopoll = row("uring-iopoll", "4k Q");
+    assert!(iopoll.contains("not run"), "{iopoll}");
+    // No table for write (every case of it never reached): the one row
+    // that says so is aio's randread.
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with('│') && l.contains("not reached"));
+    assert_eq!(rows.count(), 1, "{text}");
+    assert!(
+        text.contains("(write): not reached before the interruption"),
+        "{text}"
+    );
+}
+
+#[test]
+fn interrupted_markdown_has_no_table_for_a_pattern_never_reached() {
+    let dir = scratch();
+    let res = interrupted(dir.path());
+    let md = report(&[res.as_os_str(), "--markdown".as_ref(), "-".as_ref()]);
+    let write = md
+        .split("\n### ")
+        .find(|s| s.contains("(`write`)"))
+        .unwrap_or_else(|| panic!("no write section:\n{md}"));
+    assert!(!write.contains("| method |"), "a table for write:\n{write}");
+    assert!(
+        write.contains("Not reached: the run was interrupted before 6 cases"),
+        "{write}"
+    );
+    // The randread row never reached says so; the refused one is skipped.
+    let aio = md
+        .lines()
+        .find(|l| l.starts_with("| aio |") && l.contains("4k"))
+        .unwrap_or_else(|| panic!("no aio randread row:\n{md}"));
+    assert!(
+        aio.contains("not reached: the run was interrupted"),
+        "{aio}"
+    );
+    let iopoll = md
+        .lines()
+        .find(|l| l.starts_with("| uring-iopoll |") && l.contains("4k"))
+        .unwrap();
+    assert!(iopoll.contains("skipped (see *Not run*)"), "{iopoll}");
+}
