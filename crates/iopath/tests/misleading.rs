@@ -107,3 +107,54 @@ fn interrupted_markdown_has_no_table_for_a_pattern_never_reached() {
         .unwrap();
     assert!(iopoll.contains("skipped (see *Not run*)"), "{iopoll}");
 }
+
+/// Issue 26 item 13: `verdicts[].pick` is `ranking[0]`, and the summary's
+/// request counts are named apart: `summary.ios` the median repetition's,
+/// `repetition_control.measured_ios` all measured repetitions' (what
+/// `summary.lat_ns.count` counts).
+#[test]
+fn json_pick_is_ranking_first_and_measured_ios_is_the_total() {
+    let dir = scratch();
+    let v = common::run_json(
+        dir.path(),
+        &[
+            "--size",
+            "8M",
+            "--time",
+            "20ms",
+            "--repeat",
+            "5",
+            "--methods",
+            "buffered,mmap,null",
+            "--patterns",
+            "randread",
+        ],
+    );
+    for vd in v["verdicts"].as_array().unwrap() {
+        assert_eq!(vd["ranking"][0]["method"], vd["pick"], "{vd}");
+    }
+    assert!(!v["verdicts"].as_array().unwrap().is_empty());
+    for c in v["cases"].as_array().unwrap() {
+        let measured: Vec<u64> = c["repetitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["warmup"] != true && r["interrupted"] != true)
+            .map(|r| r["ios"].as_u64().unwrap())
+            .collect();
+        let rc = &c["repetition_control"];
+        assert_eq!(
+            rc["measured_ios"].as_u64(),
+            Some(measured.iter().sum()),
+            "{rc}"
+        );
+        assert_eq!(
+            c["summary"]["lat_ns"]["count"], rc["measured_ios"],
+            "{}",
+            c["method"]
+        );
+        let mut sorted = measured.clone();
+        sorted.sort_unstable();
+        assert_eq!(c["summary"]["ios"].as_u64(), Some(sorted[sorted.len() / 2]));
+    }
+}

@@ -346,6 +346,11 @@ pub struct RepetitionControl {
     pub ci_level: f64,
     /// Wall time of the whole case, warm-ups and set-up included.
     pub elapsed_ns: u64,
+    /// Requests of the measured repetitions together: what the summary's
+    /// `lat_ns.count` counts, not its `ios` (the median repetition's).
+    /// Absent in results before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_ios: Option<u64>,
 }
 
 impl CaseResult {

@@ -68,8 +68,10 @@ pub struct Verdict {
     /// The methods tied for fastest, highest median first (never a
     /// reference method).
     pub fastest: Vec<String>,
-    /// Every measured method: the real ones, highest median throughput
-    /// first, then the reference ones (`null`), flagged.
+    /// Every measured method: the pick first (`ranking[0]` is `pick`),
+    /// then the other real ones, highest median throughput first, then the
+    /// reference ones (`null`), flagged. Each ratio is the fastest's
+    /// (`fastest[0]`) over the method's.
     pub ranking: Vec<Ranked>,
     /// Least CPU per I/O (median ns) of the real methods.
     pub cheapest_cpu: Option<Cost>,

@@ -705,6 +705,7 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
     // unless it is all there is.
     let basis = cr.measured();
     let measured = basis.len() as u32;
+    let measured_ios: u64 = basis.iter().map(|m| m.ios).sum();
     let mut summary = Measurement::median_of(&basis);
     let hist = if arm.complete.is_empty() {
         &arm.cut
@@ -730,6 +731,7 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
         ci_rel: bw.filter(|s| s.n >= 2).map(crate::stats::median_ci_rel),
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
+        measured_ios: Some(measured_ios),
     });
 }
 

@@ -243,6 +243,7 @@ mod tests {
                 ci_rel: None,
                 ci_level: 0.95,
                 elapsed_ns: 0,
+                measured_ios: None,
             }),
             ..Default::default()
         }

@@ -55,7 +55,7 @@ use variants::{cpu_cost, mixed_sizes};
 /// writes that fit under the dirty limit are called a burst
 /// ([`Verdict::dirty_burst`]).
 pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
-    let mut v = all(&r.cases);
+    let mut v = in_speed_order(&r.cases);
     // Methods that all stopped short were interrupted only in a run that
     // was.
     if !r.interrupted {
@@ -75,7 +75,19 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
             dirty::caveat(verdict, &r.cases, d, file, r.config.cache_limit.as_ref());
         }
     }
+    v.iter_mut().for_each(pick_first);
     v
+}
+
+/// The pick moved to the front of the ranking, the others keeping their
+/// order (fastest first), so that a reader taking `ranking[0]` takes the
+/// method to use. Their ratios stay the fastest's (`fastest[0]`) over
+/// each: the pick's is not 1 when the tie was broken in its favour.
+fn pick_first(v: &mut Verdict) {
+    if let Some(i) = v.ranking.iter().position(|r| r.method == v.pick) {
+        let pick = v.ranking.remove(i);
+        v.ranking.insert(0, pick);
+    }
 }
 
 /// True for a method that does no I/O (`null`): a reference, not a
@@ -93,6 +105,14 @@ pub fn is_reference(method: &str) -> bool {
 /// the labels tell them apart, else by what differs
 /// ([`variant_names`]: `uring 512k Q5T1`).
 pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
+    let mut v = in_speed_order(cases);
+    v.iter_mut().for_each(pick_first);
+    v
+}
+
+/// [`all`] with each ranking in speed order, fastest first, as the
+/// verdict's words read it (before [`pick_first`]).
+fn in_speed_order(cases: &[CaseResult]) -> Vec<Verdict> {
     let mut keys: Vec<JobKey> = Vec::new();
     for c in cases {
         let k = c.job_key();
@@ -483,7 +503,13 @@ fn depth_note(m: &Ranked, v: &Verdict) -> String {
 /// The verdict's sentences.
 pub fn words(v: &Verdict) -> Vec<String> {
     // The real methods are judged; the references only named.
-    let (r, refs): (Vec<&Ranked>, Vec<&Ranked>) = v.ranking.iter().partition(|m| !m.reference);
+    let (mut r, refs): (Vec<&Ranked>, Vec<&Ranked>) = v.ranking.iter().partition(|m| !m.reference);
+    // The fastest first, the ratios' reference (a stored ranking has the
+    // pick first: `pick_first`).
+    if let Some(i) = r.iter().position(|m| v.fastest.first() == Some(&m.method)) {
+        let top = r.remove(i);
+        r.insert(0, top);
+    }
     let label = ran_label(v, &r);
     let overlap = |few: bool| {
         if few {

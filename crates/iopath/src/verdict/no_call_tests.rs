@@ -15,6 +15,7 @@ fn stopped(mut c: CaseResult, why: stats::StopReason, rep_s: f64) -> CaseResult 
         ci_rel: None,
         ci_level: 0.0,
         elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
+        measured_ios: None,
     });
     c
 }
