@@ -13,6 +13,19 @@ use crate::model::words::{flag, word, Bytes, Dur, List, Pct, RepTime, Span};
 use crate::model::{CacheState, Pattern};
 use crate::units::{parse_duration, parse_size};
 
+/// `--methods`'s help: its default made from the plan's list
+/// ([`crate::plan::default_methods_text`]).
+fn methods_help() -> String {
+    format!(
+        "Methods to compare, comma-separated [default: {}]. A method named twice runs as two \
+         arms of an A/A check (`direct,direct`: `direct` and `direct#2`). An access hint \
+         follows a method after `+`: `mmap,mmap+random` runs mmap without and with \
+         MADV_RANDOM (hints: random, sequential, willneed, noreuse, hugepage, populate; \
+         `iopath methods` says which apply).",
+        crate::plan::default_methods_text()
+    )
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iopath",
@@ -240,14 +253,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Methods to compare, comma-separated [default: all but the opt-in
-    /// ones: null, mmap-dax, ucache, uffd, uffd-wp, and the copy-only
-    /// copy-file-range and sendfile]. A method named twice runs as two arms
-    /// of an A/A check (`direct,direct`: `direct` and `direct#2`). An
-    /// access hint follows a method after `+`: `mmap,mmap+random` runs mmap
-    /// without and with MADV_RANDOM (hints: random, sequential, willneed,
-    /// noreuse, hugepage, populate; `iopath methods` says which apply).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<crate::model::choice::MethodChoice>())]
+    /// Methods to compare, comma-separated (default: `methods_help`, from
+    /// the plan's own list).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<crate::model::choice::MethodChoice>(), help = methods_help())]
     pub methods: Vec<crate::model::choice::MethodChoice>,
 
     /// Threads of the `threadpool` method's pool [default: 4, libuv's

@@ -147,6 +147,35 @@ fn default_methods(pattern: Pattern) -> Vec<MethodChoice> {
     out
 }
 
+/// `--methods`'s default in words, made from the lists the plan uses
+/// ([`default_methods`]), so that `run --help` and the README (whose
+/// `--methods` row a test holds to it) cannot drift from the code.
+pub fn default_methods_text() -> String {
+    let names = |ms: Vec<MethodChoice>| {
+        ms.iter()
+            .map(MethodChoice::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let read = default_methods(Pattern::Read);
+    let random_too: Vec<MethodChoice> = default_methods(Pattern::RandRead)
+        .into_iter()
+        .filter(|m| !read.contains(m))
+        .collect();
+    let opt_in: Vec<MethodChoice> = Method::ALL
+        .into_iter()
+        .filter(|m| !m.in_default_run() && !m.copy_only())
+        .map(MethodChoice::from)
+        .collect();
+    format!(
+        "{}; on random patterns {} too; the copy pattern: {}. Opt-in (run only when named): {}",
+        names(read),
+        names(random_too),
+        names(default_methods(Pattern::Copy)),
+        names(opt_in)
+    )
+}
+
 /// A validated run.
 #[derive(Debug, Clone)]
 pub struct Plan {

@@ -158,3 +158,38 @@ fn json_pick_is_ranking_first_and_measured_ios_is_the_total() {
         assert_eq!(c["summary"]["ios"].as_u64(), Some(sorted[sorted.len() / 2]));
     }
 }
+
+/// Whitespace (and a Markdown table's line) aside.
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Issue 26 item 14: the README and `run --help` said a default run
+/// leaves out only null, mmap-dax and the user-space caches, where the
+/// code also leaves out threadpool, tokio and uring-dontcache and adds
+/// mmap+random: both now say the plan's own list.
+#[test]
+fn readme_and_run_help_name_the_plans_default_methods() {
+    let default = iopath::plan::default_methods_text();
+    for opt_in in ["threadpool", "tokio", "uring-dontcache", "null"] {
+        assert!(default.contains(opt_in), "{default}");
+    }
+    let out = iopath().args(["run", "--help"]).output().unwrap();
+    let help = words(&String::from_utf8_lossy(&out.stdout));
+    assert!(help.contains(&format!("[default: {default}]")), "{help}");
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(readme_path).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `--methods LIST` |"))
+        .expect("README has a --methods row");
+    assert!(words(row).ends_with(&format!("| {default} |")), "{row}");
+    // Every method is listed where the README names them all.
+    for m in iopath_io::Method::ALL {
+        assert!(
+            row.contains(m.name()),
+            "README's --methods row lacks {}",
+            m.name()
+        );
+    }
+}
