@@ -193,3 +193,32 @@ fn readme_and_run_help_name_the_plans_default_methods() {
         );
     }
 }
+
+#[test]
+fn interrupted_html_has_no_table_for_a_job_never_reached() {
+    let dir = scratch();
+    let res = interrupted(dir.path());
+    let html = report(&[res.as_os_str(), "--html".as_ref(), "-".as_ref()]);
+    let section = |id: &str| {
+        let start = html
+            .find(&format!("<section class=\"job\" id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no section {id}"));
+        let end = html[start..].find("</section>").unwrap() + start;
+        html[start..end].to_string()
+    };
+    let write = section("write-1m-q8-t1");
+    assert!(!write.contains("<table"), "a table for write:\n{write}");
+    assert!(
+        write.contains("Not reached: the run was interrupted"),
+        "{write}"
+    );
+    let randread = section("randread-4k-q32-t1");
+    assert!(
+        randread.contains("not reached: the run was interrupted"),
+        "{randread}"
+    );
+    assert!(
+        randread.contains("not run: "),
+        "the refused uring-iopoll: {randread}"
+    );
+}

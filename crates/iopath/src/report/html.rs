@@ -156,6 +156,13 @@ pub fn render(r: &RunResult) -> Result<String> {
             charts::job_id(&job),
             escape(&job.label())
         )?;
+        if cases.iter().all(|c| c.not_reached()) {
+            // A table of dashes says less than this line (as the terminal's).
+            h.push_str(
+                "<p>Not reached: the run was interrupted before this job (its cases are listed under Not run).</p>\n</section>\n",
+            );
+            continue;
+        }
         results_table(&mut h, &cases, table::show_placement(r))?;
         for fig in charts::figures(&job, &cases) {
             write!(
@@ -389,7 +396,9 @@ fn results_table(h: &mut String, cases: &[&CaseResult], placement: bool) -> Resu
     for c in cases {
         let mut notes: Vec<String> = table::depth_note(c).into_iter().collect();
         notes.extend(table::other_notes(c).cloned());
-        if let Some(s) = &c.skipped {
+        if let Some(s) = c.skipped.as_ref().filter(|_| c.not_reached()) {
+            notes.insert(0, format!("not reached: {s}"));
+        } else if let Some(s) = &c.skipped {
             notes.insert(0, format!("not run: {s}"));
         }
         if let Some(e) = &c.error {
