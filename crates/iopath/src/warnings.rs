@@ -8,6 +8,8 @@ use crate::units::fmt_bytes;
 
 pub use crate::result::records::Warning;
 
+pub mod starved;
+
 /// `method/pattern`, with the arm (`direct#2/randread`) and a preset's
 /// label (`buffered/read (sync write)`).
 fn short_label(c: &CaseResult) -> String {
@@ -489,6 +491,8 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         ),
         shares,
     );
+    let (message, cases) = starved::words(&starved::starved(&measured), &label);
+    push("cpu_starved", message, cases);
     out
 }
 

@@ -593,6 +593,12 @@ pub struct Cpu {
     pub ctx_invol: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// Time the workers were runnable but waiting for a CPU, summed over
+    /// the workers (the scheduler's `run_delay`,
+    /// `/proc/thread-self/schedstat`); 0 where the kernel does not say,
+    /// and in results written before it.
+    #[serde(default)]
+    pub run_delay_ns: u64,
     /// (workers' CPU + sqpoll) / ios. Workers' CPU is the scheduler's
     /// precise per-thread clock over the timed interval; user/sys above are
     /// its split as getrusage reports it (tick-grained).
@@ -701,6 +707,7 @@ impl Measurement {
                 ctx_invol: medu(&|m| m.cpu.ctx_invol),
                 minflt: medu(&|m| m.cpu.minflt),
                 majflt: medu(&|m| m.cpu.majflt),
+                run_delay_ns: medu(&|m| m.cpu.run_delay_ns),
                 ns_per_io: med(&|m| m.cpu.ns_per_io),
                 utilization: med(&|m| m.cpu.utilization),
             },

@@ -120,6 +120,7 @@ impl Observer {
             ctx_invol: cost.cpu.ctx_invol,
             minflt: cost.cpu.minflt,
             majflt: cost.cpu.majflt,
+            run_delay_ns: cost.cpu.run_delay_ns,
             ns_per_io: if m.ios > 0 {
                 cpu_ns as f64 / m.ios as f64
             } else {

@@ -265,6 +265,7 @@ pub fn aggregate(
     c.ctx_invol = sum(&|x| x.cpu.ctx_invol);
     c.minflt = sum(&|x| x.cpu.minflt);
     c.majflt = sum(&|x| x.cpu.majflt);
+    c.run_delay_ns = sum(&|x| x.cpu.run_delay_ns);
     let busy = (c.cpu_ns + c.sqpoll_ns) as f64;
     c.ns_per_io = busy / m.ios.max(1) as f64;
     c.utilization = busy / common as f64;
