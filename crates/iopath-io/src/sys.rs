@@ -258,6 +258,11 @@ pub struct ThreadUsage {
     pub ctx_invol: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// Time the thread was runnable but waiting for a CPU (the scheduler's
+    /// `run_delay`, the second field of `/proc/thread-self/schedstat`);
+    /// 0 for a process, and where the kernel does not say
+    /// (`CONFIG_SCHED_INFO` off).
+    pub run_delay_ns: u64,
 }
 
 impl ThreadUsage {
@@ -271,8 +276,16 @@ impl ThreadUsage {
             ctx_invol: self.ctx_invol.saturating_sub(before.ctx_invol),
             minflt: self.minflt.saturating_sub(before.minflt),
             majflt: self.majflt.saturating_sub(before.majflt),
+            run_delay_ns: self.run_delay_ns.saturating_sub(before.run_delay_ns),
         }
     }
+}
+
+/// The calling thread's `run_delay` (ns spent runnable, waiting for a
+/// CPU): the second of the three numbers of `/proc/thread-self/schedstat`.
+fn thread_run_delay_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
 /// CPU time so far (ns) of each thread of this process whose name
@@ -313,9 +326,12 @@ pub fn named_threads_cpu_ns(prefixes: &[&str]) -> Vec<(i32, u64)> {
     out
 }
 
-/// CPU use of the calling thread so far.
+/// CPU use of the calling thread so far, with its wait for a CPU.
 pub fn thread_usage() -> ThreadUsage {
-    rusage(libc::RUSAGE_THREAD, rustix::time::ClockId::ThreadCPUTime)
+    ThreadUsage {
+        run_delay_ns: thread_run_delay_ns().unwrap_or(0),
+        ..rusage(libc::RUSAGE_THREAD, rustix::time::ClockId::ThreadCPUTime)
+    }
 }
 
 /// CPU use of the whole process so far, threads that have exited included
@@ -347,6 +363,7 @@ fn rusage(who: libc::c_int, clock: rustix::time::ClockId) -> ThreadUsage {
         ctx_invol: ru.ru_nivcsw as u64,
         minflt: ru.ru_minflt as u64,
         majflt: ru.ru_majflt as u64,
+        run_delay_ns: 0,
     }
 }
 

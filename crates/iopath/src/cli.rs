@@ -465,7 +465,9 @@ pub struct CompareArgs {
 
     /// Exit 1 when a case of B is slower than in A and the upper bound of
     /// its 95% interval (the side nearest to no change) is more than PCT
-    /// percent below A (`5` or `5%`; see docs/compare.md).
+    /// percent below A (`5` or `5%`; see docs/compare.md). PCT is also the
+    /// margin of `no change` (default 5): an interval that holds 1 but
+    /// reaches past it is `inconclusive`.
     #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_fail_above)]
     pub fail_above: Option<f64>,
 

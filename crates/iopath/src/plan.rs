@@ -439,10 +439,12 @@ impl Plan {
     /// True when a sequential repetition of `case` runs for its whole time
     /// limit, starting over at the end of its range ("time means time"):
     /// a time limit and no byte count bound it, and its method keeps no
-    /// cache a second pass would read ([`crate::model::method_caches`]).
-    /// A caching method's sequential repetition stops after one pass
-    /// instead (a second pass would measure memory), and says so. A case's
-    /// own `until` decides for it.
+    /// cache a second pass would read ([`crate::model::method_caches`]), or
+    /// the case's cache is `warm` (memory is what was asked for: every pass
+    /// reads the cached file, as fio's `time_based` does). A caching
+    /// method's sequential repetition from a cold cache stops after one
+    /// pass instead (a second pass would measure memory), and says so. A
+    /// case's own `until` decides for it.
     pub fn wraps(&self, case: &Case) -> bool {
         use crate::model::words::Until;
         let sequential = !case.pattern.is_random() && case.pattern != Pattern::Copy;
@@ -457,7 +459,8 @@ impl Plan {
                 sequential
                     && !bytes
                     && self.case_time_limit(case).is_some()
-                    && !crate::model::method_caches(case.method)
+                    && (case.cache.unwrap_or(self.cache) == CacheState::Warm
+                        || !crate::model::method_caches(case.method))
                     && !(self.verify && case.pattern.writes())
             }
         }

@@ -8,6 +8,9 @@ use crate::units::fmt_bytes;
 
 pub use crate::result::records::Warning;
 
+pub mod starved;
+pub mod traffic;
+
 /// `method/pattern`, with the arm (`direct#2/randread`) and a preset's
 /// label (`buffered/read (sync write)`).
 fn short_label(c: &CaseResult) -> String {
@@ -350,16 +353,27 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             low,
         );
     }
+    // With the process's own I/O accounting, other traffic is what the disk
+    // read beyond it, for every method; without it, only an O_DIRECT case's
+    // excess can be told from read-ahead.
+    let own_accounting = measured
+        .iter()
+        .any(|c| c.summary.as_ref().is_some_and(|s| s.process_io.is_some()));
     let excess: Vec<String> = measured
         .iter()
+        .filter(|c| c.method != "null" && is_read(&c.pattern))
         .filter(|c| {
-            !reads_through_page_cache(&c.method) && c.method != "null" && is_read(&c.pattern)
-        })
-        .filter(|c| {
-            c.summary
-                .as_ref()
-                .and_then(|s| s.device_fraction)
-                .is_some_and(|f| f > 1.2)
+            let Some(s) = c.summary.as_ref() else {
+                return false;
+            };
+            match traffic::other_read_share(s) {
+                Some(other) => other > traffic::OTHER_TRAFFIC_SHARE,
+                None => {
+                    !reads_through_page_cache(&c.method)
+                        && s.device_fraction
+                            .is_some_and(|f| f > 1.0 + traffic::OTHER_TRAFFIC_SHARE)
+                }
+            }
         })
         .map(|c| label(c))
         .collect();
@@ -369,7 +383,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         .filter(|c| {
             c.summary
                 .as_ref()
-                .and_then(|s| s.device_fraction)
+                .and_then(traffic::own_read_fraction)
                 .is_some_and(|f| f > 2.0)
         })
         .collect();
@@ -381,7 +395,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             let f = c
                 .summary
                 .as_ref()
-                .and_then(|s| s.device_fraction)
+                .and_then(traffic::own_read_fraction)
                 .unwrap_or(0.0);
             format!("{} ({})", label(c), crate::units::fmt_device_fraction(f))
         })
@@ -402,13 +416,17 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 (false, true) => "a user-space cache (ucache, uffd, uffd-wp) reads a whole page for each miss, however small the request".to_string(),
                 _ => format!("read-ahead and fault-around{ra} fetch pages nobody reads, and a user-space cache (ucache, uffd, uffd-wp) reads a whole page for each miss, however small the request"),
             },
-            if excess.is_empty() { "" } else { " (or other traffic on the disk: see other_disk_traffic)" }
+            if excess.is_empty() || own_accounting { "" } else { " (or other traffic on the disk: see other_disk_traffic)" }
         ),
         amplified,
     );
     push(
         "other_disk_traffic",
-        "the disk read over 20% more than these cases asked for, though they bypass the page cache (O_DIRECT or DAX: no read-ahead): other processes used the disk at the same time (device counters are system-wide)".into(),
+        if own_accounting {
+            "the disk read over 20% more than these cases' own reads (the process's I/O accounting, read-ahead included): other processes used the disk at the same time, so the device columns count their bytes too (device counters are system-wide)".into()
+        } else {
+            "the disk read over 20% more than these cases asked for, though they bypass the page cache (O_DIRECT or DAX: no read-ahead): other processes used the disk at the same time (device counters are system-wide)".into()
+        },
         excess.clone(),
     );
     push(
@@ -489,6 +507,8 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         ),
         shares,
     );
+    let (message, cases) = starved::words(&starved::starved(&measured), &label);
+    push("cpu_starved", message, cases);
     out
 }
 

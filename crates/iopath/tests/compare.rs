@@ -82,7 +82,14 @@ fn text_labels_every_case() {
     assert!(buffered.contains("2202.0") && buffered.contains("1761.5"));
     let mmap = row(&out, "mmap");
     assert!(mmap.contains("faster") && mmap.contains("+29.9%"), "{mmap}");
-    assert!(row(&out, "direct").contains("no change"));
+    // +1.0% inside a -38% to +64% interval: it cannot tell (never "no change").
+    assert!(row(&out, "direct").contains("inconclusive"));
+    assert!(
+        out.contains(
+            "inconclusive: 1 case whose 95% interval holds both no change and a change beyond"
+        ) && out.contains("give several runs a side"),
+        "{out}"
+    );
     assert!(row(&out, "null").contains("only in A"));
     assert!(row(&out, "aio").contains("only in B"));
     assert!(row(&out, "uring-iopoll").contains("not measured"));
@@ -92,7 +99,7 @@ fn text_labels_every_case() {
     );
     // p99 latency medians, A → B, for information.
     assert!(buffered.contains("31.6 us → 39.5 us"), "{buffered}");
-    assert!(out.contains("1 faster, 1 slower, 1 no change; 3 not compared"));
+    assert!(out.contains("1 faster, 1 slower, 0 no change, 1 inconclusive; 3 not compared"));
     assert!(!out.contains("note:"), "same system, same settings: {out}");
 }
 
@@ -121,7 +128,7 @@ fn json_is_pure_and_has_labels_and_statuses() {
     let expect = [
         ("null", "only_in_a", Value::Null),
         ("buffered", "compared", "slower".into()),
-        ("direct", "compared", "no change".into()),
+        ("direct", "compared", "inconclusive".into()),
         ("mmap", "compared", "faster".into()),
         ("uring-iopoll", "not_measured", Value::Null),
         ("aio", "only_in_b", Value::Null),
@@ -263,12 +270,28 @@ fn a_result_against_itself_changes_nothing() {
     );
     assert_eq!(code, 0, "{err}");
     let v = json_of(out.as_bytes());
+    // One run a side: the drift allowance keeps even identical figures
+    // from ruling out a change: inconclusive, not a call, exit 0.
     for c in v["cases"].as_array().unwrap() {
         if c["status"] == "compared" {
-            assert_eq!(c["label"], "no change", "{c}");
+            assert_eq!(c["label"], "inconclusive", "{c}");
             assert_eq!(c["ratio"], 1.0);
         } else {
             assert_eq!(c["method"], "uring-iopoll");
+        }
+    }
+    // Without the allowance the interval is the repetitions' own (about
+    // -15% to +18% here): no change against a 25% threshold.
+    let (code, out, err) = compare(
+        &fixture("base.json"),
+        &fixture("base.json"),
+        &["--json", "--fail-above", "25", "--drift", "0"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(out.as_bytes());
+    for c in v["cases"].as_array().unwrap() {
+        if c["status"] == "compared" {
+            assert_eq!(c["label"], "no change", "{c}");
         }
     }
     // Same file name twice: the paths tell them apart.
@@ -457,8 +480,8 @@ fn the_default_drift_allowance_widens_one_run_a_side() {
     );
     assert!(out.contains("drift allowance of 30% (--drift"), "{out}");
     assert!(
-        row(&out, "buffered").contains("no change"),
-        "20% is within 30%: {out}"
+        row(&out, "buffered").contains("inconclusive"),
+        "20% is within 30%: not called, and not ruled out either: {out}"
     );
     let (code, _, err) = compare(
         &fixture("base.json"),
@@ -519,7 +542,9 @@ fn several_runs_a_side_put_the_drift_in_the_interval() {
         (Some(3), Some(3))
     );
     assert_eq!((c["a_n"].as_u64(), c["b_n"].as_u64()), (Some(24), Some(24)));
-    assert_eq!(c["label"], "no change", "{c}");
+    // -11% to +12% against a 5% threshold: neither rules it out.
+    assert_eq!(c["label"], "inconclusive", "{c}");
+    assert_eq!(v["no_change_margin_pct"], 5.0);
     assert!(c["drift_allowance_pct"].is_null());
     assert_eq!(v["regressions"], 0);
     // The same data one run a side without an allowance: the drift between
@@ -629,5 +654,24 @@ fn a_schema_3_result_with_two_arms_is_compared_arm_by_arm() {
         v["notes"].to_string().contains("result schema 2"),
         "{}",
         v["notes"]
+    );
+}
+
+#[test]
+fn a_gate_that_passes_with_inconclusive_cases_says_so() {
+    // One run a side, default drift allowance: buffered's -20% is neither
+    // a call nor ruled out. --fail-above 10 passes (exit 0), and stderr
+    // says that the pass leaves cases open.
+    let (code, out, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--fail-above", "10"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(row(&out, "buffered").contains("inconclusive"), "{out}");
+    assert!(!out.contains("no change  "), "{out}");
+    assert!(
+        err.contains("3 cases are inconclusive") && err.contains("give several runs a side"),
+        "{err}"
     );
 }

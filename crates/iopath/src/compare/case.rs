@@ -103,7 +103,7 @@ impl SideCase {
     }
 }
 
-pub(super) fn compare_case(m: &Matched, drift_pct: f64) -> CaseComparison {
+pub(super) fn compare_case(m: &Matched, drift_pct: f64, margin_pct: f64) -> CaseComparison {
     let c = m.a.first().or(m.b.first()).expect("a case is in some run");
     let (sa, sb) = (SideCase::of(&m.a), SideCase::of(&m.b));
     let mut out = CaseComparison {
@@ -152,10 +152,11 @@ pub(super) fn compare_case(m: &Matched, drift_pct: f64) -> CaseComparison {
         });
         return out;
     }
+    let margin = margin_pct / 100.0;
     let outcome = if ra == 1 && rb == 1 {
-        test::within_run(&sa.runs[0].bw, &sb.runs[0].bw, drift_pct / 100.0)
+        test::within_run(&sa.runs[0].bw, &sb.runs[0].bw, drift_pct / 100.0, margin)
     } else {
-        test::between_runs(&sa.run_medians(), &sb.run_medians())
+        test::between_runs(&sa.run_medians(), &sb.run_medians(), margin)
     };
     match outcome {
         Some(o) => {

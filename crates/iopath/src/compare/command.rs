@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::load::{default_names, load, sides};
-use super::{change_text, compare, render, CaseComparison, Side, DEFAULT_DRIFT_PCT, MIB};
+use super::{change_text, compare, render, CaseComparison, Label, Side, DEFAULT_DRIFT_PCT, MIB};
 use crate::result::RunResult;
 
 /// `5`, `5%` or `2.5`: a percentage above 0 and below 100, in percent.
@@ -107,28 +107,32 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             .filter(|c| c.inconclusive(limit))
             .collect();
         if unsure.is_empty() {
+            let open = report
+                .cases
+                .iter()
+                .filter(|c| c.label == Some(Label::Inconclusive))
+                .count();
+            if open > 0 {
+                say(format!(
+                    "iopath: no case of {} is slower than {} beyond {limit}% at its interval's bound, but {open} case{} inconclusive: \
+                     {} data cannot rule out a change of {limit}% either way (give several runs a side)",
+                    report.b.name,
+                    report.a.name,
+                    if open == 1 { " is" } else { "s are" },
+                    if open == 1 { "its" } else { "their" },
+                ));
+            }
             return Ok(ExitCode::SUCCESS);
         }
         for c in &unsure {
-            if c.beyond(limit) && c.b_disturbed() {
-                say(format!(
-                    "inconclusive: {} {}: {}, but the device moved {:.1}x the bytes the case asked for during {}'s run (other traffic on the disk); rerun, or give several runs a side (A1.json A2.json -- B1.json B2.json)",
-                    c.name,
-                    c.job(),
-                    change_text(c),
-                    c.b_device_fraction.unwrap_or(0.0),
-                    report.b.name
-                ));
-            } else {
-                say(format!(
-                    "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
-                    c.name,
-                    c.job(),
-                    change_text(c),
-                    c.a_n,
-                    c.b_n
-                ));
-            }
+            say(format!(
+                "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
+                c.name,
+                c.job(),
+                change_text(c),
+                c.a_n,
+                c.b_n
+            ));
         }
         say(format!(
             "iopath: {} case{} of {} may be slower than {} by more than {limit}%, but it cannot be told (exit 3)",

@@ -45,6 +45,13 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// (docs/compare.md, "The drift allowance").
 pub const DEFAULT_DRIFT_PCT: f64 = 38.0;
 
+/// The equivalence margin of `no change` without `--fail-above`, in
+/// percent: an interval that holds 1 is `no change` only when it lies
+/// within `[1 - m, 1 / (1 - m)]`, else `inconclusive`. With `--fail-above
+/// PCT` the margin is PCT: `no change` then means the interval rules out
+/// the threshold both ways.
+pub const DEFAULT_NO_CHANGE_PCT: f64 = 5.0;
+
 /// A run whose device moved more than this many times the bytes a case
 /// asked for (`device_fraction`) shared the disk with other traffic: with
 /// one run a side, a slowdown measured then cannot be told from that
@@ -61,9 +68,10 @@ pub fn compare(
     fail_above_pct: Option<f64>,
     drift_pct: f64,
 ) -> Report {
+    let margin_pct = fail_above_pct.unwrap_or(DEFAULT_NO_CHANGE_PCT);
     let cases: Vec<CaseComparison> = match_runs(a, b)
         .iter()
-        .map(|m| compare_case(m, drift_pct))
+        .map(|m| compare_case(m, drift_pct, margin_pct))
         .collect();
     let regressions = cases
         .iter()
@@ -78,6 +86,7 @@ pub fn compare(
         b: side_b,
         fail_above_pct,
         drift_allowance_pct: drift_pct,
+        no_change_margin_pct: margin_pct,
         cases,
         notes,
         regressions,

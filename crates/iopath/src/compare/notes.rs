@@ -1,7 +1,7 @@
 //! The notes of a comparison: what differs between the runs, or happened
 //! in them, that makes comparing them questionable.
 
-use super::{CaseComparison, Status, Test, OTHER_TRAFFIC};
+use super::{CaseComparison, Status, OTHER_TRAFFIC};
 use crate::result::RunResult;
 use crate::units::{fmt_bytes, fmt_ns};
 
@@ -87,14 +87,9 @@ pub(super) fn notes(
         for (f, name) in [(c.a_device_fraction, na), (c.b_device_fraction, nb)] {
             if let Some(f) = f.filter(|&f| f > OTHER_TRAFFIC) {
                 out.push(format!(
-                    "other traffic shared the disk during {name}'s {} {}: the device moved {f:.1}x the bytes the case asked for, so its figures are partly that traffic's{}",
+                    "other traffic shared the disk during {name}'s {} {}: the device moved {f:.1}x the bytes the case asked for, so its figures are partly that traffic's (rerun, or give several runs a side)",
                     c.name,
                     c.job(),
-                    if c.test == Some(Test::WithinRun) {
-                        " (with one run a side, a slowdown of B then exits 3, not 1)"
-                    } else {
-                        ""
-                    }
                 ));
             }
         }
@@ -102,7 +97,7 @@ pub(super) fn notes(
     // Below 6 repetitions `distinct` needs a complete separation that
     // chance alone would give less than 5% of the time: a case whose
     // samples are apart but too few (`undersampled`), or so few that no
-    // outcome could count, reads "no change" for lack of repetitions.
+    // outcome could count, reads "inconclusive" for lack of repetitions.
     let blind: Vec<&CaseComparison> = cases.iter().filter(|c| c.blind()).collect();
     if let Some(first) = blind.first() {
         out.push(format!(

@@ -45,6 +45,12 @@ pub fn change_text(c: &CaseComparison) -> String {
     }
 }
 
+/// The equivalence margin as the interval it allows: `-5% and +5.3%`.
+fn margin_text(pct: f64) -> String {
+    let lo = 1.0 - pct / 100.0;
+    format!("{} and {}", self::pct(lo), self::pct(1.0 / lo))
+}
+
 fn side_line(letter: &str, s: &Side) -> String {
     if s.paths.len() > 1 {
         format!(
@@ -86,10 +92,12 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    out.push_str(
-        "change = B/A - 1 with its 95% interval; faster/slower only when the whole interval is on one side of 0 \
-         (docs/compare.md); p99 = median p99 latency, for information\n\n",
-    );
+    out.push_str(&format!(
+        "change = B/A - 1 with its 95% interval; faster/slower only when the whole interval is on one side of 0, \
+         no change only when it lies within {} both ways, else inconclusive (docs/compare.md); \
+         p99 = median p99 latency, for information\n\n",
+        margin_text(r.no_change_margin_pct)
+    ));
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
@@ -177,13 +185,27 @@ pub fn render(r: &Report) -> String {
         }
     }
     let count = |l: Label| r.cases.iter().filter(|c| c.label == Some(l)).count();
+    let unsure = count(Label::Inconclusive);
+    if unsure > 0 {
+        out.push_str(&format!(
+            "\ninconclusive: {unsure} case{} whose 95% interval holds both no change and a change beyond {}: \
+             the data cannot tell; {}\n",
+            if unsure == 1 { "" } else { "s" },
+            margin_text(r.no_change_margin_pct),
+            if r.one_run_per_side() {
+                "give several runs a side (A1.json A2.json -- B1.json B2.json)"
+            } else {
+                "give more runs a side, or more repetitions (--repeat)"
+            }
+        ));
+    }
     let compared = r
         .cases
         .iter()
         .filter(|c| c.status == Status::Compared)
         .count();
     out.push_str(&format!(
-        "\n{} faster, {} slower, {} no change; {} not compared\n",
+        "\n{} faster, {} slower, {} no change, {unsure} inconclusive; {} not compared\n",
         count(Label::Faster),
         count(Label::Slower),
         count(Label::NoChange),

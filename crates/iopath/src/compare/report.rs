@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::test::{self, Label, Test};
-use super::OTHER_TRAFFIC;
 use crate::result::Job;
 use crate::stats;
 
@@ -114,15 +113,14 @@ impl CaseComparison {
 
     /// True when the `--fail-above PCT` rule cannot be decided: too few
     /// repetitions to tell, and the median slowdown exceeds PCT% even
-    /// after allowing for drift; or the interval is beyond PCT but B's one
-    /// run shared its disk with other traffic.
+    /// after allowing for drift. (Other traffic on B's disk is a note: it
+    /// never changes what the interval says, nor the exit code.)
     pub fn inconclusive(&self, pct: f64) -> bool {
         let drift = self.drift_allowance_pct.unwrap_or(0.0) / 100.0;
-        let few = self.blind()
+        self.blind()
             && self
                 .ratio
-                .is_some_and(|r| r * (1.0 + drift) < 1.0 - pct / 100.0);
-        few || (self.beyond(pct) && self.b_disturbed())
+                .is_some_and(|r| r * (1.0 + drift) < 1.0 - pct / 100.0)
     }
 
     /// True when the interval breaks the `--fail-above PCT` rule: labelled
@@ -134,19 +132,11 @@ impl CaseComparison {
         }
     }
 
-    /// True when, with one run a side, B's run shared the disk with other
-    /// traffic ([`OTHER_TRAFFIC`]): a slowdown cannot be told from it.
-    pub fn b_disturbed(&self) -> bool {
-        // Whenever B is one run: between runs with one B run, that run has
-        // no spread of its own to show the disturbance.
-        self.b_runs == 1 && self.b_device_fraction.is_some_and(|f| f > OTHER_TRAFFIC)
-    }
-
     /// True when the case breaks the `--fail-above PCT` rule (exit 1):
-    /// [`CaseComparison::beyond`], and not measured while other traffic
-    /// shared B's disk (that is exit 3, [`CaseComparison::inconclusive`]).
+    /// [`CaseComparison::beyond`]. Other traffic on B's disk is said in a
+    /// note and does not change the exit code.
     pub fn regressed(&self, pct: f64) -> bool {
-        self.beyond(pct) && !self.b_disturbed()
+        self.beyond(pct)
     }
 }
 
@@ -159,6 +149,12 @@ pub struct Report {
     pub fail_above_pct: Option<f64>,
     /// The drift allowance for cases with one run per side, in percent.
     pub drift_allowance_pct: f64,
+    /// The equivalence margin of `no change`, in percent: `--fail-above`
+    /// when given, else [`super::DEFAULT_NO_CHANGE_PCT`]. A case is `no
+    /// change` only when its interval lies within it both ways, else
+    /// `inconclusive`. Absent in reports written before it (read as 0).
+    #[serde(default)]
+    pub no_change_margin_pct: f64,
     pub cases: Vec<CaseComparison>,
     /// What differs between the runs that makes comparing them
     /// questionable.

@@ -19,7 +19,11 @@
 //!   `distinct`).
 //!
 //! Either way a change is `slower` only when the whole interval is below
-//! 1 and `faster` only when it is above 1; `--fail-above PCT` needs the
+//! 1 and `faster` only when it is above 1. An interval that holds 1 is
+//! `no change` only when it also rules out a change of the equivalence
+//! margin both ways (inside `[1 - m, 1 / (1 - m)]`, `m` = `--fail-above`,
+//! else [`super::DEFAULT_NO_CHANGE_PCT`]); otherwise it is `inconclusive`:
+//! the data hold both a change and none. `--fail-above PCT` needs the
 //! interval's upper bound (the side nearest to no change) below
 //! `1 - PCT/100`.
 
@@ -38,15 +42,21 @@ pub enum Test {
     WithinRun,
 }
 
-/// Whether B is faster, slower or not really different.
+/// Whether B is faster, slower, not really different, or cannot be told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Label {
     #[serde(rename = "faster")]
     Faster,
     #[serde(rename = "slower")]
     Slower,
+    /// The interval holds 1 and lies within the equivalence margin both
+    /// ways.
     #[serde(rename = "no change")]
     NoChange,
+    /// The interval holds 1 but reaches past the equivalence margin: a
+    /// change of that size is not ruled out.
+    #[serde(rename = "inconclusive")]
+    Inconclusive,
 }
 
 impl Label {
@@ -55,6 +65,7 @@ impl Label {
             Label::Faster => "faster",
             Label::Slower => "slower",
             Label::NoChange => "no change",
+            Label::Inconclusive => "inconclusive",
         }
     }
 }
@@ -96,14 +107,28 @@ pub fn t975_real(df: f64) -> f64 {
 }
 
 /// Label of an interval of B/A: slower when all of it is below 1, faster
-/// when all of it is above 1.
-fn label_of(ci: [f64; 2]) -> Label {
+/// when all of it is above 1; otherwise no change when it lies within the
+/// equivalence margin `margin` (a fraction: 0.05 for 5%) both ways, and
+/// inconclusive when it does not.
+fn label_of(ci: [f64; 2], margin: f64) -> Label {
     if ci[1] < 1.0 {
         Label::Slower
     } else if ci[0] > 1.0 {
         Label::Faster
     } else {
+        unchanged_or_inconclusive(ci, margin)
+    }
+}
+
+/// An interval that holds 1 (or a test that found no difference): `no
+/// change` only when the interval rules out a change of `margin` either
+/// way (`[1 - margin, 1 / (1 - margin)]`, symmetric on the log scale).
+fn unchanged_or_inconclusive(ci: [f64; 2], margin: f64) -> Label {
+    let lo = 1.0 - margin;
+    if ci[0] >= lo && ci[1] <= 1.0 / lo {
         Label::NoChange
+    } else {
+        Label::Inconclusive
     }
 }
 
@@ -148,8 +173,9 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
 }
 
 /// Between runs: `a` and `b` are the run medians of one case (positive),
-/// at least two on one side and one on the other.
-pub fn between_runs(a: &[f64], b: &[f64]) -> Option<Outcome> {
+/// at least two on one side and one on the other; `margin` is the
+/// equivalence margin of `no change` (a fraction).
+pub fn between_runs(a: &[f64], b: &[f64], margin: f64) -> Option<Outcome> {
     if a.iter().chain(b).any(|&x| x <= 0.0 || !x.is_finite()) {
         return None;
     }
@@ -161,7 +187,7 @@ pub fn between_runs(a: &[f64], b: &[f64]) -> Option<Outcome> {
         test: Test::BetweenRuns,
         ratio: d.exp(),
         ci95,
-        label: label_of(ci95),
+        label: label_of(ci95, margin),
         undersampled: false,
     })
 }
@@ -173,16 +199,18 @@ pub fn widen(ci: [f64; 2], drift: f64) -> [f64; 2] {
 }
 
 /// Within one run per side: `a` and `b` are the repetitions' throughputs.
-/// The bootstrap interval of `stats::compare` widened by `drift`; a label
-/// other than `no change` needs both the widened interval clear of 1 and
-/// the repetitions' own test (`distinct`).
-pub fn within_run(a: &[f64], b: &[f64], drift: f64) -> Option<Outcome> {
+/// The bootstrap interval of `stats::compare` widened by `drift`; faster
+/// or slower needs both the widened interval clear of 1 and the
+/// repetitions' own test (`distinct`); otherwise `no change` only when
+/// the widened interval lies within `margin` both ways, else
+/// `inconclusive`.
+pub fn within_run(a: &[f64], b: &[f64], drift: f64, margin: f64) -> Option<Outcome> {
     let c = stats::compare(a, b)?;
     let ci95 = widen(c.ratio_ci95, drift);
     let label = if c.distinct {
-        label_of(ci95)
+        label_of(ci95, margin)
     } else {
-        Label::NoChange
+        unchanged_or_inconclusive(ci95, margin)
     };
     Some(Outcome {
         test: Test::WithinRun,
@@ -204,6 +232,14 @@ pub fn beyond(label: Label, ci95: [f64; 2], pct: f64) -> bool {
 mod tests {
     use super::*;
     use iopath_io::data::Rng;
+
+    /// The default equivalence margin, as a fraction.
+    const M: f64 = crate::compare::DEFAULT_NO_CHANGE_PCT / 100.0;
+
+    /// A call: faster or slower (not no change, not inconclusive).
+    fn called(o: Outcome) -> bool {
+        matches!(o.label, Label::Faster | Label::Slower)
+    }
 
     /// A standard normal draw (Box-Muller).
     fn normal(rng: &mut Rng) -> f64 {
@@ -257,7 +293,7 @@ mod tests {
     #[test]
     fn between_runs_gives_a_ratio_interval_and_a_label() {
         let a = [100.0, 104.0, 97.0];
-        let slower = between_runs(&a, &[70.0, 72.0, 69.0]).unwrap();
+        let slower = between_runs(&a, &[70.0, 72.0, 69.0], M).unwrap();
         assert_eq!(slower.test, Test::BetweenRuns);
         assert_eq!(slower.label, Label::Slower);
         assert!(slower.ci95[0] < slower.ratio && slower.ratio < slower.ci95[1]);
@@ -268,34 +304,43 @@ mod tests {
             "{:?}",
             slower.ci95
         );
-        let same = between_runs(&a, &[101.0, 99.0, 103.0]).unwrap();
-        assert_eq!(same.label, Label::NoChange);
-        let faster = between_runs(&a, &[150.0, 155.0]).unwrap();
+        // Within a few percent, but three runs a side cannot rule out 5%:
+        // inconclusive; a margin of 20% it does rule out.
+        let same = between_runs(&a, &[101.0, 99.0, 103.0], M).unwrap();
+        assert_eq!(same.label, Label::Inconclusive, "{:?}", same.ci95);
+        let same = between_runs(&a, &[101.0, 99.0, 103.0], 0.2).unwrap();
+        assert_eq!(same.label, Label::NoChange, "{:?}", same.ci95);
+        let faster = between_runs(&a, &[150.0, 155.0], M).unwrap();
         assert_eq!(faster.label, Label::Faster);
         assert!(!beyond(faster.label, faster.ci95, 1.0));
-        // Two runs a side 3% apart in drift: the interval is wide (df ~ 1-2).
-        let wide = between_runs(&[100.0, 103.0], &[95.0, 98.0]).unwrap();
-        assert_eq!(wide.label, Label::NoChange, "{:?}", wide.ci95);
-        assert!(between_runs(&[100.0], &[90.0]).is_none());
-        assert!(between_runs(&[100.0, 0.0], &[90.0]).is_none());
+        // Two runs a side 3% apart in drift: the interval is wide (df ~ 1-2)
+        // and holds changes far past 5% either way: it cannot tell.
+        let wide = between_runs(&[100.0, 103.0], &[95.0, 98.0], M).unwrap();
+        assert_eq!(wide.label, Label::Inconclusive, "{:?}", wide.ci95);
+        assert!(between_runs(&[100.0], &[90.0], M).is_none());
+        assert!(between_runs(&[100.0, 0.0], &[90.0], M).is_none());
     }
 
     #[test]
     fn within_run_widens_by_the_drift_allowance() {
         let a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
         let b: Vec<f64> = a.iter().map(|x| x * 0.9).collect();
-        let bare = within_run(&a, &b, 0.0).unwrap();
+        let bare = within_run(&a, &b, 0.0, M).unwrap();
         assert_eq!(bare.label, Label::Slower);
-        let w = within_run(&a, &b, 0.08).unwrap();
+        let w = within_run(&a, &b, 0.08, M).unwrap();
         assert!((w.ci95[0] - bare.ci95[0] / 1.08).abs() < 1e-12);
         assert!((w.ci95[1] - bare.ci95[1] * 1.08).abs() < 1e-12);
         assert_eq!(w.ratio, bare.ratio);
         assert_eq!(w.label, Label::Slower, "10% beyond 8% of drift");
-        let w = within_run(&a, &b, 0.12).unwrap();
-        assert_eq!(w.label, Label::NoChange, "10% is within 12% of drift");
-        // Apart but too few repetitions: never a label.
-        let few = within_run(&[100.0, 101.0], &[50.0, 51.0], 0.0).unwrap();
-        assert_eq!(few.label, Label::NoChange);
+        let w = within_run(&a, &b, 0.12, M).unwrap();
+        assert_eq!(
+            w.label,
+            Label::Inconclusive,
+            "10% is within 12% of drift: neither a call nor no change"
+        );
+        // Apart but too few repetitions: never a call, and never no change.
+        let few = within_run(&[100.0, 101.0], &[50.0, 51.0], 0.0, M).unwrap();
+        assert_eq!(few.label, Label::Inconclusive);
         assert!(few.undersampled);
     }
 
@@ -321,7 +366,7 @@ mod tests {
             };
             let a = side(na, drift_sd[0], 1.0);
             let b = side(nb, drift_sd[1], true_ratio);
-            let o = between_runs(&a, &b).unwrap();
+            let o = between_runs(&a, &b, M).unwrap();
             if o.ci95[0] <= true_ratio && true_ratio <= o.ci95[1] {
                 covered += 1;
             }
@@ -389,11 +434,41 @@ mod tests {
                     .collect()
             };
             let (a, b) = (run(), run());
-            bare += usize::from(within_run(&a, &b, 0.0).unwrap().label != Label::NoChange);
-            allowed += usize::from(within_run(&a, &b, 0.083).unwrap().label != Label::NoChange);
+            bare += usize::from(called(within_run(&a, &b, 0.0, M).unwrap()));
+            allowed += usize::from(called(within_run(&a, &b, 0.083, M).unwrap()));
         }
         let share = |k: usize| k as f64 / TRIALS as f64;
         assert!(share(bare) > 0.2, "without allowance: {}", share(bare));
         assert!(share(allowed) <= 0.05, "with allowance: {}", share(allowed));
+    }
+
+    #[test]
+    fn no_change_only_where_the_interval_rules_out_the_margin_both_ways() {
+        // Inside [0.95, 1/0.95]: no change.
+        assert_eq!(label_of([0.97, 1.04], 0.05), Label::NoChange);
+        assert_eq!(label_of([0.95, 1.0 / 0.95], 0.05), Label::NoChange);
+        // Holds 1 but reaches past the margin on either side: inconclusive.
+        assert_eq!(label_of([0.58, 1.2], 0.05), Label::Inconclusive);
+        assert_eq!(label_of([0.99, 1.06], 0.05), Label::Inconclusive);
+        assert_eq!(label_of([0.94, 1.01], 0.05), Label::Inconclusive);
+        // A wider margin (--fail-above 50) rules the same interval unchanged.
+        assert_eq!(label_of([0.58, 1.2], 0.5), Label::NoChange);
+        // Clear of 1: a call, whatever the margin.
+        assert_eq!(label_of([0.5, 0.9], 0.05), Label::Slower);
+        assert_eq!(label_of([1.01, 1.3], 0.5), Label::Faster);
+    }
+
+    #[test]
+    fn a_one_run_slowdown_inside_the_drift_allowance_is_inconclusive_not_no_change() {
+        // The review's case: a 42% slowdown (a blkio throttle) between one
+        // run a side, inside the 38% drift allowance: the widened interval
+        // holds 1, but it does not rule the slowdown out.
+        let a = [100.0, 98.0, 103.0, 101.0, 99.0, 102.0, 100.5, 99.5, 101.5];
+        let b: Vec<f64> = a.iter().map(|x| x * 0.7).collect();
+        let o = within_run(&a, &b, 0.38 * 2.0, M).unwrap();
+        assert!(o.ci95[0] < 1.0 && o.ci95[1] > 1.0, "{:?}", o.ci95);
+        assert_eq!(o.label, Label::Inconclusive);
+        let o = within_run(&a, &b, 0.38, M).unwrap();
+        assert_ne!(o.label, Label::NoChange, "{:?}", o.ci95);
     }
 }

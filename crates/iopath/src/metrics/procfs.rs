@@ -8,6 +8,59 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// This process's I/O accounting (`/proc/self/io`): what its threads —
+/// io_uring's io-wq and SQPOLL threads, and threads that have exited,
+/// included — made the block layer read and write, and its read and write
+/// system calls. Unlike the device counters, other processes' traffic is
+/// not in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessIo {
+    /// Bytes the process's reads fetched from storage: read-ahead and
+    /// fault-around included, pages already cached not.
+    pub read_bytes: u64,
+    /// Bytes the process caused to be written; for buffered writes counted
+    /// when a page is dirtied, not when it is written back.
+    pub write_bytes: u64,
+    /// `read`-family system calls (`read`, `pread64`, `readv`, ...; not
+    /// `io_uring_enter` or `io_submit`).
+    pub read_syscalls: u64,
+    /// `write`-family system calls.
+    pub write_syscalls: u64,
+}
+
+impl ProcessIo {
+    /// Parse `/proc/PID/io`; `None` when a field is missing.
+    pub fn parse(text: &str) -> Option<ProcessIo> {
+        let field = |k: &str| -> Option<u64> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Some(ProcessIo {
+            read_bytes: field("read_bytes")?,
+            write_bytes: field("write_bytes")?,
+            read_syscalls: field("syscr")?,
+            write_syscalls: field("syscw")?,
+        })
+    }
+
+    /// This process's counters now; `None` where the kernel keeps none
+    /// (`CONFIG_TASK_IO_ACCOUNTING` off).
+    pub fn read_self() -> Option<ProcessIo> {
+        ProcessIo::parse(&std::fs::read_to_string("/proc/self/io").ok()?)
+    }
+
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &ProcessIo) -> ProcessIo {
+        ProcessIo {
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+            read_syscalls: self.read_syscalls.saturating_sub(before.read_syscalls),
+            write_syscalls: self.write_syscalls.saturating_sub(before.write_syscalls),
+        }
+    }
+}
+
 /// System-wide page-cache state (`/proc/meminfo`), bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageCache {

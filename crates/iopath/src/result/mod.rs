@@ -12,6 +12,7 @@ pub mod records;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::blockdev::DiskCounters;
+pub use crate::metrics::procfs::ProcessIo;
 use crate::sysinfo::System;
 pub use latency::{Latency, LatencyBins};
 pub use records::{TargetInfo, Warning};
@@ -561,6 +562,12 @@ pub struct Measurement {
     /// device.
     #[serde(default)]
     pub device_fraction: Option<f64>,
+    /// What this process made the block layer move during the repetition
+    /// (`/proc/self/io`): its own share of `device`, which other processes'
+    /// traffic does not enter; null where the kernel keeps no I/O
+    /// accounting, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_io: Option<ProcessIo>,
     #[serde(default)]
     pub cpu: Cpu,
     #[serde(default)]
@@ -606,6 +613,12 @@ pub struct Cpu {
     pub ctx_invol: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// Time the workers were runnable but waiting for a CPU, summed over
+    /// the workers (the scheduler's `run_delay`,
+    /// `/proc/thread-self/schedstat`); 0 where the kernel does not say,
+    /// and in results written before it.
+    #[serde(default)]
+    pub run_delay_ns: u64,
     /// (workers' CPU + sqpoll) / ios. Workers' CPU is the scheduler's
     /// precise per-thread clock over the timed interval; user/sys above are
     /// its split as getrusage reports it (tick-grained).
@@ -705,6 +718,12 @@ impl Measurement {
             device_fraction: reps[0]
                 .device_fraction
                 .map(|_| med(&|m| m.device_fraction.unwrap_or(0.0))),
+            process_io: reps[0].process_io.map(|_| ProcessIo {
+                read_bytes: medu(&|m| m.process_io.map_or(0, |p| p.read_bytes)),
+                write_bytes: medu(&|m| m.process_io.map_or(0, |p| p.write_bytes)),
+                read_syscalls: medu(&|m| m.process_io.map_or(0, |p| p.read_syscalls)),
+                write_syscalls: medu(&|m| m.process_io.map_or(0, |p| p.write_syscalls)),
+            }),
             cpu: Cpu {
                 cpu_ns: medu(&|m| m.cpu.cpu_ns),
                 user_ns: medu(&|m| m.cpu.user_ns),
@@ -714,6 +733,7 @@ impl Measurement {
                 ctx_invol: medu(&|m| m.cpu.ctx_invol),
                 minflt: medu(&|m| m.cpu.minflt),
                 majflt: medu(&|m| m.cpu.majflt),
+                run_delay_ns: medu(&|m| m.cpu.run_delay_ns),
                 ns_per_io: med(&|m| m.cpu.ns_per_io),
                 utilization: med(&|m| m.cpu.utilization),
             },

@@ -2,7 +2,7 @@
 //! it, and how a sequential case used its time limit (wrapped around its
 //! range, or one pass short of the limit).
 
-use crate::plan::{Case, Pattern};
+use crate::plan::{CacheState, Case, Pattern};
 use crate::result::CaseResult;
 
 /// What `--case-timeout` did to a case, for its notes: a repetition cut
@@ -184,6 +184,18 @@ pub(super) fn passes_note(
             cr.method,
             if cr.pattern == "write" { "writes" } else { "reads" }
         ),
+        // A caching method started over from a warm cache: memory is what
+        // was asked for.
+        PassKind::Wrapped
+            if case.until.is_none() && case.cache.unwrap_or(plan.cache) == CacheState::Warm =>
+        {
+            format!(
+                "ran the whole --time {limit}, {:.1} passes over its range per repetition from a warm cache ({}: every pass {} memory, as --cache warm asks)",
+                p.passes,
+                why_one_pass(case.method, &cr.method),
+                if cr.pattern == "write" { "writes to" } else { "reads from" },
+            )
+        }
         // A caching method started over because its case asked for it
         // (`until = "time"`, fio's `time_based`): passes after the first
         // may be served by its cache.

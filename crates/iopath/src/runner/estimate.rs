@@ -877,6 +877,36 @@ mod tests {
         assert!(e.total().as_secs_f64() < 20.0 * 60.0, "{:?}", e.total());
     }
 
+    /// Regression (issue 28, item 4): `--cache warm --time 3s` measured one
+    /// ~50 ms pass of a cached file for the caching methods, 2.3x fio's
+    /// time-based figure. With a warm cache memory is what was asked for:
+    /// every method's sequential repetition lasts its time limit.
+    #[test]
+    fn a_warm_cache_sequential_case_of_a_caching_method_wraps_for_its_time() {
+        let args = |cache: &str| -> Vec<String> {
+            [
+                "--methods",
+                "buffered,mmap,direct",
+                "--patterns",
+                "read",
+                "--time",
+                "3s",
+                "--cache",
+                cache,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let warm = plan(&args("warm").iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(warm.cases.iter().all(|c| warm.wraps(c)), "{:?}", warm.cases);
+        let cold = plan(&args("cold").iter().map(String::as_str).collect::<Vec<_>>());
+        let wrapped: Vec<bool> = cold.cases.iter().map(|c| cold.wraps(c)).collect();
+        assert_eq!(wrapped, [false, false, true], "only direct wraps from cold");
+        let e = Estimate::of(&warm, 256 << 20, false, &arms(&warm), &|_| Some(2e9));
+        assert!(e.cases.iter().all(|c| c.rep_s >= 3.0), "{:?}", e.cases);
+    }
+
     #[test]
     fn sequential_cases_of_methods_that_do_not_cache_wrap_and_take_their_time() {
         let p = plan(&[

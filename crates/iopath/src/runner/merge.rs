@@ -59,6 +59,7 @@ pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measuremen
         lat_ns: Latency::from_hist(&hist),
         device: None,
         device_fraction: None,
+        process_io: None,
         cpu: Default::default(),
         memory: Default::default(),
         interrupted: outs.iter().any(|o| o.interrupted),

@@ -629,6 +629,7 @@ impl Runner<'_> {
             cost.cpu.ctx_invol += u.ctx_invol;
             cost.cpu.minflt += u.minflt;
             cost.cpu.majflt += u.majflt;
+            cost.cpu.run_delay_ns += u.run_delay_ns;
         }
         let outs: Vec<worker::WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);

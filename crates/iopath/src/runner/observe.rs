@@ -3,6 +3,8 @@
 //!
 //! - Device bytes: counters of the disks under the target (see
 //!   [`crate::metrics::blockdev`]); system-wide, so other traffic counts too.
+//!   Beside them the process's own I/O accounting (`/proc/self/io`), which
+//!   other processes' traffic does not enter.
 //! - Page cache: the target's residency (mincore) before and after, the
 //!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
 //! - Process memory: peak RSS (reset before each repetition), locked and
@@ -15,7 +17,7 @@ use std::path::PathBuf;
 use iopath_io::sys::ThreadUsage;
 
 use crate::metrics::blockdev::{DeviceStack, DiskCounters};
-use crate::metrics::procfs::{self, MemCgroup, PageCache, ProcMem};
+use crate::metrics::procfs::{self, MemCgroup, PageCache, ProcMem, ProcessIo};
 use crate::plan::{Case, Pattern};
 use crate::result::{Cpu, Measurement, Memory};
 use crate::target::Target;
@@ -37,6 +39,7 @@ pub struct Observer {
 #[derive(Debug)]
 pub struct Before {
     disk: Option<DiskCounters>,
+    io: Option<ProcessIo>,
     cache: PageCache,
     resident: u64,
 }
@@ -87,6 +90,7 @@ impl Observer {
             resident: self.residency(),
             cache: PageCache::read(),
             disk: self.stack.snapshot(&self.sys),
+            io: ProcessIo::read_self(),
         }
     }
 
@@ -102,6 +106,10 @@ impl Observer {
         cost: &WorkerCost,
     ) -> Option<super::ranks_sum::RawDisk> {
         let disk_after = self.stack.snapshot(&self.sys);
+        m.process_io = match (b.io, ProcessIo::read_self()) {
+            (Some(before), Some(after)) => Some(after.since(&before)),
+            _ => None,
+        };
         let sqpoll_ns = cost.kernel_threads_ns;
         let cache = PageCache::read();
         let mem = ProcMem::read();
@@ -120,6 +128,7 @@ impl Observer {
             ctx_invol: cost.cpu.ctx_invol,
             minflt: cost.cpu.minflt,
             majflt: cost.cpu.majflt,
+            run_delay_ns: cost.cpu.run_delay_ns,
             ns_per_io: if m.ios > 0 {
                 cpu_ns as f64 / m.ios as f64
             } else {

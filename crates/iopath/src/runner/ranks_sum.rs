@@ -265,6 +265,18 @@ pub fn aggregate(
     c.ctx_invol = sum(&|x| x.cpu.ctx_invol);
     c.minflt = sum(&|x| x.cpu.minflt);
     c.majflt = sum(&|x| x.cpu.majflt);
+    c.run_delay_ns = sum(&|x| x.cpu.run_delay_ns);
+    // Each rank is a process of its own: its I/O accounting is its own.
+    m.process_io =
+        parts
+            .iter()
+            .all(|p| p.2.m.process_io.is_some())
+            .then(|| crate::result::ProcessIo {
+                read_bytes: sum(&|x| x.process_io.map_or(0, |p| p.read_bytes)),
+                write_bytes: sum(&|x| x.process_io.map_or(0, |p| p.write_bytes)),
+                read_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.read_syscalls)),
+                write_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.write_syscalls)),
+            });
     let busy = (c.cpu_ns + c.sqpoll_ns) as f64;
     c.ns_per_io = busy / m.ios.max(1) as f64;
     c.utilization = busy / common as f64;

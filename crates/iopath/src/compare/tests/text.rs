@@ -47,7 +47,7 @@ fn the_text_shows_labels_changes_and_sync_when_it_varies() {
         "drift 0 is said: {text}"
     );
     assert!(
-        text.contains("0 faster, 1 slower, 1 no change; 1 not compared"),
+        text.contains("0 faster, 1 slower, 1 no change, 0 inconclusive; 1 not compared"),
         "{text}"
     );
     let uring = text.lines().find(|l| l.starts_with("│ uring")).unwrap();
