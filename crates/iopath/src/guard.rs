@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::plan::UsageError;
 
 pub mod identity;
+pub use identity::check_file_write;
 use identity::FileId;
 
 /// How much of each end of the device is read for signatures.
@@ -146,82 +147,6 @@ pub fn hold_exclusively(path: &Path, at: &Path) -> Result<File, UsageError> {
                 path.display()
             ))
         })
-}
-
-/// Check that iopath may write the regular file at `path`: it is not the
-/// file behind a loop device (its blocks would be a mounted file system's,
-/// or another device's), the source of a mount, or active swap; compared
-/// by identity (device and inode, [`identity`]), so a hard link or a file
-/// whose first name was removed is the same file. `at` is the file
-/// checked, `path` the name shown.
-pub fn check_file_write(path: &Path, at: &Path) -> Result<(), UsageError> {
-    let p = path.display();
-    let Some(id) = FileId::at(at) else {
-        return Err(UsageError(format!(
-            "cannot check whether {p} is in use: it cannot be stat'ed; name an existing file"
-        )));
-    };
-    let sys = Path::new("/sys");
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let (sure, maybe) = identity::loops_backing(id, &iopath_io::loopdev::loop_devices(sys), None);
-    if !sure.is_empty() {
-        let mut names = Vec::new();
-        let mut mounted_at = Vec::new();
-        for lo in &sure {
-            names.push(format!("/dev/{lo}"));
-            if let Some((maj, min)) = dev_number_of(lo, sys) {
-                mounted_at.extend(
-                    mounted(&mountinfo, &family(maj, min, sys))
-                        .into_iter()
-                        .map(|m| m.1),
-                );
-            }
-        }
-        let mounted_note = if mounted_at.is_empty() {
-            String::new()
-        } else {
-            format!(", mounted at {}", mounted_at.join(", "))
-        };
-        let unmount = if mounted_at.is_empty() {
-            String::new()
-        } else {
-            format!("umount {}; ", mounted_at.join(" "))
-        };
-        return Err(UsageError(format!(
-            "refusing to write to {p}: it is the backing file of {}{mounted_note} (the same file by device and inode, under this name or another). Detach {} first ({unmount}losetup -d {}); no option overrides this",
-            sure.join(", "),
-            if sure.len() == 1 { "it" } else { "them" },
-            names.join(" ")
-        )));
-    }
-    if !maybe.is_empty() {
-        return Err(UsageError(format!(
-            "refusing to write to {p}: it may be the backing file of {} (whose file's name was removed, and /dev/{} could not be opened to ask the kernel which file it is). Run as root (or a member of the 'disk' group) so iopath can tell, or detach it first (losetup -d); no option overrides this",
-            maybe.join(", "),
-            maybe[0]
-        )));
-    }
-    if let Some(at) = identity::mounts_of_file(&mountinfo, id).first() {
-        return Err(UsageError(format!(
-            "refusing to write to {p}: it is the source of the file system mounted at {at}. Unmount it first; no option overrides this"
-        )));
-    }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    if let Some(name) = identity::swap_files_of(&swaps, id).first() {
-        return Err(UsageError(format!(
-            "refusing to write to {p}: it is active swap ({name} in /proc/swaps). Run swapoff {name} first; no option overrides this"
-        )));
-    }
-    Ok(())
-}
-
-/// `maj:min` of block device `name` (`/sys/block/<name>/dev`).
-fn dev_number_of(name: &str, sys: &Path) -> Option<(u32, u32)> {
-    parse_dev(
-        std::fs::read_to_string(sys.join("block").join(name).join("dev"))
-            .ok()?
-            .trim(),
-    )
 }
 
 /// The loop devices whose backing file is the file at `path` (the same
