@@ -175,10 +175,11 @@ pub fn prepare(
                         Rng::new(fill.seed ^ nanos()).next_u64() as u32
                     ));
                     let file = create_named(&path)?;
-                    // Marked as this run's, so that once the run is gone the
-                    // reaper can tell it from a user's file of that name; a
-                    // live run's file, locked: the reaper leaves it alone.
-                    reap::mark(&file);
+                    // Marked as this run's (or, with no extended attributes,
+                    // renamed to carry its tag), so that once the run is
+                    // gone the reaper can tell it from a user's file of that
+                    // name; a live run's file, locked: the reaper leaves it.
+                    let path = reap::mark_or_tag(&file, &path);
                     reap::try_lock(&file);
                     Made {
                         file,

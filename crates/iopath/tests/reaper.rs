@@ -15,6 +15,26 @@ use common::{holds_file_in, scratch};
 /// (`IOPATH_NO_TMPFILE=1`: the fallback of file systems without
 /// `O_TMPFILE`), once iopath has marked it; with the run's pid.
 fn killed_runs_file(dir: &Path) -> (PathBuf, u32) {
+    killed_runs_file_with(dir, false)
+}
+
+/// Whether `p` is proven iopath's: its mark, or its name's tag.
+fn proven(p: &Path) -> bool {
+    use iopath::target::reap::{birth, mark_of, name_tag};
+    let Ok(f) = std::fs::File::open(p) else {
+        return false;
+    };
+    let ino = std::os::unix::fs::MetadataExt::ino(&f.metadata().unwrap());
+    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+    let tagged = |pid: u32, b| name.ends_with(&format!("-{:08x}.dat", name_tag(pid, ino, b)));
+    let pid = iopath::target::reap::pid_of_name(&name, true);
+    mark_of(&f).is_some() || pid.zip(birth(&f)).is_some_and(|(pid, b)| tagged(pid, b))
+}
+
+/// [`killed_runs_file`], with `no_xattr`: as on a file system without
+/// user extended attributes (`IOPATH_NO_XATTR=1`), where the file is
+/// proven by its name's tag instead of a mark.
+fn killed_runs_file_with(dir: &Path, no_xattr: bool) -> (PathBuf, u32) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("iopath"))
         .args(["run", "--dir"])
         .arg(dir)
@@ -30,18 +50,16 @@ fn killed_runs_file(dir: &Path) -> (PathBuf, u32) {
             "--quiet",
         ])
         .env("IOPATH_NO_TMPFILE", "1")
+        .env("IOPATH_NO_XATTR", if no_xattr { "1" } else { "0" })
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let marked = |p: &Path| {
-        std::fs::File::open(p).is_ok_and(|f| iopath::target::reap::mark_of(&f).is_some())
-    };
     let deadline = Instant::now() + Duration::from_secs(60);
     let path = loop {
         if let Some(l) = holds_file_in(child.id(), dir) {
             let p = PathBuf::from(l);
-            if marked(&p) {
+            if proven(&p) {
                 break p;
             }
         }
@@ -58,6 +76,10 @@ fn killed_runs_file(dir: &Path) -> (PathBuf, u32) {
 
 /// A short run in `dir` (unnamed test file); its stderr.
 fn short_run(dir: &Path) -> String {
+    short_run_with(dir, false)
+}
+
+fn short_run_with(dir: &Path, no_xattr: bool) -> String {
     let out = common::iopath()
         .args(["run", "--dir"])
         .arg(dir)
@@ -75,6 +97,7 @@ fn short_run(dir: &Path) -> String {
             "--quiet",
         ])
         .env_remove("IOPATH_NO_TMPFILE")
+        .env("IOPATH_NO_XATTR", if no_xattr { "1" } else { "0" })
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -164,4 +187,28 @@ fn a_killed_runs_file_is_removed_and_the_proof_is_said() {
     );
     assert!(!real.exists());
     assert!(common::leftovers(dir.path()).is_empty());
+}
+
+/// Where no mark can be set (`IOPATH_NO_XATTR=1` stands in for vfat or a
+/// FUSE mount), the file's name carries a tag of its inode and birth time:
+/// the killed run's file is proven by it and removed, a `cp -p` copy under
+/// the same name (another inode, a later birth) is left alone.
+#[test]
+fn without_extended_attributes_the_name_tag_proves_the_file() {
+    let dir = scratch();
+    let (real, pid) = killed_runs_file_with(dir.path(), true);
+    let elsewhere = scratch();
+    let copy = elsewhere.path().join(real.file_name().unwrap());
+    cp(&["-p"], &real, &copy);
+    let err = short_run_with(elsewhere.path(), true);
+    assert!(!err.contains("stale") && copy.exists(), "{err}");
+    let err = short_run_with(dir.path(), true);
+    assert!(
+        err.contains(&real.display().to_string())
+            && err.contains(&format!(
+                "named for its inode and birth time by iopath pid {pid} which has exited"
+            )),
+        "{err}"
+    );
+    assert!(!real.exists());
 }

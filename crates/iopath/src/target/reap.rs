@@ -25,8 +25,13 @@
 //!   see.
 //!
 //! A file system without user extended attributes (vfat, some FUSE and NFS
-//! mounts) keeps no mark: a killed run's named file there is left alone
-//! (the proof is missing), never guessed at from its name and times.
+//! mounts) keeps no mark. There the named test file is renamed as soon as
+//! it is made to carry a tag of its pid, inode and birth time (`statx`
+//! btime, which no one can set): [`mark_or_tag`]. Such a file is proven by
+//! one link, its tag matching its own inode and birth, and its run gone
+//! (no process with the pid, or one started after the file was born). A
+//! file with neither mark nor tag (no birth time either; a copy
+//! destination there) is left alone, never guessed at from name and times.
 //!
 //! A cgroup is removed when its pid is gone (no process, or one that
 //! started after the cgroup was made) and it holds no process (`rmdir`
@@ -164,6 +169,9 @@ pub enum Gone {
 /// this run is gone. False where the file system keeps no user extended
 /// attributes: the file is then never reaped.
 pub fn mark(file: &File) -> bool {
+    if xattrs_off() {
+        return false;
+    }
     let Ok(meta) = file.metadata() else {
         return false;
     };
@@ -188,6 +196,9 @@ pub fn mark(file: &File) -> bool {
 
 /// The mark on `file`, if it carries one.
 pub fn mark_of(file: &File) -> Option<Mark> {
+    if xattrs_off() {
+        return None;
+    }
     let mut buf = [0u8; 128];
     let n = rustix::fs::fgetxattr(file, MARK_XATTR, &mut buf[..]).ok()?;
     Mark::parse(std::str::from_utf8(&buf[..n]).ok()?)
@@ -212,6 +223,90 @@ pub fn try_lock(f: &File) -> bool {
     rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
 }
 
+/// Set to `1` (tests only), iopath behaves as on a file system without
+/// user extended attributes: no mark is set or read, and a named test file
+/// is proven by its name's tag ([`mark_or_tag`]).
+pub const NO_XATTR_ENV: &str = "IOPATH_NO_XATTR";
+
+fn xattrs_off() -> bool {
+    std::env::var_os(NO_XATTR_ENV).is_some_and(|v| v == "1")
+}
+
+/// The birth time of `file` (`statx` btime: seconds, nanoseconds), where
+/// the file system keeps one. Unlike the other times, no one can set it.
+pub fn birth(file: &File) -> Option<(i64, u32)> {
+    use rustix::fs::{AtFlags, StatxFlags};
+    let st = rustix::fs::statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::BTIME).ok()?;
+    (st.stx_mask & StatxFlags::BTIME.bits() != 0)
+        .then_some((st.stx_btime.tv_sec, st.stx_btime.tv_nsec))
+}
+
+/// The 8 hex digits of a named test file that carries no mark: FNV-1a of
+/// its maker's pid, its inode and its birth time, so that only that very
+/// file (not a copy, not a restore: another inode, another birth) has it.
+pub fn name_tag(pid: u32, ino: u64, birth: (i64, u32)) -> u32 {
+    let bytes = [
+        &pid.to_le_bytes()[..],
+        &ino.to_le_bytes(),
+        &birth.0.to_le_bytes(),
+        &birth.1.to_le_bytes(),
+    ];
+    let h = bytes
+        .concat()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    (h ^ (h >> 32)) as u32
+}
+
+/// Mark the named test file `file`, just made at `path` ([`mark`]); where
+/// the file system keeps no user extended attributes, rename it (never
+/// over another) to `iopath-<pid>-<tag>.dat`, its [`name_tag`]: the path
+/// it has now. A file that gets neither (no birth time either, as on some
+/// FUSE and NFS mounts) is never reaped.
+pub fn mark_or_tag(file: &File, path: &Path) -> PathBuf {
+    if mark(file) {
+        return path.to_path_buf();
+    }
+    let (Some(b), Ok(meta)) = (birth(file), file.metadata()) else {
+        return path.to_path_buf();
+    };
+    let pid = std::process::id();
+    let tag = name_tag(pid, std::os::unix::fs::MetadataExt::ino(&meta), b);
+    let tagged = path.with_file_name(format!("iopath-{pid}-{tag:08x}.dat"));
+    let cwd = rustix::fs::CWD;
+    match rustix::fs::renameat_with(cwd, path, cwd, &tagged, rustix::fs::RenameFlags::NOREPLACE) {
+        Ok(()) => tagged,
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+/// For a file with no mark: whether its name carries its [`name_tag`], and
+/// then whether its maker `pid` is gone (no such process, or one started
+/// after the file was born: a reused pid, or a later boot).
+fn tag_proof(f: &File, path: &Path, pid: u32) -> Option<Gone> {
+    let name = path.file_name()?.to_str()?;
+    let hex = name
+        .strip_prefix(&format!("iopath-{pid}-"))?
+        .strip_suffix(".dat")?;
+    let tag = u32::from_str_radix(hex, 16)
+        .ok()
+        .filter(|_| hex.len() == 8)?;
+    let b = birth(f)?;
+    let ino = std::os::unix::fs::MetadataExt::ino(&f.metadata().ok()?);
+    if tag != name_tag(pid, ino, b) {
+        return None;
+    }
+    let born = UNIX_EPOCH + Duration::new(u64::try_from(b.0).ok()?, b.1);
+    match process_start(pid) {
+        None if Path::new(&format!("/proc/{pid}")).exists() => None,
+        None => Some(Gone::Exited),
+        Some(start) if start > born + SLACK => Some(Gone::PidReused),
+        Some(_) => None,
+    }
+}
+
 /// A file the reaper removed, and what proved it a killed run's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reaped {
@@ -219,6 +314,8 @@ pub struct Reaped {
     /// The pid of the run that made it (its name's and its mark's).
     pub pid: u32,
     pub gone: Gone,
+    /// Proven by its mark, or (no extended attributes) by its name's tag.
+    pub by_tag: bool,
 }
 
 /// Remove the stale test files (`iopath-<pid>-*.dat`, the copy pattern's
@@ -234,9 +331,14 @@ pub fn stale_files(dir: &Path) -> Vec<Reaped> {
         .filter_map(|e| {
             let pid = pid_of_name(&e.file_name().to_string_lossy(), true)?;
             let path = e.path();
-            let (gone, _held) = proven_stale(&path, pid)?;
+            let (gone, by_tag, _held) = proven_stale(&path, pid)?;
             std::fs::remove_file(&path).ok()?;
-            Some(Reaped { path, pid, gone })
+            Some(Reaped {
+                path,
+                pid,
+                gone,
+                by_tag,
+            })
         })
         .collect()
 }
@@ -244,7 +346,7 @@ pub fn stale_files(dir: &Path) -> Vec<Reaped> {
 /// Whether `path` (named for `pid`) is proven a killed run's file: how its
 /// run is known gone, and the file opened and `flock`ed (to hold until it
 /// is removed).
-fn proven_stale(path: &Path, pid: u32) -> Option<(Gone, File)> {
+fn proven_stale(path: &Path, pid: u32) -> Option<(Gone, bool, File)> {
     use std::os::unix::fs::MetadataExt;
     // Opened without following a symbolic link, then checked as opened.
     let f = std::fs::OpenOptions::new()
@@ -260,18 +362,22 @@ fn proven_stale(path: &Path, pid: u32) -> Option<(Gone, File)> {
     {
         return None;
     }
-    let mark = mark_of(&f)?;
-    if mark.pid != pid || mark.ino != meta.ino() || pid == std::process::id() {
+    if pid == std::process::id() {
         return None;
     }
-    let gone = mark.owner_gone()?;
+    let (gone, by_tag) = match mark_of(&f) {
+        Some(mark) if mark.pid == pid && mark.ino == meta.ino() => (mark.owner_gone()?, false),
+        Some(_) => return None,
+        None => (tag_proof(&f, path, pid)?, true),
+    };
     // Not locked by a live run (in another pid namespace, say), and still
     // the file the name gives.
     if !try_lock(&f) {
         return None;
     }
     let now = std::fs::symlink_metadata(path).ok()?;
-    (now.ino() == meta.ino() && now.dev() == meta.dev() && now.nlink() == 1).then_some((gone, f))
+    (now.ino() == meta.ino() && now.dev() == meta.dev() && now.nlink() == 1)
+        .then_some((gone, by_tag, f))
 }
 
 /// The stderr line for the files reaped, each with what proved it a killed
@@ -283,8 +389,13 @@ pub fn files_message(removed: &[Reaped]) -> Option<String> {
             Gone::PidReused => "whose pid is now another process's",
             Gone::Rebooted => "from before the last boot",
         };
+        let proof = if r.by_tag {
+            "named for its inode and birth time".to_string()
+        } else {
+            format!("marked {MARK_XATTR}")
+        };
         format!(
-            "{} (marked {MARK_XATTR} by iopath pid {} {run}; its only link, not locked)",
+            "{} ({proof} by iopath pid {} {run}; its only link, not locked)",
             r.path.display(),
             r.pid
         )
@@ -365,6 +476,15 @@ mod tests {
             ..m
         };
         assert_eq!(exited.owner_gone(), Some(Gone::Exited));
+    }
+
+    #[test]
+    fn a_name_tag_is_the_files_alone() {
+        let t = name_tag(42, 1000, (1_700_000_000, 5));
+        assert_eq!(t, name_tag(42, 1000, (1_700_000_000, 5)));
+        assert_ne!(t, name_tag(43, 1000, (1_700_000_000, 5)));
+        assert_ne!(t, name_tag(42, 1001, (1_700_000_000, 5)));
+        assert_ne!(t, name_tag(42, 1000, (1_700_000_000, 6)));
     }
 
     #[test]
