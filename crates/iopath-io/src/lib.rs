@@ -25,6 +25,7 @@ pub mod copy;
 pub mod data;
 pub mod engines;
 pub mod hint;
+pub mod loopdev;
 pub mod neighbour;
 pub mod numa;
 pub mod probe;

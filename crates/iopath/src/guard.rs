@@ -8,8 +8,16 @@
 //!   device);
 //! - one of them is active swap (`/proc/swaps`);
 //! - one of them is held by another device (`/sys/class/block/X/holders/`:
-//!   dm, md, bcache), or backs a loop device (`loop/backing_file` of every
-//!   loop device: a loop over a device is not listed in its `holders/`).
+//!   dm, md, bcache), or backs a loop device (the backing device number
+//!   the kernel gives for every loop device, `LOOP_GET_STATUS64`: a loop
+//!   over a device is not listed in its `holders/`); for a loop device, its
+//!   backing file is also another loop device's (the same file by device
+//!   and inode).
+//!
+//! A regular file is refused, never overridably, when it is the file
+//! behind a loop device, a mount's source or active swap, compared by
+//! identity (device and inode, [`identity`]), never by name: a hard link,
+//! or a file whose first name was removed, is the same file.
 //!
 //! Refused unless `--force-signature`: the first or last MiB of the device
 //! carries a file-system, RAID, volume or partition-table signature
@@ -23,6 +31,10 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::plan::UsageError;
+
+pub mod identity;
+pub use identity::check_file_write;
+use identity::FileId;
 
 /// How much of each end of the device is read for signatures.
 pub const PROBE_BYTES: u64 = 1 << 20;
@@ -137,36 +149,17 @@ pub fn hold_exclusively(path: &Path, at: &Path) -> Result<File, UsageError> {
         })
 }
 
-/// Check that iopath may write the regular file at `path`: no loop device
-/// is backed by it (its blocks would be a mounted file system's, or
-/// another device's). `at` is the file checked, `path` the name shown.
-pub fn check_file_write(path: &Path, at: &Path) -> Result<(), UsageError> {
-    let sharing = loops_backed_by(at, Path::new("/sys"));
-    if sharing.is_empty() {
-        return Ok(());
-    }
-    Err(UsageError(format!(
-        "refusing to write to {}: it is the backing file of {}. Detach {} first (losetup -d); no option overrides this",
-        path.display(),
-        sharing.join(", "),
-        if sharing.len() == 1 { "it" } else { "them" }
-    )))
-}
-
 /// The loop devices whose backing file is the file at `path` (the same
-/// inode, whatever the name), or, for a loop device (or a partition of
-/// one) at `path`, the other loop devices over its backing file.
+/// file by device and inode, whatever its names: [`identity`]), or, for a
+/// loop device (or a partition of one) at `path`, the other loop devices
+/// over its backing file. One whose backing file cannot be told (not
+/// root, its name removed) counts as one: the caller refuses.
 pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
-    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let backing = |name: &str| -> Option<PathBuf> {
-        let text =
-            std::fs::read_to_string(sys.join("block").join(name).join("loop/backing_file")).ok()?;
-        Some(PathBuf::from(text.trim().trim_end_matches(" (deleted)")))
-    };
     let Ok(meta) = std::fs::metadata(path) else {
         return Vec::new();
     };
+    let loops = iopath_io::loopdev::loop_devices(sys);
     // A block device's own name, or for a partition its whole disk's:
     // only a whole loop device has a backing file (loop4p1 reads loop4's).
     let own_name = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
@@ -185,23 +178,19 @@ pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
         })
         .flatten();
     let target = match &own_name {
-        Some(name) => backing(name).and_then(|b| inode(&b)),
-        None => inode(path),
+        Some(name) => loops
+            .iter()
+            .find(|l| &l.name == name)
+            .and_then(identity::backing_id),
+        None => Some(FileId::of(&meta)),
     };
     let Some(target) = target else {
         return Vec::new();
     };
-    let mut out: Vec<String> = std::fs::read_dir(sys.join("block"))
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| Some(n) != own_name.as_ref())
-                .filter(|n| backing(n).and_then(|b| inode(&b)) == Some(target))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
+    let (mut sure, maybe) = identity::loops_backing(target, &loops, own_name.as_deref());
+    sure.extend(maybe);
+    sure.sort();
+    sure
 }
 
 /// Every reason to refuse writing to the block device at `path`, in order:

@@ -21,9 +21,10 @@
 //!   exist, which iopath creates for the run and removes after it, is made
 //!   the same way in its directory (results call it by the name asked
 //!   for). Elsewhere (or with
-//!   `IOPATH_NO_TMPFILE=1`, for tests) it is named `iopath-<pid>-<random>.dat`
-//!   and `flock`ed while the run lives, and the next run removes such files
-//!   left by killed runs ([`reap`]), saying so on stderr.
+//!   `IOPATH_NO_TMPFILE=1`, for tests) it is named `iopath-<pid>-<random>.dat`,
+//!   marked as this run's (`user.iopath.owner`) and `flock`ed while the
+//!   run lives, and the next run removes such files left by killed runs
+//!   when it can prove them so ([`reap`]), saying so on stderr.
 //! - A created file is prefilled with incompressible data before any case
 //!   runs, so no read ever hits an unwritten (sparse) extent.
 //! - Free space is checked before anything is created.
@@ -174,7 +175,11 @@ pub fn prepare(
                         Rng::new(fill.seed ^ nanos()).next_u64() as u32
                     ));
                     let file = create_named(&path)?;
-                    // A live run's file: the reaper leaves it alone.
+                    // Marked as this run's (or, with no extended attributes,
+                    // renamed to carry its tag), so that once the run is
+                    // gone the reaper can tell it from a user's file of that
+                    // name; a live run's file, locked: the reaper leaves it.
+                    let path = reap::mark_or_tag(&file, &path);
                     reap::try_lock(&file);
                     Made {
                         file,
@@ -359,7 +364,7 @@ fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
 
 /// Remove what killed runs left in `dir`, and say so.
 fn reap_in(dir: &Path) {
-    if let Some(m) = reap::message(("test file", "test files"), &reap::stale_files(dir)) {
+    if let Some(m) = reap::files_message(&reap::stale_files(dir)) {
         eprintln!("{}", crate::untrusted::Visible(m));
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 mod common;
 use common::{holds_file_in, iopath, leftovers, scratch};
@@ -151,6 +151,7 @@ fn a_named_file_left_by_sigkill_is_removed_by_the_next_run() {
     // A copy destination the killed run could have left too.
     let copy = dir.path().join(format!("iopath-{pid}-copy-1a2b.dat"));
     std::fs::write(&copy, b"half a copy").unwrap();
+    common::mark_as_iopaths(&copy, pid, 0);
     // Not ours: never touched.
     let other = dir.path().join("iopath-notes.dat");
     std::fs::write(&other, b"x").unwrap();
@@ -169,35 +170,29 @@ fn a_named_file_left_by_sigkill_is_removed_by_the_next_run() {
     assert_eq!(leftovers(dir.path()), vec![other]);
 }
 
-/// An iopath-like file for `pid` in `dir`, last modified at `mtime`.
-fn fake(dir: &Path, pid: u32, tag: &str, mtime: Option<SystemTime>) -> PathBuf {
+/// An iopath-like file for `pid` in `dir`, marked as made by the run of
+/// that pid that started at clock tick `start`.
+fn fake(dir: &Path, pid: u32, tag: &str, start: u64) -> PathBuf {
     let p = dir.join(format!("iopath-{pid}-{tag}.dat"));
-    let f = std::fs::File::create(&p).unwrap();
-    if let Some(t) = mtime {
-        f.set_modified(t).unwrap();
-    }
+    std::fs::File::create(&p).unwrap();
+    common::mark_as_iopaths(&p, pid, start);
     p
 }
 
 #[test]
 fn the_reaper_leaves_files_a_live_process_may_own() {
     let dir = scratch();
-    // A live process, started before its "file" was made: it may own it.
+    // A live process, marked as its file's maker: it may own it.
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(50));
-    let live = fake(dir.path(), sleeper.id(), "0000beef", None);
-    let live_copy = fake(dir.path(), sleeper.id(), "copy-7", None);
-    // The same live pid on a file last modified long before it started:
+    let started = iopath::target::reap::start_ticks(sleeper.id()).unwrap();
+    let live = fake(dir.path(), sleeper.id(), "0000beef", started);
+    let live_copy = fake(dir.path(), sleeper.id(), "copy-7", started);
+    // The same live pid, marked by a run that started at another tick:
     // the pid was reused, the file's maker is gone.
-    let reused = fake(
-        dir.path(),
-        sleeper.id(),
-        "0000dead",
-        Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000)),
-    );
+    let reused = fake(dir.path(), sleeper.id(), "0000dead", started + 1);
     // A pid no process has, but the file is locked: a live run in another
     // pid namespace holds it.
-    let locked = fake(dir.path(), 4_194_304, "0000f00d", None);
+    let locked = fake(dir.path(), 4_194_304, "0000f00d", 0);
     let held = std::fs::File::open(&locked).unwrap();
     rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
 

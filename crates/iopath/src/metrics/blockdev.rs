@@ -388,22 +388,21 @@ pub fn holders_above(top: &Path, sys: &Path) -> Vec<Holder> {
 }
 
 /// Every loop device whose backing file is a block device: (loop name, the
-/// backing device's number), by name.
+/// backing device's number), as the kernel gives it (`LOOP_GET_STATUS64`'s
+/// `lo_rdevice`: whatever node, or name, the device was attached by); by
+/// `stat` of its sysfs name only where the loop device cannot be asked
+/// (not root).
 pub fn loop_backings(sys: &Path) -> Vec<(String, (u32, u32))> {
-    let mut out: Vec<(String, (u32, u32))> = std::fs::read_dir(sys.join("block"))
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let backing =
-                        std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-                    let dev = block_node_numbers(Path::new(backing.trim()))?;
-                    Some((e.file_name().to_string_lossy().into_owned(), dev))
-                })
-                .collect()
+    iopath_io::loopdev::loop_devices(sys)
+        .into_iter()
+        .filter_map(|lo| {
+            let dev = match lo.backing {
+                Some(b) => Some(b.rdev).filter(|&r| r != (0, 0)),
+                None => block_node_numbers(Path::new(lo.backing_name.trim())),
+            }?;
+            Some((lo.name, dev))
         })
-        .unwrap_or_default();
-    out.sort();
-    out
+        .collect()
 }
 
 /// Names in a device's `holders/` directory, sorted.
