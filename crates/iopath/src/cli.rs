@@ -172,7 +172,8 @@ pub struct RunArgs {
     pub cache_limit: Option<u64>,
 
     /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
-    /// pages) [default: --cache-limit, else 64 MiB].
+    /// pages); refused before the run when more than half the available
+    /// memory [default: --cache-limit, else 64 MiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub ucache_size: Option<u64>,
 
