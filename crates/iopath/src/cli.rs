@@ -393,7 +393,8 @@ pub struct RunArgs {
     pub seed: u64,
 
     /// Write the results as JSON to FILE (rewritten after every round), or `-`
-    /// for stdout (then nothing else is printed on stdout).
+    /// (or /dev/stdout) for stdout (then nothing else is printed on stdout);
+    /// a descriptor (/dev/fd/N) gets it once at the end.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 

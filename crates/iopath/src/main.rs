@@ -201,8 +201,13 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         progress: Progress::new(args.quiet || !rank0),
         ranks,
     };
-    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-" && rank0);
-    let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    // `-` and `/dev/stdout` alike: the JSON alone on stdout, the tables on
+    // stderr.
+    let json_stdout = args
+        .json
+        .as_ref()
+        .is_some_and(|p| iopath::report::is_stdout(p));
+    let json_file = args.json.as_ref().filter(|_| !json_stdout && rank0);
     let result = runner.run(&mut |r| match json_file {
         Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
