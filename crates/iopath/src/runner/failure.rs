@@ -56,6 +56,15 @@ pub fn next_step(op: &str, err: &std::io::Error) -> String {
     }
 }
 
+/// The write-backs of a user-space cache that failed when its last engine
+/// closed (after a repetition, where no request or flush was left to
+/// fail: its writes may be lost), each said once, as the repetition's
+/// failure; `None` when none failed.
+pub(super) fn lost_writes() -> Option<String> {
+    let lost = iopath_io::engines::uffd::take_drop_errors();
+    (!lost.is_empty()).then(|| lost.join("; "))
+}
+
 impl WorkerError {
     /// The message: what failed, on `target`, at which offset, and what to
     /// do next.
