@@ -48,7 +48,10 @@ fn main() -> ExitCode {
 /// Print a failed command's reason on stderr; its exit code.
 fn say(e: &anyhow::Error) -> ExitCode {
     if e.is::<Interrupted>() {
-        eprintln!("iopath: interrupted; temporary files removed");
+        eprintln!(
+            "iopath: interrupted by {}; temporary files removed",
+            iopath::stop_cause()
+        );
     } else {
         eprintln!("error: {e:#}");
     }
@@ -66,8 +69,11 @@ fn write_stdout(bytes: &[u8]) -> Result<ExitCode> {
 fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let which = iopath::stop_signal_slot();
     for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+        // Which signal it was, for the messages (set before the flag).
+        let said = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
+        if let Err(e) = said.and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop))) {
             eprintln!("warning: cannot handle signal {sig}: {e}");
         }
     }
@@ -239,13 +245,16 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         // tables printed above.
         let kept = match (json_file, json_stdout) {
             (Some(p), _) => format!("the results so far are in {}", p.display()),
-            (None, true) => "the results so far went to stdout (--json -)".to_string(),
+            (None, true) => "the results so far went to stdout (--json)".to_string(),
             (None, false) => {
                 "the results so far are printed above (only there: --json FILE keeps them)"
                     .to_string()
             }
         };
-        eprintln!("iopath: interrupted; {kept}; temporary files removed");
+        eprintln!(
+            "iopath: interrupted by {}; {kept}; temporary files removed",
+            iopath::stop_cause()
+        );
         return Ok(ExitCode::from(130));
     }
     if result.cases.iter().any(|c| c.error.is_some()) {

@@ -494,7 +494,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
             _ => said,
         }
     };
-    let mut s = "Interrupted (Ctrl-C or SIGTERM)".to_string();
+    let mut s = format!("Interrupted ({})", crate::stop_cause());
     if !jobs.is_empty() {
         let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(" during {}", crate::verdict::list(&jobs)));

@@ -259,8 +259,9 @@ impl Runner<'_> {
                     } else {
                         let mut cr = case_result(c);
                         cr.skipped = Some(format!(
-                            "{} (Ctrl-C or SIGTERM) before this case",
-                            crate::result::NOT_REACHED
+                            "{} ({}) before this case",
+                            crate::result::NOT_REACHED,
+                            crate::stop_cause()
                         ));
                         cr
                     };
