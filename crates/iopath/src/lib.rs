@@ -46,8 +46,8 @@ pub fn stop_signal_slot() -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
     std::sync::Arc::clone(STOP_SIGNAL.get_or_init(Default::default))
 }
 
-/// The signal that stopped the run, as a person knows it (`Ctrl-C
-/// (SIGINT)`, `SIGTERM`, ...); `None` before any.
+/// The signal that stopped the run (`SIGINT`: Ctrl-C, `SIGTERM`,
+/// `SIGHUP`: a closed terminal, `SIGQUIT`); `None` before any.
 pub fn stop_signal() -> Option<&'static str> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     let n = STOP_SIGNAL
@@ -55,10 +55,10 @@ pub fn stop_signal() -> Option<&'static str> {
         .load(std::sync::atomic::Ordering::Relaxed);
     Some(match i32::try_from(n).ok()? {
         0 => return None,
-        SIGINT => "Ctrl-C (SIGINT)",
+        SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",
-        SIGHUP => "SIGHUP (its terminal closed)",
-        SIGQUIT => "SIGQUIT (Ctrl-\\)",
+        SIGHUP => "SIGHUP",
+        SIGQUIT => "SIGQUIT",
         _ => "a signal",
     })
 }
