@@ -60,21 +60,38 @@ impl AlignedBuf {
     /// Allocate `len` zeroed bytes from the heap, aligned to `align` (rounded
     /// up to a power of two, at least 1). `len == 0` allocates one alignment
     /// unit so the pointer is always valid.
+    /// Aborts when the memory cannot be had: for small buffers of a fixed
+    /// size; what a flag sizes goes through [`AlignedBuf::try_new`].
     pub fn new(len: usize, align: usize) -> AlignedBuf {
+        Self::try_new(len, align).unwrap_or_else(|_| {
+            let align = align.max(1).next_power_of_two();
+            alloc::handle_alloc_error(
+                Layout::from_size_align(len.max(1).next_multiple_of(align), align)
+                    .unwrap_or(Layout::new::<u8>()),
+            )
+        })
+    }
+
+    /// Like [`AlignedBuf::new`], but an allocation that cannot be made
+    /// (too large for the address space, or refused by the kernel's
+    /// overcommit policy) is an error (`ENOMEM`) instead of an abort.
+    pub fn try_new(len: usize, align: usize) -> std::io::Result<AlignedBuf> {
+        let enomem = || std::io::Error::from_raw_os_error(libc::ENOMEM);
         let align = align.max(1).next_power_of_two();
-        let size = len.max(1).div_ceil(align) * align;
-        let layout = Layout::from_size_align(size, align).expect("buffer size overflows isize");
+        let size = len
+            .max(1)
+            .checked_next_multiple_of(align)
+            .ok_or_else(enomem)?;
+        let layout = Layout::from_size_align(size, align).map_err(|_| enomem())?;
         // SAFETY: layout has non-zero size (size >= align >= 1).
         let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let Some(ptr) = NonNull::new(raw) else {
-            alloc::handle_alloc_error(layout)
-        };
-        AlignedBuf {
+        let ptr = NonNull::new(raw).ok_or_else(enomem)?;
+        Ok(AlignedBuf {
             ptr,
             len,
             align,
             backing: Backing::Heap(layout),
-        }
+        })
     }
 
     /// Like [`AlignedBuf::new`], but in a mapping of its own, aligned to and
@@ -99,6 +116,19 @@ impl AlignedBuf {
         let align = align.max(1).next_power_of_two();
         let size = len.max(1).div_ceil(align) * align;
         Self::map(len, size, align, true).unwrap_or_else(|| Self::new(len, align))
+    }
+
+    /// Like [`AlignedBuf::new_huge`], but memory that cannot be had is an
+    /// error (`ENOMEM`, as [`AlignedBuf::try_new`]) instead of an abort.
+    pub fn try_new_huge(len: usize, align: usize) -> std::io::Result<AlignedBuf> {
+        let align = align.max(1).next_power_of_two();
+        let Some(size) = len.max(1).checked_next_multiple_of(align) else {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOMEM));
+        };
+        match Self::map(len, size, align, true) {
+            Some(buf) => Ok(buf),
+            None => Self::try_new(len, align),
+        }
     }
 
     /// `len` zeroed bytes aligned to `align` in a fresh anonymous mapping
@@ -297,15 +327,22 @@ impl SlotPool {
         align: usize,
         policy: Option<&MemPolicy>,
     ) -> std::io::Result<SlotPool> {
-        let Some(policy) = policy else {
-            let mut pool = SlotPool::new(slots, slot_size, align);
-            pool.buf.touch();
-            return Ok(pool);
-        };
         let align = align.max(1).next_power_of_two();
         let stride = slot_size.max(1).div_ceil(align) * align;
         let slots = slots.max(1);
-        let buf = AlignedBuf::new_placed(stride * slots, align, slot_size > PAGE, policy)?;
+        let len = stride
+            .checked_mul(slots)
+            .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOMEM))?;
+        let buf = match policy {
+            // Fallible: threads x depth x block size comes from flags.
+            None if slot_size > PAGE => AlignedBuf::try_new_huge(len, align),
+            None => AlignedBuf::try_new(len, align),
+            Some(policy) => AlignedBuf::new_placed(len, align, slot_size > PAGE, policy),
+        };
+        let mut buf = buf?;
+        if policy.is_none() {
+            buf.touch();
+        }
         Ok(SlotPool {
             buf,
             slot_size,
@@ -442,6 +479,24 @@ impl SlotPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 26, item 3): `--ucache-size 1T` aborted the run
+    /// ("memory allocation of ... bytes failed") where the memory could
+    /// not be had. What a flag sizes is allocated fallibly.
+    #[test]
+    #[cfg_attr(miri, ignore = "asks the allocator for more than exists")]
+    fn an_allocation_beyond_memory_is_an_error_not_an_abort() {
+        for len in [usize::MAX - 4096, isize::MAX as usize, 1 << 62] {
+            let heap = AlignedBuf::try_new(len, 4096).map(|_| ());
+            let huge = AlignedBuf::try_new_huge(len, 4096).map(|_| ());
+            for r in [heap, huge] {
+                assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::ENOMEM), "{len}");
+            }
+        }
+        let pool = SlotPool::new_placed(1 << 40, 1 << 30, 4096, None);
+        assert_eq!(pool.unwrap_err().raw_os_error(), Some(libc::ENOMEM));
+        assert_eq!(AlignedBuf::try_new(8192, 4096).unwrap().len(), 8192);
+    }
 
     #[test]
     fn aligned_buf_is_aligned_and_zeroed() {

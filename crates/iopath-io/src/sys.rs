@@ -237,9 +237,55 @@ pub fn errno_hint(op: &str, err: &io::Error) -> Option<String> {
             "permission denied: check the file's permissions or run as a user who may write it".to_string()
         }
         (_, libc::EROFS) => "the file system is read-only: use read patterns only or another --dir".to_string(),
+        (_, libc::EMFILE) | (_, libc::ENFILE) | (_, libc::ENOMEM) => return limit_hint(code),
+        (_, libc::ENOENT) => {
+            "the path named, or a directory on it, does not exist (removed meanwhile?): check that it exists, then run again".to_string()
+        }
         _ => return None,
     };
     Some(s)
+}
+
+/// RLIMIT_NOFILE (soft, hard); `None` means unlimited.
+pub fn nofile_limit() -> (Option<u64>, Option<u64>) {
+    let r = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    (r.current, r.maximum)
+}
+
+/// True for the errors of a limit of this process or of the system (open
+/// files, memory) rather than of the file or its file system: `EMFILE`,
+/// `ENFILE`, `ENOMEM`.
+pub fn is_limit_error(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOMEM)
+    )
+}
+
+/// The limit behind `EMFILE`, `ENFILE` or `ENOMEM` (`code`), with its value
+/// and the next step; `None` for another error.
+pub fn limit_hint(code: i32) -> Option<String> {
+    let show = |l: Option<u64>| l.map_or("unlimited".to_string(), |b| b.to_string());
+    Some(match code {
+        libc::EMFILE => {
+            let (soft, hard) = nofile_limit();
+            format!(
+                "this process may have only {} files open (ulimit -n {}, hard limit {}): raise it with `ulimit -n 1024` or more, or lower --threads/--qd",
+                show(soft),
+                show(soft),
+                show(hard)
+            )
+        }
+        libc::ENFILE => "the system's table of open files is full (fs.file-max): close other programs or raise fs.file-max".to_string(),
+        libc::ENOMEM => {
+            let (soft, _) = memlock_limit();
+            format!(
+                "out of memory, or of locked memory (ulimit -l: {}): free memory, raise `ulimit -l`, or lower --threads, --qd, --bs or --ucache-size",
+                soft.map_or("unlimited".to_string(), |b| format!("{b} bytes"))
+            )
+        }
+        _ => return None,
+    })
 }
 
 /// CPU use of a thread or process, from `getrusage(2)`.

@@ -185,7 +185,8 @@ pub struct RunArgs {
     pub cache_limit: Option<u64>,
 
     /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
-    /// pages) [default: --cache-limit, else 64 MiB].
+    /// pages); refused before the run when more than half the available
+    /// memory [default: --cache-limit, else 64 MiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub ucache_size: Option<u64>,
 
@@ -400,7 +401,8 @@ pub struct RunArgs {
     pub seed: u64,
 
     /// Write the results as JSON to FILE (rewritten after every round), or `-`
-    /// for stdout (then nothing else is printed on stdout).
+    /// (or /dev/stdout) for stdout (then nothing else is printed on stdout);
+    /// a descriptor (/dev/fd/N) gets it once at the end.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 

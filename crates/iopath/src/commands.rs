@@ -218,7 +218,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
         result.verdicts = crate::verdict::of_run(&result);
     }
     match args.json.as_deref() {
-        Some(p) if p.as_os_str() == "-" => {
+        Some(p) if crate::report::is_stdout(p) => {
             crate::report::json::write_stdout(&result, args.json_format)?
         }
         Some(p) => crate::report::json::write_file(p, &result, args.json_format)?,

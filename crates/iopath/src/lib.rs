@@ -37,6 +37,39 @@ pub mod warnings;
 #[error("interrupted")]
 pub struct Interrupted;
 
+/// The number of the signal that stopped the run (0 while none has), set
+/// by the handlers `main` registers ([`stop_signal_slot`]).
+static STOP_SIGNAL: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::OnceLock::new();
+
+/// Where the signal handlers record which signal stopped the run.
+pub fn stop_signal_slot() -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    std::sync::Arc::clone(STOP_SIGNAL.get_or_init(Default::default))
+}
+
+/// The signal that stopped the run (`SIGINT`: Ctrl-C, `SIGTERM`,
+/// `SIGHUP`: a closed terminal, `SIGQUIT`); `None` before any.
+pub fn stop_signal() -> Option<&'static str> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let n = STOP_SIGNAL
+        .get()?
+        .load(std::sync::atomic::Ordering::Relaxed);
+    Some(match i32::try_from(n).ok()? {
+        0 => return None,
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        SIGQUIT => "SIGQUIT",
+        _ => "a signal",
+    })
+}
+
+/// The signal that stopped the run, or what may have when none was
+/// recorded: for messages written while it runs.
+pub fn stop_cause() -> &'static str {
+    stop_signal().unwrap_or("Ctrl-C or SIGTERM")
+}
+
 /// Quote one argument for a POSIX shell when it needs it.
 pub fn shell_quote(arg: &str) -> String {
     let safe = !arg.is_empty()

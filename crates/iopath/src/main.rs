@@ -49,7 +49,10 @@ fn main() -> ExitCode {
 /// Print a failed command's reason on stderr; its exit code.
 fn say(e: &anyhow::Error) -> ExitCode {
     if e.is::<Interrupted>() {
-        eprintln!("iopath: interrupted; temporary files removed");
+        eprintln!(
+            "iopath: interrupted by {}; temporary files removed",
+            iopath::stop_cause()
+        );
     } else {
         eprintln!("error: {}", Visible(format_args!("{e:#}")));
     }
@@ -67,8 +70,11 @@ fn write_stdout(bytes: &[u8]) -> Result<ExitCode> {
 fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let which = iopath::stop_signal_slot();
     for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+        // Which signal it was, for the messages (set before the flag).
+        let said = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
+        if let Err(e) = said.and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop))) {
             eprintln!("warning: cannot handle signal {sig}: {e}");
         }
     }
@@ -207,8 +213,13 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         progress: Progress::new(args.quiet || !rank0),
         ranks,
     };
-    let json_file = args.json.as_ref().filter(|p| p.as_os_str() != "-" && rank0);
-    let json_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    // `-` and `/dev/stdout` alike: the JSON alone on stdout, the tables on
+    // stderr.
+    let json_stdout = args
+        .json
+        .as_ref()
+        .is_some_and(|p| iopath::report::is_stdout(p));
+    let json_file = args.json.as_ref().filter(|_| !json_stdout && rank0);
     let result = runner.run(&mut |r| match json_file {
         Some(p) => json::write_file(p, r, args.json_format),
         None => Ok(()),
@@ -240,14 +251,15 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         // tables printed above.
         let kept = match (json_file, json_stdout) {
             (Some(p), _) => format!("the results so far are in {}", p.display()),
-            (None, true) => "the results so far went to stdout (--json -)".to_string(),
+            (None, true) => "the results so far went to stdout (--json)".to_string(),
             (None, false) => {
                 "the results so far are printed above (only there: --json FILE keeps them)"
                     .to_string()
             }
         };
         eprintln!(
-            "iopath: interrupted; {}; temporary files removed",
+            "iopath: interrupted by {}; {}; temporary files removed",
+            iopath::stop_cause(),
             Visible(kept)
         );
         return Ok(ExitCode::from(130));

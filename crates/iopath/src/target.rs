@@ -402,20 +402,25 @@ fn create_unnamed(dir: &Path) -> Result<Option<Made>> {
         }
         Err(e) => {
             let e = std::io::Error::from(e);
-            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
-            bail!("cannot create a test file in {}: {e} {hint}", dir.display());
+            let hint = hint_of(iopath_io::sys::errno_hint("create", &e));
+            bail!("cannot create a test file in {}: {e}{hint}", dir.display());
         }
     };
     let file = File::from(fd);
-    let open_path = PathBuf::from(format!(
-        "/proc/{}/fd/{}",
-        std::process::id(),
-        std::os::fd::AsRawFd::as_raw_fd(&file)
-    ));
+    let open_path = proc_fd_path(&file);
     // Engines reopen it by that path: make sure it can be (no /proc, or a
-    // file system whose unnamed files cannot be reopened: use a name).
-    if std::fs::File::open(&open_path).is_err() {
-        return Ok(None);
+    // file system whose unnamed files cannot be reopened: use a name). Out
+    // of descriptors or memory is no answer to that: the run could not
+    // open its file either way (and the unnamed file goes with `file`).
+    match std::fs::File::open(&open_path) {
+        Ok(_) => {}
+        Err(e) if iopath_io::sys::is_limit_error(&e) => {
+            return Err(limit_error(
+                &format!("cannot open the test file in {}", dir.display()),
+                &e,
+            ))
+        }
+        Err(_) => return Ok(None),
     }
     Ok(Some(Made {
         file,
@@ -435,9 +440,22 @@ fn create_named(path: &Path) -> Result<File> {
         .mode(0o600)
         .open(path)
         .map_err(|e| {
-            let hint = iopath_io::sys::errno_hint("create", &e).unwrap_or_default();
-            anyhow::anyhow!("cannot create {}: {e} {hint}", path.display())
+            let hint = hint_of(iopath_io::sys::errno_hint("create", &e));
+            anyhow::anyhow!("cannot create {}: {e}{hint}", path.display())
         })
+}
+
+/// `; HINT`, or nothing without one.
+fn hint_of(hint: Option<String>) -> String {
+    hint.map(|h| format!("; {h}")).unwrap_or_default()
+}
+
+/// `what` failed with an error of a limit (open files, memory:
+/// [`iopath_io::sys::is_limit_error`]): a failed run (exit 1) whose
+/// message names the limit, its value and the next step.
+fn limit_error(what: &str, e: &std::io::Error) -> anyhow::Error {
+    let hint = hint_of(e.raw_os_error().and_then(iopath_io::sys::limit_hint));
+    anyhow::anyhow!("{what}: {e}{hint}")
 }
 
 fn nanos() -> u64 {
@@ -632,6 +650,9 @@ fn proc_fd_path(file: &File) -> PathBuf {
 
 /// An existing --file this user cannot open: bad input, with the next step.
 fn unreadable(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    if iopath_io::sys::is_limit_error(e) {
+        return limit_error(&format!("cannot open {}", path.display()), e);
+    }
     UsageError(format!(
         "cannot open {}: {e}; run as a user who may read it (for a device: root, or a member of its group, often 'disk'), or name another file",
         path.display()
@@ -722,7 +743,6 @@ fn create_prefilled(
     progress: &Progress,
 ) -> Result<Target> {
     let path = made.path.clone();
-    let mut file = made.file.try_clone()?;
     // From here on the Target owns the file: any early return removes it.
     let mut target = Target {
         open_path: made.open_path,
@@ -741,6 +761,17 @@ fn create_prefilled(
             prefill_ns: None,
             allocated_bytes: None,
         },
+    };
+    let mut file = match target.held.as_ref().map(File::try_clone) {
+        Some(Ok(f)) => f,
+        Some(Err(e)) if iopath_io::sys::is_limit_error(&e) => {
+            return Err(limit_error(
+                &format!("cannot open {} to fill it", path.display()),
+                &e,
+            ))
+        }
+        Some(Err(e)) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+        None => bail!("{} is not held open", path.display()),
     };
     if fill.sparse {
         file.set_len(size)

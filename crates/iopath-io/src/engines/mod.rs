@@ -106,6 +106,13 @@ pub(crate) fn slot_pool(
     let pool = SlotPool::new_placed(slots, spec.block_size, align, spec.mem_policy.as_ref())
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidInput => EngineError::Invalid(e.to_string()),
+            _ if e.raw_os_error() == Some(libc::ENOMEM) => EngineError::Unsupported {
+                method,
+                reason: format!(
+                    "its buffers ({slots} x {}) could not be allocated ({e}); lower --threads, --qd or --bs",
+                    human_bytes(spec.block_size as u64)
+                ),
+            },
             _ => EngineError::Unsupported {
                 method,
                 reason: e.to_string(),

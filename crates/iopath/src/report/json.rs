@@ -41,7 +41,13 @@ pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
 /// run is finished (`finished_at` set): renaming over it would replace the
 /// device node with a regular file, and a stream cannot be rewritten.
 pub fn write_file(path: &Path, result: &RunResult, format: JsonFormat) -> Result<()> {
-    let streamed = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if crate::report::is_stdout(path) {
+        return match result.finished_at {
+            Some(_) => write_stdout(result, format),
+            None => Ok(()),
+        };
+    }
+    let streamed = crate::report::is_stream(path);
     if streamed && result.finished_at.is_none() {
         return Ok(());
     }

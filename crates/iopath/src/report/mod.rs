@@ -51,8 +51,33 @@ pub struct Outputs {
     pub wide: bool,
 }
 
-fn is_stdout(p: &Path) -> bool {
-    p.as_os_str() == "-"
+/// True when `p` is stdout: `-`, or a name of descriptor 1
+/// (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), whatever it leads to
+/// (a terminal, a pipe, a file the shell opened).
+pub fn is_stdout(p: &Path) -> bool {
+    ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|s| p.as_os_str() == *s)
+}
+
+/// True when `p` names a descriptor this process holds (`/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`): what it leads to was opened by whoever
+/// started iopath, and is written through, never replaced.
+pub fn names_descriptor(p: &Path) -> bool {
+    let s = p.as_os_str().as_encoded_bytes();
+    ["/dev/stdout", "/dev/stderr", "/dev/stdin"]
+        .iter()
+        .any(|d| s == d.as_bytes())
+        || ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+            .iter()
+            .any(|d| s.starts_with(d.as_bytes()))
+}
+
+/// True when `p` is written as a stream, once at the end, never replaced:
+/// stdout, a descriptor, or anything but a regular file (a FIFO, a
+/// terminal).
+pub fn is_stream(p: &Path) -> bool {
+    is_stdout(p) || names_descriptor(p) || std::fs::metadata(p).is_ok_and(|m| !m.is_file())
 }
 
 impl Outputs {
@@ -88,6 +113,10 @@ impl Outputs {
         for (flag, path) in files {
             let Some(p) = path else { continue };
             if is_stdout(p) {
+                seen.push((flag, p, PathBuf::from("-")));
+                continue;
+            }
+            if names_descriptor(p) {
                 seen.push((flag, p, p.to_path_buf()));
                 continue;
             }
@@ -263,6 +292,22 @@ pub fn write_output(path: &Path, bytes: &[u8], flag: &str) -> Result<()> {
     }
     let cannot =
         |e: &dyn std::fmt::Display| format!("{flag}: cannot write {}: {e}", path.display());
+    if path.as_os_str() == "/dev/stderr" {
+        let mut err = std::io::stderr().lock();
+        return err
+            .write_all(bytes)
+            .and_then(|()| err.flush())
+            .map_err(|e| anyhow::anyhow!(cannot(&e)));
+    }
+    if names_descriptor(path) {
+        // What the descriptor leads to, written where it stands: appended
+        // to a file the shell opened (`3>out.json`), never renamed over.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| anyhow::anyhow!(cannot(&e)))?;
+        return f.write_all(bytes).map_err(|e| anyhow::anyhow!(cannot(&e)));
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => Err(anyhow::anyhow!(
             "{flag} {} is a block device: reports go to files, never onto a disk",
@@ -445,7 +490,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
             _ => said,
         }
     };
-    let mut s = "Interrupted (Ctrl-C or SIGTERM)".to_string();
+    let mut s = format!("Interrupted ({})", crate::stop_cause());
     if !jobs.is_empty() {
         let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(" during {}", crate::verdict::list(&jobs)));

@@ -179,9 +179,10 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         // What was interrupted, where no verdict said it already.
         match caveat {
             Some(c) => out.push_str(&format!("\n{c}\n")),
-            None => out.push_str(
-                "\ninterrupted (Ctrl-C or SIGTERM): the tables hold the repetitions finished before it\n",
-            ),
+            None => out.push_str(&format!(
+                "\ninterrupted ({}): the tables hold the repetitions finished before it\n",
+                crate::stop_cause()
+            )),
         }
     }
     // Every sentence in WIDTH columns, wide or not: only a --wide table is

@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::Job;
 use crate::stats::{self, Comparison};
 
+/// A path as a JSON string, its bytes that are not UTF-8 replaced.
+fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
 fn yes() -> bool {
     true
 }
@@ -21,6 +26,9 @@ fn level_95() -> f64 {
 /// The target as recorded in results.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TargetInfo {
+    /// Written lossily (a name that is not UTF-8, such as a `--dir` with
+    /// byte 0xff, gets U+FFFD in its place): JSON strings are UTF-8.
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// `temporary`, `file` or `block-device`.
     pub kind: String,

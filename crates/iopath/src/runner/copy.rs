@@ -216,9 +216,10 @@ impl Runner<'_> {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
             Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
-                return Err(RepError::Skip(
-                    "interrupted (Ctrl-C) during the copy; its destination was removed".into(),
-                ))
+                return Err(RepError::Skip(format!(
+                    "interrupted ({}) during the copy; its destination was removed",
+                    crate::stop_cause()
+                )))
             }
             Err(e) => {
                 return Err(RepError::Fail(

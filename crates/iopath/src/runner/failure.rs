@@ -56,6 +56,15 @@ pub fn next_step(op: &str, err: &std::io::Error) -> String {
     }
 }
 
+/// The write-backs of a user-space cache that failed when its last engine
+/// closed (after a repetition, where no request or flush was left to
+/// fail: its writes may be lost), each said once, as the repetition's
+/// failure; `None` when none failed.
+pub(super) fn lost_writes() -> Option<String> {
+    let lost = iopath_io::engines::uffd::take_drop_errors();
+    (!lost.is_empty()).then(|| lost.join("; "))
+}
+
 impl WorkerError {
     /// The message: what failed, on `target`, at which offset, and what to
     /// do next.
@@ -111,6 +120,38 @@ impl WorkerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 26, item 10): a missing path and an exhausted
+    /// open-file limit were sent to the kernel log (dmesg); they now name
+    /// their cause and the next step.
+    #[test]
+    fn enoent_and_emfile_name_their_cause_not_dmesg() {
+        let enoent = next_step(
+            "read",
+            &std::io::Error::from_raw_os_error(libc_errno::ENOENT),
+        );
+        assert!(enoent.contains("does not exist"), "{enoent}");
+        let emfile = next_step(
+            "open",
+            &std::io::Error::from_raw_os_error(libc_errno::EMFILE),
+        );
+        assert!(emfile.contains("ulimit -n"), "{emfile}");
+        let enfile = next_step(
+            "open",
+            &std::io::Error::from_raw_os_error(libc_errno::ENFILE),
+        );
+        assert!(enfile.contains("fs.file-max"), "{enfile}");
+        for m in [enoent, emfile, enfile] {
+            assert!(!m.contains("dmesg"), "{m}");
+        }
+    }
+
+    /// The errno values the test uses (iopath has no libc dependency).
+    mod libc_errno {
+        pub const ENOENT: i32 = rustix::io::Errno::NOENT.raw_os_error();
+        pub const EMFILE: i32 = rustix::io::Errno::MFILE.raw_os_error();
+        pub const ENFILE: i32 = rustix::io::Errno::NFILE.raw_os_error();
+    }
 
     #[test]
     fn messages_name_the_target_the_offset_and_the_next_step() {

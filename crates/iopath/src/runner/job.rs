@@ -454,6 +454,11 @@ impl Runner<'_> {
             sh,
             &result.cases[arm.idx],
         );
+        let rep = match (super::failure::lost_writes(), rep) {
+            (None, rep) => rep,
+            (Some(lost), Err(RepError::Fail(e))) => Err(RepError::Fail(format!("{e}; {lost}"))),
+            (Some(lost), _) => Err(RepError::Fail(lost)),
+        };
         let rep = self.ranks.combine(rep, result, &arm.name, book.seq, warmup);
         if rep.is_ok() {
             result.cases[arm.idx].neighbour.extend(beside);

@@ -52,7 +52,7 @@ use live::Live;
 use merge::merge;
 use observe::{Observer, WorkerCost};
 pub use prepare::probe;
-use prepare::{check_alignment, check_buffer_memory, check_fits, set_cache_state};
+use prepare::{check_alignment, check_fits, check_memory, set_cache_state};
 use worker::WorkerJob;
 
 /// Everything a run needs besides the plan.
@@ -84,7 +84,7 @@ impl Runner<'_> {
         // Bad input is said before the estimate: a run that cannot start
         // promises no duration.
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        self.ranks.agree(check_buffer_memory(
+        self.ranks.agree(check_memory(
             plan,
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
         ))?;
@@ -262,8 +262,9 @@ impl Runner<'_> {
                     } else {
                         let mut cr = case_result(c);
                         cr.skipped = Some(format!(
-                            "{} (Ctrl-C or SIGTERM) before this case",
-                            crate::result::NOT_REACHED
+                            "{} ({}) before this case",
+                            crate::result::NOT_REACHED,
+                            crate::stop_cause()
                         ));
                         cr
                     };

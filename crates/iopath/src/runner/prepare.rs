@@ -100,27 +100,125 @@ pub(super) fn unused_tail(plan: &Plan, t: &Target, ranks: u64) -> Option<String>
     ))
 }
 
-/// The engines' buffers (threads x depth x block size) must fit in memory:
-/// refuse more than half of what is available instead of aborting.
-pub(super) fn check_buffer_memory(plan: &Plan, available: Option<u64>) -> Result<()> {
+/// What a case allocates in memory, by the flags that size it (known
+/// before any file is made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct MemoryNeed {
+    /// The engines' buffers: threads x queue depth x block size.
+    pub buffers: u64,
+    /// A user-space cache's pages (`--ucache-size`): `ucache` allocates
+    /// its whole budget up front, `uffd` keeps at most its budget (and at
+    /// most the file) resident.
+    pub cache: u64,
+    /// The test file itself when it is made in memory (tmpfs, ramfs).
+    pub file: u64,
+}
+
+impl MemoryNeed {
+    pub fn of(case: &Case, ucache_size: u64, file_size: u64, file_in_memory: bool) -> MemoryNeed {
+        let buffers = u64::from(case.threads.max(1))
+            .saturating_mul(u64::from(case.queue_depth_requested.max(1)))
+            .saturating_mul(case.block_size);
+        let cache = match case.method {
+            Method::Ucache => ucache_size,
+            Method::Uffd | Method::UffdWp => ucache_size.min(file_size),
+            _ => 0,
+        };
+        MemoryNeed {
+            buffers,
+            cache,
+            file: if file_in_memory && !case.method.is_null() {
+                file_size
+            } else {
+                0
+            },
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.buffers
+            .saturating_add(self.cache)
+            .saturating_add(self.file)
+    }
+}
+
+/// The test file iopath would create, when it would be made in memory
+/// (tmpfs, ramfs): its size. `None` for a file on a disk, or an existing
+/// file (its memory is already in use).
+fn file_in_memory(plan: &Plan) -> Option<u64> {
+    use crate::plan::TargetSpec;
+    let dir = match &plan.target {
+        TargetSpec::TempIn(dir) => dir.as_path(),
+        TargetSpec::File { path, .. } if !path.exists() => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new(".")),
+        TargetSpec::File { .. } => return None,
+    };
+    let fs = iopath_io::sys::fs_type_of(dir).ok()?;
+    matches!(fs, "tmpfs" | "ramfs").then(|| plan.size.unwrap_or(crate::plan::DEFAULT_SIZE))
+}
+
+/// Everything a flag sizes in memory (buffers, user-space caches, a test
+/// file on tmpfs) must fit in what is `available`, checked before any file
+/// is made: a usage error (exit 2) naming the flag, the amount, the memory
+/// available and the way out, instead of an allocation abort later. What
+/// is allocated may take at most half of it; with a file in memory, all
+/// of it together at most nine tenths.
+pub(super) fn check_memory(plan: &Plan, available: Option<u64>) -> Result<()> {
     let Some(avail) = available else {
         return Ok(());
     };
+    let in_memory = file_in_memory(plan);
+    let file_size = plan.size.unwrap_or(crate::plan::DEFAULT_SIZE);
     for c in &plan.cases {
-        let need = u64::from(c.threads) * u64::from(c.queue_depth_requested) * c.block_size;
-        if need > avail / 2 {
-            return Err(UsageError(format!(
-                "{} threads x queue depth {} x {} blocks need {} of buffers, and only {} of memory is available; lower --threads, --qd or --bs",
-                c.threads,
-                c.queue_depth_requested,
-                fmt_bytes(c.block_size),
-                fmt_bytes(need),
-                fmt_bytes(avail)
-            ))
-            .into());
+        let need = MemoryNeed::of(c, plan.ucache_size, file_size, in_memory.is_some());
+        if let Some(why) = memory_refusal(c, &need, plan.ucache_size, avail) {
+            return Err(UsageError(why).into());
         }
     }
     Ok(())
+}
+
+/// Why `need` (of `case`) does not fit in `avail` bytes of memory, naming
+/// the flag that asked for it; `None` when it fits.
+pub(super) fn memory_refusal(
+    case: &Case,
+    need: &MemoryNeed,
+    ucache_size: u64,
+    avail: u64,
+) -> Option<String> {
+    let half = avail / 2;
+    let avail_s = fmt_bytes(avail);
+    if need.buffers > half {
+        return Some(format!(
+            "{} threads x queue depth {} x {} blocks need {} of buffers, and only {avail_s} of memory is available; lower --threads, --qd or --bs",
+            case.threads,
+            case.queue_depth_requested,
+            fmt_bytes(case.block_size),
+            fmt_bytes(need.buffers),
+        ));
+    }
+    if need.buffers.saturating_add(need.cache) > half {
+        return Some(format!(
+            "--ucache-size {}: {} would hold {} of memory for its cache (with {} of buffers), and only {avail_s} is available; give --ucache-size {} or less, or leave {} out of --methods",
+            fmt_bytes(ucache_size),
+            case.method,
+            fmt_bytes(need.cache),
+            fmt_bytes(need.buffers),
+            fmt_bytes(half.saturating_sub(need.buffers)),
+            case.method
+        ));
+    }
+    if need.total() > avail / 10 * 9 {
+        return Some(format!(
+            "--size {}: the test file would be made in memory (tmpfs), and with {} of buffers and caches it needs {}, but only {avail_s} of memory is available and iopath leaves a tenth of it free; use a smaller --size, or --dir on a disk",
+            fmt_bytes(need.file),
+            fmt_bytes(need.buffers + need.cache),
+            fmt_bytes(need.total()),
+        ));
+    }
+    None
 }
 
 /// Why `null` is skipped under `--verify`: it moves no data, so there is
@@ -213,4 +311,55 @@ pub fn probe(method: Method, t: &Target, len: usize) -> MethodStatus {
         .map(|n| tidy(n))
         .collect();
     st
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Pattern;
+
+    const GIB: u64 = 1 << 30;
+
+    /// Regression (issue 26, item 3): `--ucache-size 1T` passed every
+    /// check and aborted at the allocation. A user-space cache's budget
+    /// now counts against memory, naming the flag.
+    #[test]
+    fn a_ucache_budget_beyond_memory_is_refused_naming_the_flag() {
+        let case = Case::new(Method::Ucache, Pattern::Read, 1 << 20, 1, 1);
+        let need = MemoryNeed::of(&case, 1 << 40, GIB, false);
+        assert_eq!(need.cache, 1 << 40);
+        let why = memory_refusal(&case, &need, 1 << 40, 16 * GIB).unwrap();
+        assert!(why.starts_with("--ucache-size 1 TiB"), "{why}");
+        assert!(why.contains("only 16 GiB is available"), "{why}");
+        // uffd keeps at most the file resident.
+        let uffd = Case::new(Method::Uffd, Pattern::Read, 1 << 20, 1, 1);
+        let need = MemoryNeed::of(&uffd, 1 << 40, GIB, false);
+        assert_eq!(need.cache, GIB);
+        assert_eq!(memory_refusal(&uffd, &need, 1 << 40, 16 * GIB), None);
+        // Other methods hold no cache.
+        let direct = Case::new(Method::Direct, Pattern::Read, 1 << 20, 1, 1);
+        assert_eq!(MemoryNeed::of(&direct, 1 << 40, GIB, false).cache, 0);
+    }
+
+    /// A test file made on tmpfs is memory too: with the buffers, it must
+    /// leave a tenth of what is available.
+    #[test]
+    fn a_test_file_in_memory_counts_against_memory() {
+        let case = Case::new(Method::Buffered, Pattern::Read, 1 << 20, 1, 1);
+        let need = MemoryNeed::of(&case, 64 << 20, 15 * GIB, true);
+        assert_eq!(need.file, 15 * GIB);
+        let why = memory_refusal(&case, &need, 64 << 20, 16 * GIB).unwrap();
+        assert!(why.starts_with("--size 15 GiB"), "{why}");
+        let on_disk = MemoryNeed::of(&case, 64 << 20, 15 * GIB, false);
+        assert_eq!(memory_refusal(&case, &on_disk, 64 << 20, 16 * GIB), None);
+    }
+
+    /// Buffers still name --threads, --qd and --bs.
+    #[test]
+    fn buffers_beyond_memory_name_threads_qd_and_bs() {
+        let case = Case::new(Method::Uring, Pattern::Read, 64 << 20, 4096, 1);
+        let need = MemoryNeed::of(&case, 0, GIB, false);
+        let why = memory_refusal(&case, &need, 0, 16 * GIB).unwrap();
+        assert!(why.contains("lower --threads, --qd or --bs"), "{why}");
+    }
 }

@@ -55,8 +55,10 @@ pub(super) fn shortfall(
 pub(super) fn advice(v: &Verdict, needed: usize) -> String {
     if v.capped.is_empty() {
         if v.interrupted {
-            "the run was interrupted (Ctrl-C or SIGTERM) before it had them: run it again to the end"
-                .to_string()
+            format!(
+                "the run was interrupted ({}) before it had them: run it again to the end",
+                crate::stop_cause()
+            )
         } else if let Some(t) = &v.max_time_for_call {
             format!("--max-time {t} or --repeat {needed} gives them")
         } else {

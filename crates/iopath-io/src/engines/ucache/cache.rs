@@ -572,11 +572,20 @@ fn frame_memory(
             },
         });
     }
-    let mut mem = if huge {
-        AlignedBuf::new_huge(bytes, align)
+    let mem = if huge {
+        AlignedBuf::try_new_huge(bytes, align)
     } else {
-        AlignedBuf::new(bytes, align)
+        AlignedBuf::try_new(bytes, align)
     };
+    // The budget comes from a flag: memory it cannot have is a clean
+    // refusal, not an allocation abort.
+    let mut mem = mem.map_err(|e| EngineError::Unsupported {
+        method: Method::Ucache,
+        reason: format!(
+            "its cache of {} could not be allocated ({e}); give a smaller --ucache-size",
+            engines::human_bytes(bytes as u64)
+        ),
+    })?;
     mem.touch();
     Ok(mem)
 }

@@ -121,8 +121,8 @@
 //! and the last drop still write back the writes completed before (claiming
 //! the pages, as `uffd` does; write protection went with the
 //! registration). A write-back that fails at the last drop, where no
-//! request or flush is left to fail, is said on stderr and kept for
-//! [`take_drop_errors`]. A `pread` that fails inside a handler installs the page
+//! request or flush is left to fail, is kept for [`take_drop_errors`] (the
+//! caller says it). A `pread` that fails inside a handler installs the page
 //! zero-filled and *poisoned*: every request that copies it fails with that
 //! errno, it is never written back, and it is dropped after the request. A
 //! `pwrite` that fails during an eviction keeps its pages resident and

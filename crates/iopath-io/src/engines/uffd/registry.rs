@@ -385,8 +385,9 @@ impl Drop for FileRegion {
 }
 
 /// Write-backs that failed at a region's last drop, where no engine is
-/// left to fail a request or a flush: kept for [`take_drop_errors`] and
-/// said on stderr at once, so that a lost write is never silent.
+/// left to fail a request or a flush: kept for [`take_drop_errors`], whose
+/// caller says them (naming the file as its user knows it, once), so that
+/// a lost write is never silent.
 static DROP_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 fn lost_at_drop(path: &Path, e: &std::io::Error) {
@@ -394,8 +395,10 @@ fn lost_at_drop(path: &Path, e: &std::io::Error) {
         "uffd: writing back the dirty pages of {} when its last engine closed failed: {e}; writes not flushed before may be lost (with --sync end, the flush at the end of each case reports such an error in the case)",
         path.display()
     );
-    eprintln!("iopath: {msg}");
-    lock(&DROP_ERRORS).push(msg);
+    let mut errors = lock(&DROP_ERRORS);
+    if !errors.contains(&msg) {
+        errors.push(msg);
+    }
 }
 
 /// The write-backs that failed at the last drop of a region (one message

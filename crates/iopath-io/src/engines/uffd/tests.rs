@@ -493,7 +493,7 @@ fn a_region_whose_handler_ended_still_writes_back_at_its_last_drop() {
 
 /// A write-back that fails at the last drop (`--sync none`: no flush
 /// reports it) is not silent: its message, naming the file, is kept for
-/// `take_drop_errors` (and said on stderr).
+/// `take_drop_errors`, for the caller to say.
 #[test]
 #[cfg_attr(miri, ignore = "userfaultfd, files and processes")]
 fn a_write_back_that_fails_at_the_last_drop_is_reported() {
