@@ -316,6 +316,8 @@ pub fn run_clocked<C: Clock>(
     }
     let mut now_ns = 0u64;
     let mut issuing = true;
+    // Since when the engine has accepted nothing with nothing in flight.
+    let mut stalled_since: Option<u64> = None;
     loop {
         if issuing && (now_ns >= time_budget_ns || issued >= byte_budget) {
             issuing = false;
@@ -382,6 +384,9 @@ pub fn run_clocked<C: Clock>(
                 .submit(&reqs, &mut done)
                 .map_err(WorkerError::Engine)?;
             in_flight += accepted;
+            if accepted > 0 {
+                stalled_since = None;
+            }
             for r in reqs[accepted..].iter().rev() {
                 free.push(r.slot);
                 issued -= u64::from(bs);
@@ -394,6 +399,11 @@ pub fn run_clocked<C: Clock>(
         if done.is_empty() {
             if in_flight == 0 {
                 if issuing && issued < byte_budget {
+                    // The engine took nothing and has nothing in flight
+                    // (aio's EAGAIN): read the clock, so that the time
+                    // budget still ends the loop, and back off.
+                    now_ns = clock.ns();
+                    stalled_since = Some(stalled(stalled_since, now_ns)?);
                     continue;
                 }
                 break;
@@ -622,6 +632,29 @@ fn verify_prepare(
     }
     *ns += t0.elapsed().as_nanos() as u64;
     Some((op, offset))
+}
+
+/// How long the engine may accept no request, with none in flight, before
+/// the worker gives up (as io_uring's EAGAIN does).
+pub const STALL_GIVE_UP_NS: u64 = 5_000_000_000;
+
+/// A loop turn in which the engine accepted nothing and has nothing in
+/// flight, at `now_ns`, stalled since `since` (`None`: this is the first):
+/// waits a little (a yield, then 1 ms) so that the loop does not spin, and
+/// returns since when it is stalled; [`WorkerError::Stalled`] once that is
+/// [`STALL_GIVE_UP_NS`] ago.
+#[cold]
+fn stalled(since: Option<u64>, now_ns: u64) -> Result<u64, WorkerError> {
+    let Some(since) = since else {
+        std::thread::yield_now();
+        return Ok(now_ns);
+    };
+    let waited = now_ns.saturating_sub(since);
+    if waited >= STALL_GIVE_UP_NS {
+        return Err(WorkerError::Stalled { ns: waited });
+    }
+    std::thread::sleep(Duration::from_millis(1));
+    Ok(since)
 }
 
 /// `--verify`: how many times a random write whose block is busy draws
@@ -910,6 +943,123 @@ mod tests {
         assert!(w.write_ios > 0);
         assert_eq!(w.flush_ns, FLUSH_NS);
         assert_eq!(run(Pattern::Read).flush_ns, 0);
+    }
+
+    /// An engine that never accepts a request and has none in flight (as
+    /// aio under EAGAIN): each submit moves the fake time by `step_ns`.
+    /// Past 100 000 submits it panics: the loop spins.
+    #[derive(Debug)]
+    struct StuckEngine {
+        time: FakeTime,
+        step_ns: u64,
+        caps: iopath_io::Caps,
+        submits: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl Engine for StuckEngine {
+        fn caps(&self) -> &iopath_io::Caps {
+            &self.caps
+        }
+        fn buf_mut(&mut self, _slot: u32) -> Option<&mut [u8]> {
+            None
+        }
+        fn submit(
+            &mut self,
+            _reqs: &[IoReq],
+            _done: &mut Vec<Completion>,
+        ) -> Result<usize, iopath_io::EngineError> {
+            let n = self.submits.fetch_add(1, Ordering::SeqCst);
+            assert!(
+                n < 100_000,
+                "the worker spins on an engine that takes nothing"
+            );
+            self.time.add(self.step_ns);
+            Ok(0)
+        }
+        fn reap(
+            &mut self,
+            _min: usize,
+            _done: &mut Vec<Completion>,
+        ) -> Result<(), iopath_io::EngineError> {
+            Ok(())
+        }
+        fn flush(&mut self, _how: SyncPolicy) -> Result<(), iopath_io::EngineError> {
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            0
+        }
+    }
+
+    /// Runs `j` on a [`StuckEngine`] moving the clock `step_ns` a submit:
+    /// the outcome and how many submits it took.
+    fn run_stuck(j: &WorkerJob, step_ns: u64, stop: bool) -> (Result<WorkerOut, WorkerError>, u64) {
+        let time = FakeTime::default();
+        let submits = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let eng = StuckEngine {
+            time: time.clone(),
+            step_ns,
+            caps: iopath_io::Caps {
+                is_async: true,
+                queue_depth: 4,
+                offset_align: 1,
+                mem_align: 1,
+                notes: Vec::new(),
+                buffer_nodes: Vec::new(),
+            },
+            submits: submits.clone(),
+        };
+        let (barrier, stop) = (Barrier::new(1), AtomicBool::new(stop));
+        let out = run_clocked(Box::new(eng), j, &barrier, &stop, None, |_| time.clone());
+        (out, submits.load(Ordering::SeqCst))
+    }
+
+    /// Regression (issue 26, item 15): an engine that accepts nothing with
+    /// nothing in flight (aio returns Ok(0) on EAGAIN) made the loop
+    /// `continue` without reading the clock: it spun past `--time`
+    /// forever. Now each such turn reads the clock, and the time budget
+    /// ends the repetition (an empty one) when it is spent.
+    #[test]
+    fn a_worker_whose_engine_takes_nothing_ends_at_its_time_budget() {
+        let mut j = job(Pattern::RandWrite);
+        j.time_budget = Some(Duration::from_millis(100));
+        let (out, submits) = run_stuck(&j, 1_000_000, false);
+        let out = out.unwrap();
+        assert_eq!(
+            (out.write_ios, out.read_ios, out.interrupted),
+            (0, 0, false)
+        );
+        // One submit a fake millisecond: the budget's 100, not more.
+        assert_eq!(submits, 100);
+    }
+
+    /// Without a time budget (a byte budget alone), the stalled engine is
+    /// given up on after [`STALL_GIVE_UP_NS`] of its clock, with an error
+    /// that says so, rather than spun on for ever.
+    #[test]
+    fn a_worker_whose_engine_takes_nothing_gives_up_with_an_error() {
+        let mut j = job(Pattern::RandRead);
+        j.byte_budget = Some(4096 * 100);
+        let step = 100_000_000;
+        let (out, submits) = run_stuck(&j, step, false);
+        let Err(e @ WorkerError::Stalled { ns }) = out else {
+            panic!("{out:?}")
+        };
+        assert!(ns >= STALL_GIVE_UP_NS, "{ns}");
+        assert_eq!(submits, STALL_GIVE_UP_NS / step + 1);
+        let m = e.message(std::path::Path::new("/mnt/x/f"));
+        assert!(
+            m.contains("accepted no request on /mnt/x/f for 5.0 s") && m.contains("aio-max-nr"),
+            "{m}"
+        );
+    }
+
+    /// The interrupt flag ends such a loop too.
+    #[test]
+    fn a_worker_whose_engine_takes_nothing_stops_when_interrupted() {
+        let (out, submits) = run_stuck(&job(Pattern::RandWrite), 1, true);
+        assert!(out.unwrap().interrupted);
+        assert_eq!(submits, 0, "nothing issued once stopped");
     }
 
     #[test]
