@@ -573,6 +573,13 @@ impl Runner<'_> {
         let (case, target) = (arm.case, sh.target);
         let t0 = Instant::now();
         let mut notes = Vec::new();
+        // Another process changed the file since the last repetition: none
+        // starts (the sparse truncation below would hide a truncation).
+        let name = progress_name(case);
+        if let Some(e) = super::changed::before(target, &name) {
+            self.ranks.barrier();
+            return (Err(e), notes, None);
+        }
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
                 self.ranks.barrier();
@@ -626,7 +633,10 @@ impl Runner<'_> {
                     attempt += 1;
                     std::thread::sleep(SKIP_RETRY_WAIT);
                 }
-                other => return (other, notes, beside.map(super::neighbour::Beside::stop)),
+                other => {
+                    let rep = super::changed::after(target, &name, other);
+                    return (rep, notes, beside.map(super::neighbour::Beside::stop));
+                }
             }
         }
     }

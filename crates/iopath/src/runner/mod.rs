@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 mod case_notes;
+mod changed;
 pub mod copy;
 mod cpu_share;
 pub mod estimate;
