@@ -575,8 +575,7 @@ impl Runner<'_> {
         let mut notes = Vec::new();
         // Another process changed the file since the last repetition: none
         // starts (the sparse truncation below would hide a truncation).
-        let name = progress_name(case);
-        if let Some(e) = super::changed::before(target, &name) {
+        if let Some(e) = super::changed::before(target, &progress_name(case)) {
             self.ranks.barrier();
             return (Err(e), notes, None);
         }
@@ -633,10 +632,7 @@ impl Runner<'_> {
                     attempt += 1;
                     std::thread::sleep(SKIP_RETRY_WAIT);
                 }
-                other => {
-                    let rep = super::changed::after(target, &name, other);
-                    return (rep, notes, beside.map(super::neighbour::Beside::stop));
-                }
+                other => return (other, notes, beside.map(super::neighbour::Beside::stop)),
             }
         }
     }
