@@ -90,6 +90,16 @@ pub fn before(target: Option<&Target>, name: &str) -> Option<RepError> {
     Some(RepError::Fail(message(t, change, Seen::Before, name, None)))
 }
 
+/// What [`watch`] looks for while the engines run: a file cut, replaced or
+/// removed. Not a longer one: an engine may extend the file for a moment
+/// (ucache writes its short last page back rounded up, then cuts the file
+/// back), so growth is only judged before and after a repetition.
+pub fn while_running(target: Option<&Target>) -> Option<Change> {
+    target
+        .and_then(Target::changed)
+        .filter(|c| !matches!(c, Change::Length { was, now } if now > was))
+}
+
 /// How often the runner checks the file while a repetition runs: an
 /// `fstat` and a `stat` 100 times a second, on the runner's own thread
 /// (whose CPU is no case's), nothing in the workers' loop.

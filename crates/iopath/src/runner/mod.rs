@@ -553,7 +553,7 @@ impl Runner<'_> {
                     })
                 })
                 .collect();
-            let seen = changed::watch(&handles, || target.and_then(Target::changed));
+            let seen = changed::watch(&handles, || changed::while_running(target));
             let outs = handles
                 .into_iter()
                 .map(|h| {
