@@ -265,3 +265,77 @@ fn a_file_extended_during_writes_fails_the_run() {
     };
     changed_mid_run("direct", "randwrite", grow, what);
 }
+
+/// iopath's own test file (`--dir`, unnamed where the file system allows)
+/// cut by another process through `/proc/PID/fd/N` during `pattern`: the
+/// same failure, and the file still goes at the end.
+fn own_file_truncated(method: &str, pattern: &str) {
+    let (dir, out_dir) = (scratch(), scratch());
+    let json = out_dir.path().join("r.json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("iopath"))
+        .arg("run")
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--size", "32M", "--methods", method, "--patterns", pattern])
+        .args([
+            "--span", "8M", "--time", "300ms", "--repeat", "4", "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let under_way = wait_under_way(&mut child, &json).expect("runs here");
+    // The test file: the descriptor whose link leads into `dir` (not a
+    // copy's).
+    let fd = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let to = std::fs::read_link(&p).ok()?;
+            (to.starts_with(dir.path()) && !to.to_string_lossy().contains("-copy-")).then_some(p)
+        })
+        .next();
+    if let (true, Some(fd)) = (under_way, &fd) {
+        truncate_to_0(fd);
+    }
+    let out = child.wait_with_output().unwrap();
+    let all = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(under_way && fd.is_some(), "{all}");
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    let v = saved(&json).expect("the JSON stays valid");
+    let c = &v["cases"][0];
+    let e = c["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error: {all}"));
+    assert!(
+        e.contains(&format!(
+            "another process truncated {}",
+            dir.path().display()
+        )) && e.contains(&format!(" from {FILE_LEN} to ")),
+        "{e}"
+    );
+    assert!((1..4).contains(&reps(c)), "{c}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "iopath's test file (and a copy) removed"
+    );
+}
+
+#[test]
+fn iopaths_own_file_truncated_during_writes_fails_the_run_and_goes() {
+    own_file_truncated("direct", "randwrite");
+}
+
+/// The copy pattern reads its source whole: cut, the copy ends short, and
+/// the error says who cut it.
+#[test]
+fn iopaths_own_file_truncated_during_copies_fails_the_run_and_goes() {
+    own_file_truncated("buffered", "copy");
+}

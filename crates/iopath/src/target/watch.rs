@@ -9,7 +9,8 @@ use std::os::unix::fs::MetadataExt;
 
 use super::Target;
 
-/// What another process did to a regular test file since it was opened.
+/// What another process did to a regular test file (the user's, or
+/// iopath's own) since it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
     /// Its length is `now` bytes instead of `was` (shorter: truncated;
@@ -34,7 +35,7 @@ impl Target {
     /// if anything. Block devices (whose length nothing can cut) and a
     /// target that could not be checked give `None`.
     pub fn changed(&self) -> Option<Change> {
-        if self.info.kind != "file" {
+        if self.info.kind == "block-device" {
             return None;
         }
         let held = self.held.as_ref()?.metadata().ok()?;
