@@ -45,6 +45,7 @@ use crate::units::fmt_bytes;
 use crate::Interrupted;
 
 pub mod reap;
+pub mod watch;
 
 /// Set to `1` (tests only), iopath names its temporary test file even where
 /// `O_TMPFILE` works: the fallback of file systems without it.
@@ -118,7 +119,9 @@ impl Target {
 impl Drop for Target {
     fn drop(&mut self) {
         // An unnamed file goes with its last descriptor (`held`).
-        if self.info.created && !self.info.unnamed {
+        // A named one is removed unless another process put another file
+        // under its name.
+        if self.info.created && !self.info.unnamed && self.name_is_ours() {
             let _ = std::fs::remove_file(&self.info.path);
         }
         drop(self.held.take());

@@ -19,7 +19,9 @@ fn random_file(p: &Path, len: usize, seed: u8) -> Vec<u8> {
 }
 
 /// Start a writing run on `name`; once `a` has been written to (the run is
-/// under way), call `swap`, check the run was still going, and wait for it.
+/// under way), call `swap`, check the run was still going, and wait for it:
+/// it fails (exit 1) saying that the name leads to another file now (issue
+/// 26: not measured as if nothing happened), having written only `a`.
 fn write_then_swap(dir: &Path, name: &Path, a: &Path, a_data: &[u8], swap: impl FnOnce()) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_iopath"))
         .current_dir(dir)
@@ -39,7 +41,7 @@ fn write_then_swap(dir: &Path, name: &Path, a: &Path, a_data: &[u8], swap: impl 
             "300ms",
             "--quiet",
         ])
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -59,10 +61,15 @@ fn write_then_swap(dir: &Path, name: &Path, a: &Path, a_data: &[u8], swap: impl 
         "the run ended before the swap: the test proves nothing; lengthen it"
     );
     let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let words = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        words.contains(&format!("another process replaced {}", name.display())),
+        "{stdout}"
     );
 }
 

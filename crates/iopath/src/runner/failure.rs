@@ -21,6 +21,9 @@ pub enum WorkerError {
     Eof { op: Op, len: u32, offset: u64 },
     /// The engine's submit, reap or flush failed.
     Engine(EngineError),
+    /// The engine accepted no request, with none in flight, for `ns`
+    /// (the kernel kept refusing them: aio's EAGAIN).
+    Stalled { ns: u64 },
     /// `--verify` found a bad block (the mismatch, with its offset).
     Verify(String),
     /// Anything else (the worker's own set-up).
@@ -87,6 +90,10 @@ impl WorkerError {
             WorkerError::Eof { op, len, offset } => format!(
                 "{} of {len} bytes at offset {offset} of {t}: a request transferred 0 bytes (unexpected end of file): {t} is shorter than when the run started (truncated or replaced by another process?); run on a file nothing else changes",
                 op_name(*op)
+            ),
+            WorkerError::Stalled { ns } => format!(
+                "the engine accepted no request on {t} for {:.1} s with none in flight (the kernel kept answering EAGAIN): for aio, other programs may hold the system's AIO contexts (compare /proc/sys/fs/aio-nr with aio-max-nr); run again when they are free, or with another method",
+                *ns as f64 / 1e9
             ),
             WorkerError::Engine(e) => {
                 let m = e.to_string();

@@ -580,6 +580,12 @@ impl Runner<'_> {
         let (case, target) = (arm.case, sh.target);
         let t0 = Instant::now();
         let mut notes = Vec::new();
+        // Another process changed the file since the last repetition: none
+        // starts (the sparse truncation below would hide a truncation).
+        if let Some(e) = super::changed::before(target, &progress_name(case)) {
+            self.ranks.barrier();
+            return (Err(e), notes, None);
+        }
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
                 self.ranks.barrier();

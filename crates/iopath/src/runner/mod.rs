@@ -12,6 +12,7 @@
 //! the running repetition's live MiB/s and IOPS on its line ([`live`]).
 
 mod case_notes;
+mod changed;
 pub mod copy;
 mod cpu_share;
 pub mod estimate;
@@ -357,7 +358,8 @@ impl Runner<'_> {
         if case.pattern == Pattern::Copy {
             // A copy is not cut part-way: the case timeout only keeps
             // later repetitions from starting.
-            return self.run_copy_repetition(case, target, obs, pass);
+            let rep = self.run_copy_repetition(case, target, obs, pass);
+            return changed::after(target, None, &job::progress_name(case), rep);
         }
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
@@ -460,105 +462,111 @@ impl Runner<'_> {
             iopath_io::sys::thread_usage(),
         );
         let bystanders0 = iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS);
-        let outs: Vec<Result<(worker::WorkerOut, iopath_io::sys::ThreadUsage), RepError>> =
-            std::thread::scope(|s| {
-                let handles: Vec<_> = jobs
-                    .iter()
-                    .map(|job| {
-                        let (spec, opened, start, open_failed, caps_out, locked_out, placed) = (
-                            &spec,
-                            &opened,
-                            &start,
-                            &open_failed,
-                            &caps_out,
-                            &locked_out,
-                            &placed,
-                        );
-                        s.spawn(move || {
-                            // Pinned before the engine is opened, so that its
-                            // buffers are first touched from where it runs.
-                            let pinned = match case.placement.cpus_of_worker(job.stream as usize) {
-                                Some(cpus) => {
-                                    iopath_io::numa::pin_current_thread(&cpus).map_err(|e| {
-                                        EngineError::Invalid(format!(
-                                            "cannot pin worker {} to CPU(s) {}: {e}",
-                                            job.stream,
-                                            crate::topology::format_cpulist(&cpus)
-                                        ))
-                                    })
-                                }
-                                None => Ok(()),
-                            };
-                            let opts = iopath_io::MethodOptions {
-                                hint: case.hint,
-                                pool_threads: plan.pool_threads.map(|n| n as usize),
-                            };
-                            // The hint is checked here and applied by the
-                            // worker inside the timed interval (what
-                            // populate and willneed read is the case's).
-                            let eng = pinned
-                                .and_then(|()| iopath_io::open_unadvised(case.method, spec, &opts));
-                            if eng.is_err() {
-                                open_failed.store(true, Ordering::SeqCst);
+        // Woken by each worker as it ends, the runner checks the file
+        // meanwhile (another process cutting it).
+        let runner = &std::thread::current();
+        #[allow(clippy::type_complexity)]
+        let (outs, seen): (
+            Vec<Result<(worker::WorkerOut, iopath_io::sys::ThreadUsage), RepError>>,
+            _,
+        ) = std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|job| {
+                    let (spec, opened, start, open_failed, caps_out, locked_out, placed) = (
+                        &spec,
+                        &opened,
+                        &start,
+                        &open_failed,
+                        &caps_out,
+                        &locked_out,
+                        &placed,
+                    );
+                    s.spawn(move || {
+                        let _wake = changed::Wake(runner);
+                        // Pinned before the engine is opened, so that its
+                        // buffers are first touched from where it runs.
+                        let pinned = match case.placement.cpus_of_worker(job.stream as usize) {
+                            Some(cpus) => iopath_io::numa::pin_current_thread(&cpus).map_err(|e| {
+                                EngineError::Invalid(format!(
+                                    "cannot pin worker {} to CPU(s) {}: {e}",
+                                    job.stream,
+                                    crate::topology::format_cpulist(&cpus)
+                                ))
+                            }),
+                            None => Ok(()),
+                        };
+                        let opts = iopath_io::MethodOptions {
+                            hint: case.hint,
+                            pool_threads: plan.pool_threads.map(|n| n as usize),
+                        };
+                        // The hint is checked here and applied by the
+                        // worker inside the timed interval (what
+                        // populate and willneed read is the case's).
+                        let eng = pinned
+                            .and_then(|()| iopath_io::open_unadvised(case.method, spec, &opts));
+                        if eng.is_err() {
+                            open_failed.store(true, Ordering::SeqCst);
+                        }
+                        opened.wait();
+                        let eng = match eng {
+                            Ok(e) => e,
+                            Err(EngineError::Unsupported { reason, .. }) => {
+                                return Err(RepError::Skip(reason))
                             }
-                            opened.wait();
-                            let eng = match eng {
-                                Ok(e) => e,
-                                Err(EngineError::Unsupported { reason, .. }) => {
-                                    return Err(RepError::Skip(reason))
-                                }
-                                Err(e) => {
-                                    return Err(RepError::Fail(
-                                        worker::WorkerError::Engine(e).message(shown),
-                                    ))
-                                }
-                            };
-                            if open_failed.load(Ordering::SeqCst) {
+                            Err(e) => {
                                 return Err(RepError::Fail(
-                                    "another worker could not open the engine".into(),
-                                ));
+                                    worker::WorkerError::Engine(e).message(shown),
+                                ))
                             }
-                            if let Ok(mut c) = caps_out.lock() {
-                                c.get_or_insert_with(|| {
-                                    (eng.caps().notes.clone(), eng.caps().queue_depth)
-                                });
-                            }
-                            if let Ok(mut p) = placed.lock() {
-                                let mine = iopath_io::numa::current_affinity().unwrap_or_default();
-                                for &cpu in &mine {
-                                    if !p.0.contains(&cpu) {
-                                        p.0.push(cpu);
-                                    }
-                                }
-                                p.2.push((job.stream, mine));
-                                for &(node, pages) in &eng.caps().buffer_nodes {
-                                    *p.1.entry(node).or_default() += pages;
-                                }
-                            }
-                            if job.stream == 0 {
-                                // Every engine is open now (all passed `opened`).
-                                if let Ok(mut l) = locked_out.lock() {
-                                    *l = observe::locked_now().saturating_sub(locked_before);
+                        };
+                        if open_failed.load(Ordering::SeqCst) {
+                            return Err(RepError::Fail(
+                                "another worker could not open the engine".into(),
+                            ));
+                        }
+                        if let Ok(mut c) = caps_out.lock() {
+                            c.get_or_insert_with(|| {
+                                (eng.caps().notes.clone(), eng.caps().queue_depth)
+                            });
+                        }
+                        if let Ok(mut p) = placed.lock() {
+                            let mine = iopath_io::numa::current_affinity().unwrap_or_default();
+                            for &cpu in &mine {
+                                if !p.0.contains(&cpu) {
+                                    p.0.push(cpu);
                                 }
                             }
-                            let slot = live.and_then(|l| l.slot(job.stream as usize));
-                            let out = worker::run(eng, job, start, self.ranks.cut(self.stop), slot)
-                                .map_err(|e| RepError::Fail(e.message(shown)))?;
-                            // The thread's whole life, to tell its CPU from that
-                            // of io_uring's kernel threads.
-                            Ok((out, iopath_io::sys::thread_usage()))
-                        })
+                            p.2.push((job.stream, mine));
+                            for &(node, pages) in &eng.caps().buffer_nodes {
+                                *p.1.entry(node).or_default() += pages;
+                            }
+                        }
+                        if job.stream == 0 {
+                            // Every engine is open now (all passed `opened`).
+                            if let Ok(mut l) = locked_out.lock() {
+                                *l = observe::locked_now().saturating_sub(locked_before);
+                            }
+                        }
+                        let slot = live.and_then(|l| l.slot(job.stream as usize));
+                        let out = worker::run(eng, job, start, self.ranks.cut(self.stop), slot)
+                            .map_err(|e| RepError::Fail(e.message(shown)))?;
+                        // The thread's whole life, to tell its CPU from that
+                        // of io_uring's kernel threads.
+                        Ok((out, iopath_io::sys::thread_usage()))
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(RepError::Fail("a worker thread panicked".into()))
-                        })
-                    })
-                    .collect()
-            });
+                })
+                .collect();
+            let seen = changed::watch(&handles, || changed::while_running(target));
+            let outs = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(RepError::Fail("a worker thread panicked".into())))
+                })
+                .collect();
+            (outs, seen)
+        });
         // Prefer the first real failure over "another worker could not open".
         let mut ok = Vec::with_capacity(outs.len());
         let mut first_err = None;
@@ -577,9 +585,10 @@ impl Runner<'_> {
                 }
             }
         }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        // A change of the file seen during the repetition, or after it,
+        // is the error (a worker's own error, its consequence, in it).
+        let rep = first_err.map_or(Ok(()), Err);
+        changed::after(target, seen, &job::progress_name(case), rep)?;
         let (mut notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
         if case.placement.sqpoll_cpu.is_some() && case.method != iopath_io::Method::UringSqpoll {
             notes.push(format!(

@@ -316,6 +316,8 @@ pub fn run_clocked<C: Clock>(
     }
     let mut now_ns = 0u64;
     let mut issuing = true;
+    // Since when the engine has accepted nothing with nothing in flight.
+    let mut stalled_since: Option<u64> = None;
     loop {
         if issuing && (now_ns >= time_budget_ns || issued >= byte_budget) {
             issuing = false;
@@ -382,6 +384,9 @@ pub fn run_clocked<C: Clock>(
                 .submit(&reqs, &mut done)
                 .map_err(WorkerError::Engine)?;
             in_flight += accepted;
+            if accepted > 0 {
+                stalled_since = None;
+            }
             for r in reqs[accepted..].iter().rev() {
                 free.push(r.slot);
                 issued -= u64::from(bs);
@@ -394,6 +399,11 @@ pub fn run_clocked<C: Clock>(
         if done.is_empty() {
             if in_flight == 0 {
                 if issuing && issued < byte_budget {
+                    // The engine took nothing and has nothing in flight
+                    // (aio's EAGAIN): read the clock, so that the time
+                    // budget still ends the loop, and back off.
+                    now_ns = clock.ns();
+                    stalled_since = Some(stalled(stalled_since, now_ns)?);
                     continue;
                 }
                 break;
@@ -624,18 +634,43 @@ fn verify_prepare(
     Some((op, offset))
 }
 
+/// How long the engine may accept no request, with none in flight, before
+/// the worker gives up (as io_uring's EAGAIN does).
+pub const STALL_GIVE_UP_NS: u64 = 5_000_000_000;
+
+/// A loop turn in which the engine accepted nothing and has nothing in
+/// flight, at `now_ns`, stalled since `since` (`None`: this is the first):
+/// waits a little (a yield, then 1 ms) so that the loop does not spin, and
+/// returns since when it is stalled; [`WorkerError::Stalled`] once that is
+/// [`STALL_GIVE_UP_NS`] ago.
+#[cold]
+fn stalled(since: Option<u64>, now_ns: u64) -> Result<u64, WorkerError> {
+    let Some(since) = since else {
+        std::thread::yield_now();
+        return Ok(now_ns);
+    };
+    let waited = now_ns.saturating_sub(since);
+    if waited >= STALL_GIVE_UP_NS {
+        return Err(WorkerError::Stalled { ns: waited });
+    }
+    std::thread::sleep(Duration::from_millis(1));
+    Ok(since)
+}
+
 /// `--verify`: how many times a random write whose block is busy draws
 /// again before it takes the next free block.
 const REDRAWS: usize = 8;
 
 #[cfg(test)]
 mod clash_tests;
+#[cfg(test)]
+mod stall_tests;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn job(pattern: Pattern) -> WorkerJob {
+    pub(super) fn job(pattern: Pattern) -> WorkerJob {
         WorkerJob {
             pattern,
             block_size: 4096,
@@ -713,10 +748,10 @@ mod tests {
     /// when the loop touches a buffer (preparing a write, copying a read
     /// out: the loop's own work, which is no request's latency).
     #[derive(Debug, Clone, Default)]
-    struct FakeTime(std::sync::Arc<std::sync::atomic::AtomicU64>);
+    pub(super) struct FakeTime(std::sync::Arc<std::sync::atomic::AtomicU64>);
 
     impl FakeTime {
-        fn add(&self, ns: u64) {
+        pub(super) fn add(&self, ns: u64) {
             self.0.fetch_add(ns, Ordering::SeqCst);
         }
     }
