@@ -1,5 +1,5 @@
-//! io_uring: `uring` (O_DIRECT), `uring-buffered`, `uring-sqpoll`,
-//! `uring-iopoll`.
+//! io_uring: `uring` (O_DIRECT), `uring-batch`, `uring-buffered`,
+//! `uring-sqpoll`, `uring-iopoll`.
 //!
 //! Invariants:
 //! - The ring is sized for two entries per slot (a write and its linked
@@ -12,7 +12,11 @@
 //!   kernel never writes into freed memory; if waiting fails, the buffers are
 //!   leaked rather than freed.
 //! - O_DIRECT requests reach the kernel each in its own `io_uring_enter` as
-//!   soon as [`Engine::submit`] has them (as fio does by default): handed
+//!   soon as [`Engine::submit`] has them (as fio does by default), except
+//!   the last of each call, which stays in the SQ for the enter of the
+//!   [`Engine::reap`] that follows, which submits it and waits in one
+//!   system call (t/io_uring's `-s1 -c1`; one enter per request, not two,
+//!   when one wait frees one slot); handed
 //!   several per enter, the kernel plugs them and the device starts on the
 //!   first only after the last is built, which on a virtio disk cost about
 //!   15% of 4 KiB QD32 IOPS against fio (docs/performance.md).
@@ -20,7 +24,17 @@
 //!   a device, are deferred to [`Engine::reap`] instead (one enter submits
 //!   the batch and waits), which spares a system call per request and gave
 //!   about 25% more cached IOPS. With SQPOLL, `submit` wakes the kernel
-//!   thread only when it sleeps.
+//!   thread only when it sleeps. `uring-batch` defers its O_DIRECT
+//!   requests the same way, and each wait asks for a quarter of the queue
+//!   depth (at least 1, never more than are in flight), so one enter hands
+//!   over the requests the last wait freed and waits for the next batch
+//!   (t/io_uring `-s8 -c8` at depth 32).
+//! - On a single-issuer ring the ring's own descriptor is registered
+//!   (`IORING_REGISTER_RING_FDS`, t/io_uring's `-X`) by the issuing thread,
+//!   and its enters pass the registered index: the kernel skips looking the
+//!   descriptor up on every call. Registrations belong to the thread, so
+//!   only the single issuer (which `bind` enforces) uses it, and Drop on
+//!   that thread unregisters it.
 //! - Where the kernel has DEFER_TASKRUN (6.1+), the ring is built with
 //!   SINGLE_ISSUER and disabled, and enabled by the first `submit` or
 //!   `reap`: from then on the engine belongs to that thread (the runner
@@ -37,6 +51,8 @@ use std::path::PathBuf;
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::buf::SlotPool;
+
+mod ring_fd;
 use crate::sys::ensure_memlock;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
@@ -52,8 +68,14 @@ pub struct UringEngine {
     fixed_bufs: bool,
     fixed_file: bool,
     sqpoll: bool,
-    /// Enter the kernel for every request in `submit` (O_DIRECT, no SQPOLL).
+    /// Enter the kernel for every request in `submit` but the last
+    /// (O_DIRECT, no SQPOLL, not `uring-batch`).
     eager: bool,
+    /// Completions each wait of `reap` asks for at least (a quarter of the
+    /// queue depth for `uring-batch`, else 1).
+    wait_batch: usize,
+    /// The ring's descriptor as registered by its single issuer.
+    ring_index: Option<u32>,
     fsync_each: bool,
     /// The ring was built disabled (DEFER_TASKRUN) and not yet enabled.
     disabled: bool,
@@ -189,7 +211,13 @@ impl UringEngine {
             fixed_bufs,
             fixed_file,
             sqpoll,
-            eager: direct && !sqpoll,
+            eager: direct && !sqpoll && method != Method::UringBatch,
+            wait_batch: if method == Method::UringBatch {
+                (qd / 4).max(1)
+            } else {
+                1
+            },
+            ring_index: None,
             fsync_each,
             disabled: deferred,
             owner: None,
@@ -305,6 +333,7 @@ impl UringEngine {
                 .map_err(|e| EngineError::os("io_uring_register(ENABLE_RINGS)", &self.path, e))?;
             self.disabled = false;
             self.owner = Some(me);
+            self.ring_index = ring_fd::register(&self.ring);
         } else if self.owner.is_some_and(|o| o != me) {
             return Err(EngineError::Invalid(
                 "this io_uring engine belongs to the thread that first used it (IORING_SETUP_SINGLE_ISSUER); submit, reap and drop it on that thread".into(),
@@ -322,7 +351,7 @@ impl UringEngine {
     fn enter(&mut self, want: usize) -> Result<(), EngineError> {
         let mut slept = std::time::Duration::ZERO;
         loop {
-            let e = match self.ring.submit_and_wait(want) {
+            let e = match self.submit_and_wait(want) {
                 Ok(_) => return Ok(()),
                 Err(e) => e,
             };
@@ -350,6 +379,21 @@ impl UringEngine {
                     return Err(EngineError::os("io_uring_enter", &self.path, e))
                 }
             }
+        }
+    }
+
+    /// `IoUring::submit_and_wait`, through the registered ring descriptor
+    /// when there is one (the crate forgets a registration with the
+    /// `Submitter` that made it).
+    #[inline]
+    fn submit_and_wait(&mut self, want: usize) -> std::io::Result<usize> {
+        match self.ring_index {
+            // SAFETY: the index was registered by this thread, the ring's
+            // single issuer (`bind` refuses any other), and stays so until
+            // Drop; the SQEs it submits point at slots of `self.pool` marked
+            // in flight until their completion is drained.
+            Some(index) => unsafe { ring_fd::submit_and_wait(&mut self.ring, index, want) },
+            None => self.ring.submit_and_wait(want),
         }
     }
 
@@ -497,7 +541,7 @@ impl Engine for UringEngine {
                     "io_uring submission queue full".into(),
                 ));
             }
-            if self.eager && self.enter(0).is_err() {
+            if self.eager && k + 1 < reqs.len() && self.enter(0).is_err() {
                 // The requests pushed so far are in the SQ, hence accepted:
                 // the next enter (in `reap` or Drop) submits them, and
                 // reports the error again if it persists.
@@ -513,7 +557,12 @@ impl Engine for UringEngine {
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.bind()?;
         let mut got = self.drain(done);
-        let target = min.min(self.pool.in_flight() + got);
+        let want = if min == 0 {
+            0
+        } else {
+            min.max(self.wait_batch)
+        };
+        let target = want.min(self.pool.in_flight() + got);
         if got >= target {
             // Completions were already waiting. Requests still in the SQ
             // (deferred ones, or an enter in `submit` failed or met a CQ
@@ -569,6 +618,12 @@ impl Drop for UringEngine {
             self.drain(&mut sink);
             sink.clear();
             tries += 1;
+        }
+        if let Some(index) = self.ring_index.take() {
+            // SAFETY: pthread_self has no preconditions and cannot fail.
+            if self.owner == Some(unsafe { libc::pthread_self() }) {
+                ring_fd::unregister(&self.ring, index);
+            }
         }
         if self.pool.in_flight() > 0 {
             // The kernel may still write into the buffers: leak them rather
@@ -673,6 +728,9 @@ pub(crate) unsafe fn register_pool(
         }
     }
 }
+
+#[cfg(test)]
+mod batch_tests;
 
 #[cfg(test)]
 mod tests {
