@@ -59,6 +59,11 @@ pub enum Method {
     UringBuffered,
     /// io_uring with `O_DIRECT` and a kernel submission-queue polling thread.
     UringSqpoll,
+    /// io_uring with `O_DIRECT`, submitting and reaping in batches: one
+    /// `io_uring_enter` hands over every request the last wait freed and
+    /// waits for a quarter of the queue depth (t/io_uring's `-s`/`-c`,
+    /// fio's `iodepth_batch_submit`/`iodepth_batch_complete_min`).
+    UringBatch,
     /// io_uring with `O_DIRECT` and polled completions (`IORING_SETUP_IOPOLL`).
     UringIopoll,
     /// Linux native AIO (`io_submit`/`io_getevents`) with `O_DIRECT`.
@@ -96,13 +101,14 @@ pub enum Method {
 
 impl Method {
     /// Every method, in the order tables list them.
-    pub const ALL: [Method; 19] = [
+    pub const ALL: [Method; 20] = [
         Method::Buffered,
         Method::Dontcache,
         Method::Direct,
         Method::Mmap,
         Method::MmapDax,
         Method::Uring,
+        Method::UringBatch,
         Method::UringBuffered,
         Method::UringDontcache,
         Method::UringSqpoll,
@@ -129,6 +135,7 @@ impl Method {
             Method::Uring => "uring",
             Method::UringBuffered => "uring-buffered",
             Method::UringSqpoll => "uring-sqpoll",
+            Method::UringBatch => "uring-batch",
             Method::UringIopoll => "uring-iopoll",
             Method::Aio => "aio",
             Method::CopyFileRange => "copy-file-range",
@@ -161,6 +168,7 @@ impl Method {
             self,
             Method::Direct
                 | Method::Uring
+                | Method::UringBatch
                 | Method::UringSqpoll
                 | Method::UringIopoll
                 | Method::Aio
@@ -179,6 +187,7 @@ impl Method {
         matches!(
             self,
             Method::Uring
+                | Method::UringBatch
                 | Method::UringBuffered
                 | Method::UringSqpoll
                 | Method::UringIopoll
@@ -229,6 +238,8 @@ impl Method {
                 | Method::UringDontcache
                 | Method::Threadpool
                 | Method::Tokio
+                // Opt-in: a submission strategy of uring, compared with it.
+                | Method::UringBatch
         ) && !self.copy_only()
     }
 
@@ -246,6 +257,9 @@ impl Method {
             }
             Method::Uring => {
                 "io_uring + O_DIRECT, N requests in flight, registered buffers and file"
+            }
+            Method::UringBatch => {
+                "as uring, submitting and reaping in batches: one io_uring_enter hands over the requests the last wait freed and waits for a quarter of N"
             }
             Method::UringBuffered => "io_uring through the page cache, N requests in flight",
             Method::UringSqpoll => {
@@ -298,6 +312,9 @@ impl Method {
                 "persistent memory (a file system mounted -o dax): load/store access, no page cache"
             }
             Method::Uring => "fast SSDs/NVMe: deep queues with little CPU per I/O",
+            Method::UringBatch => {
+                "deep queues where CPU per I/O matters more than starting each request at once"
+            }
             Method::UringBuffered => {
                 "cached data with many outstanding requests, no alignment rules"
             }
@@ -632,6 +649,7 @@ pub fn open(method: Method, spec: &OpenSpec) -> Result<Box<dyn Engine>, EngineEr
             reason: format!("{method} only copies files: use it with the copy pattern"),
         }),
         Method::Uring
+        | Method::UringBatch
         | Method::UringBuffered
         | Method::UringDontcache
         | Method::UringSqpoll

@@ -486,6 +486,7 @@ conformance! {
     mmap => Method::Mmap,
     mmap_dax => Method::MmapDax,
     uring => Method::Uring,
+    uring_batch => Method::UringBatch,
     uring_buffered => Method::UringBuffered,
     uring_sqpoll => Method::UringSqpoll,
     uring_iopoll => Method::UringIopoll,

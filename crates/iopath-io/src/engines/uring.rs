@@ -1,5 +1,5 @@
-//! io_uring: `uring` (O_DIRECT), `uring-buffered`, `uring-sqpoll`,
-//! `uring-iopoll`.
+//! io_uring: `uring` (O_DIRECT), `uring-batch`, `uring-buffered`,
+//! `uring-sqpoll`, `uring-iopoll`.
 //!
 //! Invariants:
 //! - The ring is sized for two entries per slot (a write and its linked
@@ -12,7 +12,11 @@
 //!   kernel never writes into freed memory; if waiting fails, the buffers are
 //!   leaked rather than freed.
 //! - O_DIRECT requests reach the kernel each in its own `io_uring_enter` as
-//!   soon as [`Engine::submit`] has them (as fio does by default): handed
+//!   soon as [`Engine::submit`] has them (as fio does by default), except
+//!   the last of each call, which stays in the SQ for the enter of the
+//!   [`Engine::reap`] that follows, which submits it and waits in one
+//!   system call (t/io_uring's `-s1 -c1`; one enter per request, not two,
+//!   when one wait frees one slot); handed
 //!   several per enter, the kernel plugs them and the device starts on the
 //!   first only after the last is built, which on a virtio disk cost about
 //!   15% of 4 KiB QD32 IOPS against fio (docs/performance.md).
@@ -20,7 +24,17 @@
 //!   a device, are deferred to [`Engine::reap`] instead (one enter submits
 //!   the batch and waits), which spares a system call per request and gave
 //!   about 25% more cached IOPS. With SQPOLL, `submit` wakes the kernel
-//!   thread only when it sleeps.
+//!   thread only when it sleeps. `uring-batch` defers its O_DIRECT
+//!   requests the same way, and each wait asks for a quarter of the queue
+//!   depth (at least 1, never more than are in flight), so one enter hands
+//!   over the requests the last wait freed and waits for the next batch
+//!   (t/io_uring `-s8 -c8` at depth 32).
+//! - On a single-issuer ring the ring's own descriptor is registered
+//!   (`IORING_REGISTER_RING_FDS`, t/io_uring's `-X`) by the issuing thread,
+//!   and its enters pass the registered index: the kernel skips looking the
+//!   descriptor up on every call. Registrations belong to the thread, so
+//!   only the single issuer (which `bind` enforces) uses it, and Drop on
+//!   that thread unregisters it.
 //! - Where the kernel has DEFER_TASKRUN (6.1+), the ring is built with
 //!   SINGLE_ISSUER and disabled, and enabled by the first `submit` or
 //!   `reap`: from then on the engine belongs to that thread (the runner
@@ -37,6 +51,8 @@ use std::path::PathBuf;
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::buf::SlotPool;
+
+mod ring_fd;
 use crate::sys::ensure_memlock;
 use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
 
@@ -52,8 +68,14 @@ pub struct UringEngine {
     fixed_bufs: bool,
     fixed_file: bool,
     sqpoll: bool,
-    /// Enter the kernel for every request in `submit` (O_DIRECT, no SQPOLL).
+    /// Enter the kernel for every request in `submit` but the last
+    /// (O_DIRECT, no SQPOLL, not `uring-batch`).
     eager: bool,
+    /// Completions each wait of `reap` asks for at least (a quarter of the
+    /// queue depth for `uring-batch`, else 1).
+    wait_batch: usize,
+    /// The ring's descriptor as registered by its single issuer.
+    ring_index: Option<u32>,
     fsync_each: bool,
     /// The ring was built disabled (DEFER_TASKRUN) and not yet enabled.
     disabled: bool,
@@ -189,7 +211,13 @@ impl UringEngine {
             fixed_bufs,
             fixed_file,
             sqpoll,
-            eager: direct && !sqpoll,
+            eager: direct && !sqpoll && method != Method::UringBatch,
+            wait_batch: if method == Method::UringBatch {
+                (qd / 4).max(1)
+            } else {
+                1
+            },
+            ring_index: None,
             fsync_each,
             disabled: deferred,
             owner: None,
@@ -305,6 +333,7 @@ impl UringEngine {
                 .map_err(|e| EngineError::os("io_uring_register(ENABLE_RINGS)", &self.path, e))?;
             self.disabled = false;
             self.owner = Some(me);
+            self.ring_index = ring_fd::register(&self.ring);
         } else if self.owner.is_some_and(|o| o != me) {
             return Err(EngineError::Invalid(
                 "this io_uring engine belongs to the thread that first used it (IORING_SETUP_SINGLE_ISSUER); submit, reap and drop it on that thread".into(),
@@ -322,7 +351,7 @@ impl UringEngine {
     fn enter(&mut self, want: usize) -> Result<(), EngineError> {
         let mut slept = std::time::Duration::ZERO;
         loop {
-            let e = match self.ring.submit_and_wait(want) {
+            let e = match self.submit_and_wait(want) {
                 Ok(_) => return Ok(()),
                 Err(e) => e,
             };
@@ -350,6 +379,21 @@ impl UringEngine {
                     return Err(EngineError::os("io_uring_enter", &self.path, e))
                 }
             }
+        }
+    }
+
+    /// `IoUring::submit_and_wait`, through the registered ring descriptor
+    /// when there is one (the crate forgets a registration with the
+    /// `Submitter` that made it).
+    #[inline]
+    fn submit_and_wait(&mut self, want: usize) -> std::io::Result<usize> {
+        match self.ring_index {
+            // SAFETY: the index was registered by this thread, the ring's
+            // single issuer (`bind` refuses any other), and stays so until
+            // Drop; the SQEs it submits point at slots of `self.pool` marked
+            // in flight until their completion is drained.
+            Some(index) => unsafe { ring_fd::submit_and_wait(&mut self.ring, index, want) },
+            None => self.ring.submit_and_wait(want),
         }
     }
 
@@ -497,7 +541,7 @@ impl Engine for UringEngine {
                     "io_uring submission queue full".into(),
                 ));
             }
-            if self.eager && self.enter(0).is_err() {
+            if self.eager && k + 1 < reqs.len() && self.enter(0).is_err() {
                 // The requests pushed so far are in the SQ, hence accepted:
                 // the next enter (in `reap` or Drop) submits them, and
                 // reports the error again if it persists.
@@ -513,7 +557,12 @@ impl Engine for UringEngine {
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.bind()?;
         let mut got = self.drain(done);
-        let target = min.min(self.pool.in_flight() + got);
+        let want = if min == 0 {
+            0
+        } else {
+            min.max(self.wait_batch)
+        };
+        let target = want.min(self.pool.in_flight() + got);
         if got >= target {
             // Completions were already waiting. Requests still in the SQ
             // (deferred ones, or an enter in `submit` failed or met a CQ
@@ -569,6 +618,12 @@ impl Drop for UringEngine {
             self.drain(&mut sink);
             sink.clear();
             tries += 1;
+        }
+        if let Some(index) = self.ring_index.take() {
+            // SAFETY: pthread_self has no preconditions and cannot fail.
+            if self.owner == Some(unsafe { libc::pthread_self() }) {
+                ring_fd::unregister(&self.ring, index);
+            }
         }
         if self.pool.in_flight() > 0 {
             // The kernel may still write into the buffers: leak them rather
@@ -675,161 +730,7 @@ pub(crate) unsafe fn register_pool(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod batch_tests;
 
-    /// A 64 KiB file of known bytes; `uring-buffered` works on any file
-    /// system, tmpfs included.
-    fn spec(dir: &tempfile::TempDir) -> OpenSpec {
-        let path = dir.path().join("t.dat");
-        std::fs::write(&path, (0..65536u32).map(|i| i as u8).collect::<Vec<u8>>()).unwrap();
-        OpenSpec {
-            path,
-            write: false,
-            block_size: 4096,
-            queue_depth: 4,
-            sync: SyncPolicy::None,
-            span_bytes: 65536,
-            sqpoll_cpu: None,
-            mem_policy: None,
-        }
-    }
-
-    fn open_or_skip(spec: &OpenSpec) -> Option<UringEngine> {
-        match UringEngine::open(Method::UringBuffered, spec) {
-            Ok(e) => Some(e),
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                None
-            }
-        }
-    }
-
-    fn read_one(e: &mut UringEngine, slot: u32) -> Result<Completion, EngineError> {
-        let req = IoReq {
-            op: Op::Read,
-            offset: 4096 * u64::from(slot),
-            len: 4096,
-            slot,
-        };
-        let mut done = Vec::new();
-        assert_eq!(e.submit(&[req], &mut done)?, 1);
-        e.reap(1, &mut done)?;
-        Ok(done[0])
-    }
-
-    /// io_uring_enter's transient refusals are retried, not the end of the
-    /// case: EINTR at once, EBUSY and EAGAIN by draining, waiting for a
-    /// completion, or sleeping a little (backing off, up to a bound).
-    /// Everything else is reported. (reap used to fail on EAGAIN.)
-    #[test]
-    fn eagain_and_eintr_from_enter_are_retried() {
-        use std::time::Duration;
-        let z = Duration::ZERO;
-        let on = on_enter_error;
-        assert_eq!(on(Some(libc::EINTR), false, true, z), OnEnterError::Again);
-        assert_eq!(on(Some(libc::EBUSY), true, true, z), OnEnterError::Drain);
-        assert_eq!(on(Some(libc::EAGAIN), true, true, z), OnEnterError::Drain);
-        assert_eq!(
-            on(Some(libc::EAGAIN), false, true, z),
-            OnEnterError::WaitOne
-        );
-        // Nothing to drain or wait for: sleep, longer each time, then give up.
-        let mut slept = z;
-        let mut sleeps = Vec::new();
-        while let OnEnterError::Sleep(d) = on(Some(libc::EAGAIN), false, false, slept) {
-            assert!(d > z && d <= Duration::from_millis(1), "{d:?}");
-            sleeps.push(d);
-            slept += d;
-        }
-        assert_eq!(
-            on(Some(libc::EAGAIN), false, false, slept),
-            OnEnterError::Fail
-        );
-        assert!(slept >= EAGAIN_GIVE_UP && slept < EAGAIN_GIVE_UP + Duration::from_millis(2));
-        assert!(sleeps.windows(2).all(|w| w[0] <= w[1]), "backs off");
-        assert_eq!(sleeps[0], Duration::from_micros(10));
-        for errno in [libc::EIO, libc::EINVAL, libc::EBADF, libc::ENOMEM] {
-            assert_eq!(
-                on(Some(errno), true, true, z),
-                OnEnterError::Fail,
-                "{errno}"
-            );
-        }
-        assert_eq!(on(None, true, true, z), OnEnterError::Fail);
-    }
-
-    /// The wait EAGAIN uses when requests are in the kernel: it submits
-    /// nothing and returns once one completes; the books say which
-    /// requests the kernel holds.
-    #[test]
-    fn wait_one_waits_for_a_request_already_in_the_kernel() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some(mut e) = open_or_skip(&spec(&dir)) else {
-            return;
-        };
-        let reqs: Vec<IoReq> = (0..4)
-            .map(|slot| IoReq {
-                op: Op::Read,
-                offset: 4096 * u64::from(slot),
-                len: 4096,
-                slot,
-            })
-            .collect();
-        let mut done = Vec::new();
-        assert_eq!(e.submit(&reqs, &mut done).unwrap(), 4);
-        // uring-buffered defers submission: all four wait in the SQ.
-        assert_eq!(e.in_kernel(), 0);
-        e.enter(0).unwrap();
-        assert_eq!(e.in_kernel(), 4);
-        let mut got = 0;
-        while got < 4 {
-            e.wait_one().unwrap();
-            let n = e.drain(&mut done);
-            assert!(n >= 1, "wait_one returned with nothing complete");
-            got += n;
-        }
-        assert_eq!(e.in_kernel(), 0);
-        assert!(done.iter().all(|c| c.result == Ok(4096)), "{done:?}");
-    }
-
-    #[test]
-    fn opened_on_one_thread_used_on_another() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some(mut e) = open_or_skip(&spec(&dir)) else {
-            return;
-        };
-        std::thread::spawn(move || {
-            for slot in 0..4 {
-                let c = read_one(&mut e, slot).expect("read on the worker thread");
-                assert_eq!(c.result, Ok(4096));
-                assert_eq!(e.buf_mut(slot).unwrap()[1], 1);
-            }
-            drop(e);
-        })
-        .join()
-        .unwrap();
-    }
-
-    #[test]
-    fn single_issuer_refuses_a_second_thread_cleanly() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some(mut e) = open_or_skip(&spec(&dir)) else {
-            return;
-        };
-        read_one(&mut e, 0).expect("first read binds the ring to this thread");
-        let single_issuer = e.owner.is_some();
-        std::thread::spawn(move || {
-            let r = read_one(&mut e, 1);
-            if single_issuer {
-                assert!(matches!(r, Err(EngineError::Invalid(_))), "{r:?}");
-            } else {
-                assert_eq!(r.expect("no single issuer: any thread").result, Ok(4096));
-            }
-            // Nothing was left in flight, so dropping here frees everything.
-            assert_eq!(e.in_flight(), 0);
-        })
-        .join()
-        .unwrap();
-    }
-}
+#[cfg(test)]
+mod tests;

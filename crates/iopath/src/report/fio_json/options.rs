@@ -52,6 +52,13 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
     for (k, v) in extra {
         o.set(k, v);
     }
+    if engine.is_some() && base_method(&c.method) == Some(iopath_io::Method::UringBatch) {
+        // uring-batch waits for a quarter of the depth and submits what
+        // the wait freed, as fio does with these two.
+        let batch = (c.queue_depth / 4).max(1).to_string();
+        o.set("iodepth_batch_submit", batch.clone());
+        o.set("iodepth_batch_complete_min", batch);
+    }
     match c.cache.as_deref().unwrap_or(&r.config.cache) {
         "cold" => o.set("invalidate", "1"),
         "warm" | "as-is" => o.set("invalidate", "0"),
@@ -95,6 +102,10 @@ type Engine = (
     Vec<(&'static str, &'static str)>,
 );
 
+fn base_method(name: &str) -> Option<iopath_io::Method> {
+    crate::model::choice::parse_result_method(name).map(|c| c.method)
+}
+
 fn fio_engine(name: &str) -> Engine {
     use iopath_io::{Hint, Method as M};
     let Some(choice) = crate::model::choice::parse_result_method(name) else {
@@ -104,7 +115,7 @@ fn fio_engine(name: &str) -> Engine {
         M::Buffered => (Some("psync"), Some("0"), Vec::new()),
         M::Direct => (Some("psync"), Some("1"), Vec::new()),
         M::Mmap => (Some("mmap"), Some("0"), Vec::new()),
-        M::Uring => (Some("io_uring"), Some("1"), URING.to_vec()),
+        M::Uring | M::UringBatch => (Some("io_uring"), Some("1"), URING.to_vec()),
         M::UringBuffered => (Some("io_uring"), Some("0"), URING.to_vec()),
         M::UringSqpoll => (Some("io_uring"), Some("1"), URING_SQPOLL.to_vec()),
         M::UringIopoll => (Some("io_uring"), Some("1"), URING_IOPOLL.to_vec()),

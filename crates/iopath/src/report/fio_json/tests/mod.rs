@@ -654,3 +654,20 @@ fn render_is_the_same_document() {
     let r = odd_run();
     assert_eq!(render(&r), parsed(&r));
 }
+
+/// Issue 31: `uring-batch` is fio's io_uring with batches of a quarter of
+/// the depth, submitted and reaped (no engine before: the method is new).
+#[test]
+fn uring_batch_is_fios_io_uring_with_batches_of_a_quarter_of_the_depth() {
+    let reps = vec![rep((4096 * 100, 100), (0, 0), 1_000_000_000)];
+    let doc = parsed(&run(vec![case("uring-batch", "randread", reps)]));
+    let o = &jobs(&doc)[0]["job options"];
+    assert_eq!(
+        (&o["ioengine"], &o["direct"]),
+        (&"io_uring".into(), &"1".into())
+    );
+    assert_eq!(o["iodepth"], "32");
+    assert_eq!(o["iodepth_batch_submit"], "8");
+    assert_eq!(o["iodepth_batch_complete_min"], "8");
+    assert_eq!(o["fixedbufs"], "1");
+}

@@ -1,0 +1,159 @@
+//! The engine's own tests: retries of transient enter errors, waiting
+//! without submitting, the single issuer.
+
+use super::*;
+
+/// A 64 KiB file of known bytes; `uring-buffered` works on any file
+/// system, tmpfs included.
+fn spec(dir: &tempfile::TempDir) -> OpenSpec {
+    let path = dir.path().join("t.dat");
+    std::fs::write(&path, (0..65536u32).map(|i| i as u8).collect::<Vec<u8>>()).unwrap();
+    OpenSpec {
+        path,
+        write: false,
+        block_size: 4096,
+        queue_depth: 4,
+        sync: SyncPolicy::None,
+        span_bytes: 65536,
+        sqpoll_cpu: None,
+        mem_policy: None,
+    }
+}
+
+fn open_or_skip(spec: &OpenSpec) -> Option<UringEngine> {
+    match UringEngine::open(Method::UringBuffered, spec) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn read_one(e: &mut UringEngine, slot: u32) -> Result<Completion, EngineError> {
+    let req = IoReq {
+        op: Op::Read,
+        offset: 4096 * u64::from(slot),
+        len: 4096,
+        slot,
+    };
+    let mut done = Vec::new();
+    assert_eq!(e.submit(&[req], &mut done)?, 1);
+    e.reap(1, &mut done)?;
+    Ok(done[0])
+}
+
+/// io_uring_enter's transient refusals are retried, not the end of the
+/// case: EINTR at once, EBUSY and EAGAIN by draining, waiting for a
+/// completion, or sleeping a little (backing off, up to a bound).
+/// Everything else is reported. (reap used to fail on EAGAIN.)
+#[test]
+fn eagain_and_eintr_from_enter_are_retried() {
+    use std::time::Duration;
+    let z = Duration::ZERO;
+    let on = on_enter_error;
+    assert_eq!(on(Some(libc::EINTR), false, true, z), OnEnterError::Again);
+    assert_eq!(on(Some(libc::EBUSY), true, true, z), OnEnterError::Drain);
+    assert_eq!(on(Some(libc::EAGAIN), true, true, z), OnEnterError::Drain);
+    assert_eq!(
+        on(Some(libc::EAGAIN), false, true, z),
+        OnEnterError::WaitOne
+    );
+    // Nothing to drain or wait for: sleep, longer each time, then give up.
+    let mut slept = z;
+    let mut sleeps = Vec::new();
+    while let OnEnterError::Sleep(d) = on(Some(libc::EAGAIN), false, false, slept) {
+        assert!(d > z && d <= Duration::from_millis(1), "{d:?}");
+        sleeps.push(d);
+        slept += d;
+    }
+    assert_eq!(
+        on(Some(libc::EAGAIN), false, false, slept),
+        OnEnterError::Fail
+    );
+    assert!(slept >= EAGAIN_GIVE_UP && slept < EAGAIN_GIVE_UP + Duration::from_millis(2));
+    assert!(sleeps.windows(2).all(|w| w[0] <= w[1]), "backs off");
+    assert_eq!(sleeps[0], Duration::from_micros(10));
+    for errno in [libc::EIO, libc::EINVAL, libc::EBADF, libc::ENOMEM] {
+        assert_eq!(
+            on(Some(errno), true, true, z),
+            OnEnterError::Fail,
+            "{errno}"
+        );
+    }
+    assert_eq!(on(None, true, true, z), OnEnterError::Fail);
+}
+
+/// The wait EAGAIN uses when requests are in the kernel: it submits
+/// nothing and returns once one completes; the books say which
+/// requests the kernel holds.
+#[test]
+fn wait_one_waits_for_a_request_already_in_the_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut e) = open_or_skip(&spec(&dir)) else {
+        return;
+    };
+    let reqs: Vec<IoReq> = (0..4)
+        .map(|slot| IoReq {
+            op: Op::Read,
+            offset: 4096 * u64::from(slot),
+            len: 4096,
+            slot,
+        })
+        .collect();
+    let mut done = Vec::new();
+    assert_eq!(e.submit(&reqs, &mut done).unwrap(), 4);
+    // uring-buffered defers submission: all four wait in the SQ.
+    assert_eq!(e.in_kernel(), 0);
+    e.enter(0).unwrap();
+    assert_eq!(e.in_kernel(), 4);
+    let mut got = 0;
+    while got < 4 {
+        e.wait_one().unwrap();
+        let n = e.drain(&mut done);
+        assert!(n >= 1, "wait_one returned with nothing complete");
+        got += n;
+    }
+    assert_eq!(e.in_kernel(), 0);
+    assert!(done.iter().all(|c| c.result == Ok(4096)), "{done:?}");
+}
+
+#[test]
+fn opened_on_one_thread_used_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut e) = open_or_skip(&spec(&dir)) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for slot in 0..4 {
+            let c = read_one(&mut e, slot).expect("read on the worker thread");
+            assert_eq!(c.result, Ok(4096));
+            assert_eq!(e.buf_mut(slot).unwrap()[1], 1);
+        }
+        drop(e);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn single_issuer_refuses_a_second_thread_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut e) = open_or_skip(&spec(&dir)) else {
+        return;
+    };
+    read_one(&mut e, 0).expect("first read binds the ring to this thread");
+    let single_issuer = e.owner.is_some();
+    std::thread::spawn(move || {
+        let r = read_one(&mut e, 1);
+        if single_issuer {
+            assert!(matches!(r, Err(EngineError::Invalid(_))), "{r:?}");
+        } else {
+            assert_eq!(r.expect("no single issuer: any thread").result, Ok(4096));
+        }
+        // Nothing was left in flight, so dropping here frees everything.
+        assert_eq!(e.in_flight(), 0);
+    })
+    .join()
+    .unwrap();
+}
