@@ -28,47 +28,60 @@ fn another_readers_traffic_is_not_read_ahead() {
         .status()
         .unwrap();
     assert!(status.success());
-    let reader = Reader(
-        Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "while :; do dd if={} of=/dev/null bs=1M iflag=direct status=none || exit 1; done",
-                other.display()
-            ))
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let v = common::run_json(
-        dir.path(),
-        &[
-            "--methods",
-            "buffered",
-            "--patterns",
-            "read",
-            "--size",
-            "64M",
-            "--repeat",
-            "3",
-        ],
-    );
-    drop(reader);
-    let c = common::case(&v, "buffered", "read");
-    let s = &c["summary"];
-    if s["device"].is_null() {
-        common::skip("no block device under the test directory");
-        return;
+    // Two readers of the other file beside iopath's run. How much they
+    // move during its short repetitions depends on the machine; the run is
+    // tried again (at most 5 times) until the disk moved more than 1.2x the
+    // case's own reads, which is what the warnings are about.
+    let spawn_reader = || {
+        Reader(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "while :; do dd if={} of=/dev/null bs=1M iflag=direct status=none || exit 1; done",
+                    other.display()
+                ))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut seen = None;
+    for _ in 0..5 {
+        let readers = [spawn_reader(), spawn_reader()];
+        let v = common::run_json(
+            dir.path(),
+            &[
+                "--methods",
+                "buffered",
+                "--patterns",
+                "read",
+                "--size",
+                "128M",
+                "--repeat",
+                "3",
+            ],
+        );
+        drop(readers);
+        let s = common::case(&v, "buffered", "read")["summary"].clone();
+        if s["device"].is_null() {
+            common::skip("no block device under the test directory");
+            return;
+        }
+        let asked = s["read_bytes"].as_f64().unwrap();
+        let own = s["process_io"]["read_bytes"].as_f64().unwrap();
+        let device = s["device"]["read_bytes"].as_f64().unwrap();
+        // Cold and sequential: the process read its file once, read-ahead
+        // and all, whatever the other readers did.
+        assert!(
+            (0.95..=1.1).contains(&(own / asked)),
+            "own {own} of {asked}: {s}"
+        );
+        if device > own * 1.25 {
+            seen = Some(v);
+            break;
+        }
     }
-    let asked = s["read_bytes"].as_f64().unwrap();
-    let own = s["process_io"]["read_bytes"].as_f64().unwrap();
-    let device = s["device"]["read_bytes"].as_f64().unwrap();
-    // Cold and sequential: the process read its file once, read-ahead and all.
-    assert!(
-        (0.95..=1.1).contains(&(own / asked)),
-        "own {own} of {asked}: {s}"
-    );
-    // The disk moved the other reader's bytes too.
-    assert!(device > own * 1.2, "device {device}, own {own}: {s}");
+    let v = seen.expect("in 5 runs the other readers never moved 25% beside the case");
     let warnings = v["warnings"].as_array().unwrap();
     let named = |code: &str| {
         warnings
