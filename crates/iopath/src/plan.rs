@@ -320,6 +320,13 @@ impl Plan {
                 allowed,
                 device_node,
             )?);
+            // Checked as the cases grow: no entry crosses into more than
+            // the bound before it is refused.
+            crate::limits::CASES.check(
+                cases.len() as u64,
+                &format!("{} makes at least", origin.what()),
+                "run fewer cases at a time (split the job)",
+            )?;
         }
         number_arms(&mut cases);
         check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
@@ -467,13 +474,20 @@ impl Origin {
 /// naming it for the same pattern, block size, ...) is another arm of it,
 /// numbered across the whole plan, as within one entry.
 fn number_arms(cases: &mut [Case]) {
-    for i in 0..cases.len() {
-        let (before, rest) = cases.split_at_mut(i);
-        let c = &mut rest[0];
-        c.arm = 1 + before
+    // One count per method, hint and job: linear in the cases.
+    let arms: Vec<u32> = {
+        let mut seen = std::collections::HashMap::new();
+        cases
             .iter()
-            .filter(|b| b.method == c.method && b.hint == c.hint && b.job_key() == c.job_key())
-            .count() as u32;
+            .map(|c| {
+                let n = seen.entry((c.method, c.hint, c.job_key())).or_insert(0u32);
+                *n += 1;
+                *n
+            })
+            .collect()
+    };
+    for (c, arm) in cases.iter_mut().zip(arms) {
+        c.arm = arm;
     }
 }
 
