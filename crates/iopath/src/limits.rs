@@ -88,17 +88,11 @@ impl Limit {
             return Ok(());
         }
         Err(UsageError(format!(
-            "{what} {}, more than the {} allowed ({}={}): {instead}, or set {}={} to take it",
+            "{what} {}, more than the {} allowed ({}): {instead}, or set {}={n} to take it",
             self.show(n),
             self.show(most),
             self.env,
-            self.show(most),
             self.env,
-            if self.bytes {
-                n.to_string()
-            } else {
-                self.show(n)
-            }
         )))
     }
 

@@ -322,11 +322,15 @@ impl Plan {
             )?);
             // Checked as the cases grow: no entry crosses into more than
             // the bound before it is refused.
-            crate::limits::CASES.check(
-                cases.len() as u64,
-                &format!("{} makes at least", origin.what()),
-                "run fewer cases at a time (split the job)",
-            )?;
+            let most = crate::limits::CASES.value()?;
+            if cases.len() as u64 > most {
+                return Err(UsageError(format!(
+                    "{} makes more than {most} cases, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
+                    origin.what(),
+                    crate::limits::CASES.env,
+                    crate::limits::CASES.env,
+                )));
+            }
         }
         number_arms(&mut cases);
         check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
