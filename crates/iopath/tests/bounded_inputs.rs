@@ -105,6 +105,16 @@ fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
+/// Bytes process `pid` has read (`rchar`, page cache included).
+fn read_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 fn ctrl_c_ends_a_6000_case_run_and_removes_its_test_file() {
     let dir = scratch();
@@ -123,12 +133,16 @@ fn ctrl_c_ends_a_6000_case_run_and_removes_its_test_file() {
         .unwrap();
     let lines = stderr_lines(&mut child);
     let deadline = Instant::now() + Duration::from_secs(120);
-    // Under way: the estimate said, then the test file held.
+    // Under way: the estimate said, the test file held, and 64 MiB read
+    // from it (cases measured, not only the set-up before them).
     let first = lines.recv_timeout(Duration::from_secs(120)).unwrap();
     assert!(first.contains("estimated duration"), "{first}");
-    while holds_file_in(child.id(), dir.path()).is_none() {
-        assert!(child.try_wait().unwrap().is_none(), "ended before its file");
-        assert!(Instant::now() < deadline, "no test file");
+    while holds_file_in(child.id(), dir.path()).is_none() || read_bytes(child.id()) < 64 << 20 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before measuring"
+        );
+        assert!(Instant::now() < deadline, "not measuring after 120 s");
         std::thread::sleep(Duration::from_millis(10));
     }
     let pid = child.id().to_string();
@@ -207,6 +221,25 @@ fn a_job_file_over_its_bound_is_refused_naming_the_variable() {
     assert!(err.contains("IOPATH_MAX_JOB_FILE"), "{err}");
 }
 
+/// `case` without its repetitions and figures: the matching and grouping
+/// are what is measured, not the parsing of a debug build.
+fn lean(case: &Value) -> Value {
+    let mut case = case.clone();
+    for k in ["repetitions", "notes"] {
+        case[k] = Value::Array(Vec::new());
+    }
+    for k in [
+        "summary",
+        "stats",
+        "repetition_control",
+        "passes",
+        "placement",
+    ] {
+        case[k] = Value::Null;
+    }
+    case
+}
+
 /// A real result of one `null` case, and the same with its one case made
 /// `n` cases of different block sizes (each its own job).
 fn results(dir: &Path, n: usize) -> (PathBuf, PathBuf) {
@@ -226,21 +259,7 @@ fn results(dir: &Path, n: usize) -> (PathBuf, PathBuf) {
         String::from_utf8_lossy(&out.stderr)
     );
     let mut v: Value = serde_json::from_slice(&std::fs::read(&small).unwrap()).unwrap();
-    // Lean cases (no repetitions): the matching and grouping are what is
-    // measured, not the parsing of a debug build.
-    let mut case = v["cases"][0].clone();
-    for k in ["repetitions", "notes"] {
-        case[k] = Value::Array(Vec::new());
-    }
-    for k in [
-        "summary",
-        "stats",
-        "repetition_control",
-        "passes",
-        "placement",
-    ] {
-        case[k] = Value::Null;
-    }
+    let case = lean(&v["cases"][0]);
     v["cases"] = (0..n)
         .map(|i| {
             let mut c = case.clone();
@@ -317,4 +336,80 @@ fn a_test_file_that_cannot_fit_is_refused_before_the_estimate() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("does not fit"), "{err}");
     assert!(!err.contains("estimated duration"), "{err}");
+}
+
+/// Job files of up to a little over [`iopath::limits::CASES`] cases (each
+/// entry one to three methods), and results of up to 30,000 cases, read
+/// as `run`, `report` and `compare` read them: a plan within the bound is
+/// made, one over it refused naming it; a result is read, matched with
+/// itself and judged. The process's peak memory stays bounded (its
+/// `VmHWM`, which a run of 6,000 cases once took past 3 GB).
+#[test]
+fn job_files_and_results_up_to_the_bounds_are_read_in_bounded_memory() {
+    use iopath::plan::{Origin, Plan};
+    use proptest::prelude::*;
+    let config = ProptestConfig {
+        cases: 6,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let methods = ["null", "buffered", "direct"];
+    let origin = Origin {
+        file: Some(PathBuf::from("big.toml")),
+        ..Origin::default()
+    };
+    proptest::test_runner::TestRunner::new(config.clone())
+        .run(&(1usize..=2200, 1usize..=3), |(entries, per)| {
+            let mut text = String::new();
+            for i in 0..entries {
+                let m: Vec<String> = (0..per)
+                    .map(|k| format!("\"{}\"", methods[(i + k) % 3]))
+                    .collect();
+                text.push_str(&format!(
+                    "[[case]]\nmethod = [{}]\npattern = \"read\"\nbs = \"{}k\"\n",
+                    m.join(", "),
+                    4 * (1 + i % 7)
+                ));
+            }
+            let job = iopath::jobfile::parse("big.toml", &text).unwrap();
+            let plan = Plan::from_spec(&job, &origin);
+            let n = (entries * per) as u64;
+            match plan {
+                Ok(p) => prop_assert!(n <= 4096 && p.cases.len() as u64 == n),
+                Err(e) => prop_assert!(n > 4096 && e.0.contains("IOPATH_MAX_CASES"), "{e}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+    let dir = scratch();
+    let (small, _) = results(dir.path(), 1);
+    let base: Value = serde_json::from_slice(&std::fs::read(&small).unwrap()).unwrap();
+    proptest::test_runner::TestRunner::new(config)
+        .run(&(1usize..=30_000), |n| {
+            let mut v = base.clone();
+            let case = lean(&v["cases"][0]);
+            v["cases"] = (0..n)
+                .map(|i| {
+                    let mut c = case.clone();
+                    c["block_size"] = Value::from(4096 * (i as u64 % 5000 + 1));
+                    c
+                })
+                .collect();
+            let bytes = serde_json::to_vec(&v).unwrap();
+            drop(v);
+            let r = iopath::compare::parse(&bytes, "big.json").unwrap();
+            let m = iopath::compare::match_runs(std::slice::from_ref(&r), std::slice::from_ref(&r));
+            prop_assert_eq!(m.iter().map(|m| m.a.len()).sum::<usize>(), n);
+            let _ = iopath::verdict::all(&r.cases);
+            Ok(())
+        })
+        .unwrap();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let hwm_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    eprintln!("peak resident memory of the test process: {hwm_kb} kB");
+    assert!(hwm_kb < 512 << 10, "{hwm_kb} kB");
 }
