@@ -382,7 +382,7 @@ pub struct Completion {
 }
 
 /// When written data is made durable. Orthogonal to the method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SyncPolicy {
     /// Never flush: writes may end in the page cache.
     None,

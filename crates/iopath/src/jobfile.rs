@@ -9,12 +9,17 @@ use crate::model::UsageError;
 
 /// The job in `path`.
 pub fn load(path: &Path) -> Result<JobSpec, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let cannot = |e: &dyn std::fmt::Display| {
         UsageError(format!(
             "cannot read the job file {}: {e} (give the path of a TOML job file; `iopath presets show NAME --toml` prints one to start from)",
             path.display()
         ))
-    })?;
+    };
+    let what = format!("the job file {} is", path.display());
+    let bytes = crate::limits::JOB_FILE
+        .read(path, &what, "split the job into several files")
+        .map_err(|e| cannot(&e))??;
+    let text = String::from_utf8(bytes).map_err(|e| cannot(&e))?;
     parse(&path.display().to_string(), &text)
 }
 

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod fio;
 pub mod guard;
 pub mod jobfile;
+pub mod limits;
 pub mod metrics;
 pub mod model;
 pub mod mpi;

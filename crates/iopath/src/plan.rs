@@ -349,6 +349,17 @@ impl Plan {
                 allowed,
                 device_node,
             )?);
+            // Checked as the cases grow: no entry crosses into more than
+            // the bound before it is refused.
+            let most = crate::limits::CASES.value()?;
+            if cases.len() as u64 > most {
+                return Err(UsageError(format!(
+                    "{} makes more than {most} cases, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
+                    origin.what(),
+                    crate::limits::CASES.env,
+                    crate::limits::CASES.env,
+                )));
+            }
         }
         number_arms(&mut cases);
         check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
@@ -499,13 +510,20 @@ impl Origin {
 /// naming it for the same pattern, block size, ...) is another arm of it,
 /// numbered across the whole plan, as within one entry.
 fn number_arms(cases: &mut [Case]) {
-    for i in 0..cases.len() {
-        let (before, rest) = cases.split_at_mut(i);
-        let c = &mut rest[0];
-        c.arm = 1 + before
+    // One count per method, hint and job: linear in the cases.
+    let arms: Vec<u32> = {
+        let mut seen = std::collections::HashMap::new();
+        cases
             .iter()
-            .filter(|b| b.method == c.method && b.hint == c.hint && b.job_key() == c.job_key())
-            .count() as u32;
+            .map(|c| {
+                let n = seen.entry((c.method, c.hint, c.job_key())).or_insert(0u32);
+                *n += 1;
+                *n
+            })
+            .collect()
+    };
+    for (c, arm) in cases.iter_mut().zip(arms) {
+        c.arm = arm;
     }
 }
 

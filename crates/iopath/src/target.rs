@@ -151,6 +151,26 @@ impl Fill {
     }
 }
 
+/// [`check`], and for a file iopath makes (`size` bytes, twice that with
+/// `copies`), room for it: all that [`prepare`] can refuse before any
+/// I/O, so that the run says it before its estimate.
+pub fn check_room(spec: &TargetSpec, size: Option<u64>, copies: bool) -> Result<()> {
+    check(spec)?;
+    let size = size.unwrap_or(DEFAULT_SIZE);
+    match spec {
+        TargetSpec::TempIn(dir) => {
+            let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            // What dead runs left there is no longer in the way.
+            reap_in(dir);
+            check_free_space(dir, size, copies)
+        }
+        TargetSpec::File { path, .. } if !path.exists() => {
+            check_free_space(parent_of(path), size, copies)
+        }
+        TargetSpec::File { .. } => Ok(()),
+    }
+}
+
 /// Create or open the target. `writes`: some case writes to it.
 pub fn prepare(
     spec: &TargetSpec,

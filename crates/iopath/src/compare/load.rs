@@ -12,22 +12,46 @@ const GIVE_A_RESULT: &str = "give a file written by `iopath run --json FILE`";
 /// Read and check one result file; every failure is a [`UsageError`] that
 /// names the file and says what to do.
 pub fn load(path: &Path) -> Result<RunResult, UsageError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        UsageError(format!(
-            "cannot read {}: {e}; {GIVE_A_RESULT}",
-            path.display()
-        ))
-    })?;
+    let what = format!("{} is", path.display());
+    let bytes = crate::limits::RESULT_FILE
+        .read(path, &what, "report or compare a smaller run")
+        .map_err(|e| {
+            UsageError(format!(
+                "cannot read {}: {e}; {GIVE_A_RESULT}",
+                path.display()
+            ))
+        })??;
     parse(&bytes, &path.display().to_string())
 }
 
+/// What a result says of itself before the rest is read.
+#[derive(serde::Deserialize)]
+struct Header {
+    tool: Option<HeaderTool>,
+    schema_version: Option<u64>,
+}
+
+#[derive(serde::Deserialize)]
+struct HeaderTool {
+    name: Option<String>,
+    version: Option<String>,
+}
+
 /// [`load`] on bytes already read; `shown` names the file in messages.
+/// Read twice (the header, then the whole), never into a tree of
+/// `serde_json::Value`s: the result alone is held beside the bytes.
 pub fn parse(bytes: &[u8], shown: &str) -> Result<RunResult, UsageError> {
-    let v: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| UsageError(format!("{shown} is not JSON ({e}); {GIVE_A_RESULT}")))?;
-    let tool = v.pointer("/tool/name").and_then(|n| n.as_str());
-    let version = v.get("schema_version").and_then(|x| x.as_u64());
-    let (Some("iopath"), Some(version)) = (tool, version) else {
+    let h: Header = serde_json::from_slice(bytes).map_err(|e| {
+        UsageError(if e.is_data() {
+            format!(
+                "{shown} is not an iopath result (no \"tool\": {{\"name\": \"iopath\"}} and \"schema_version\"); {GIVE_A_RESULT}"
+            )
+        } else {
+            format!("{shown} is not JSON ({e}); {GIVE_A_RESULT}")
+        })
+    })?;
+    let tool = h.tool.as_ref().and_then(|t| t.name.as_deref());
+    let (Some("iopath"), Some(version)) = (tool, h.schema_version) else {
         return Err(UsageError(format!(
             "{shown} is not an iopath result (no \"tool\": {{\"name\": \"iopath\"}} and \"schema_version\"); {GIVE_A_RESULT}"
         )));
@@ -35,10 +59,10 @@ pub fn parse(bytes: &[u8], shown: &str) -> Result<RunResult, UsageError> {
     if version > u64::from(SCHEMA_VERSION) {
         return Err(UsageError(format!(
             "{shown} has result schema version {version}, newer than this iopath reads ({SCHEMA_VERSION}): read it with the iopath version that wrote it ({}) or a newer one",
-            v.pointer("/tool/version").and_then(|x| x.as_str()).unwrap_or("unknown")
+            h.tool.as_ref().and_then(|t| t.version.as_deref()).unwrap_or("unknown")
         )));
     }
-    serde_json::from_value(v).map_err(|e| {
+    serde_json::from_slice(bytes).map_err(|e| {
         UsageError(format!(
             "{shown} is not a complete iopath result of schema version {version} ({e}); {GIVE_A_RESULT}"
         ))

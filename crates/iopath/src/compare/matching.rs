@@ -1,10 +1,12 @@
 //! Which case of A goes with which of B: cases match on their [`Key`].
 
+use std::collections::HashMap;
+
 use crate::result::{CaseResult, Job, RunResult};
 
 /// The identity of a case across results: method, arm (`direct#2`), and
 /// the job.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     pub method: String,
     /// `None` for the first arm (absent or 1 in the results).
@@ -35,33 +37,30 @@ pub struct Matched<'x> {
 /// a key in a run goes with the n-th in every other run): A's first run's
 /// order, then keys first seen in A's other runs, then B's own.
 pub fn match_runs<'x>(a: &'x [RunResult], b: &'x [RunResult]) -> Vec<Matched<'x>> {
-    let mut out: Vec<(Key, usize, Matched<'x>)> = Vec::new();
+    // Where each (key, occurrence) went, and each run's count of a key:
+    // linear in the cases.
+    let mut at: HashMap<(Key, usize), usize> = HashMap::new();
+    let mut out: Vec<Matched<'x>> = Vec::new();
     for (side_b, runs) in [(false, a), (true, b)] {
         for run in runs {
-            let mut seen: Vec<Key> = Vec::new();
+            let mut seen: HashMap<Key, usize> = HashMap::new();
             for c in &run.cases {
                 let key = Key::of(c);
-                let occurrence = seen.iter().filter(|k| **k == key).count();
-                seen.push(key.clone());
-                let i = match out
-                    .iter()
-                    .position(|(k, o, _)| *k == key && *o == occurrence)
-                {
-                    Some(i) => i,
-                    None => {
-                        let m = Matched {
-                            key: key.clone(),
-                            a: Vec::new(),
-                            b: Vec::new(),
-                        };
-                        out.push((key, occurrence, m));
-                        out.len() - 1
-                    }
-                };
-                let m = &mut out[i].2;
+                let n = seen.entry(key.clone()).or_insert(0);
+                let occurrence = *n;
+                *n += 1;
+                let i = *at.entry((key.clone(), occurrence)).or_insert_with(|| {
+                    out.push(Matched {
+                        key,
+                        a: Vec::new(),
+                        b: Vec::new(),
+                    });
+                    out.len() - 1
+                });
+                let m = &mut out[i];
                 if side_b { &mut m.b } else { &mut m.a }.push(c);
             }
         }
     }
-    out.into_iter().map(|(_, _, m)| m).collect()
+    out
 }

@@ -50,12 +50,32 @@ pub fn read_file(path: &Path, ctx: &Context) -> Result<Vec<Section>, FioError> {
         file: path.to_path_buf(),
         line: 0,
     };
-    let bytes = std::fs::read(path)
-        .map_err(|e| FioError::new(ErrorKind::Io, &at, format!("cannot read the job file: {e}")))?;
+    let bytes = read_capped(
+        path,
+        "the job file is",
+        &at,
+        ErrorKind::Io,
+        "cannot read the job file",
+    )?;
     let mut reader = Reader::new(ctx);
     reader.stack.push(identity(path));
     reader.lines(&bytes, path, false)?;
     Ok(reader.sections)
+}
+
+/// The bytes of `path`, at most [`crate::limits::JOB_FILE`] of them.
+fn read_capped(
+    path: &Path,
+    what: &str,
+    at: &Location,
+    kind: ErrorKind,
+    cannot: &str,
+) -> Result<Vec<u8>, FioError> {
+    match crate::limits::JOB_FILE.read(path, what, "split the job") {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => Err(FioError::new(kind, at, e.0)),
+        Err(e) => Err(FioError::new(kind, at, format!("{cannot}: {e}"))),
+    }
 }
 
 /// Read a job file given as text; `path` names it in messages and is where
@@ -236,13 +256,13 @@ impl<'c> Reader<'c> {
                 ),
             ));
         }
-        let bytes = std::fs::read(&path).map_err(|e| {
-            FioError::new(
-                ErrorKind::Include,
-                at,
-                format!("include {name}: cannot read {}: {e}", path.display()),
-            )
-        })?;
+        let bytes = read_capped(
+            &path,
+            &format!("include {name}: {} is", path.display()),
+            at,
+            ErrorKind::Include,
+            &format!("include {name}: cannot read {}", path.display()),
+        )?;
         self.stack.push(id);
         let result = self.lines(&bytes, &path, true);
         self.stack.pop();

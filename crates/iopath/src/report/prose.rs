@@ -66,16 +66,19 @@ pub fn case_groups(cases: &[String]) -> String {
 /// `method{single}what` (`mmap/randread`, `uring-iopoll read 1M Q8T1`).
 pub fn by_method(pairs: &[(&str, &str)], single: &str) -> Vec<String> {
     // Each method with what follows it, in order of appearance.
+    // (Hashed: linear in the pairs, whatever their number.)
     let mut by_method: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = Default::default();
+    let mut seen: std::collections::HashSet<(&str, &str)> = Default::default();
     for &(m, what) in pairs {
-        match by_method.iter_mut().find(|(n, _)| *n == m) {
-            Some((_, v)) => {
-                if !v.contains(&what) {
-                    v.push(what)
-                }
-            }
-            None => by_method.push((m, vec![what])),
+        if !seen.insert((m, what)) {
+            continue;
         }
+        let i = *at.entry(m).or_insert_with(|| {
+            by_method.push((m, Vec::new()));
+            by_method.len() - 1
+        });
+        by_method[i].1.push(what);
     }
     // Methods with the same list go together.
     let mut groups: Vec<(Vec<&str>, &Vec<&str>)> = Vec::new();

@@ -249,7 +249,7 @@ pub struct CaseResult {
 /// What a case ran, apart from its method: cases with the same job differ
 /// only by method (a verdict's group); with the method, it identifies a
 /// case across runs (`iopath compare`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Job {
     pub pattern: String,
     pub block_size: u64,
@@ -278,7 +278,7 @@ pub struct Job {
 
 /// What makes cases one job (run in rounds together, judged by one
 /// verdict): the same [`Job`], or the same group and pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum JobKey {
     Job(Job),
     Group { group: String, pattern: String },

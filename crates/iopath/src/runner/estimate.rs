@@ -431,6 +431,10 @@ pub struct Eta {
     spent: Vec<f64>,
     /// Measured speed of each finished case, bytes per second.
     speed: Vec<Option<f64>>,
+    /// How many of them are known.
+    known: usize,
+    /// The methods and patterns with a speed known.
+    kinds: std::collections::HashSet<(iopath_io::Method, Pattern)>,
 }
 
 impl Eta {
@@ -444,6 +448,8 @@ impl Eta {
             done: vec![false; n],
             spent: vec![0.0; n],
             speed: vec![None; n],
+            known: 0,
+            kinds: Default::default(),
         }
     }
 
@@ -459,26 +465,52 @@ impl Eta {
     }
 
     /// Case `i` is done, at `bw` bytes per second when it measured any;
-    /// the cases not run yet are estimated again.
+    /// the cases not run yet are estimated again when that speed says
+    /// something new: the first of its method and pattern, or the count of
+    /// speeds known doubled. Each estimate is one pass over the plan, so a
+    /// run of n cases makes O(n log n) work of them, not O(n^2) or worse.
     pub fn finished(&mut self, plan: &Plan, i: usize, bw: Option<f64>) {
         if i >= self.done.len() {
             return;
         }
         self.done[i] = true;
-        self.speed[i] = bw.filter(|b| *b > 0.0);
+        let bw = bw.filter(|b| *b > 0.0);
+        self.speed[i] = bw;
+        let Some(case) = plan.cases.get(i).filter(|_| bw.is_some()) else {
+            return;
+        };
+        self.known += 1;
+        let new_kind = self.kinds.insert((case.method, case.pattern));
+        if new_kind || self.known.is_power_of_two() {
+            self.estimate_again(plan);
+        }
+    }
+
+    /// The cases not done, estimated with the median speed measured for
+    /// their method and pattern, else for their pattern.
+    fn estimate_again(&mut self, plan: &Plan) {
+        use std::collections::HashMap;
+        let mut by_kind: HashMap<(iopath_io::Method, Pattern), Vec<f64>> = HashMap::new();
+        let mut by_pattern: HashMap<Pattern, Vec<f64>> = HashMap::new();
+        for (c, s) in plan.cases.iter().zip(&self.speed) {
+            if let Some(s) = *s {
+                by_kind.entry((c.method, c.pattern)).or_default().push(s);
+                by_pattern.entry(c.pattern).or_default().push(s);
+            }
+        }
+        let by_kind: HashMap<_, f64> = by_kind
+            .into_iter()
+            .map(|(k, mut v)| (k, crate::result::median(&mut v)))
+            .collect();
+        let by_pattern: HashMap<_, f64> = by_pattern
+            .into_iter()
+            .map(|(k, mut v)| (k, crate::result::median(&mut v)))
+            .collect();
         let known = |c: &Case| {
-            let like = |same: &dyn Fn(&Case) -> bool| {
-                let mut v: Vec<f64> = plan
-                    .cases
-                    .iter()
-                    .zip(&self.speed)
-                    .filter(|(o, _)| same(o))
-                    .filter_map(|(_, s)| *s)
-                    .collect();
-                (!v.is_empty()).then(|| crate::result::median(&mut v))
-            };
-            like(&|o| o.method == c.method && o.pattern == c.pattern)
-                .or_else(|| like(&|o| o.pattern == c.pattern))
+            by_kind
+                .get(&(c.method, c.pattern))
+                .or_else(|| by_pattern.get(&c.pattern))
+                .copied()
         };
         let fresh = Estimate::of(plan, self.file_size, self.prefill, &self.jobs, &known);
         for (j, c) in fresh.cases.into_iter().enumerate() {

@@ -41,17 +41,15 @@ pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Vec<usize>> {
     if schedule == Schedule::Sequential {
         return (0..cases.len()).map(|i| vec![i]).collect();
     }
-    let mut keys: Vec<crate::result::JobKey> = Vec::new();
+    // Each key's job, in the order keys first come: linear in the cases.
+    let mut at: std::collections::HashMap<crate::result::JobKey, usize> = Default::default();
     let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
-        let key = case_result(c).job_key();
-        match keys.iter().position(|k| *k == key) {
-            Some(j) => out[j].push(i),
-            None => {
-                keys.push(key);
-                out.push(vec![i]);
-            }
-        }
+        let j = *at.entry(case_result(c).job_key()).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[j].push(i);
     }
     out
 }
@@ -104,9 +102,12 @@ struct Arm<'c> {
     live: Option<Live>,
     /// Merged latency of the measured repetitions: complete ones, and
     /// those cut short by Ctrl-C (counted only when nothing else is there,
-    /// as [`CaseResult::measured`] does).
-    complete: Histogram<u64>,
-    cut: Histogram<u64>,
+    /// as [`CaseResult::measured`] does). Made at the first repetition
+    /// that has one, and only as wide as the longest latency recorded
+    /// (docs/performance.md, "Memory"): a case waiting for its turn holds
+    /// none.
+    complete: Option<Histogram<u64>>,
+    cut: Option<Histogram<u64>>,
     /// Wall time of its repetitions so far, set-up included.
     elapsed_ns: u64,
     /// The longest final flush of its write repetitions so far: the room
@@ -115,8 +116,14 @@ struct Arm<'c> {
     end: Option<ArmEnd>,
 }
 
+/// After a Ctrl-C, the time a job's end may spend merging its cases'
+/// latencies before the exit.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// A merged latency histogram: the workers' precision (3 significant
+/// digits from 1 ns), growing to the longest latency added to it.
 fn histogram() -> Histogram<u64> {
-    Histogram::<u64>::new_with_bounds(1, super::worker::MAX_LAT_NS, 3).expect("valid bounds")
+    Histogram::<u64>::new(3).expect("valid precision")
 }
 
 pub fn limit_info(l: &CacheLimit) -> CacheLimitInfo {
@@ -163,8 +170,8 @@ impl Runner<'_> {
                     idx,
                     name,
                     live,
-                    complete: histogram(),
-                    cut: histogram(),
+                    complete: None,
+                    cut: None,
                     elapsed_ns: 0,
                     flush_ns: 0,
                     end: None,
@@ -195,9 +202,13 @@ impl Runner<'_> {
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
             if call.round > 1 && call.round != last_round {
-                // A round is over: the JSON gets it now.
+                // A round is over: the JSON gets it now (a Ctrl-C skips
+                // it: the job's end summarizes every case anyway).
                 for a in &arms {
-                    summarize(&mut result.cases[a.idx], a);
+                    if self.stop.load(Ordering::Relaxed) {
+                        return RepOutcome::Abort;
+                    }
+                    summarize(&mut result.cases[a.idx], a, true);
                 }
                 name_paths(result, target);
                 result.warnings = crate::warnings::collect(result);
@@ -234,9 +245,14 @@ impl Runner<'_> {
             a.end = Some(*e);
         }
         sh.rounds += end.rounds;
+        // After a Ctrl-C, the merged latencies of a large job's cases would
+        // hold the exit back (a pass over each case's histogram): past
+        // STOP_GRACE, the cases left take their repetitions' medians.
+        let t_end = Instant::now();
         for a in &arms {
             let cr = &mut result.cases[a.idx];
-            summarize(cr, a);
+            let merge = !self.stop.load(Ordering::Relaxed) || t_end.elapsed() < STOP_GRACE;
+            summarize(cr, a, merge);
             if a.end
                 .is_some_and(|e| e.stopped_by == StopReason::CaseTimeout)
             {
@@ -313,11 +329,18 @@ impl Runner<'_> {
 
     /// Where `case` stands in the plan.
     fn plan_index(&self, case: &Case) -> usize {
-        self.plan
-            .cases
-            .iter()
-            .position(|c| std::ptr::eq(c, case))
-            .unwrap_or(usize::MAX)
+        // Its offset in the plan's cases, checked: constant time, where a
+        // search made a job's end quadratic in its cases.
+        let cases = &self.plan.cases;
+        let size = std::mem::size_of::<Case>().max(1);
+        let at = (case as *const Case as usize).wrapping_sub(cases.as_ptr() as usize) / size;
+        match cases.get(at) {
+            Some(c) if std::ptr::eq(c, case) => at,
+            _ => cases
+                .iter()
+                .position(|c| std::ptr::eq(c, case))
+                .unwrap_or(usize::MAX),
+        }
     }
 
     /// A case's result before its first repetition, skipped already when
@@ -509,7 +532,7 @@ impl Runner<'_> {
                     } else {
                         &mut arm.complete
                     };
-                    let _ = into.add(&hist);
+                    let _ = into.get_or_insert_with(histogram).add(&hist);
                 }
                 let (stop, bw, capped) = (m.interrupted, m.bw_bytes_per_s, m.capped.is_some());
                 let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
@@ -711,22 +734,19 @@ fn rep_tag(done: &[Measurement], warmup: bool, plan: &crate::plan::Plan) -> RepT
 /// A case's summary, statistics and repetition control from what it has
 /// measured so far. Latency percentiles come from the merged histograms of
 /// the measured repetitions, not from medians of per-repetition figures.
-fn summarize(cr: &mut CaseResult, arm: &Arm<'_>) {
+fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
     // Summaries leave out warm-ups, and a repetition cut short by Ctrl-C
     // unless it is all there is.
     let basis = cr.measured();
     let measured = basis.len() as u32;
     let measured_ios: u64 = basis.iter().map(|m| m.ios).sum();
     let mut summary = Measurement::median_of(&basis);
-    let hist = if arm.complete.is_empty() {
-        &arm.cut
-    } else {
-        &arm.complete
-    };
-    if let Some(s) = &mut summary {
-        if !hist.is_empty() {
-            s.lat_ns = Latency::from_hist(hist);
-        }
+    let hist = [&arm.complete, &arm.cut]
+        .into_iter()
+        .flatten()
+        .find(|h| merge && !h.is_empty());
+    if let (Some(s), Some(hist)) = (&mut summary, hist) {
+        s.lat_ns = Latency::from_hist(hist);
     }
     let stats = crate::stats::CaseStats::of(&basis);
     (cr.summary, cr.stats) = (summary, stats);

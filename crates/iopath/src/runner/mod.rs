@@ -90,7 +90,9 @@ impl Runner<'_> {
             sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
         ))?;
         if plan.needs_file() {
-            self.ranks.agree(crate::target::check(&plan.target))?;
+            let copies = plan.cases.iter().any(|c| c.pattern == Pattern::Copy);
+            self.ranks
+                .agree(crate::target::check_room(&plan.target, plan.size, copies))?;
         }
         if !self.progress.is_quiet() {
             // The plan's paths and labels come from a job file: shown, not

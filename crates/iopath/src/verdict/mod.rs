@@ -113,16 +113,24 @@ pub fn all(cases: &[CaseResult]) -> Vec<Verdict> {
 /// [`all`] with each ranking in speed order, fastest first, as the
 /// verdict's words read it (before [`pick_first`]).
 fn in_speed_order(cases: &[CaseResult]) -> Vec<Verdict> {
-    let mut keys: Vec<JobKey> = Vec::new();
+    // The groups in the order they first come: linear in the cases.
+    let mut at: std::collections::HashMap<JobKey, usize> = Default::default();
+    let mut groups: Vec<(JobKey, Vec<&CaseResult>)> = Vec::new();
     for c in cases {
         let k = c.job_key();
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
+        let i = match at.get(&k) {
+            Some(&i) => i,
+            None => {
+                at.insert(k.clone(), groups.len());
+                groups.push((k, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[i].1.push(c);
     }
-    keys.into_iter()
-        .filter_map(|k| {
-            let group: Vec<&CaseResult> = cases.iter().filter(|c| c.job_key() == k).collect();
+    groups
+        .into_iter()
+        .filter_map(|(k, group)| {
             let mut job = group[0].job();
             let names = match &k {
                 JobKey::Group { group: g, .. } => {
