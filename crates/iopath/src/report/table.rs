@@ -52,6 +52,9 @@ fn block_device_words(r: &RunResult) -> String {
 /// Render the whole report as text: the tables in [`WIDTH`] columns, or
 /// with every column when `wide`.
 pub fn render(r: &RunResult, wide: bool) -> String {
+    // The result's strings go into lines of this text: each kept to its
+    // line (a line feed in a value is shown, `\x0a`).
+    let r = &*crate::untrusted::one_line(r);
     let mut out = String::new();
     if let Some(t) = &r.target {
         let dev = r
