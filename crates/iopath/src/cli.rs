@@ -1,6 +1,7 @@
 //! Command-line syntax only (clap derive). Meaning and validation live in
 //! [`crate::plan`]; a parse error here exits with code 2, as clap does.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,7 +12,6 @@ use iopath_io::SyncPolicy;
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::{flag, word, Bytes, Dur, List, Pct, RepTime, Span};
 use crate::model::{CacheState, Pattern};
-use crate::units::{parse_duration, parse_size};
 
 /// `--methods`'s help: its default made from the plan's list
 /// ([`crate::plan::default_methods_text`]).
@@ -181,17 +181,17 @@ pub struct RunArgs {
     /// included), made for the run and removed after it: data much larger
     /// than the memory a program may use, without a huge file. Every case,
     /// unless the preset or job file marks some `cache_limited` (hmmap).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
     pub cache_limit: Option<u64>,
 
     /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
     /// pages); refused before the run when more than half the available
     /// memory [default: --cache-limit, else 64 MiB].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
     pub ucache_size: Option<u64>,
 
     /// Page size of `ucache` (a multiple of the O_DIRECT alignment).
-    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = size)]
     pub ucache_page: u64,
 
     /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
@@ -251,7 +251,7 @@ pub struct RunArgs {
     /// that sets a cache limit, the limit scales with the file unless
     /// --cache-limit is given (dontcache: 256 MiB for 2 GiB, so 128 MiB at
     /// --size 1GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
 
     /// Methods to compare, comma-separated (default: `methods_help`, from
@@ -279,7 +279,7 @@ pub struct RunArgs {
     pub patterns: Vec<Pattern>,
 
     /// Block size of each request [default: 1M sequential, 4k random].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
     pub bs: Option<u64>,
 
     /// Requests in flight per thread for async methods [default: 8 sequential, 32 random].
@@ -300,7 +300,7 @@ pub struct RunArgs {
     /// one pass over the file for sequential patterns]. `--touch` says the
     /// same for small random accesses: `--bs 8 --touch 8M` reads 8 MiB in
     /// 8-byte pieces (hmmap's RR).
-    #[arg(long, visible_alias = "touch", value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, visible_alias = "touch", value_name = "SIZE", value_parser = size)]
     pub io_size: Option<u64>,
 
     /// Run each case exactly N measured repetitions [default: adaptive, see
@@ -323,7 +323,7 @@ pub struct RunArgs {
     /// several methods runs on to the rounds its verdict needs (6 for two
     /// methods, 9 for ten) when they are expected to end within twice its
     /// budget, so a job may take up to twice its budget, plus one round.
-    #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = duration)]
     pub max_time: Duration,
 
     /// Wall-clock cap of one case, all its repetitions together [default:
@@ -332,7 +332,7 @@ pub struct RunArgs {
     /// repetition done and the whole repetition's time extrapolated from it.
     /// A write's final flush (fsync of what the page cache took) is not cut
     /// and can pass the cap.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub case_timeout: Option<Duration>,
 
     /// Order of repetitions: interleaved (the methods of a job take turns,
@@ -354,7 +354,7 @@ pub struct RunArgs {
 
     /// Length of the intervals of each repetition's throughput time series
     /// (10 ms: about 15 points in a default 150 ms repetition).
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = duration)]
     pub interval: Duration,
 
     /// When writes are made durable: none, end (fsync then close, timed),
@@ -427,7 +427,7 @@ pub struct RunArgs {
 
     /// Under mpirun (built with --features mpi): per-rank (a file each), shared
     /// (one file, a segment each) or shared-strided (blocks interleaved). docs/mpi.md
-    #[arg(long, value_name = "LAYOUT", value_parser = crate::result::mpi::FileLayout::parse_arg)]
+    #[arg(long, value_name = "LAYOUT", value_parser = file_layout)]
     pub layout: Option<crate::result::mpi::FileLayout>,
 }
 
@@ -470,13 +470,13 @@ pub struct CompareArgs {
     /// percent below A (`5` or `5%`; see docs/compare.md). PCT is also the
     /// margin of `no change` (default 5): an interval that holds 1 but
     /// reaches past it is `inconclusive`.
-    #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_fail_above)]
+    #[arg(long, value_name = "PCT", value_parser = fail_above)]
     pub fail_above: Option<f64>,
 
     /// With one run a side: the run-to-run drift allowed for, in percent
     /// (the interval is widened by it; 0 for none) [default: 38, measured
     /// with bench/compare-drift.sh, see docs/compare.md].
-    #[arg(long, value_name = "PCT", value_parser = crate::compare::parse_drift)]
+    #[arg(long, value_name = "PCT", value_parser = drift)]
     pub drift: Option<f64>,
 
     /// Print the comparison as JSON on stdout (nothing else is printed there).
@@ -527,9 +527,57 @@ pub enum PresetsAction {
 }
 
 /// Parse the command line, noting which flags of `run` were given (a
-/// preset's settings yield to them).
+/// preset's settings yield to them). A bad command line exits 2 with
+/// clap's message, which quotes the values given: see [`exit_on`].
 pub fn parse() -> Cli {
-    parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    parse_from(args.iter().cloned()).unwrap_or_else(|e| exit_on(&e, &args))
+}
+
+/// Print a clap error (or the help or version it stands for) and exit
+/// with its code. Help and version are iopath's own text, and an error
+/// about a command line of plain text quotes nothing hostile: clap prints
+/// them, styled. An error about a command line with a character
+/// [`crate::untrusted::field`] shows (an escape, a line feed) is printed
+/// by [`error_text`], without clap's colours.
+pub fn exit_on(e: &clap::Error, args: &[std::ffi::OsString]) -> ! {
+    let plain = |a: &std::ffi::OsString| {
+        matches!(
+            crate::untrusted::field(&a.to_string_lossy()),
+            Cow::Borrowed(_)
+        )
+    };
+    if !e.use_stderr() || args.iter().all(plain) {
+        e.exit()
+    }
+    eprint!("{}", error_text(e, args));
+    std::process::exit(e.exit_code())
+}
+
+/// A clap error's message without clap's colours, the values of `args`
+/// it quotes (whole, or one item of a comma-separated list, or either
+/// side of `--flag=value`) shown by [`crate::untrusted::field`] (`\x1b`, a line feed as
+/// `\x0a`: nothing reaches the terminal as an escape or starts a line),
+/// and anything else [`crate::untrusted::visible`] would show, shown.
+pub fn error_text(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    let mut quoted: Vec<&str> = Vec::new();
+    for a in args.iter().filter_map(|a| a.to_str()) {
+        let (flag, value) = a.split_once('=').unzip();
+        quoted.extend([a].into_iter().chain(flag).chain(value).chain(a.split(',')));
+        quoted.extend(value.into_iter().flat_map(|v| v.split(',')));
+    }
+    // Longest first: a whole value before the items in it.
+    quoted.sort_by_key(|q| std::cmp::Reverse(q.len()));
+    let mut text = e.render().ansi().to_string();
+    for q in quoted {
+        if let Cow::Owned(shown) = crate::untrusted::field(q) {
+            text = text.replace(q, &shown);
+        }
+    }
+    // What is left of escapes is clap's styling (or a value it quoted in
+    // a form not above): left out.
+    let text = clap::builder::StyledStr::from(text).to_string();
+    crate::untrusted::visible(&text).into_owned()
 }
 
 /// [`parse`] of given arguments (the first is the program's name).
@@ -598,8 +646,11 @@ impl clap::builder::TypedValueParser for PresetName {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
-        let parse: fn(&str) -> Result<String, String> =
-            |s| crate::preset::find(s).map(|p| p.name).map_err(|e| e.0);
+        let parse: fn(&str) -> Result<String, String> = |s| {
+            crate::preset::find(s)
+                .map(|p| p.name)
+                .map_err(|e| own_line(e.0))
+        };
         parse.parse_ref(cmd, arg, value)
     }
 
@@ -616,7 +667,35 @@ impl clap::builder::TypedValueParser for PresetName {
 
 /// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.
 fn pct(s: &str) -> Result<f64, String> {
-    Pct::parse_word(s).map(|p| p.0)
+    Pct::parse_word(s).map(|p| p.0).map_err(own_line)
+}
+
+/// A value parser's message, which quotes the value given: its control
+/// characters shown (`\x1b`), its line feeds too, so that the value
+/// neither reaches the terminal as an escape nor starts a line of the
+/// error (clap's whole message is made visible again by [`parse`]).
+fn own_line(message: String) -> String {
+    crate::untrusted::field(&message).into_owned()
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(own_line)
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s).map_err(own_line)
+}
+
+fn file_layout(s: &str) -> Result<crate::result::mpi::FileLayout, String> {
+    crate::result::mpi::FileLayout::parse_arg(s).map_err(own_line)
+}
+
+fn fail_above(s: &str) -> Result<f64, String> {
+    crate::compare::parse_fail_above(s).map_err(own_line)
+}
+
+fn drift(s: &str) -> Result<f64, String> {
+    crate::compare::parse_drift(s).map_err(own_line)
 }
 
 use crate::model::words::Word;

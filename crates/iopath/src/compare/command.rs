@@ -88,10 +88,10 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         drift,
     );
     if args.json {
-        let mut s = serde_json::to_string_pretty(&report)?;
-        s.push('\n');
-        print_stdout(&s)?;
+        let s = serde_json::to_string_pretty(&report)? + "\n";
+        print_stdout(&crate::untrusted::json_escaped(s))?;
     } else {
+        let report = crate::untrusted::one_line(&report);
         print_stdout(&crate::untrusted::visible(&render(&report)))?;
     }
     let Some(limit) = args.fail_above else {

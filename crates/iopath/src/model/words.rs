@@ -314,7 +314,8 @@ named!(
 
 /// A clap value parser for any [`Word`].
 pub fn flag<T: Word>(s: &str) -> Result<T, String> {
-    T::parse_word(s)
+    // The message quotes the value: shown, on its line, never sent.
+    T::parse_word(s).map_err(|e| crate::untrusted::field(&e).into_owned())
 }
 
 /// The clap value parser of a [`Word`] with its names, so that shells

@@ -136,6 +136,8 @@ fn case_rows(r: &RunResult, index: usize, c: &CaseResult) -> Vec<Vec<String>> {
     };
     if c.repetitions.is_empty() {
         let (status, reason) = match (&c.skipped, &c.error) {
+            // Not refused: it could run here, the interruption came first.
+            (Some(why), _) if c.not_reached() => ("not_reached", why.clone()),
             (Some(why), _) => ("skipped", why.clone()),
             (None, Some(err)) => ("error", err.clone()),
             (None, None) if r.interrupted => (

@@ -89,6 +89,9 @@ footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
 
 /// The whole report.
 pub fn render(r: &RunResult) -> Result<String> {
+    // The result's strings go into lines of this text: each kept to its
+    // line (a line feed in a value is shown, `\x0a`).
+    let r = &*crate::untrusted::one_line(r);
     let verdicts: Vec<Verdict> = if r.verdicts.is_empty() {
         crate::verdict::all(&r.cases)
     } else {

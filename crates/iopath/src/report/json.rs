@@ -24,14 +24,13 @@ pub enum JsonFormat {
 
 /// `result` in `format`, pretty, ending in a newline.
 pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
-    Ok(match format {
-        JsonFormat::Iopath => {
-            let mut bytes = serde_json::to_vec_pretty(result)?;
-            bytes.push(b'\n');
-            bytes
-        }
-        JsonFormat::Fio => crate::report::fio_json::to_json(result)?.into_bytes(),
-    })
+    // The C1 and bidi controls serde leaves raw are written as `\u0080`
+    // (the same data): a terminal showing the JSON obeys none.
+    let json = match format {
+        JsonFormat::Iopath => serde_json::to_string_pretty(result)? + "\n",
+        JsonFormat::Fio => crate::report::fio_json::to_json(result)?,
+    };
+    Ok(crate::untrusted::json_escaped(json).into_bytes())
 }
 
 /// Write `result` to `path`: a regular file (or one to be created) is

@@ -24,6 +24,9 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// Render the whole run as Markdown.
 pub fn render(r: &RunResult) -> String {
+    // The result's strings go into lines of this text: each kept to its
+    // line (a line feed in a value is shown, `\x0a`).
+    let r = &*crate::untrusted::one_line(r);
     let mut out = String::new();
     let patterns = patterns(r);
     out.push_str(&format!("## {}\n\n", title(r, &patterns)));
@@ -532,7 +535,9 @@ mod tests {
         assert!(rows.iter().all(|row| row.len() == 12), "{rows:?}");
         assert_eq!(
             rows[2][11],
-            r"qd 8→1 (sync method); fell back \| to \<plain\> buffers \*twice\* see \`dmesg\`"
+            // The note's line feed is shown (`untrusted::one_line`), its
+            // backslash escaped for Markdown.
+            r"qd 8→1 (sync method); fell back \| to \<plain\> buffers \*twice\*\\x0asee \`dmesg\`"
         );
         assert_eq!(rows[4][0], r"uring\|odd");
         assert_eq!(rows[4][11], "FAILED (see *Not run*)");

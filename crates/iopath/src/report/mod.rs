@@ -469,8 +469,9 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     // The jobs it stopped in: those of the cases cut short or started
     // without a repetition finished (not those never reached).
     let mut jobs: Vec<String> = Vec::new();
+    // At the depth their table rows show (the one each case ran at).
     for c in cut.iter().chain(none.iter().filter(|c| !never(c))) {
-        let label = c.job().label();
+        let label = c.ran_label();
         if !jobs.contains(&label) {
             jobs.push(label);
         }
@@ -478,7 +479,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     let group = |cases: &[&CaseResult]| {
         let named: Vec<(String, String)> = cases
             .iter()
-            .map(|c| (c.name(), table::job_asked(c)))
+            .map(|c| (c.name(), table::job_shown(c)))
             .collect();
         let pairs: Vec<(&str, &str)> = named
             .iter()

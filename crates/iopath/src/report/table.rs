@@ -52,6 +52,9 @@ fn block_device_words(r: &RunResult) -> String {
 /// Render the whole report as text: the tables in [`WIDTH`] columns, or
 /// with every column when `wide`.
 pub fn render(r: &RunResult, wide: bool) -> String {
+    // The result's strings go into lines of this text: each kept to its
+    // line (a line feed in a value is shown, `\x0a`).
+    let r = &*crate::untrusted::one_line(r);
     let mut out = String::new();
     if let Some(t) = &r.target {
         let dev = r
@@ -200,7 +203,7 @@ fn not_run(r: &RunResult) -> Vec<String> {
         let Some(why) = c.skipped.as_deref() else {
             continue;
         };
-        let case = (c.name(), job_asked(c));
+        let case = (c.name(), job_shown(c));
         match by_reason.iter_mut().find(|(w, _)| *w == why) {
             Some((_, v)) => v.push(case),
             None => by_reason.push((why, vec![case])),
@@ -498,13 +501,12 @@ fn job_at(c: &CaseResult, depth: u32) -> String {
     s
 }
 
-/// The job a case was asked to run, with its pattern, as the verdicts
-/// name it (`randread 4k Q32T1`, also for a synchronous method that ran
-/// it at depth 1), and its label or placement (`read 1M Q8T1 (SEQ1M
-/// Q8T1)`).
-pub fn job_asked(c: &CaseResult) -> String {
-    let depth = c.queue_depth_requested.max(c.queue_depth);
-    format!("{} {}", c.pattern, job_at(c, depth))
+/// The job as a case's table row names it, with its pattern: the depth
+/// it ran at (`read 1M Q1T1` for a synchronous method asked for Q8; for a
+/// case that never ran, the depth its row shows), and its label or
+/// placement (`read 1M Q8T1 (SEQ1M Q8T1)`).
+pub fn job_shown(c: &CaseResult) -> String {
+    format!("{} {}", c.pattern, job(c))
 }
 
 /// The heading of a pattern's table.
@@ -660,6 +662,9 @@ mod tests {
         // Stopped in the randread job's last round; write never started.
         r.cases[9].repetitions[4].interrupted = true;
         for c in &mut r.cases[12..] {
+            // As the runner records a case it never reached: at the depth
+            // asked, for it never ran at another.
+            c.queue_depth = c.queue_depth_requested;
             c.skipped = Some(format!(
                 "{} (Ctrl-C or SIGTERM) before this case",
                 crate::result::NOT_REACHED

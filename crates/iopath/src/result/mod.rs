@@ -25,8 +25,14 @@ pub use records::{TargetInfo, Warning};
 /// merged histograms, paired verdict ratios.
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// The start of `skipped` for a case an interrupted run never reached.
+/// The start of `skipped` for a case an interrupted run never reached:
+/// its words. The fact is `CaseResult::not_reached` (older results have only
+/// these words, and are read by them).
 pub const NOT_REACHED: &str = "the run was interrupted";
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {
@@ -211,6 +217,12 @@ pub struct CaseResult {
     pub placement: Option<crate::placement::PlacementResult>,
     /// Null, or why the case did not run.
     pub skipped: Option<String>,
+    /// True for a case an interrupted run never reached (`skipped` then
+    /// says so in words): it could have run here, it was not refused.
+    /// Absent (false) otherwise, and in results before it was recorded,
+    /// where [`CaseResult::not_reached()`] reads `skipped`'s words instead.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub not_reached: bool,
     /// Null, or the error that stopped the case.
     pub error: Option<String>,
     /// `--verify`: bytes whose headers and checksums were checked, over all
@@ -358,9 +370,11 @@ impl CaseResult {
     /// True for a case an interrupted run never reached: not refused, not
     /// failed, only not run before the interruption ([`NOT_REACHED`]).
     pub fn not_reached(&self) -> bool {
-        self.skipped
-            .as_deref()
-            .is_some_and(|s| s.starts_with(NOT_REACHED))
+        self.not_reached
+            || self
+                .skipped
+                .as_deref()
+                .is_some_and(|s| s.starts_with(NOT_REACHED))
     }
 
     /// The method as tables, verdicts and `compare` name it: `direct`, or

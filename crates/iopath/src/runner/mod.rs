@@ -264,6 +264,7 @@ impl Runner<'_> {
                         refused
                     } else {
                         let mut cr = case_result(c);
+                        cr.not_reached = true;
                         cr.skipped = Some(format!(
                             "{} ({}) before this case",
                             crate::result::NOT_REACHED,
