@@ -138,10 +138,10 @@ impl CacheLimit {
         let stale = reap_stale(&base);
         let paths: Vec<PathBuf> = stale.iter().map(|s| s.0.clone()).collect();
         if let Some(m) = crate::target::reap::message(("cgroup", "cgroups"), &paths) {
-            eprintln!("{}", crate::untrusted::Visible(m));
+            crate::say!("{}", crate::untrusted::Visible(m));
         }
         for (dir, kills) in stale.iter().filter(|s| s.1 > 0) {
-            eprintln!("{}", crate::untrusted::Visible(oom_message(dir, *kills)));
+            crate::say!("{}", crate::untrusted::Visible(oom_message(dir, *kills)));
         }
         let dir = (0..100)
             .map(|n| base.join(format!("iopath-{}-{n}", std::process::id())))

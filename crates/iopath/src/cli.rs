@@ -550,7 +550,7 @@ pub fn exit_on(e: &clap::Error, args: &[std::ffi::OsString]) -> ! {
     if !e.use_stderr() || args.iter().all(plain) {
         e.exit()
     }
-    eprint!("{}", error_text(e, args));
+    crate::untrusted::to_stderr(error_text(e, args));
     std::process::exit(e.exit_code())
 }
 

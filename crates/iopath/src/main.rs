@@ -49,12 +49,12 @@ fn main() -> ExitCode {
 /// Print a failed command's reason on stderr; its exit code.
 fn say(e: &anyhow::Error) -> ExitCode {
     if e.is::<Interrupted>() {
-        eprintln!(
+        iopath::say!(
             "iopath: interrupted by {}; temporary files removed",
             iopath::stop_cause()
         );
     } else {
-        eprintln!("error: {}", Visible(format_args!("{e:#}")));
+        iopath::say!("error: {}", Visible(format_args!("{e:#}")));
     }
     exit_of(e)
 }
@@ -75,7 +75,7 @@ fn stop_on_signals() -> Arc<AtomicBool> {
         // Which signal it was, for the messages (set before the flag).
         let said = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
         if let Err(e) = said.and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop))) {
-            eprintln!("warning: cannot handle signal {sig}: {e}");
+            iopath::say!("warning: cannot handle signal {sig}: {e}");
         }
     }
     stop
@@ -133,7 +133,7 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     if let (Err(e), false) = (&res, ranks.failed_together()) {
         // Failed here alone (its files are removed by now): the other
         // ranks would wait for this one forever.
-        eprintln!(
+        iopath::say!(
             "error: rank {} ({}): {}",
             ranks.rank(),
             Visible(&host),
@@ -231,7 +231,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     text.push_str(&iopath::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
-            eprint!("{}", Visible(&text));
+            iopath::untrusted::to_stderr(Visible(&text));
         }
         if json_stdout {
             json::write_stdout(&result, args.json_format)?;
@@ -244,7 +244,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     // interrupted run still exits 130.
     let reports = args.reports.write(&result);
     if let Err(e) = &reports {
-        eprintln!("error: {}", Visible(format_args!("{e:#}")));
+        iopath::say!("error: {}", Visible(format_args!("{e:#}")));
     }
     if result.interrupted {
         // Where what it measured went: a --json file, stdout, or only the
@@ -257,7 +257,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
                     .to_string()
             }
         };
-        eprintln!(
+        iopath::say!(
             "iopath: interrupted by {}; {}; temporary files removed",
             iopath::stop_cause(),
             Visible(kept)
@@ -265,11 +265,11 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         return Ok(ExitCode::from(130));
     }
     if result.cases.iter().any(|c| c.error.is_some()) {
-        eprintln!("iopath: some cases failed (see the table)");
+        iopath::say!("iopath: some cases failed (see the table)");
         return Ok(ExitCode::from(1));
     }
     if let Some(why) = commands::nothing_measured(&result) {
-        eprintln!("iopath: {why}");
+        iopath::say!("iopath: {why}");
         return Ok(ExitCode::from(1));
     }
     if reports.is_err() {

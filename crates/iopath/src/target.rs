@@ -388,7 +388,7 @@ fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
 /// Remove what killed runs left in `dir`, and say so.
 fn reap_in(dir: &Path) {
     if let Some(m) = reap::files_message(&reap::stale_files(dir)) {
-        eprintln!("{}", crate::untrusted::Visible(m));
+        crate::say!("{}", crate::untrusted::Visible(m));
     }
 }
 

@@ -160,7 +160,27 @@ pub fn json_escaped(json: String) -> String {
     out
 }
 
-/// Displays its value with [`visible`] applied: `eprintln!("error: {}",
+/// Write `text`, made [`visible`], to stderr, and ignore a failure:
+/// `eprint!` panics when the write fails, and a closed terminal (the
+/// SIGHUP a run ends on) or a reader gone (`2>&1 | head`) must not turn a
+/// message into a panic (exit 101).
+pub fn to_stderr(text: impl fmt::Display) {
+    use std::io::Write;
+    let text = text.to_string();
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(visible(&text).as_bytes());
+}
+
+/// [`to_stderr`] with a line feed: the `eprintln!` that never panics.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::untrusted::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Displays its value with [`visible`] applied: `say!("error: {}",
 /// Visible(format_args!("{e:#}")))`.
 #[derive(Debug, Clone, Copy)]
 pub struct Visible<T>(pub T);

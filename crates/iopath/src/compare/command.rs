@@ -60,7 +60,7 @@ fn print_stdout(s: &str) -> anyhow::Result<()> {
 /// A line on stderr; the names and labels it quotes come from the results
 /// and paths compared, so their control characters are shown, not sent.
 fn say(line: String) {
-    eprintln!("{}", crate::untrusted::visible(&line));
+    crate::say!("{}", crate::untrusted::visible(&line));
 }
 
 /// `iopath compare`: 0, or 1 when `--fail-above` finds a regression, or 3

@@ -99,7 +99,7 @@ impl Runner<'_> {
             // obeyed (`untrusted`).
             let line = format!("iopath: {}", eta.estimate().describe(plan));
             let line = crate::untrusted::visible(&line);
-            eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
+            crate::untrusted::to_stderr(crate::units::wrap(&line, 120, "", "  "));
         }
         let started_at = sysinfo::now_rfc3339();
         let (target, shared_file) = self.ranks.agree(self.prepare_target())?;
@@ -207,7 +207,7 @@ impl Runner<'_> {
         };
         if let Some(i) = result.mpi.as_ref().filter(|_| !self.progress.is_quiet()) {
             for n in &i.notes {
-                eprintln!("iopath: note: {}", crate::untrusted::Visible(n));
+                crate::say!("iopath: note: {}", crate::untrusted::Visible(n));
             }
         }
 
@@ -238,7 +238,7 @@ impl Runner<'_> {
                     crate::units::n_of(refused.len() as u64, "case", "cases"),
                     crate::units::fmt_wall(shared.eta.left())
                 );
-                eprint!("{}", crate::units::wrap(&line, 120, "", "  "));
+                crate::untrusted::to_stderr(crate::units::wrap(&line, 120, "", "  "));
             }
         }
         bar.set_prefix(job::left_text(shared.eta.left()));
@@ -289,7 +289,7 @@ impl Runner<'_> {
                 // (Nothing to say when the first job was the run.)
                 let far = (again - first).abs() > 0.25 * first && (again - first).abs() > 10.0;
                 if far && left.as_secs_f64() >= 1.0 {
-                    eprintln!(
+                    crate::say!(
                         "iopath: measured speeds change the estimate: about {} left ({} so far)",
                         crate::units::fmt_wall(left),
                         crate::units::fmt_wall(spent)
