@@ -272,3 +272,91 @@ fn hard_link_of_an_active_swap_file_is_refused() {
         "{err}"
     );
 }
+
+/// An overlay of `dir`/ov (layers l, u, w mounted at m, absolute paths)
+/// holding an ext4 image `img` in its upper layer: the mount, and the
+/// image's paths through the overlay and in the upper layer.
+fn overlay_with_image(dir: &Path) -> Option<(Mount, PathBuf, PathBuf)> {
+    let ov = dir.join("ov");
+    for d in ["l", "u", "w", "m"] {
+        std::fs::create_dir_all(ov.join(d)).unwrap();
+    }
+    let upper = ext4_image(&ov.join("u"), "img")?;
+    let opts = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        ov.join("l").display(),
+        ov.join("u").display(),
+        ov.join("w").display()
+    );
+    let m = Mount::new("overlay", &ov.join("m"), &["-t", "overlay", "-o", &opts])?;
+    Some((m, ov.join("m/img"), upper))
+}
+
+/// Issue: an image loop-mounted through an overlay was written through
+/// its file in the overlay's upper layer (same inode, another device).
+#[test]
+fn upper_layer_file_of_a_loop_mounted_overlay_image_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let mnt = dir.path().join("m4");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(lo) = Loop::attach(&through, false) else {
+        return;
+    };
+    let Some(_m) = Mount::new(lo.path(), &mnt, &[]) else {
+        return;
+    };
+    settle();
+    let before = std::fs::read(&upper).unwrap();
+    assert_refused(&write_run(&upper), &lo.name(), &upper, &before);
+}
+
+/// The other way round: a loop device over the upper layer's file, and
+/// the same file written through the overlay.
+#[test]
+fn overlay_path_of_a_loop_backed_upper_layer_file_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let Some(lo) = Loop::attach(&upper, false) else {
+        return;
+    };
+    let before = std::fs::read(&upper).unwrap();
+    assert_refused(&write_run(&through), &lo.name(), &upper, &before);
+}
+
+/// base.img → loop A → loop B, B mounted: refusing base.img names B and
+/// its mount point, and detaching B first.
+#[test]
+fn refusal_of_a_loop_under_a_loop_names_the_stacked_loop_and_its_mount() {
+    let dir = scratch();
+    let Some(img) = ext4_image(dir.path(), "base.img") else {
+        return;
+    };
+    let Some(a) = Loop::attach(&img, false) else {
+        return;
+    };
+    let Some(b) = Loop::attach(a.path(), false) else {
+        return;
+    };
+    let mnt = dir.path().join("m2");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_m) = Mount::new(b.path(), &mnt, &[]) else {
+        return;
+    };
+    settle();
+    let before = std::fs::read(&img).unwrap();
+    let out = write_run(&img);
+    assert_refused(&out, &a.name(), &img, &before);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&b.name()), "names {}: {err}", b.name());
+    assert!(
+        err.contains(mnt.to_str().unwrap()),
+        "names the mount: {err}"
+    );
+    let detach = format!("losetup -d {} {}", b.path().display(), a.path().display());
+    assert!(err.contains(&detach), "{detach}: {err}");
+}
