@@ -483,3 +483,30 @@ fn upper_layer_file_under_an_overlay_with_relative_layers_is_refused() {
         "the image was written"
     );
 }
+
+/// A loop device over an overlay's file whose name was then removed: the
+/// kernel gives the overlay's device and the layer file's inode, and no
+/// name is left to find its layers by; a hard link in the upper layer,
+/// with that inode number, is refused as unsure.
+#[test]
+fn hard_link_in_the_upper_layer_of_a_removed_overlay_backing_file_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let hl = upper.with_file_name("img.hl");
+    std::fs::hard_link(&upper, &hl).unwrap();
+    let Some(lo) = Loop::attach(&through, false) else {
+        return;
+    };
+    std::fs::remove_file(&through).unwrap();
+    let before = std::fs::read(&hl).unwrap();
+    let out = write_run(&hl);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&lo.name()), "names {}: {err}", lo.name());
+    assert!(
+        std::fs::read(&hl).unwrap() == before,
+        "the image was written"
+    );
+}

@@ -141,6 +141,9 @@ pub fn backs(lo: &LoopDevice, target: &Ids, mounts: &[MountLine]) -> Backs {
     b.ids.extend(backing_id(lo));
     if !deleted {
         b.add_layers(Path::new(&lo.backing_name), mounts);
+    } else if let Some(ov) = b.ids.first().and_then(|k| overlay_of_dev(k.dev, mounts)) {
+        // A removed name on an overlay: its layers cannot be looked up.
+        b.unresolved.push(ov);
     }
     if !b.ids.is_empty() {
         return b.meets(target);
@@ -153,6 +156,14 @@ pub fn backs(lo: &LoopDevice, target: &Ids, mounts: &[MountLine]) -> Backs {
         Some(dir) if !target.on_dev(dir.dev) => Backs::No,
         _ => Backs::Unverified,
     }
+}
+
+/// The mount point of the overlay whose device is `dev`, if one is.
+fn overlay_of_dev(dev: (u32, u32), mounts: &[MountLine]) -> Option<String> {
+    mounts
+        .iter()
+        .find(|m| m.dev == dev && m.fstype == "overlay")
+        .map(|m| m.at.clone())
 }
 
 /// The loop devices (of `loops`) whose backing file is `target`, those

@@ -22,6 +22,8 @@ pub const MAX_DEPTH: usize = 8;
 /// options (unescaped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountLine {
+    /// `maj:min` of the mounted file system (an overlay's is anonymous).
+    pub dev: (u32, u32),
     pub at: String,
     pub fstype: String,
     pub source: String,
@@ -39,8 +41,11 @@ pub fn mount_lines(mountinfo: &str) -> Vec<MountLine> {
             let fstype = r.next()?.to_string();
             let source = super::unescape(r.next()?);
             let opts = super::unescape(r.next().unwrap_or(""));
-            let at = super::unescape(left.split(' ').nth(4)?);
+            let mut f = left.split(' ');
+            let dev = super::parse_dev(f.nth(2)?)?;
+            let at = super::unescape(f.nth(1)?);
             Some(MountLine {
+                dev,
                 at,
                 fstype,
                 source,
@@ -136,7 +141,7 @@ mod tests {
                   46 22 0:39 / /srv/ov\\040m rw - overlay overlay rw,lowerdir=/l1:/l2::/d,upperdir=/u,workdir=/w,uuid=on\n\
                   47 22 0:40 / /srv/x rw - overlay overlay rw,lowerdir+=/a,datadir+=/b\n";
         let m = mount_lines(mi);
-        assert_eq!(m[1].at, "/srv/ov m");
+        assert_eq!((m[1].dev, m[1].at.as_str()), ((0, 39), "/srv/ov m"));
         assert_eq!(layers(&m[1].opts), ["/l1", "/l2", "/d", "/u"]);
         assert_eq!(layers(&m[2].opts), ["/a", "/b"]);
         let on = mount_of(Path::new("/srv/ov m/img"), &m).unwrap();
