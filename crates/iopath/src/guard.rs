@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::plan::UsageError;
 
 pub mod identity;
+pub mod overlay;
 pub use identity::check_file_write;
 use identity::FileId;
 
@@ -177,18 +178,30 @@ pub fn loops_backed_by(path: &Path, sys: &Path) -> Vec<String> {
             Some(dir.file_name()?.to_string_lossy().into_owned())
         })
         .flatten();
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mounts = overlay::mount_lines(&mountinfo);
     let target = match &own_name {
-        Some(name) => loops
-            .iter()
-            .find(|l| &l.name == name)
-            .and_then(identity::backing_id),
-        None => Some(FileId::of(&meta)),
+        Some(name) => loops.iter().find(|l| &l.name == name).map(|l| {
+            let mut t = identity::Ids::default();
+            t.ids.extend(identity::backing_id(l));
+            if !l.backing_name.ends_with(" (deleted)") {
+                t.add_layers(Path::new(&l.backing_name), &mounts);
+            }
+            t
+        }),
+        None => {
+            let mut t = identity::Ids::from(FileId::of(&meta));
+            t.add_layers(path, &mounts);
+            Some(t)
+        }
     };
-    let Some(target) = target else {
+    let Some(target) = target.filter(|t| !t.ids.is_empty()) else {
         return Vec::new();
     };
-    let (mut sure, maybe) = identity::loops_backing(target, &loops, own_name.as_deref());
-    sure.extend(maybe);
+    let b = identity::loops_backing(&target, &loops, &mounts, own_name.as_deref());
+    let mut sure = b.sure;
+    sure.extend(b.maybe);
+    sure.extend(b.overlay);
     sure.sort();
     sure
 }

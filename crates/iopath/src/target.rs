@@ -201,9 +201,8 @@ pub fn prepare(
                     // Marked as this run's (or, with no extended attributes,
                     // renamed to carry its tag), so that once the run is
                     // gone the reaper can tell it from a user's file of that
-                    // name; a live run's file, locked: the reaper leaves it.
-                    let path = reap::mark_or_tag(&file, &path);
-                    reap::try_lock(&file);
+                    // name; a live run's file, locked first: the reaper leaves it.
+                    let path = reap::claim(&file, |f| reap::mark_or_tag(f, &path));
                     Made {
                         file,
                         path: path.clone(),

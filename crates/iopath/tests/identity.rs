@@ -272,3 +272,241 @@ fn hard_link_of_an_active_swap_file_is_refused() {
         "{err}"
     );
 }
+
+/// An overlay of `dir`/ov (layers l, u, w mounted at m, absolute paths)
+/// holding an ext4 image `img` in its upper layer: the mount, and the
+/// image's paths through the overlay and in the upper layer.
+fn overlay_with_image(dir: &Path) -> Option<(BareMount, PathBuf, PathBuf)> {
+    let ov = dir.join("ov");
+    for d in ["l", "u", "w", "m"] {
+        std::fs::create_dir_all(ov.join(d)).unwrap();
+    }
+    let upper = ext4_image(&ov.join("u"), "img")?;
+    let opts = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        ov.join("l").display(),
+        ov.join("u").display(),
+        ov.join("w").display()
+    );
+    let m = Mount::new("overlay", &ov.join("m"), &["-t", "overlay", "-o", &opts])?;
+    // Unmounted lazily if a loop device being detached still holds it.
+    std::mem::forget(m);
+    Some((BareMount(ov.join("m")), ov.join("m/img"), upper))
+}
+
+/// Issue: an image loop-mounted through an overlay was written through
+/// its file in the overlay's upper layer (same inode, another device).
+#[test]
+fn upper_layer_file_of_a_loop_mounted_overlay_image_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let mnt = dir.path().join("m4");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(lo) = Loop::attach(&through, false) else {
+        return;
+    };
+    let Some(_m) = Mount::new(lo.path(), &mnt, &[]) else {
+        return;
+    };
+    settle();
+    let before = std::fs::read(&upper).unwrap();
+    assert_refused(&write_run(&upper), &lo.name(), &upper, &before);
+}
+
+/// The other way round: a loop device over the upper layer's file, and
+/// the same file written through the overlay.
+#[test]
+fn overlay_path_of_a_loop_backed_upper_layer_file_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let Some(lo) = Loop::attach(&upper, false) else {
+        return;
+    };
+    let before = std::fs::read(&upper).unwrap();
+    assert_refused(&write_run(&through), &lo.name(), &upper, &before);
+}
+
+/// base.img → loop A → loop B, B mounted: refusing base.img names B and
+/// its mount point, and detaching B first.
+#[test]
+fn refusal_of_a_loop_under_a_loop_names_the_stacked_loop_and_its_mount() {
+    let dir = scratch();
+    let Some(img) = ext4_image(dir.path(), "base.img") else {
+        return;
+    };
+    let Some(a) = Loop::attach(&img, false) else {
+        return;
+    };
+    let Some(b) = Loop::attach(a.path(), false) else {
+        return;
+    };
+    let mnt = dir.path().join("m2");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_m) = Mount::new(b.path(), &mnt, &[]) else {
+        return;
+    };
+    settle();
+    let before = std::fs::read(&img).unwrap();
+    let out = write_run(&img);
+    assert_refused(&out, &a.name(), &img, &before);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&b.name()), "names {}: {err}", b.name());
+    assert!(
+        err.contains(mnt.to_str().unwrap()),
+        "names the mount: {err}"
+    );
+    let detach = format!("losetup -d {} {}", b.path().display(), a.path().display());
+    assert!(err.contains(&detach), "{detach}: {err}");
+}
+
+/// A mount made by a bare mount(2) (no loop device: erofs mounts a
+/// regular file itself on Linux 6.12+), through python3's ctypes;
+/// unmounted when dropped (lazily when still busy: a loop device just
+/// detached may hold it a moment longer).
+struct BareMount(PathBuf);
+
+impl BareMount {
+    fn new(src: &Path, at: &Path, fstype: &str) -> Option<BareMount> {
+        let script = "import ctypes,os,sys\n\
+                      l=ctypes.CDLL(None,use_errno=True)\n\
+                      r=l.mount(sys.argv[1].encode(),sys.argv[2].encode(),sys.argv[3].encode(),1,None)\n\
+                      sys.exit(os.strerror(ctypes.get_errno()) if r else 0)";
+        let out = Command::new("python3")
+            .args(["-c", script])
+            .arg(src)
+            .arg(at)
+            .arg(fstype)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(BareMount(at.to_path_buf())),
+            other => {
+                common::skip(format!("cannot mount {fstype} from a file: {other:?}"));
+                None
+            }
+        }
+    }
+}
+
+impl Drop for BareMount {
+    fn drop(&mut self) {
+        let done = Command::new("umount").arg(&self.0).status();
+        if !done.is_ok_and(|s| s.success()) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// Issue: a file-backed mount's source is the name the image had at mount
+/// time; once the image is moved, a hard link of it was written, and the
+/// mounted file system damaged.
+#[test]
+fn hard_link_of_a_moved_file_backed_erofs_image_is_refused() {
+    let dir = scratch();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("data"), vec![5u8; 12 << 20]).unwrap();
+    let img = dir.path().join("ero.img");
+    let made = Command::new("mkfs.erofs")
+        .arg("--quiet")
+        .arg(&img)
+        .arg(&src)
+        .output();
+    if !made.as_ref().is_ok_and(|o| o.status.success()) {
+        common::skip(format!("mkfs.erofs failed: {made:?}"));
+        return;
+    }
+    let me = dir.path().join("me");
+    std::fs::create_dir(&me).unwrap();
+    let Some(_m) = BareMount::new(&img, &me, "erofs") else {
+        return;
+    };
+    let moved = dir.path().join("ero.moved");
+    std::fs::rename(&img, &moved).unwrap();
+    let hl = dir.path().join("ero.hl");
+    std::fs::hard_link(&moved, &hl).unwrap();
+    let before = std::fs::read(&hl).unwrap();
+    let out = write_run(&hl);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(me.to_str().unwrap()) && err.contains("umount"),
+        "names the mount and what to do: {err}"
+    );
+    assert!(
+        std::fs::read(&hl).unwrap() == before,
+        "the image was written"
+    );
+}
+
+/// An overlay mounted with relative layer paths (as `mount -o
+/// upperdir=ov/u` keeps them): its layers cannot be found, and the file
+/// through it, with its upper file's inode number, is refused as unsure.
+#[test]
+fn upper_layer_file_under_an_overlay_with_relative_layers_is_refused() {
+    let dir = scratch();
+    for d in ["l", "u", "w", "m"] {
+        std::fs::create_dir_all(dir.path().join("ov").join(d)).unwrap();
+    }
+    let Some(upper) = ext4_image(&dir.path().join("ov/u"), "img") else {
+        return;
+    };
+    let at = dir.path().join("ov/m");
+    let made = Command::new("mount")
+        .current_dir(dir.path())
+        .args(["-t", "overlay", "overlay", "-o"])
+        .arg("lowerdir=ov/l,upperdir=ov/u,workdir=ov/w")
+        .arg(&at)
+        .output()
+        .unwrap();
+    if !made.status.success() {
+        common::skip(format!("mount -t overlay failed: {made:?}"));
+        return;
+    }
+    let _ov = BareMount(at.clone());
+    let Some(lo) = Loop::attach(&at.join("img"), false) else {
+        return;
+    };
+    let before = std::fs::read(&upper).unwrap();
+    let out = write_run(&upper);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&lo.name()) && err.contains(at.to_str().unwrap()),
+        "names the loop device and the overlay: {err}"
+    );
+    assert!(
+        std::fs::read(&upper).unwrap() == before,
+        "the image was written"
+    );
+}
+
+/// A loop device over an overlay's file whose name was then removed: the
+/// kernel gives the overlay's device and the layer file's inode, and no
+/// name is left to find its layers by; a hard link in the upper layer,
+/// with that inode number, is refused as unsure.
+#[test]
+fn hard_link_in_the_upper_layer_of_a_removed_overlay_backing_file_is_refused() {
+    let dir = scratch();
+    let Some((_ov, through, upper)) = overlay_with_image(dir.path()) else {
+        return;
+    };
+    let hl = upper.with_file_name("img.hl");
+    std::fs::hard_link(&upper, &hl).unwrap();
+    let Some(lo) = Loop::attach(&through, false) else {
+        return;
+    };
+    std::fs::remove_file(&through).unwrap();
+    let before = std::fs::read(&hl).unwrap();
+    let out = write_run(&hl);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&lo.name()), "names {}: {err}", lo.name());
+    assert!(
+        std::fs::read(&hl).unwrap() == before,
+        "the image was written"
+    );
+}

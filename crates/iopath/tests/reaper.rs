@@ -212,3 +212,23 @@ fn without_extended_attributes_the_name_tag_proves_the_file() {
     );
     assert!(!real.exists());
 }
+
+/// A run's named file is locked before it is marked: a reaper that sees
+/// the mark (one in another pid namespace, to which the live run's pid
+/// looks gone) always finds the lock held, and leaves the file.
+#[test]
+fn a_runs_file_is_locked_before_it_is_marked() {
+    use iopath::target::reap::{claim, mark, try_lock};
+    let dir = scratch();
+    let path = dir.path().join("iopath-1-00000000.dat");
+    let file = std::fs::File::create_new(&path).unwrap();
+    let locked_when_marked = claim(&file, |f| {
+        // What a reaper does: its own open of the file, then the lock.
+        let reaper = std::fs::File::open(&path).unwrap();
+        let locked = !try_lock(&reaper);
+        mark(f);
+        locked
+    });
+    assert!(locked_when_marked, "the mark was set before the lock");
+    assert!(!try_lock(&std::fs::File::open(&path).unwrap()));
+}

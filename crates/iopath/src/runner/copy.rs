@@ -79,8 +79,7 @@ pub fn run(
     let start = Instant::now();
     let mut lock = |dst: &std::fs::File| {
         if let Ok(f) = dst.try_clone() {
-            crate::target::reap::mark(&f);
-            crate::target::reap::try_lock(&f);
+            crate::target::reap::claim(&f, crate::target::reap::mark);
             *held = Some(f);
         }
     };

@@ -149,8 +149,7 @@ fn make_shared(dir: &std::path::Path, size: Option<u64>) -> Result<(PathBuf, Fil
                 path.display()
             )
         })?;
-    target::reap::mark(&file);
-    target::reap::try_lock(&file);
+    target::reap::claim(&file, target::reap::mark);
     let size = size.unwrap_or(crate::plan::DEFAULT_SIZE);
     if let Err(e) = file.set_len(size) {
         let _ = std::fs::remove_file(&path);

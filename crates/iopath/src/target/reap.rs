@@ -223,6 +223,16 @@ pub fn try_lock(f: &File) -> bool {
     rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
 }
 
+/// Claim `file`, just made by this run, as a live run's: lock it
+/// ([`try_lock`]), then mark it with `mark` ([`mark`], [`mark_or_tag`]),
+/// in that order. A reaper that sees the mark must find the lock already
+/// held: one in another pid namespace (where this run's pid looks gone)
+/// would otherwise remove the file of a live run between the two steps.
+pub fn claim<T>(file: &File, mark: impl FnOnce(&File) -> T) -> T {
+    try_lock(file);
+    mark(file)
+}
+
 /// Set to `1` (tests only), iopath behaves as on a file system without
 /// user extended attributes: no mark is set or read, and a named test file
 /// is proven by its name's tag ([`mark_or_tag`]).
