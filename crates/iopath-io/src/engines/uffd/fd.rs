@@ -124,6 +124,15 @@ fn unprivileged_sysctl() -> Option<u32> {
 /// Why neither the system call (`sys`) nor `/dev/userfaultfd` (`dev`) gave a
 /// userfaultfd, and what to do.
 pub(super) fn unavailable_reason(sys: &io::Error, dev: &io::Error, sysctl: Option<u32>) -> String {
+    // Out of descriptors or memory: the limit is the cause, not a
+    // permission (both ways fail alike).
+    if let Some(hint) = sys
+        .raw_os_error()
+        .filter(|_| crate::sys::is_limit_error(sys))
+        .and_then(crate::sys::limit_hint)
+    {
+        return format!("userfaultfd(2) failed: {sys}: {hint}");
+    }
     let sys_part = match sys.raw_os_error() {
         Some(libc::ENOSYS) => "this kernel has no userfaultfd(2) (ENOSYS: built without CONFIG_USERFAULTFD, or a seccomp filter hides it)".to_string(),
         Some(libc::EPERM) => {

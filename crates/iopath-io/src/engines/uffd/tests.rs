@@ -97,6 +97,18 @@ fn runs_join_neighbours() {
     assert!(runs(&[], |_| true).is_empty());
 }
 
+/// Review of issue 26: out of descriptors (`ulimit -n 5`), root was told to
+/// allow userfaultfd with a sysctl or to run as root.
+#[test]
+fn a_limit_is_named_as_the_cause_not_a_permission() {
+    let e = |n| io::Error::from_raw_os_error(n);
+    let r = unavailable_reason(&e(libc::EMFILE), &e(libc::EMFILE), Some(1));
+    assert!(r.contains("ulimit -n"), "{r}");
+    assert!(!r.contains("sysctl") && !r.contains("run as root"), "{r}");
+    let r = unavailable_reason(&e(libc::ENOMEM), &e(libc::ENOENT), Some(1));
+    assert!(r.contains("out of memory"), "{r}");
+}
+
 #[test]
 fn reasons_name_the_cause_and_the_fix() {
     let e = |n| io::Error::from_raw_os_error(n);
