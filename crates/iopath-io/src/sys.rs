@@ -279,9 +279,15 @@ pub fn limit_hint(code: i32) -> Option<String> {
         libc::ENFILE => "the system's table of open files is full (fs.file-max): close other programs or raise fs.file-max".to_string(),
         libc::ENOMEM => {
             let (soft, _) = memlock_limit();
+            let bytes = |l: Option<u64>| l.map_or("unlimited".to_string(), |b| format!("{b} bytes"));
+            // An address-space limit (ulimit -v) fails mappings with ENOMEM
+            // too: name it where one is set.
+            let space = rustix::process::getrlimit(rustix::process::Resource::As).current;
             format!(
-                "out of memory, or of locked memory (ulimit -l: {}): free memory, raise `ulimit -l`, or lower --threads, --qd, --bs or --ucache-size",
-                soft.map_or("unlimited".to_string(), |b| format!("{b} bytes"))
+                "out of memory, or of locked memory (ulimit -l: {}){}: free memory, raise {}, or lower --threads, --qd, --bs or --ucache-size",
+                bytes(soft),
+                space.map_or(String::new(), |_| format!(", or of address space (ulimit -v: {})", bytes(space))),
+                if space.is_some() { "`ulimit -l` or `ulimit -v`" } else { "`ulimit -l`" }
             )
         }
         _ => return None,
