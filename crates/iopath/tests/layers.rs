@@ -12,7 +12,10 @@ use std::path::Path;
 /// Bottom first. A module may use any module of its own layer or a lower
 /// one; within a layer, no cycle.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("words", &["units", "untrusted", "schedule", "model", "limits"]),
+    (
+        "words",
+        &["units", "untrusted", "schedule", "model", "limits"],
+    ),
     ("machine", &["topology", "metrics", "sysinfo"]),
     ("statistics", &["stats"]),
     (
