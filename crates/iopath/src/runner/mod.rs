@@ -84,11 +84,8 @@ impl Runner<'_> {
         let estimated = eta.estimate().total();
         // Bad input is said before the estimate: a run that cannot start
         // promises no duration.
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        self.ranks.agree(check_memory(
-            plan,
-            sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
-        ))?;
+        self.ranks
+            .agree(check_memory(plan, &prepare::Room::now()))?;
         if plan.needs_file() {
             let copies = plan.cases.iter().any(|c| c.pattern == Pattern::Copy);
             self.ranks
