@@ -73,6 +73,8 @@ pub struct Target {
     /// in use; a block device iopath writes, held open `O_EXCL`; or an
     /// existing file or device, held `O_PATH`.
     held: Option<File>,
+    /// The file after iopath's own last change to it ([`watch`]).
+    stamp: std::sync::Mutex<Option<watch::Stamp>>,
 }
 
 impl Target {
@@ -112,7 +114,9 @@ impl Target {
             .with_context(|| format!("open {}", self.path().display()))?;
         f.set_len(0)
             .and_then(|()| f.set_len(self.size()))
-            .with_context(|| format!("truncating {}", self.path().display()))
+            .with_context(|| format!("truncating {}", self.path().display()))?;
+        self.settle();
+        Ok(())
     }
 }
 
@@ -611,7 +615,7 @@ fn open_existing(
     }
     let allocated_bytes = allocated(&open_path);
     let held = Some(held);
-    Ok(Target {
+    let target = Target {
         open_path,
         dir: path
             .parent()
@@ -632,7 +636,11 @@ fn open_existing(
             prefill_ns: None,
             allocated_bytes,
         },
-    })
+        stamp: Default::default(),
+    };
+    // Pinned: from here on another process's change is seen.
+    target.settle();
+    Ok(target)
 }
 
 /// `path` opened `O_PATH` (following symlinks), refused when it is not the
@@ -700,6 +708,7 @@ fn prefill_existing(
     target.info.prefilled = true;
     target.info.prefill_ns = Some(t0.elapsed().as_nanos() as u64);
     target.info.allocated_bytes = allocated(&path);
+    target.settle();
     Ok(())
 }
 
@@ -783,6 +792,7 @@ fn create_prefilled(
             prefill_ns: None,
             allocated_bytes: None,
         },
+        stamp: Default::default(),
     };
     let mut file = match target.held.as_ref().map(File::try_clone) {
         Some(Ok(f)) => f,
@@ -799,6 +809,7 @@ fn create_prefilled(
         file.set_len(size)
             .with_context(|| format!("cannot size {} to {}", path.display(), fmt_bytes(size)))?;
         target.info.allocated_bytes = Some(file.metadata()?.blocks() * 512);
+        target.settle();
         return Ok(target);
     }
     let t0 = Instant::now();
@@ -815,6 +826,7 @@ fn create_prefilled(
             size
         );
     }
+    target.settle();
     Ok(target)
 }
 

@@ -183,6 +183,60 @@ impl MemCgroup {
     }
 }
 
+/// What the tightest of a memory cgroup and its ancestors leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupRoom {
+    /// The cgroup whose limit binds (the process's own, or an ancestor).
+    pub dir: PathBuf,
+    pub limit: u64,
+    /// Charged to it, less its inactive page cache (reclaimable).
+    pub used: u64,
+    /// `limit - used`.
+    pub left: u64,
+}
+
+impl MemCgroup {
+    /// The memory left under this cgroup's limit and its ancestors' (up
+    /// to the hierarchy's root): the smallest `limit - (usage - inactive
+    /// file pages)`; `None` when none of them is limited.
+    pub fn room(&self) -> Option<CgroupRoom> {
+        let (usage, inactive) = if self.version == 2 {
+            ("memory.current", "inactive_file")
+        } else {
+            ("memory.usage_in_bytes", "total_inactive_file")
+        };
+        let mut tightest: Option<CgroupRoom> = None;
+        for dir in self.dir.ancestors() {
+            if !dir.join("memory.stat").exists() {
+                break;
+            }
+            let level = MemCgroup {
+                version: self.version,
+                dir: dir.to_path_buf(),
+            };
+            let Some(limit) = level.limit_bytes() else {
+                continue;
+            };
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+            let charged: u64 = read(usage).and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+            let reclaimable = read("memory.stat")
+                .and_then(|t| stat_value(&t, inactive))
+                .unwrap_or(0);
+            let used = charged.saturating_sub(reclaimable);
+            let left = limit.saturating_sub(used);
+            if tightest.as_ref().is_none_or(|t| left < t.left) {
+                tightest = Some(CgroupRoom {
+                    dir: dir.to_path_buf(),
+                    limit,
+                    used,
+                    left,
+                });
+            }
+        }
+        tightest
+    }
+}
+
 /// A `key value` line of a cgroup `memory.stat`.
 pub fn stat_value(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
@@ -242,6 +296,43 @@ mod tests {
         assert_eq!(cg2.version, 2);
         assert_eq!(cg2.file_bytes(), Some(12288));
         assert!(MemCgroup::find("0::/missing\n", root).is_none());
+    }
+
+    /// The tightest level binds: a child limited to 1 GiB under a parent
+    /// of 200 MiB with 150 MiB charged (10 MiB of it inactive page cache)
+    /// leaves 60 MiB; levels without a limit are passed over.
+    #[test]
+    fn a_cgroups_room_is_the_tightest_of_its_ancestors() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("memory");
+        let (parent, child) = (root.join("p"), root.join("p/c"));
+        std::fs::create_dir_all(&child).unwrap();
+        let level = |dir: &Path, limit: &str, usage: u64, inactive: u64| {
+            std::fs::write(dir.join("memory.limit_in_bytes"), limit).unwrap();
+            std::fs::write(dir.join("memory.usage_in_bytes"), usage.to_string()).unwrap();
+            let stat = format!("cache 0\ntotal_inactive_file {inactive}\n");
+            std::fs::write(dir.join("memory.stat"), stat).unwrap();
+        };
+        level(&root, "9223372036854771712\n", 5 << 30, 0);
+        level(&parent, "209715200\n", 150 << 20, 10 << 20);
+        level(&child, "1073741824\n", 10 << 20, 0);
+        let cg = MemCgroup {
+            version: 1,
+            dir: child.clone(),
+        };
+        let room = cg.room().unwrap();
+        assert_eq!(room.dir, parent);
+        assert_eq!(
+            (room.limit, room.used, room.left),
+            (200 << 20, 140 << 20, 60 << 20)
+        );
+        // Over its limit (charges may pass it briefly): nothing left.
+        level(&child, "1073741824\n", 2 << 30, 0);
+        assert_eq!(cg.room().unwrap().left, 0);
+        // No limit anywhere: no room to say.
+        level(&parent, "9223372036854771712\n", 0, 0);
+        level(&child, "9223372036854771712\n", 0, 0);
+        assert_eq!(cg.room(), None);
     }
 
     #[test]

@@ -11,7 +11,8 @@ use std::thread::ScopedJoinHandle;
 use std::time::Duration;
 
 use super::RepError;
-use crate::target::watch::Change;
+use crate::plan::Case;
+use crate::target::watch::{Change, Sees};
 use crate::target::Target;
 
 /// When the change was seen, relative to the repetition of `case`.
@@ -45,6 +46,12 @@ pub fn message(
             "replaced {f} (its name leads to another file now; iopath went on with the one it opened)"
         ),
         Change::Removed => format!("removed {f} (iopath went on with the file it opened)"),
+        Change::Holes { len, allocated } => format!(
+            "cut {f} and grew it back (fully allocated before, it has {allocated} of its {len} bytes allocated now: holes where its data was)"
+        ),
+        Change::Status => format!(
+            "changed {f} (its ctime moved while iopath did not write it: truncated and grown back, written, or its attributes changed)"
+        ),
     };
     let detail = match failed {
         Some(e) => format!("the repetition failed: {e}"),
@@ -63,10 +70,11 @@ pub fn after<T>(
     target: Option<&Target>,
     seen: Option<Change>,
     name: &str,
+    sees: Sees,
     rep: Result<T, RepError>,
 ) -> Result<T, RepError> {
     let Some(t) = target else { return rep };
-    let Some(change) = seen.or_else(|| t.changed()) else {
+    let Some(change) = seen.or_else(|| t.changed(sees)) else {
         return rep;
     };
     match rep {
@@ -86,7 +94,7 @@ pub fn after<T>(
 /// changed the target since the last check.
 pub fn before(target: Option<&Target>, name: &str) -> Option<RepError> {
     let t = target?;
-    let change = t.changed()?;
+    let change = t.changed(Sees::ALL)?;
     Some(RepError::Fail(message(t, change, Seen::Before, name, None)))
 }
 
@@ -94,10 +102,22 @@ pub fn before(target: Option<&Target>, name: &str) -> Option<RepError> {
 /// removed. Not a longer one: an engine may extend the file for a moment
 /// (ucache writes its short last page back rounded up, then cuts the file
 /// back), so growth is only judged before and after a repetition.
-pub fn while_running(target: Option<&Target>) -> Option<Change> {
+pub fn while_running(target: Option<&Target>, sees: Sees) -> Option<Change> {
     target
-        .and_then(Target::changed)
+        .and_then(|t| t.changed(sees))
         .filter(|c| !matches!(c, Change::Length { was, now } if now > was))
+}
+
+/// What a check during or after a repetition of `case` may compare: not
+/// the ctime when it writes the file (its own writes move it), not the
+/// allocation when it writes compressible `data`. A copy only reads the
+/// test file.
+pub fn sees(case: &Case, data: iopath_io::data::DataMode) -> Sees {
+    let writes = case.pattern.writes();
+    Sees {
+        ctime: !writes,
+        blocks: !writes || data == iopath_io::data::DataMode::Random,
+    }
 }
 
 /// How often the runner checks the file while a repetition runs: an

@@ -483,6 +483,11 @@ impl Runner<'_> {
             (Some(lost), _) => Err(RepError::Fail(lost)),
         };
         let rep = self.ranks.combine(rep, result, &arm.name, book.seq, warmup);
+        if let Some(t) = sh.target.filter(|_| case.pattern.writes()) {
+            // Every rank's writes are done (`combine`): the file as they
+            // left it is what the checks compare with.
+            t.settle();
+        }
         if rep.is_ok() {
             result.cases[arm.idx].neighbour.extend(beside);
         }
@@ -626,6 +631,11 @@ impl Runner<'_> {
             .flatten();
         // Every rank made its cache state: all start together.
         self.ranks.barrier();
+        if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
+            // Every rank's truncation is done: the file as they left it is
+            // what the checks compare with.
+            t.settle();
+        }
         // A method that worked in earlier repetitions and is now refused
         // (io_uring_setup's ENOMEM while the kernel still holds closed
         // rings' memory against the user's RLIMIT_MEMLOCK) is retried for

@@ -84,11 +84,8 @@ impl Runner<'_> {
         let estimated = eta.estimate().total();
         // Bad input is said before the estimate: a run that cannot start
         // promises no duration.
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        self.ranks.agree(check_memory(
-            plan,
-            sysinfo::meminfo_kb(&meminfo, "MemAvailable").map(|kb| kb * 1024),
-        ))?;
+        self.ranks
+            .agree(check_memory(plan, &prepare::Room::now()))?;
         if plan.needs_file() {
             let copies = plan.cases.iter().any(|c| c.pattern == Pattern::Copy);
             self.ranks
@@ -362,7 +359,8 @@ impl Runner<'_> {
             // A copy is not cut part-way: the case timeout only keeps
             // later repetitions from starting.
             let rep = self.run_copy_repetition(case, target, obs, pass);
-            return changed::after(target, None, &job::progress_name(case), rep);
+            let sees = changed::sees(case, self.plan.data);
+            return changed::after(target, None, &job::progress_name(case), sees, rep);
         }
         let plan = self.plan;
         let threads = case.threads.max(1) as u64;
@@ -560,7 +558,8 @@ impl Runner<'_> {
                     })
                 })
                 .collect();
-            let seen = changed::watch(&handles, || changed::while_running(target));
+            let sees = changed::sees(case, plan.data);
+            let seen = changed::watch(&handles, || changed::while_running(target, sees));
             let outs = handles
                 .into_iter()
                 .map(|h| {
@@ -591,7 +590,8 @@ impl Runner<'_> {
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
         let rep = first_err.map_or(Ok(()), Err);
-        changed::after(target, seen, &job::progress_name(case), rep)?;
+        let sees = changed::sees(case, plan.data);
+        changed::after(target, seen, &job::progress_name(case), sees, rep)?;
         let (mut notes, qd) = caps_out.into_inner().ok().flatten().unwrap_or_default();
         if case.placement.sqpoll_cpu.is_some() && case.method != iopath_io::Method::UringSqpoll {
             notes.push(format!(

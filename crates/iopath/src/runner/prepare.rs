@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use iopath_io::{Method, MethodStatus};
 
+use crate::metrics::procfs::{CgroupRoom, MemCgroup};
 use crate::plan::{CacheState, Case, Plan, UsageError};
 use crate::target::Target;
 use crate::units::fmt_bytes;
@@ -110,7 +111,8 @@ pub(super) struct MemoryNeed {
     /// its whole budget up front, `uffd` keeps at most its budget (and at
     /// most the file) resident.
     pub cache: u64,
-    /// The test file itself when it is made in memory (tmpfs, ramfs).
+    /// The test file itself when it is made in memory (tmpfs, ramfs),
+    /// and for the copy pattern its copy beside it, as large.
     pub file: u64,
 }
 
@@ -127,10 +129,10 @@ impl MemoryNeed {
         MemoryNeed {
             buffers,
             cache,
-            file: if file_in_memory && !case.method.is_null() {
-                file_size
-            } else {
-                0
+            file: match (file_in_memory && !case.method.is_null(), case.pattern) {
+                (false, _) => 0,
+                (true, crate::plan::Pattern::Copy) => file_size.saturating_mul(2),
+                (true, _) => file_size,
             },
         }
     }
@@ -159,25 +161,108 @@ fn file_in_memory(plan: &Plan) -> Option<u64> {
     matches!(fs, "tmpfs" | "ramfs").then(|| plan.size.unwrap_or(crate::plan::DEFAULT_SIZE))
 }
 
+/// The memory this process may still take, from every limit on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Room {
+    /// The system's `MemAvailable`.
+    pub meminfo: Option<u64>,
+    /// The tightest of the process's memory cgroup and its ancestors.
+    pub cgroup: Option<CgroupRoom>,
+    /// `ulimit -v` (RLIMIT_AS) where set: its limit, and what the
+    /// process's address space (`VmSize`) leaves of it.
+    pub address_space: Option<(u64, u64)>,
+}
+
+impl Room {
+    /// The limits on this process now.
+    pub fn now() -> Room {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let kb = |text: &str, key: &str| crate::sysinfo::meminfo_kb(text, key).map(|k| k * 1024);
+        let address_space = rustix::process::getrlimit(rustix::process::Resource::As)
+            .current
+            .map(|limit| {
+                let size = kb(&read("/proc/self/status"), "VmSize").unwrap_or(0);
+                (limit, limit.saturating_sub(size))
+            });
+        Room {
+            meminfo: kb(&read("/proc/meminfo"), "MemAvailable"),
+            cgroup: MemCgroup::current().and_then(|c| c.room()),
+            address_space,
+        }
+    }
+
+    /// The memory available: the least of the system's and the cgroup's.
+    pub fn available(&self) -> Option<u64> {
+        let cgroup = self.cgroup.as_ref().map(|c| c.left);
+        match (self.meminfo, cgroup) {
+            (Some(m), Some(c)) => Some(m.min(c)),
+            (m, c) => m.or(c),
+        }
+    }
+
+    /// The cgroup, when its limit is what leaves the least.
+    fn binding_cgroup(&self) -> Option<&CgroupRoom> {
+        self.cgroup
+            .as_ref()
+            .filter(|c| self.meminfo.is_none_or(|m| c.left < m))
+    }
+}
+
 /// Everything a flag sizes in memory (buffers, user-space caches, a test
-/// file on tmpfs) must fit in what is `available`, checked before any file
-/// is made: a usage error (exit 2) naming the flag, the amount, the memory
-/// available and the way out, instead of an allocation abort later. What
-/// is allocated may take at most half of it; with a file in memory, all
-/// of it together at most nine tenths.
-pub(super) fn check_memory(plan: &Plan, available: Option<u64>) -> Result<()> {
-    let Some(avail) = available else {
-        return Ok(());
-    };
+/// file on tmpfs and its copy) must fit in what `room` leaves (the least
+/// of the system's available memory and the process's memory cgroup's),
+/// checked before any file is made: a usage error (exit 2) naming the
+/// flag, the amount, the memory available and the way out, instead of an
+/// allocation abort or an OOM kill later. What is allocated may take at
+/// most half of it; with a file in memory, all of it together at most nine
+/// tenths. Buffers and caches must also fit in half of what `ulimit -v`
+/// leaves.
+pub(super) fn check_memory(plan: &Plan, room: &Room) -> Result<()> {
     let in_memory = file_in_memory(plan);
     let file_size = plan.size.unwrap_or(crate::plan::DEFAULT_SIZE);
     for c in &plan.cases {
         let need = MemoryNeed::of(c, plan.ucache_size, file_size, in_memory.is_some());
-        if let Some(why) = memory_refusal(c, &need, plan.ucache_size, avail) {
+        let why = room
+            .available()
+            .and_then(|avail| memory_refusal(c, &need, plan.ucache_size, avail))
+            .map(|why| match room.binding_cgroup() {
+                Some(cg) => format!("{why}; {}", cgroup_words(cg)),
+                None => why,
+            })
+            .or_else(|| {
+                let (limit, left) = room.address_space?;
+                address_space_refusal(c, &need, limit, left)
+            });
+        if let Some(why) = why {
             return Err(UsageError(why).into());
         }
     }
     Ok(())
+}
+
+/// Whose limit the memory available is, and how to lift it.
+fn cgroup_words(cg: &CgroupRoom) -> String {
+    format!(
+        "that is what the memory cgroup {} leaves (its limit {}, {} in use): raise its limit (memory.max, or memory.limit_in_bytes in cgroup v1) or run iopath outside it",
+        cg.dir.display(),
+        fmt_bytes(cg.limit),
+        fmt_bytes(cg.used)
+    )
+}
+
+/// Why the buffers and caches of `need` (of `case`) do not fit in half of
+/// the `left` bytes of address space that `ulimit -v` (`limit`) leaves.
+fn address_space_refusal(case: &Case, need: &MemoryNeed, limit: u64, left: u64) -> Option<String> {
+    let wants = need.buffers.saturating_add(need.cache);
+    (wants > left / 2).then(|| {
+        format!(
+            "{} needs {} of buffers and caches, and ulimit -v (RLIMIT_AS) of {} leaves this process {} of address space; lower --threads, --qd, --bs or --ucache-size, or raise ulimit -v",
+            case.method,
+            fmt_bytes(wants),
+            fmt_bytes(limit),
+            fmt_bytes(left)
+        )
+    })
 }
 
 /// Why `need` (of `case`) does not fit in `avail` bytes of memory, naming
@@ -352,6 +437,70 @@ mod tests {
         assert!(why.starts_with("--size 15 GiB"), "{why}");
         let on_disk = MemoryNeed::of(&case, 64 << 20, 15 * GIB, false);
         assert_eq!(memory_refusal(&case, &on_disk, 64 << 20, 16 * GIB), None);
+    }
+
+    /// Regression: inside a 200 MiB memory cgroup, 400 x 1 MiB of aio
+    /// buffers passed the check (the system's MemAvailable) and the
+    /// kernel OOM-killed the run. The memory available is the least of
+    /// the system's and the cgroup's, and the refusal names the cgroup.
+    #[test]
+    fn a_memory_cgroup_limit_below_memavailable_is_what_is_available() {
+        let cg = CgroupRoom {
+            dir: "/sys/fs/cgroup/memory/X".into(),
+            limit: 200 << 20,
+            used: 8 << 20,
+            left: 192 << 20,
+        };
+        let room = Room {
+            meminfo: Some(16 * GIB),
+            cgroup: Some(cg.clone()),
+            address_space: None,
+        };
+        assert_eq!(room.available(), Some(192 << 20));
+        assert_eq!(room.binding_cgroup(), Some(&cg));
+        let args = "iopath run --file /nonexistent/f --size 400M --bs 1M --qd 400 --methods aio --patterns randwrite";
+        let Some(crate::cli::Command::Run(r)) =
+            crate::cli::parse_from(args.split(' ')).unwrap().command
+        else {
+            unreachable!()
+        };
+        let plan = crate::commands::plan_of(&r).unwrap();
+        let why = check_memory(&plan, &room).unwrap_err().to_string();
+        assert!(why.contains("lower --threads, --qd or --bs"), "{why}");
+        assert!(
+            why.contains("the memory cgroup /sys/fs/cgroup/memory/X leaves (its limit 200 MiB"),
+            "{why}"
+        );
+        assert!(why.contains("or run iopath outside it"), "{why}");
+        // The system is tighter: its words alone.
+        let loose = Room {
+            meminfo: Some(128 << 20),
+            ..room
+        };
+        assert_eq!(loose.available(), Some(128 << 20));
+        let why = check_memory(&plan, &loose).unwrap_err().to_string();
+        assert!(!why.contains("cgroup"), "{why}");
+    }
+
+    /// `ulimit -v`: buffers and caches must fit in half of what it leaves.
+    #[test]
+    fn buffers_beyond_ulimit_v_are_refused_naming_it() {
+        let case = Case::new(Method::Uring, Pattern::Read, 1 << 20, 64, 1);
+        let need = MemoryNeed::of(&case, 0, GIB, false);
+        let why = address_space_refusal(&case, &need, GIB, 100 << 20).unwrap();
+        assert!(why.contains("ulimit -v (RLIMIT_AS) of 1 GiB"), "{why}");
+        assert!(why.contains("raise ulimit -v"), "{why}");
+        assert_eq!(address_space_refusal(&case, &need, GIB, 512 << 20), None);
+    }
+
+    /// The copy pattern on tmpfs makes a second file as large.
+    #[test]
+    fn a_copy_in_memory_counts_the_file_twice() {
+        let copy = Case::new(Method::Buffered, Pattern::Copy, 1 << 20, 1, 1);
+        assert_eq!(MemoryNeed::of(&copy, 0, GIB, true).file, 2 * GIB);
+        assert_eq!(MemoryNeed::of(&copy, 0, GIB, false).file, 0);
+        let read = Case::new(Method::Buffered, Pattern::Read, 1 << 20, 1, 1);
+        assert_eq!(MemoryNeed::of(&read, 0, GIB, true).file, GIB);
     }
 
     /// Buffers still name --threads, --qd and --bs.
