@@ -249,9 +249,14 @@ pub fn refusals(path: &Path, sys: &Path) -> std::io::Result<Vec<Refusal>> {
             holders: sharing,
         });
     }
-    let what = read_signatures(path)?;
-    if !what.is_empty() {
-        out.push(Refusal::Signature { what });
+    // The signatures need a read of the device; one that cannot be read
+    // (a mounted device the kernel will not open, a device cgroup) is
+    // refused for what is already known, said first.
+    match read_signatures(path) {
+        Ok(what) if !what.is_empty() => out.push(Refusal::Signature { what }),
+        Ok(_) => {}
+        Err(e) if out.is_empty() => return Err(e),
+        Err(_) => {}
     }
     Ok(out)
 }

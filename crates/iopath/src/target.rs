@@ -321,6 +321,49 @@ pub fn check(spec: &TargetSpec) -> Result<()> {
     }
 }
 
+/// Writes to a file iopath did not create need `--allow-write`.
+fn refuse_unasked_writes(path: &Path, writes: bool, allow_write: bool) -> Result<()> {
+    if writes && !allow_write {
+        return Err(UsageError(format!(
+            "{} exists and iopath did not create it: write patterns would destroy its contents. \
+             Use --patterns read,randread, or add --allow-write if that is what you want",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The refusals of an existing `--file` that need no open of it, said
+/// before the estimate (a run that cannot start promises no duration):
+/// writes not allowed, and the write guards by path. The guards run again
+/// on the file as pinned when the run opens it ([`prepare`]), which is
+/// what counts; this is the early word. `writes`: some case writes.
+pub fn check_existing(spec: &TargetSpec, writes: bool) -> Result<()> {
+    let TargetSpec::File {
+        path,
+        allow_write,
+        force_signature,
+        prefill,
+    } = spec
+    else {
+        return Ok(());
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    refuse_unasked_writes(path, writes, *allow_write)?;
+    if *allow_write && (writes || *prefill) {
+        let ft = meta.file_type();
+        if ft.is_block_device() {
+            crate::guard::check_block_write(path, path, *force_signature)?;
+        } else if ft.is_file() {
+            crate::guard::check_file_write(path, path)?;
+        }
+    }
+    Ok(())
+}
+
 /// The directory of `path` (`.` for a bare name).
 fn parent_of(path: &Path) -> &Path {
     path.parent()
@@ -555,14 +598,7 @@ fn open_existing(
         ))
         .into());
     }
-    if writes && !allow_write {
-        return Err(UsageError(format!(
-            "{} exists and iopath did not create it: write patterns would destroy its contents. \
-             Use --patterns read,randread, or add --allow-write if that is what you want",
-            path.display()
-        ))
-        .into());
-    }
+    refuse_unasked_writes(path, writes, allow_write)?;
     // Resolved once: the file or device is opened here (O_PATH), checked
     // to be the one just looked at, and from then on everything (guards,
     // prefill, engines, verification) opens it through this descriptor,

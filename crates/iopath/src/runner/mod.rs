@@ -90,6 +90,8 @@ impl Runner<'_> {
             let copies = plan.cases.iter().any(|c| c.pattern == Pattern::Copy);
             self.ranks
                 .agree(crate::target::check_room(&plan.target, plan.size, copies))?;
+            self.ranks
+                .agree(crate::target::check_existing(&plan.target, plan.writes()))?;
         }
         if !self.progress.is_quiet() {
             // The plan's paths and labels come from a job file: shown, not
