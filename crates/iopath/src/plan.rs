@@ -749,6 +749,21 @@ fn entry_cases(
         .pattern
         .as_ref()
         .map_or_else(|| Pattern::DEFAULT.to_vec(), |l| dedup(&l.0));
+    // The entry's cross, counted before it is made: lists of thousands of
+    // methods and thread counts would otherwise build billions of cases
+    // before the bound is checked.
+    let most = crate::limits::CASES.value()?;
+    let methods_most = pc.method.as_ref().map_or(Method::ALL.len(), |l| l.0.len());
+    let crossed = [patterns.len(), thread_counts.len(), pairs.len(), methods_most]
+        .iter()
+        .fold(1u64, |n, &k| n.saturating_mul(k as u64));
+    if crossed > most {
+        return Err(UsageError(format!(
+            "{what} crosses one entry into {crossed} cases (patterns x thread counts x placements x methods), more than {most}, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
+            crate::limits::CASES.env,
+            crate::limits::CASES.env,
+        )));
+    }
     let mut cases = Vec::new();
     for pattern in patterns {
         // No methods named: the default ones, and for the copy pattern the

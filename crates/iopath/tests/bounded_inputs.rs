@@ -413,3 +413,40 @@ fn job_files_and_results_up_to_the_bounds_are_read_in_bounded_memory() {
     eprintln!("peak resident memory of the test process: {hwm_kb} kB");
     assert!(hwm_kb < 512 << 10, "{hwm_kb} kB");
 }
+
+/// Review of issue 26: one `[[case]]` of 3,000 thread counts x 3,000
+/// methods built its 9 million cases before the bound was checked (5 GB,
+/// then an abort). The cross is counted first: exit 2 at once. Run under
+/// `ulimit -v 2000000` so that a regression aborts instead of filling the
+/// machine.
+#[test]
+fn one_entry_crossing_into_millions_of_cases_is_refused_before_it_is_made() {
+    let dir = scratch();
+    let job = dir.path().join("cross.toml");
+    let list = |item: &str| vec![item; 3000].join(", ");
+    std::fs::write(
+        &job,
+        format!(
+            "[run]\nsize = \"1M\"\n[[case]]\npattern = \"read\"\nthreads = [{}]\nmethod = [{}]\n",
+            list("1"),
+            list("\"null\"")
+        ),
+    )
+    .unwrap();
+    let out = output_within(
+        Command::new("sh").arg("-c").arg(format!(
+            "ulimit -v 2000000; exec {} run --dir {} {}",
+            env!("CARGO_BIN_EXE_iopath"),
+            dir.path().display(),
+            job.display()
+        )),
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("9000000 cases") && err.contains("IOPATH_MAX_CASES"),
+        "{err}"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
