@@ -754,9 +754,14 @@ fn entry_cases(
     // before the bound is checked.
     let most = crate::limits::CASES.value()?;
     let methods_most = pc.method.as_ref().map_or(Method::ALL.len(), |l| l.0.len());
-    let crossed = [patterns.len(), thread_counts.len(), pairs.len(), methods_most]
-        .iter()
-        .fold(1u64, |n, &k| n.saturating_mul(k as u64));
+    let crossed = [
+        patterns.len(),
+        thread_counts.len(),
+        pairs.len(),
+        methods_most,
+    ]
+    .iter()
+    .fold(1u64, |n, &k| n.saturating_mul(k as u64));
     if crossed > most {
         return Err(UsageError(format!(
             "{what} crosses one entry into {crossed} cases (patterns x thread counts x placements x methods), more than {most}, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",

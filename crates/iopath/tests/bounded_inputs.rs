@@ -450,3 +450,37 @@ fn one_entry_crossing_into_millions_of_cases_is_refused_before_it_is_made() {
     );
     assert!(leftovers(dir.path()).is_empty());
 }
+
+/// Review of issue 26: the bound was per file read, so 400 includes of
+/// one 600 KB file made a 7 KB job read 240 MB (5.9 GB of memory, then an
+/// abort). The job and its includes are bounded together.
+#[test]
+fn includes_of_one_file_again_and_again_count_against_the_job_file_bound() {
+    let dir = scratch();
+    let opts = dir.path().join("opts.fio");
+    std::fs::write(&opts, "bs=4k\n".repeat(100_000)).unwrap();
+    let main = dir.path().join("main.fio");
+    std::fs::write(
+        &main,
+        format!(
+            "[global]\nsize=1M\n[job]\nrw=read\n{}",
+            "include opts.fio\n".repeat(400)
+        ),
+    )
+    .unwrap();
+    let out = output_within(
+        Command::new("sh").arg("-c").arg(format!(
+            "ulimit -v 2000000; exec {} run --dir {} --fio {}",
+            env!("CARGO_BIN_EXE_iopath"),
+            dir.path().display(),
+            main.display()
+        )),
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("add up to more than") && err.contains("IOPATH_MAX_JOB_FILE"),
+        "{err}"
+    );
+}

@@ -58,6 +58,7 @@ pub fn read_file(path: &Path, ctx: &Context) -> Result<Vec<Section>, FioError> {
         "cannot read the job file",
     )?;
     let mut reader = Reader::new(ctx);
+    reader.read_bytes = bytes.len() as u64;
     reader.stack.push(identity(path));
     reader.lines(&bytes, path, false)?;
     Ok(reader.sections)
@@ -82,6 +83,7 @@ fn read_capped(
 /// relative includes are looked up from.
 pub fn read_str(text: &str, path: &Path, ctx: &Context) -> Result<Vec<Section>, FioError> {
     let mut reader = Reader::new(ctx);
+    reader.read_bytes = text.len() as u64;
     reader.stack.push(identity(path));
     reader.lines(text.as_bytes(), path, false)?;
     Ok(reader.sections)
@@ -97,6 +99,9 @@ struct Reader<'c> {
     sections: Vec<Section>,
     /// The files being read, outermost first.
     stack: Vec<PathBuf>,
+    /// Bytes read so far, the job file and every include (the same file
+    /// included again counts again): bounded as one job file is.
+    read_bytes: u64,
 }
 
 impl<'c> Reader<'c> {
@@ -105,6 +110,7 @@ impl<'c> Reader<'c> {
             ctx,
             sections: Vec::new(),
             stack: Vec::new(),
+            read_bytes: 0,
         }
     }
 
@@ -263,6 +269,22 @@ impl<'c> Reader<'c> {
             ErrorKind::Include,
             &format!("include {name}: cannot read {}", path.display()),
         )?;
+        self.read_bytes = self.read_bytes.saturating_add(bytes.len() as u64);
+        let most = crate::limits::JOB_FILE
+            .value()
+            .map_err(|e| FioError::new(ErrorKind::Include, at, e.0))?;
+        if self.read_bytes > most {
+            return Err(FioError::new(
+                ErrorKind::Include,
+                at,
+                format!(
+                    "include {name}: the job file and its includes add up to more than {}, the most a job reads ({}): include less, or set {} to a larger size",
+                    crate::units::fmt_bytes(most),
+                    crate::limits::JOB_FILE.env,
+                    crate::limits::JOB_FILE.env,
+                ),
+            ));
+        }
         self.stack.push(id);
         let result = self.lines(&bytes, &path, true);
         self.stack.pop();
