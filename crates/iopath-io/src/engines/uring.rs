@@ -80,7 +80,7 @@ pub struct UringEngine {
     /// The ring was built disabled (DEFER_TASKRUN) and not yet enabled.
     disabled: bool,
     /// The thread that enabled it, its single issuer.
-    owner: Option<libc::pthread_t>,
+    owner: Option<std::thread::ThreadId>,
     /// CQEs still expected per slot (2 for a write with a linked fsync).
     pending: Vec<u8>,
     /// Result of each slot's read/write, and of its linked fsync.
@@ -324,8 +324,9 @@ impl UringEngine {
     /// kernel would answer EEXIST, leaving requests stranded in the SQ).
     #[inline]
     fn bind(&mut self) -> Result<(), EngineError> {
-        // SAFETY: pthread_self has no preconditions and cannot fail.
-        let me = unsafe { libc::pthread_self() };
+        // A thread id Rust never hands out again (a `pthread_t` is reused
+        // once its thread is joined).
+        let me = std::thread::current().id();
         if self.disabled {
             self.ring
                 .submitter()
@@ -620,8 +621,7 @@ impl Drop for UringEngine {
             tries += 1;
         }
         if let Some(index) = self.ring_index.take() {
-            // SAFETY: pthread_self has no preconditions and cannot fail.
-            if self.owner == Some(unsafe { libc::pthread_self() }) {
+            if self.owner == Some(std::thread::current().id()) {
                 ring_fd::unregister(&self.ring, index);
             }
         }
