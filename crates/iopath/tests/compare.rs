@@ -235,9 +235,8 @@ fn fail_above_exits_1_on_a_real_slowdown_over_the_limit() {
 
 #[test]
 fn fail_above_exits_0_when_the_slowdown_is_within_the_limit() {
-    // The bound nearest to no change is -19.5%: 19.6 passes, though the
-    // median lost 20%.
-    for pct in ["30", "30%", "20.5", "19.6"] {
+    // The median lost 20%: a limit above that passes.
+    for pct in ["30", "30%", "20.5"] {
         let (code, out, err) = compare(
             &fixture("base.json"),
             &fixture("new.json"),
@@ -247,6 +246,16 @@ fn fail_above_exits_0_when_the_slowdown_is_within_the_limit() {
         assert!(err.is_empty(), "{err}");
         assert_eq!(json_of(out.as_bytes())["regressions"], 0, "{pct}");
     }
+    // The bound nearest to no change is -19.5%: against 19.6 the median is
+    // beyond the limit and the interval within it: neither a regression
+    // nor a pass (exit 3).
+    let (code, _, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--fail-above", "19.6", "--json", "--drift", "0"],
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("inconclusive: buffered"), "{err}");
     // The other way round, mmap is 23% slower and buffered 25% faster:
     // only mmap fails, however low the limit.
     let (code, _, err) = compare(
@@ -488,7 +497,9 @@ fn the_default_drift_allowance_widens_one_run_a_side() {
         &fixture("new.json"),
         &["--drift", "30", "--fail-above", "5"],
     );
-    assert_eq!(code, 0, "{err}");
+    // buffered's median is 20% down, its widened interval reaches +5%:
+    // the gate cannot pass it (exit 3), nor call it a regression.
+    assert_eq!(code, 3, "{err}");
     for bad in ["-1", "100", "x"] {
         let arg = format!("--drift={bad}");
         let (code, _, err) = compare(&fixture("base.json"), &fixture("new.json"), &[&arg]);
@@ -658,18 +669,30 @@ fn a_schema_3_result_with_two_arms_is_compared_arm_by_arm() {
 }
 
 #[test]
-fn a_gate_that_passes_with_inconclusive_cases_says_so() {
+fn a_gate_never_passes_a_slowdown_it_cannot_rule_out() {
     // One run a side, default drift allowance: buffered's -20% is neither
-    // a call nor ruled out. --fail-above 10 passes (exit 0), and stderr
-    // says that the pass leaves cases open.
+    // a call nor ruled out. Against --fail-above 10 its median is beyond
+    // the limit: exit 3, not a pass (the review found a uniform 30%
+    // slowdown passing --fail-above 10 with exit 0).
     let (code, out, err) = compare(
         &fixture("base.json"),
         &fixture("new.json"),
         &["--fail-above", "10"],
     );
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 3, "{err}");
     assert!(row(&out, "buffered").contains("inconclusive"), "{out}");
-    assert!(!out.contains("no change  "), "{out}");
+    assert!(
+        err.contains("inconclusive: buffered") && err.contains("give several runs a side"),
+        "{err}"
+    );
+    // Against 25% every median is within the limit: the gate passes, and
+    // says that the pass leaves the cases open.
+    let (code, _, err) = compare(
+        &fixture("base.json"),
+        &fixture("new.json"),
+        &["--fail-above", "25"],
+    );
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("3 cases are inconclusive") && err.contains("give several runs a side"),
         "{err}"

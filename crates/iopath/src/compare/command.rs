@@ -125,14 +125,23 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         for c in &unsure {
-            say(format!(
-                "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
-                c.name,
-                c.job(),
-                change_text(c),
-                c.a_n,
-                c.b_n
-            ));
+            if c.few_to_tell(limit) {
+                say(format!(
+                    "inconclusive: {} {}: median {} with {} and {} repetitions, too few to tell; rerun both with --repeat 6 or more",
+                    c.name,
+                    c.job(),
+                    change_text(c),
+                    c.a_n,
+                    c.b_n
+                ));
+            } else {
+                say(format!(
+                    "inconclusive: {} {}: median {}: slower than the limit, but the interval reaches back within {limit}%; give several runs a side (A1.json A2.json -- B1.json B2.json)",
+                    c.name,
+                    c.job(),
+                    change_text(c),
+                ));
+            }
         }
         say(format!(
             "iopath: {} case{} of {} may be slower than {} by more than {limit}%, but it cannot be told (exit 3)",

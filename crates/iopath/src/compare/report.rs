@@ -111,11 +111,27 @@ impl CaseComparison {
                     && stats::separation_p(self.a_n, self.b_n) >= 0.05))
     }
 
-    /// True when the `--fail-above PCT` rule cannot be decided: too few
-    /// repetitions to tell, and the median slowdown exceeds PCT% even
-    /// after allowing for drift. (Other traffic on B's disk is a note: it
-    /// never changes what the interval says, nor the exit code.)
+    /// True when the `--fail-above PCT` rule cannot be decided (exit 3, a
+    /// gate must not pass for lack of data): not a regression, and either
+    /// too few repetitions to tell while the median slowdown exceeds PCT%
+    /// even after allowing for drift ([`CaseComparison::few_to_tell`]), or
+    /// the median is more than PCT% slower while the interval reaches back
+    /// within PCT% (labelled `inconclusive`, or `slower` by less than PCT
+    /// at its bound): a slowdown the data neither confirm nor rule out.
+    /// (Other traffic on B's disk is a note: it never changes what the
+    /// interval says, nor the exit code.)
     pub fn inconclusive(&self, pct: f64) -> bool {
+        if self.status != Status::Compared || self.regressed(pct) {
+            return false;
+        }
+        let open = self.label != Some(Label::NoChange)
+            && self.ratio.is_some_and(|r| r < 1.0 - pct / 100.0);
+        self.few_to_tell(pct) || open
+    }
+
+    /// Too few repetitions to tell, and the median slowdown exceeds PCT%
+    /// even after allowing for drift.
+    pub fn few_to_tell(&self, pct: f64) -> bool {
         let drift = self.drift_allowance_pct.unwrap_or(0.0) / 100.0;
         self.blind()
             && self
