@@ -550,9 +550,9 @@ fn check_free_space(dir: &Path, size: u64, copies: bool) -> Result<()> {
     let margin = head_room(free);
     if need.saturating_add(margin) > free {
         return Err(UsageError(format!(
-            "a {} test file{} does not fit in {}: {} is available and iopath leaves {} free; use a smaller --size or another --dir",
+            "a {} test file{} fit in {}: {} is available and iopath leaves {} free; use a smaller --size or another --dir",
             fmt_bytes(size),
-            if copies { " and its copy" } else { "" },
+            if copies { " and its copy do not" } else { " does not" },
             dir.display(),
             fmt_bytes(free),
             fmt_bytes(margin)
