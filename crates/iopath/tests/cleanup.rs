@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod common;
-use common::{holds_file_in, iopath, leftovers, scratch};
+use common::{
+    holds_file_in, iopath, leftovers, measuring, poll_child, scratch, wait_while_running,
+};
 
 /// Whether `dir`'s file system makes unnamed files.
 fn tmpfile_works(dir: &Path) -> bool {
@@ -48,24 +49,14 @@ fn start_run(dir: &Path, no_tmpfile: bool) -> Child {
     cmd.spawn().unwrap()
 }
 
-/// Wait until `child` holds its test file in `dir` and has had time to
-/// prefill it and start measuring, then SIGKILL it; the file's link as the
-/// process saw it.
+/// Wait until `child` holds its test file in `dir` and is measuring (a
+/// worker is in its timed loop: the prefill is done), then SIGKILL it;
+/// the file's link as the process saw it.
 fn kill_while_measuring(mut child: Child, dir: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let link = loop {
-        if let Some(l) = holds_file_in(child.id(), dir) {
-            break l;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "iopath ended before its test file was seen"
-        );
-        assert!(Instant::now() < deadline, "test file never appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    // The 64 MiB prefill takes well under a second; cases run 2 s each.
-    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id();
+    let link = poll_child(&mut child, || holds_file_in(pid, dir))
+        .expect("iopath ended, or a minute passed, before its test file was seen");
+    wait_while_running(&mut child, "a worker issued I/O", || measuring(pid));
     assert!(
         child.try_wait().unwrap().is_none(),
         "iopath ended before it was killed"

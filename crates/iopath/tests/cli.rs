@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -480,7 +479,7 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
     let dir = scratch();
     let json = dir.path().join("partial.json");
     let bin = assert_cmd::cargo::cargo_bin("iopath");
-    let child = std::process::Command::new(bin)
+    let mut child = std::process::Command::new(bin)
         .args(["run", "--dir"])
         .arg(dir.path())
         .args([
@@ -504,15 +503,12 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the test file exists (open in the process: it has no name
-    // where O_TMPFILE works), then until the first case (null, 30 s) has
-    // started, or give up after a generous deadline.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while common::holds_file_in(child.id(), dir.path()).is_none() {
-        assert!(Instant::now() < deadline, "test file never appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    // Wait until the first case (null or buffered, 30 s) is measuring: a
+    // worker is in its timed loop, so the repetition cut has I/O to keep.
+    let pid = child.id();
+    common::wait_while_running(&mut child, "the first case was measuring", || {
+        common::measuring(pid)
+    });
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, signal).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -325,11 +325,13 @@ fn truncated_mid_run(method: &str) {
     let canon = std::fs::canonicalize(&file).unwrap();
     let pid = child.id();
     let read_done = wait_for(&mut child, || first_job_saved(&json));
-    // mmap: until the randread case has mapped the file.
-    let mapped = read_done && (!mmap || wait_for(&mut child, || maps(pid, &canon)));
-    if mapped {
-        // Into the repetition, past its set-up.
-        std::thread::sleep(Duration::from_millis(300));
+    // Into the randread repetition, past its set-up: a worker is
+    // measuring (mmap: once it has mapped the file).
+    let under_way = read_done
+        && wait_for(&mut child, || {
+            (!mmap || maps(pid, &canon)) && common::measuring(pid)
+        });
+    if under_way {
         std::fs::OpenOptions::new()
             .write(true)
             .open(&file)
@@ -340,8 +342,8 @@ fn truncated_mid_run(method: &str) {
     let out = child.wait_with_output().unwrap();
     assert!(read_done, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        mapped,
-        "the randread case never mapped the file: {}",
+        under_way,
+        "the randread case never mapped or read the file: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     // Wherever the cut lands (before the repetition, or during it: a
@@ -432,8 +434,10 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
         &json,
     );
     let read_done = wait_for(&mut child, || first_job_saved(&json));
-    if read_done {
-        std::thread::sleep(Duration::from_millis(300));
+    // Into the next job's repetition: a worker has made I/O calls.
+    let pid = child.id();
+    let measuring = read_done && wait_for(&mut child, || common::measuring(pid));
+    if measuring {
         let remount = Command::new("mount")
             .args(["-o", "remount,ro"])
             .arg(&mnt)
@@ -445,6 +449,11 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
     }
     let out = child.wait_with_output().unwrap();
     assert!(read_done, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        measuring,
+        "the second job never issued I/O: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // ext4 marks a forced read-only mount `emergency_ro` (6.x) or `ro`.
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     let at = format!(" {} ", std::fs::canonicalize(&mnt).unwrap().display());

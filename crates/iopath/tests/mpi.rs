@@ -348,14 +348,17 @@ fn ctrl_c_to_mpirun_stops_every_rank_keeps_the_result_and_removes_the_files() {
         .arg(&json_path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let child = c.spawn().unwrap();
+    let mut child = c.spawn().unwrap();
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    // Wait until rounds are being written, then Ctrl-C (SIGINT) mpirun.
-    let t0 = std::time::Instant::now();
-    while !json_path.exists() && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Wait until rounds are being written (the saved JSON holds a
+    // repetition of every rank), then Ctrl-C (SIGINT) mpirun.
+    common::wait_while_running(&mut child, "a round was saved", || {
+        std::fs::read(&json_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v["mpi"]["repetitions"].as_array().map(|r| !r.is_empty()))
+            .unwrap_or(false)
+    });
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = wait_or_kill(child, HANG);
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
@@ -387,18 +390,16 @@ fn ctrl_c_during_a_shared_prefill_stops_at_once_and_removes_the_file() {
         .arg(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let child = c.spawn().unwrap();
+    let mut child = c.spawn().unwrap();
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    // Once the shared file exists (the prefill runs), Ctrl-C to mpirun.
-    let t0 = std::time::Instant::now();
-    while common::leftovers(dir.path()).is_empty() && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(
-        !common::leftovers(dir.path()).is_empty(),
-        "the shared file was made"
-    );
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Once the prefill is writing the shared file (blocks allocated to
+    // it: its length may be set before), Ctrl-C to mpirun.
+    common::wait_while_running(&mut child, "the prefill wrote the shared file", || {
+        use std::os::unix::fs::MetadataExt;
+        common::leftovers(dir.path())
+            .iter()
+            .any(|f| std::fs::metadata(f).is_ok_and(|m| m.blocks() > 0))
+    });
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = wait_or_kill(child, HANG);
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));

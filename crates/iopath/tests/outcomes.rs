@@ -422,13 +422,16 @@ fn sigkill_leaves_no_file_iopath_created_under_a_given_name() {
     let mut child = file_run(&file, false, "2s").spawn().unwrap();
     let pid = child.id();
     let link = poll(&mut child, || holds_file_in(pid, dir.path()));
-    // Prefilled and measuring.
-    std::thread::sleep(Duration::from_millis(1500));
-    let running = child.try_wait().unwrap().is_none();
+    // Prefilled and measuring: a worker issued I/O.
+    let measuring = poll(&mut child, || common::measuring(pid).then_some(())).is_some();
+    let running = measuring && child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();
     let link = link.expect("the run never held a file in its directory");
-    assert!(running, "iopath ended before it was killed");
+    assert!(
+        running,
+        "iopath was not seen measuring before it ended (or within a minute)"
+    );
     let named = file.exists();
     let _ = std::fs::remove_file(&file);
     assert!(

@@ -173,3 +173,121 @@ pub fn mark_as_iopaths(path: &Path, pid: u32, start: u64) {
     )
     .unwrap();
 }
+
+/// How long a test waits for something a run is bound to do.
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Poll `found` every 10 ms until it gives a value: `None` when `child`
+/// ended first, or when [`DEADLINE`] passed.
+pub fn poll_child<T>(
+    child: &mut std::process::Child,
+    mut found: impl FnMut() -> Option<T>,
+) -> Option<T> {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while std::time::Instant::now() < deadline {
+        if let Some(t) = found() {
+            return Some(t);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
+}
+
+/// [`poll_child`] for a condition; panics saying `what` never happened,
+/// with the child's stderr when it ended first and piped it.
+pub fn wait_while_running(
+    child: &mut std::process::Child,
+    what: &str,
+    mut cond: impl FnMut() -> bool,
+) {
+    if poll_child(child, || cond().then_some(())).is_some() {
+        return;
+    }
+    let ended = child.try_wait().unwrap();
+    let mut stderr = String::new();
+    if ended.is_some() {
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+        }
+    }
+    match ended {
+        Some(st) => panic!("the run ended ({st}) before {what}\n{stderr}"),
+        None => panic!("{what}: not within {DEADLINE:?}"),
+    }
+}
+
+/// A worker thread of a run's repetition, as /proc shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerThread {
+    /// Bytes read and written by its system calls (`rchar` + `wchar`):
+    /// its I/O, and the few KiB of /proc it reads around its loop.
+    pub io_bytes: u64,
+    /// Time on a CPU, user and system, in ms (clock-tick resolution).
+    pub cpu_ms: u64,
+    /// Page faults, minor and major: its buffers' first touches, and
+    /// every page it reads through a mapping.
+    pub faults: u64,
+}
+
+/// The worker threads of process `pid` now: iopath names every thread it
+/// starts besides a repetition's workers (`iopath-progress`,
+/// `iopath-neighbour`, `iopath-pool-N`, ...), so a worker is a thread
+/// other than the main one that has the main one's name. (Not under
+/// mpirun: MPI's own threads are unnamed too.)
+pub fn worker_threads(pid: u32) -> Vec<WorkerThread> {
+    let task = format!("/proc/{pid}/task");
+    let Ok(main) = std::fs::read_to_string(format!("{task}/{pid}/comm")) else {
+        return Vec::new();
+    };
+    let tick_ms = 1000 / rustix::param::clock_ticks_per_second().max(1);
+    let Ok(tids) = std::fs::read_dir(&task) else {
+        return Vec::new();
+    };
+    tids.filter_map(|t| {
+        let t = t.ok()?.path();
+        if t.file_name()? == std::ffi::OsStr::new(&pid.to_string()) {
+            return None;
+        }
+        (std::fs::read_to_string(t.join("comm")).ok()? == main).then_some(())?;
+        let io = std::fs::read_to_string(t.join("io")).ok()?;
+        let field = |name: &str| {
+            io.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // Fields 10 (minflt) to 15 (stime), counted from the state, the
+        // 3rd, just after the name's closing parenthesis.
+        let stat = std::fs::read_to_string(t.join("stat")).ok()?;
+        let f: Vec<u64> = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .skip(7)
+            .take(6)
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let &[minflt, _, majflt, _, utime, stime] = f.as_slice() else {
+            return None;
+        };
+        Some(WorkerThread {
+            io_bytes: field("rchar:") + field("wchar:"),
+            cpu_ms: (utime + stime) * tick_ms,
+            faults: minflt + majflt,
+        })
+    })
+    .collect()
+}
+
+/// True when process `pid` is measuring: one of its workers is in a
+/// repetition's timed loop, as it has read or written 1 MiB through
+/// system calls (buffered, direct: its set-up reads a few KiB of /proc),
+/// faulted 1000 pages in (mmap: its set-up touches a few dozen), or run
+/// on a CPU for 30 ms (null: its set-up takes well under a millisecond).
+pub fn measuring(pid: u32) -> bool {
+    worker_threads(pid)
+        .iter()
+        .any(|w| w.io_bytes >= 1 << 20 || w.faults >= 1000 || w.cpu_ms >= 30)
+}

@@ -151,9 +151,9 @@ fn dax_engine_round_trips_without_map_sync() {
 
 /// A file of `pages` pages, page `i` filled with `i + 1`, and a spec
 /// for it.
-fn paged_file(dir: &tempfile::TempDir, pages: usize, write: bool) -> OpenSpec {
+fn paged_file(dir: &Path, pages: usize, write: bool) -> OpenSpec {
     const PS: usize = 4096;
-    let path = dir.path().join("m.dat");
+    let path = dir.join("m.dat");
     let data: Vec<u8> = (0..pages * PS).map(|i| (i / PS + 1) as u8).collect();
     std::fs::write(&path, data).unwrap();
     OpenSpec {
@@ -194,7 +194,7 @@ fn truncate(path: &Path, len: u64) {
 fn reads_of_a_file_truncated_while_mapped_fail_cleanly() {
     use crate::engines::SyncIo;
     let dir = tempfile::tempdir().unwrap();
-    let spec = paged_file(&dir, 4, false);
+    let spec = paged_file(dir.path(), 4, false);
     let mut eng = MmapEngine::open(&spec).unwrap();
     assert!(eng.caps.notes.iter().all(|n| !n.contains("not guarded")));
     assert_eq!(eng.one(&req(Op::Read, 2 * 4096)).unwrap(), Ok(4096));
@@ -231,7 +231,7 @@ fn writes_past_a_truncated_end_fail_and_extend_nothing() {
     };
     for &method in methods {
         let dir = tempfile::tempdir().unwrap();
-        let spec = paged_file(&dir, 4, true);
+        let spec = paged_file(dir.path(), 4, true);
         let mut eng = MmapEngine::open_as(method, &spec, false).unwrap();
         eng.pool.get_mut(0).unwrap().fill(0x77);
         assert_eq!(eng.one(&req(Op::Write, 0)).unwrap(), Ok(4096));
@@ -276,7 +276,7 @@ fn workers_copy_through_one_file_at_once() {
         0x80 | (x >> 57) as u8
     }
     let dir = tempfile::tempdir().unwrap();
-    let spec = paged_file(&dir, BLOCKS, true);
+    let spec = paged_file(dir.path(), BLOCKS, true);
     // Per worker: the request index of its last write to each block.
     let last: Vec<Vec<Option<usize>>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..WORKERS)
@@ -342,6 +342,11 @@ fn workers_copy_through_one_file_at_once() {
     assert!(written > BLOCKS / 2, "only {written} blocks written");
 }
 
+/// The directory the child of the next test makes its files in: the
+/// parent's, which removes it once the child is dead (the child dies of
+/// SIGBUS, so a directory of its own would never be removed).
+const SIGBUS_CHILD_DIR: &str = "IOPATH_SIGBUS_CHILD_DIR";
+
 /// Child of the next test (does nothing unless it set the variable).
 #[test]
 #[ignore = "run by sigbus_that_is_not_ours_still_kills in a child process"]
@@ -349,11 +354,13 @@ fn sigbus_child() {
     let Ok(mode) = std::env::var("IOPATH_SIGBUS_CHILD") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = std::path::PathBuf::from(
+        std::env::var_os(SIGBUS_CHILD_DIR).expect("the parent names the directory"),
+    );
     // A guarded mapping, so the handler is installed and the table used.
     let spec = paged_file(&dir, 2, false);
     let eng = MmapEngine::open(&spec).unwrap();
-    let other = dir.path().join("other.dat");
+    let other = dir.join("other.dat");
     std::fs::write(&other, vec![1u8; 2 * 4096]).unwrap();
     let f = std::fs::File::open(&other).unwrap();
     if mode == "raise" {
@@ -429,6 +436,7 @@ fn sigbus_child() {
 fn sigbus_that_is_not_ours_still_kills() {
     use std::os::unix::process::ExitStatusExt;
     for mode in ["fault", "raise", "ao-inside", "ao-elsewhere"] {
+        let dir = tempfile::tempdir().unwrap();
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "engines::mmap::tests::sigbus_child",
@@ -438,6 +446,7 @@ fn sigbus_that_is_not_ours_still_kills() {
                 "--test-threads=1",
             ])
             .env("IOPATH_SIGBUS_CHILD", mode)
+            .env(SIGBUS_CHILD_DIR, dir.path())
             .output()
             .unwrap();
         assert_eq!(
@@ -446,6 +455,12 @@ fn sigbus_that_is_not_ours_still_kills() {
             "{mode}: {:?}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
+        );
+        // The child made its files in the parent's directory, which goes
+        // with `dir` here: nothing of the killed child is left in /tmp.
+        assert!(
+            dir.path().join("other.dat").exists(),
+            "{mode}: the child made its files elsewhere"
         );
     }
 }

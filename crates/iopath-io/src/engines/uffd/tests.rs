@@ -255,7 +255,8 @@ fn page_words_pins_claims_and_flags() {
     assert!(w.dirty(0));
     assert!(w.try_claim(0));
     assert!(!w.try_claim(0), "one claim at a time");
-    // A pin waits for the claim's release (whenever the pinner comes).
+    // A pin waits for the claim's release: seen asleep (WAITING in the
+    // word) before the release.
     let w = std::sync::Arc::new(w);
     let pinner = std::thread::spawn({
         let w = std::sync::Arc::clone(&w);
@@ -264,7 +265,14 @@ fn page_words_pins_claims_and_flags() {
             w.unpin(0, false)
         }
     });
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while w.word(0) & super::books::WAITING == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pinner never waited on the claim"
+        );
+        std::thread::yield_now();
+    }
     w.clean(0);
     w.release(0);
     assert_eq!(pinner.join().unwrap(), None);
