@@ -108,69 +108,7 @@ impl UringEngine {
         let qd = spec.queue_depth.clamp(1, 4096);
         let entries = (qd * 2).next_power_of_two() as u32;
 
-        let mut builder = IoUring::builder();
-        if sqpoll {
-            builder.setup_sqpoll(1000);
-            if let Some(cpu) = spec.sqpoll_cpu {
-                builder.setup_sqpoll_cpu(cpu);
-            }
-        }
-        if iopoll {
-            builder.setup_iopoll();
-        }
-        // Completions are processed when the worker next enters the kernel
-        // (it is about to, to wait) instead of interrupting it. Best:
-        // DEFER_TASKRUN (Linux 6.1+; needs SINGLE_ISSUER), which also wakes
-        // the waiting worker only once enough completions are there; fio
-        // uses it, and it gave about 5% more 4 KiB QD32 IOPS here. The ring
-        // starts disabled so that the thread which first submits, not the
-        // one which opens, becomes its single issuer (see `bind`). Else
-        // COOP_TASKRUN (5.19+), else nothing. Neither is valid with SQPOLL;
-        // kernels without them answer EINVAL.
-        let mut deferred = false;
-        let built = if !sqpoll {
-            let mut defer = builder.clone();
-            defer
-                .setup_coop_taskrun()
-                .setup_single_issuer()
-                .setup_defer_taskrun()
-                .setup_r_disabled();
-            let mut coop = builder.clone();
-            coop.setup_coop_taskrun();
-            match defer.build(entries) {
-                Ok(r) => {
-                    deferred = true;
-                    Ok(r)
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match coop.build(entries) {
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => builder.build(entries),
-                    other => other,
-                },
-                Err(e) => Err(e),
-            }
-        } else {
-            builder.build(entries)
-        };
-        let ring = match built {
-            Ok(r) => r,
-            Err(e) => {
-                let hint = crate::sys::errno_hint("io_uring_setup", &e);
-                return Err(match e.raw_os_error() {
-                    // Refused by policy or kernel, or (ENOMEM) the user's
-                    // locked-memory budget is spent: io_uring charges ring
-                    // memory to the user, shared by all of its processes.
-                    Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EINVAL)
-                    | Some(libc::ENOMEM) => EngineError::Unsupported {
-                        method,
-                        reason: format!(
-                            "io_uring_setup failed: {e}{}",
-                            hint.map(|h| format!(" ({h})")).unwrap_or_default()
-                        ),
-                    },
-                    _ => EngineError::os("io_uring_setup", &spec.path, e),
-                });
-            }
-        };
+        let (ring, deferred) = build_ring(method, spec, entries, sqpoll, iopoll)?;
 
         let file = super::open_target(method, &spec.path, spec.write, direct, spec.sync)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
@@ -727,6 +665,82 @@ pub(crate) unsafe fn register_pool(
             false
         }
     }
+}
+
+/// The ring for `method`: SQPOLL or IOPOLL as the method asks; else, best
+/// first, DEFER_TASKRUN (started disabled: see `bind`), COOP_TASKRUN, or
+/// neither. Whether the ring was built deferred (and so disabled).
+fn build_ring(
+    method: Method,
+    spec: &OpenSpec,
+    entries: u32,
+    sqpoll: bool,
+    iopoll: bool,
+) -> Result<(IoUring, bool), EngineError> {
+    let mut builder = IoUring::builder();
+    if sqpoll {
+        builder.setup_sqpoll(1000);
+        if let Some(cpu) = spec.sqpoll_cpu {
+            builder.setup_sqpoll_cpu(cpu);
+        }
+    }
+    if iopoll {
+        builder.setup_iopoll();
+    }
+    // Completions are processed when the worker next enters the kernel
+    // (it is about to, to wait) instead of interrupting it. Best:
+    // DEFER_TASKRUN (Linux 6.1+; needs SINGLE_ISSUER), which also wakes
+    // the waiting worker only once enough completions are there; fio
+    // uses it, and it gave about 5% more 4 KiB QD32 IOPS here. The ring
+    // starts disabled so that the thread which first submits, not the
+    // one which opens, becomes its single issuer (see `bind`). Else
+    // COOP_TASKRUN (5.19+), else nothing. Neither is valid with SQPOLL;
+    // kernels without them answer EINVAL.
+    let mut deferred = false;
+    let built = if !sqpoll {
+        let mut defer = builder.clone();
+        defer
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_r_disabled();
+        let mut coop = builder.clone();
+        coop.setup_coop_taskrun();
+        match defer.build(entries) {
+            Ok(r) => {
+                deferred = true;
+                Ok(r)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match coop.build(entries) {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => builder.build(entries),
+                other => other,
+            },
+            Err(e) => Err(e),
+        }
+    } else {
+        builder.build(entries)
+    };
+    let ring = match built {
+        Ok(r) => r,
+        Err(e) => {
+            let hint = crate::sys::errno_hint("io_uring_setup", &e);
+            return Err(match e.raw_os_error() {
+                // Refused by policy or kernel, or (ENOMEM) the user's
+                // locked-memory budget is spent: io_uring charges ring
+                // memory to the user, shared by all of its processes.
+                Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EINVAL)
+                | Some(libc::ENOMEM) => EngineError::Unsupported {
+                    method,
+                    reason: format!(
+                        "io_uring_setup failed: {e}{}",
+                        hint.map(|h| format!(" ({h})")).unwrap_or_default()
+                    ),
+                },
+                _ => EngineError::os("io_uring_setup", &spec.path, e),
+            });
+        }
+    };
+    Ok((ring, deferred))
 }
 
 #[cfg(test)]
