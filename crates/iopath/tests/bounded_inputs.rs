@@ -414,6 +414,23 @@ fn job_files_and_results_up_to_the_bounds_are_read_in_bounded_memory() {
     assert!(hwm_kb < 512 << 10, "{hwm_kb} kB");
 }
 
+/// `iopath run --dir DIR ARGS` under `ulimit -v 2000000` (a regression
+/// aborts instead of filling the machine), which must exit 2 within a
+/// minute; its stderr.
+fn refused_in_bounded_memory(dir: &Path, args: &str) -> String {
+    let out = output_within(
+        Command::new("sh").arg("-c").arg(format!(
+            "ulimit -v 2000000; exec {} run --dir {} {args}",
+            env!("CARGO_BIN_EXE_iopath"),
+            dir.display(),
+        )),
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 /// Review of issue 26: one `[[case]]` of 3,000 thread counts x 3,000
 /// methods built its 9 million cases before the bound was checked (5 GB,
 /// then an abort). The cross is counted first: exit 2 at once. Run under
@@ -433,17 +450,7 @@ fn one_entry_crossing_into_millions_of_cases_is_refused_before_it_is_made() {
         ),
     )
     .unwrap();
-    let out = output_within(
-        Command::new("sh").arg("-c").arg(format!(
-            "ulimit -v 2000000; exec {} run --dir {} {}",
-            env!("CARGO_BIN_EXE_iopath"),
-            dir.path().display(),
-            job.display()
-        )),
-        60,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused_in_bounded_memory(dir.path(), &job.display().to_string());
     assert!(
         err.contains("9000000 cases") && err.contains("IOPATH_MAX_CASES"),
         "{err}"
@@ -468,17 +475,7 @@ fn includes_of_one_file_again_and_again_count_against_the_job_file_bound() {
         ),
     )
     .unwrap();
-    let out = output_within(
-        Command::new("sh").arg("-c").arg(format!(
-            "ulimit -v 2000000; exec {} run --dir {} --fio {}",
-            env!("CARGO_BIN_EXE_iopath"),
-            dir.path().display(),
-            main.display()
-        )),
-        60,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused_in_bounded_memory(dir.path(), &format!("--fio {}", main.display()));
     assert!(
         err.contains("add up to more than") && err.contains("IOPATH_MAX_JOB_FILE"),
         "{err}"
