@@ -5,33 +5,16 @@
 
 #![forbid(unsafe_code)]
 
-pub mod cgroup;
+pub mod analysis;
 pub mod cli;
-pub mod commands;
-pub mod compare;
-pub mod fio;
-pub mod guard;
-pub mod jobfile;
-pub mod limits;
-pub mod metrics;
+pub mod import;
 pub mod model;
-pub mod mpi;
-pub mod placement;
 pub mod plan;
-pub mod preset;
-pub mod progress;
 pub mod report;
 pub mod result;
-pub mod runner;
-pub mod schedule;
+pub mod run;
 pub mod stats;
-pub mod sysinfo;
-pub mod target;
-pub mod topology;
-pub mod units;
-pub mod untrusted;
-pub mod verdict;
-pub mod warnings;
+pub mod system;
 
 /// The run was stopped by Ctrl-C or SIGTERM (exit code 130).
 #[derive(Debug, thiserror::Error)]

@@ -7,15 +7,17 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Result;
+use iopath::analysis::compare;
+use iopath::cli::commands;
 use iopath::cli::{Command, RunArgs};
+use iopath::model::untrusted::Visible;
 use iopath::plan::{Plan, UsageError};
-use iopath::progress::Progress;
 use iopath::report::{json, table};
 use iopath::result::mpi::FileLayout;
-use iopath::runner::ranks::Ranks;
-use iopath::runner::Runner;
-use iopath::untrusted::Visible;
-use iopath::{commands, compare, shell_quote_os, Interrupted};
+use iopath::run::progress::Progress;
+use iopath::run::ranks::Ranks;
+use iopath::run::Runner;
+use iopath::{shell_quote_os, Interrupted};
 
 fn main() -> ExitCode {
     let cli = iopath::cli::parse();
@@ -92,11 +94,11 @@ fn default_run_args() -> RunArgs {
 fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let plan = commands::plan_of(args);
     // Under mpirun: this rank's part of the job (docs/mpi.md).
-    let session = match iopath::mpi::start(args.layout) {
+    let session = match iopath::run::mpi::start(args.layout) {
         Ok(s) => s,
         // The same refusal on every rank (it reads the launcher's
         // environment): the launcher's rank 0 says it.
-        Err(e) => return first_says(e.into(), iopath::mpi::launcher_rank().unwrap_or(0)),
+        Err(e) => return first_says(e.into(), iopath::run::mpi::launcher_rank().unwrap_or(0)),
     };
     let Some(session) = session else {
         let plan = plan?;
@@ -106,11 +108,11 @@ fn run(args: &RunArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let layout = args.layout.unwrap_or(FileLayout::PerRank);
     // Checked before the ranks talk: every rank finds the same error.
     let plan = plan.and_then(|p| {
-        iopath::mpi::check_plan(&p, Some(layout))?;
+        iopath::run::mpi::check_plan(&p, Some(layout))?;
         Ok(p)
     });
     let agreed = AtomicBool::new(false);
-    let host = iopath::mpi::host_name();
+    let host = iopath::run::mpi::host_name();
     let ranks = Ranks::new(session.peers(), layout, &host, stop, &agreed);
     // One outcome of the set-up on every rank, said once (by rank 0).
     let ready = ranks
@@ -220,18 +222,23 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         .as_ref()
         .is_some_and(|p| iopath::report::is_stdout(p));
     let json_file = args.json.as_ref().filter(|_| !json_stdout && rank0);
-    let result = runner.run(&mut |r| match json_file {
-        Some(p) => json::write_file(p, r, args.json_format),
-        None => Ok(()),
+    // The runner hands over the result after every round and case; its
+    // verdicts and warnings are computed here, above it, before each write.
+    let result = runner.run(&mut |r| {
+        iopath::analysis::analyse(r);
+        match json_file {
+            Some(p) => json::write_file(p, r, args.json_format),
+            None => Ok(()),
+        }
     })?;
     if !rank0 {
         return Ok(rank_exit(&result));
     }
     let mut text = table::render(&result, args.reports.wide);
-    text.push_str(&iopath::mpi::table::render(&result));
+    text.push_str(&iopath::run::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
-            iopath::untrusted::to_stderr(Visible(&text));
+            iopath::model::untrusted::to_stderr(Visible(&text));
         }
         if json_stdout {
             json::write_stdout(&result, args.json_format)?;

@@ -338,7 +338,7 @@ fn a_test_file_that_cannot_fit_is_refused_before_the_estimate() {
     assert!(!err.contains("estimated duration"), "{err}");
 }
 
-/// Job files of up to a little over [`iopath::limits::CASES`] cases (each
+/// Job files of up to a little over [`iopath::model::limits::CASES`] cases (each
 /// entry one to three methods), and results of up to 30,000 cases, read
 /// as `run`, `report` and `compare` read them: a plan within the bound is
 /// made, one over it refused naming it; a result is read, matched with
@@ -371,7 +371,7 @@ fn job_files_and_results_up_to_the_bounds_are_read_in_bounded_memory() {
                     4 * (1 + i % 7)
                 ));
             }
-            let job = iopath::jobfile::parse("big.toml", &text).unwrap();
+            let job = iopath::import::jobfile::parse("big.toml", &text).unwrap();
             let plan = Plan::from_spec(&job, &origin);
             let n = (entries * per) as u64;
             match plan {
@@ -397,10 +397,13 @@ fn job_files_and_results_up_to_the_bounds_are_read_in_bounded_memory() {
                 .collect();
             let bytes = serde_json::to_vec(&v).unwrap();
             drop(v);
-            let r = iopath::compare::parse(&bytes, "big.json").unwrap();
-            let m = iopath::compare::match_runs(std::slice::from_ref(&r), std::slice::from_ref(&r));
+            let r = iopath::analysis::compare::parse(&bytes, "big.json").unwrap();
+            let m = iopath::analysis::compare::match_runs(
+                std::slice::from_ref(&r),
+                std::slice::from_ref(&r),
+            );
             prop_assert_eq!(m.iter().map(|m| m.a.len()).sum::<usize>(), n);
-            let _ = iopath::verdict::all(&r.cases);
+            let _ = iopath::analysis::verdict::all(&r.cases);
             Ok(())
         })
         .unwrap();

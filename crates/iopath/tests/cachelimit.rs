@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 mod common;
 use common::{case, iopath, leftovers, run_json, scratch};
-use iopath::metrics::procfs::MemCgroup;
+use iopath::system::metrics::procfs::MemCgroup;
 
 /// The process's memory cgroup, when iopath may make children in it.
 fn parent() -> Option<PathBuf> {

@@ -175,7 +175,7 @@ fn the_reaper_leaves_files_a_live_process_may_own() {
     let dir = scratch();
     // A live process, marked as its file's maker: it may own it.
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
-    let started = iopath::target::reap::start_ticks(sleeper.id()).unwrap();
+    let started = iopath::run::target::reap::start_ticks(sleeper.id()).unwrap();
     let live = fake(dir.path(), sleeper.id(), "0000beef", started);
     let live_copy = fake(dir.path(), sleeper.id(), "copy-7", started);
     // The same live pid, marked by a run that started at another tick:

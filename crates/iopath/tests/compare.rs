@@ -468,7 +468,7 @@ fn scaled(dir: &Path, name: &str, out: &str, scale: &[f64]) -> PathBuf {
 
 #[test]
 fn the_default_drift_allowance_widens_one_run_a_side() {
-    let default = iopath::compare::DEFAULT_DRIFT_PCT;
+    let default = iopath::analysis::compare::DEFAULT_DRIFT_PCT;
     let (code, out, err) = compare(&fixture("base.json"), &fixture("new.json"), &["--json"]);
     assert_eq!(code, 0, "{err}");
     let v = json_of(out.as_bytes());

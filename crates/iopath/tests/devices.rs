@@ -513,9 +513,9 @@ fn a_mounted_file_system_is_safe_from_its_image_and_its_twin_loop() {
         .code(2)
         .stderr(predicate::str::contains("backing file of"));
     // The mounted device cannot be held exclusively.
-    assert!(iopath::guard::hold_exclusively(first.path(), first.path()).is_err());
+    assert!(iopath::run::guard::hold_exclusively(first.path(), first.path()).is_err());
     assert!(
-        iopath::guard::hold_exclusively(twin.path(), twin.path()).is_ok(),
+        iopath::run::guard::hold_exclusively(twin.path(), twin.path()).is_ok(),
         "the twin is not mounted itself"
     );
 }

@@ -495,7 +495,7 @@ fn a_file_system_gone_read_only_fails_the_write_cases_and_keeps_the_rest() {
 /// that fit run, no cgroup is left.
 #[test]
 fn a_case_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
-    use iopath::metrics::procfs::MemCgroup;
+    use iopath::system::metrics::procfs::MemCgroup;
     let Some(cg) = MemCgroup::current() else {
         crate::common::skip("no memory cgroup controller here");
         return;

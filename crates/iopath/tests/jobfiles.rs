@@ -103,7 +103,7 @@ fn a_mistake_in_a_job_file_names_the_file_line_and_key() {
 #[test]
 fn every_preset_as_toml_plans_the_presets_cases() {
     let dir = scratch();
-    for name in iopath::preset::names() {
+    for name in iopath::import::preset::names() {
         let out = iopath()
             .args(["presets", "show", name, "--toml"])
             .output()
@@ -112,8 +112,8 @@ fn every_preset_as_toml_plans_the_presets_cases() {
         let text = String::from_utf8(out.stdout).unwrap();
         let path = dir.path().join(format!("{name}.toml"));
         std::fs::write(&path, &text).unwrap();
-        let from_file = iopath::jobfile::load(&path).unwrap();
-        let preset = iopath::preset::find(name).unwrap();
+        let from_file = iopath::import::jobfile::load(&path).unwrap();
+        let preset = iopath::import::preset::find(name).unwrap();
         assert_eq!(
             from_file, preset.job,
             "{name}: the TOML reads back as the preset"
@@ -198,7 +198,7 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
     assert!(out.status.success());
     let toml = String::from_utf8(out.stdout).unwrap();
     assert!(toml.contains("# left out: thinktime=10 ("), "{toml}");
-    let spec = iopath::jobfile::parse("import", &toml).unwrap();
+    let spec = iopath::import::jobfile::parse("import", &toml).unwrap();
     let methods = spec.cases[0].method.clone().unwrap().0;
     assert_eq!(methods[0], iopath_io::Method::Uring.into());
     assert!(

@@ -1,7 +1,7 @@
 //! The layers of `crates/iopath/src` (docs/architecture.md): every
 //! top-level module has a place in [`LAYERS`], bottom first, and may use
 //! only the modules in its own layer or below. A module that names one
-//! above it (`crate::runner` from `plan`) fails this test, as does a module
+//! above it (`crate::run` from `plan`) fails this test, as does a module
 //! missing from the list. Test code (after `#[cfg(test)]`) is not counted:
 //! tests may reach up for fixtures. The same reading as
 //! `../shared/tools/layers.py`.
@@ -12,24 +12,16 @@ use std::path::Path;
 /// Bottom first. A module may use any module of its own layer or a lower
 /// one; within a layer, no cycle.
 const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "words",
-        &["units", "untrusted", "schedule", "model", "limits"],
-    ),
-    ("machine", &["topology", "metrics", "sysinfo"]),
+    ("plain data and vocabulary", &["model"]),
     ("statistics", &["stats"]),
-    (
-        "planning",
-        &["placement", "preset", "jobfile", "fio", "plan"],
-    ),
+    ("the machine, read", &["system"]),
+    ("job sources", &["import"]),
+    ("planning", &["plan"]),
     ("results", &["result"]),
-    ("analysis", &["verdict", "warnings", "compare"]),
-    (
-        "running",
-        &["progress", "guard", "target", "cgroup", "runner", "mpi"],
-    ),
-    ("reports", &["report"]),
-    ("command line", &["cli", "commands"]),
+    ("running", &["run"]),
+    ("analysis", &["analysis"]),
+    ("reports and words", &["report"]),
+    ("command line", &["cli"]),
 ];
 
 /// Every top-level module of `src` and the modules its non-test code names
@@ -214,12 +206,39 @@ fn no_module_uses_a_layer_above_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let e = edges(&src);
     assert!(
-        e.contains_key("plan") && e.contains_key("runner"),
+        e.contains_key("plan") && e.contains_key("run"),
         "read {}",
         src.display()
     );
     let v = violations(&e, LAYERS);
     assert!(v.is_empty(), "the layers are broken:\n  {}", v.join("\n  "));
+}
+
+/// The folders show the layers: every module of `src` (but `lib.rs` and
+/// `main.rs`) is a folder, and each is one layer.
+#[test]
+fn every_layer_is_a_folder_and_every_folder_a_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut flat = Vec::new();
+    let mut folders = BTreeSet::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            folders.insert(name);
+        } else if name != "lib.rs" && name != "main.rs" {
+            flat.push(name);
+        }
+    }
+    assert!(
+        flat.is_empty(),
+        "modules outside a layer's folder: {flat:?}"
+    );
+    let layers: BTreeSet<String> = LAYERS
+        .iter()
+        .flat_map(|(_, ms)| ms.iter().map(|m| m.to_string()))
+        .collect();
+    assert_eq!(folders, layers, "the folders of src and the layers differ");
 }
 
 #[test]

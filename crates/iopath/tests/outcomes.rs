@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::block::{Loop, Mount};
 use common::{holds_file_in, iopath, json_of, leftovers, scratch};
-use iopath::metrics::procfs::MemCgroup;
+use iopath::system::metrics::procfs::MemCgroup;
 use serde_json::Value;
 
 fn root() -> bool {

@@ -525,7 +525,7 @@ fn results_never_panic_in_report_or_compare() {
 fn the_result_fixtures_pass_the_checks_unchanged() {
     for doc in fixtures() {
         let bytes = serde_json::to_vec(&doc).unwrap();
-        iopath::compare::parse(&bytes, "fixture").expect("the fixtures read");
+        iopath::analysis::compare::parse(&bytes, "fixture").expect("the fixtures read");
         assert!(checks::result_file(&bytes));
     }
 }

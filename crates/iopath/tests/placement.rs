@@ -7,7 +7,7 @@ mod common;
 use common::{case, iopath, leftovers, run_json, scratch};
 
 fn online_cpus() -> Vec<u64> {
-    let t = iopath::topology::Topology::read(std::path::Path::new("/sys"));
+    let t = iopath::system::topology::Topology::read(std::path::Path::new("/sys"));
     t.cpus_online.iter().map(|&c| u64::from(c)).collect()
 }
 
@@ -156,7 +156,7 @@ fn presets_show_numa_lists_three_cases_per_pair() {
     let out = iopath().args(["presets", "show", "numa"]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let topo = iopath::topology::Topology::read(std::path::Path::new("/sys"));
+    let topo = iopath::system::topology::Topology::read(std::path::Path::new("/sys"));
     let pairs = iopath::plan::numa_pairs(&topo, None).len();
     // A row whose cells wrap (the table fits 120 columns) goes on in
     // lines with an empty first cell: its "other" cell (the 11th) is the
@@ -202,7 +202,7 @@ fn the_numa_preset_on_one_node_says_there_is_nothing_to_compare() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    let nodes = iopath::topology::Topology::read(std::path::Path::new("/sys"))
+    let nodes = iopath::system::topology::Topology::read(std::path::Path::new("/sys"))
         .nodes
         .len();
     assert!(

@@ -1110,7 +1110,7 @@ fn hmmap_scales_its_cache_with_the_file() {
             Some(Command::Run(a)) => *a,
             _ => unreachable!(),
         };
-        iopath::commands::plan_of(&a).unwrap()
+        iopath::cli::commands::plan_of(&a).unwrap()
     };
     assert_eq!(plan(&[]).cache_limit, Some(128 << 20));
     // 1 s slices of the seed's operations by default; `--time pass` the

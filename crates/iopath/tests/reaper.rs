@@ -20,14 +20,14 @@ fn killed_runs_file(dir: &Path) -> (PathBuf, u32) {
 
 /// Whether `p` is proven iopath's: its mark, or its name's tag.
 fn proven(p: &Path) -> bool {
-    use iopath::target::reap::{birth, mark_of, name_tag};
+    use iopath::run::target::reap::{birth, mark_of, name_tag};
     let Ok(f) = std::fs::File::open(p) else {
         return false;
     };
     let ino = std::os::unix::fs::MetadataExt::ino(&f.metadata().unwrap());
     let name = p.file_name().unwrap().to_string_lossy().into_owned();
     let tagged = |pid: u32, b| name.ends_with(&format!("-{:08x}.dat", name_tag(pid, ino, b)));
-    let pid = iopath::target::reap::pid_of_name(&name, true);
+    let pid = iopath::run::target::reap::pid_of_name(&name, true);
     mark_of(&f).is_some() || pid.zip(birth(&f)).is_some_and(|(pid, b)| tagged(pid, b))
 }
 
@@ -218,7 +218,7 @@ fn without_extended_attributes_the_name_tag_proves_the_file() {
 /// looks gone) always finds the lock held, and leaves the file.
 #[test]
 fn a_runs_file_is_locked_before_it_is_marked() {
-    use iopath::target::reap::{claim, mark, try_lock};
+    use iopath::run::target::reap::{claim, mark, try_lock};
     let dir = scratch();
     let path = dir.path().join("iopath-1-00000000.dat");
     let file = std::fs::File::create_new(&path).unwrap();

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::words::{self, Bytes, Dur, List, Pct, RepTime, Span, Until};
 use super::{CacheState, Pattern, UsageError};
-use crate::schedule::Schedule;
+use crate::model::schedule::Schedule;
 
 fn is_false(b: &bool) -> bool {
     !*b

@@ -3,11 +3,15 @@
 //! the usage error (exit code 2), and the job model ([`job::JobSpec`]) that
 //! flags, presets, TOML job files and fio job files all become. Nothing
 //! here reads the system or imports another module of this crate except
-//! [`crate::units`] and [`crate::schedule`].
+//! [`crate::model::units`] and [`crate::model::schedule`].
 
 pub mod choice;
 pub mod job;
+pub mod limits;
 pub mod published;
+pub mod schedule;
+pub mod units;
+pub mod untrusted;
 pub mod words;
 
 use std::path::PathBuf;

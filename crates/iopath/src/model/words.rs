@@ -12,7 +12,7 @@ use iopath_io::{Method, SyncPolicy};
 use serde::{Deserialize, Deserializer, Serializer};
 
 use super::{CacheState, Pattern};
-use crate::schedule::Schedule;
+use crate::model::schedule::Schedule;
 
 /// A value with one spelling on the command line and in job files.
 pub trait Word: Sized {
@@ -61,7 +61,7 @@ pub enum Span {
 
 impl Word for Bytes {
     fn parse_word(s: &str) -> Result<Self, String> {
-        crate::units::parse_size(s).map(Bytes)
+        crate::model::units::parse_size(s).map(Bytes)
     }
     fn word(&self) -> String {
         let b = self.0;
@@ -76,7 +76,7 @@ impl Word for Bytes {
 
 impl Word for Dur {
     fn parse_word(s: &str) -> Result<Self, String> {
-        crate::units::parse_duration(s).map(Dur)
+        crate::model::units::parse_duration(s).map(Dur)
     }
     fn word(&self) -> String {
         let ns = self.0.as_nanos();
@@ -128,7 +128,7 @@ impl Word for RepTime {
         if s.trim() == "pass" {
             return Ok(RepTime::Pass);
         }
-        crate::units::parse_duration(s)
+        crate::model::units::parse_duration(s)
             .map(RepTime::Limit)
             .map_err(|e| format!("{e}, or \"pass\" (one whole pass, no time limit)"))
     }
@@ -152,7 +152,7 @@ impl Word for Span {
                 .map(Span::RamPct)
                 .ok_or_else(|| format!("'{s}': a share of memory is 1%ram to 100%ram"));
         }
-        match crate::units::parse_size(s) {
+        match crate::model::units::parse_size(s) {
             Ok(0) | Err(_) => Err(format!(
                 "'{s}': give a size (512M, 2G) or a share of memory (10%ram)"
             )),
@@ -315,7 +315,7 @@ named!(
 /// A clap value parser for any [`Word`].
 pub fn flag<T: Word>(s: &str) -> Result<T, String> {
     // The message quotes the value: shown, on its line, never sent.
-    T::parse_word(s).map_err(|e| crate::untrusted::field(&e).into_owned())
+    T::parse_word(s).map_err(|e| crate::model::untrusted::field(&e).into_owned())
 }
 
 /// The clap value parser of a [`Word`] with its names, so that shells

@@ -4,9 +4,9 @@
 //! iopath's. Each grid is data; the terminal table, HTML and Markdown
 //! draw it their own way.
 
-use crate::preset::Layout;
+use crate::import::preset::Layout;
+use crate::model::units::fmt_count;
 use crate::result::{CaseResult, RunResult};
-use crate::units::fmt_count;
 
 /// A small table: a title, a header, rows of cells, notes under it.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +27,7 @@ pub fn all(r: &RunResult) -> Vec<Grid> {
         r.config
             .preset
             .as_deref()
-            .and_then(|p| crate::preset::find(p).ok())
+            .and_then(|p| crate::import::preset::find(p).ok())
             .map(|p| p.job.layout)
     });
     match layout {
@@ -171,7 +171,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
                 c.name(),
                 c.pattern.clone(),
                 format!("{} ({:#x})", m.fd, m.fd),
-                format!("{:#x} ({})", m.len, crate::units::fmt_bytes(m.len)),
+                format!("{:#x} ({})", m.len, crate::model::units::fmt_bytes(m.len)),
                 format!("{:#x}", m.start),
                 format!("{:#x}", m.end),
             ])
@@ -374,7 +374,7 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
     let why = match r.config.time_limit_ns.filter(|_| !r.config.whole_pass) {
         Some(ns) => format!(
             "--time {} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it",
-            crate::units::fmt_duration(std::time::Duration::from_nanos(ns))
+            crate::model::units::fmt_duration(std::time::Duration::from_nanos(ns))
         ),
         None => "--case-timeout stopped it part-way".to_string(),
     };
@@ -533,7 +533,7 @@ fn published(r: &RunResult) -> Option<Grid> {
             _ => "-".into(),
         };
         let held = c.summary.as_ref().map_or("-".into(), |s| {
-            crate::units::fmt_bytes(held_bytes(&s.memory))
+            crate::model::units::fmt_bytes(held_bytes(&s.memory))
         });
         rows.push(vec![
             case,
@@ -646,7 +646,7 @@ pub fn text(g: &Grid, wide: bool) -> String {
 
 /// A p99 latency, `~` with too few requests behind it.
 fn p99(s: &crate::result::Measurement) -> String {
-    crate::units::fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)
+    crate::model::units::fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)
 }
 
 #[cfg(test)]
@@ -655,7 +655,7 @@ mod tests {
     use crate::result::Measurement;
 
     fn placed(pair: &str, mibs: &[f64]) -> CaseResult {
-        let mut c = crate::verdict::tests::case("uring", "write", mibs, 1000.0, 4096);
+        let mut c = crate::analysis::verdict::tests::case("uring", "write", mibs, 1000.0, 4096);
         c.label = Some("1 MiB direct at depth 8".into());
         c.pair = Some(pair.into());
         c.summary = Measurement::median_of(&c.measured());
@@ -672,7 +672,7 @@ mod tests {
     /// An hmmap case whose median repetition moved `io_bytes` in
     /// `duration_ns` of an operation of `pass_bytes`.
     fn hmmap_case(label: &str, io_bytes: u64, duration_ns: u64, pass_bytes: u64) -> CaseResult {
-        let mut c = crate::verdict::tests::case("mmap", "read", &[1.0], 0.0, 0);
+        let mut c = crate::analysis::verdict::tests::case("mmap", "read", &[1.0], 0.0, 0);
         c.label = Some(label.into());
         c.pass_bytes = Some(pass_bytes);
         c.summary = Some(Measurement {

@@ -12,11 +12,11 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::analysis::verdict::Verdict;
+use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::report::charts::{self, css_colour};
 use crate::report::{groups, table};
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
-use crate::verdict::Verdict;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -24,7 +24,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// out visibly (`untrusted::visible`: `\x1b`).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::untrusted::visible(s).chars() {
+    for c in crate::model::untrusted::visible(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -91,9 +91,9 @@ footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
 pub fn render(r: &RunResult) -> Result<String> {
     // The result's strings go into lines of this text: each kept to its
     // line (a line feed in a value is shown, `\x0a`).
-    let r = &*crate::untrusted::one_line(r);
+    let r = &*crate::model::untrusted::one_line(r);
     let verdicts: Vec<Verdict> = if r.verdicts.is_empty() {
-        crate::verdict::all(&r.cases)
+        crate::analysis::verdict::all(&r.cases)
     } else {
         r.verdicts.clone()
     };
@@ -548,7 +548,7 @@ fn humanize(key: &str, v: &str) -> String {
         }
     };
     if let (true, Ok(ns)) = (name.ends_with("_ns"), v.parse::<u64>()) {
-        let d = crate::units::fmt_duration(std::time::Duration::from_nanos(ns));
+        let d = crate::model::units::fmt_duration(std::time::Duration::from_nanos(ns));
         let unit = d.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(d.len());
         return format!("{} {}", &d[..unit], &d[unit..]);
     }

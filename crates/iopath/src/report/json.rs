@@ -30,7 +30,7 @@ pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
         JsonFormat::Iopath => serde_json::to_string_pretty(result)? + "\n",
         JsonFormat::Fio => crate::report::fio_json::to_json(result)?,
     };
-    Ok(crate::untrusted::json_escaped(json).into_bytes())
+    Ok(crate::model::untrusted::json_escaped(json).into_bytes())
 }
 
 /// Write `result` to `path`: a regular file (or one to be created) is

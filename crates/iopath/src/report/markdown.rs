@@ -13,12 +13,12 @@
 
 use std::borrow::Cow;
 
+use crate::analysis::verdict::{self, Verdict};
+use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
 };
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
-use crate::verdict::{self, Verdict};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -26,7 +26,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub fn render(r: &RunResult) -> String {
     // The result's strings go into lines of this text: each kept to its
     // line (a line feed in a value is shown, `\x0a`).
-    let r = &*crate::untrusted::one_line(r);
+    let r = &*crate::model::untrusted::one_line(r);
     let mut out = String::new();
     let patterns = patterns(r);
     out.push_str(&format!("## {}\n\n", title(r, &patterns)));
@@ -90,7 +90,7 @@ pub fn render(r: &RunResult) -> String {
             // A table of dashes says less than this line (as the terminal's).
             out.push_str(&format!(
                 "Not reached: the run was interrupted before {} (listed under *Not run*).\n",
-                crate::units::n_of(cases.len() as u64, "case", "cases")
+                crate::model::units::n_of(cases.len() as u64, "case", "cases")
             ));
             continue;
         }

@@ -188,7 +188,11 @@ impl Outputs {
         // Text read in a terminal as often as not (`cat`, `less -R`): the
         // result's own strings may hold escapes, shown, not sent. (HTML is
         // escaped cell by cell, `html::escape`.)
-        let text = |t: &str| crate::untrusted::visible(t).into_owned().into_bytes();
+        let text = |t: &str| {
+            crate::model::untrusted::visible(t)
+                .into_owned()
+                .into_bytes()
+        };
         if let Some(p) = &self.csv {
             keep(csv::render(r).and_then(|c| write_output(p, &text(&c), "--csv")));
         }
@@ -494,7 +498,10 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     let mut s = format!("Interrupted ({})", crate::stop_cause());
     if !jobs.is_empty() {
         let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
-        s.push_str(&format!(" during {}", crate::verdict::list(&jobs)));
+        s.push_str(&format!(
+            " during {}",
+            crate::analysis::verdict::list(&jobs)
+        ));
     }
     s.push_str(": the verdicts cover the repetitions that finished before it");
     if !cut.is_empty() {
@@ -515,7 +522,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !never_reached.is_empty() {
         s.push_str(&format!(
             "; never reached: {}",
-            crate::units::n_of(never_reached.len() as u64, "case", "cases")
+            crate::model::units::n_of(never_reached.len() as u64, "case", "cases")
         ));
     }
     s.push('.');

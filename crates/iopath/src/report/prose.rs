@@ -2,7 +2,7 @@
 //! cases a warning concerns said in groups (`6 cases: buffered, mmap,
 //! uring-buffered on read, randread`) rather than one by one.
 
-pub use crate::units::wrap;
+pub use crate::model::units::wrap;
 
 /// True for a line of a drawn table (its borders and rows), which
 /// [`fit`] leaves as comfy-table laid it out.

@@ -9,8 +9,10 @@ use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Tab
 
 use super::prose::{case_groups, wrap};
 
+use crate::model::units::{
+    fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile,
+};
 use crate::result::{CaseResult, RunResult};
-use crate::units::{fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -54,7 +56,7 @@ fn block_device_words(r: &RunResult) -> String {
 pub fn render(r: &RunResult, wide: bool) -> String {
     // The result's strings go into lines of this text: each kept to its
     // line (a line feed in a value is shown, `\x0a`).
-    let r = &*crate::untrusted::one_line(r);
+    let r = &*crate::model::untrusted::one_line(r);
     let mut out = String::new();
     if let Some(t) = &r.target {
         let dev = r
@@ -160,7 +162,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             }
         }
     }
-    out.push_str(&crate::verdict::neighbour::text(&r.cases));
+    out.push_str(&crate::analysis::verdict::neighbour::text(&r.cases));
     let skipped = not_run(r);
     if !skipped.is_empty() {
         out.push_str("\nnot run:\n");
@@ -714,7 +716,7 @@ mod tests {
     #[test]
     fn on_tmpfs_nothing_speaks_of_write_back_or_a_device() {
         let mut r = fixture();
-        r.system.dirty_limits = Some(crate::metrics::dirty::DirtyLimits {
+        r.system.dirty_limits = Some(crate::system::metrics::dirty::DirtyLimits {
             limit_bytes: 4 << 30,
             background_bytes: 2 << 30,
             ratio_pct: Some(20),
@@ -722,13 +724,13 @@ mod tests {
             base_bytes: 20 << 30,
             base_is_cgroup: false,
         });
-        r.verdicts = crate::verdict::of_run(&r);
+        r.verdicts = crate::analysis::verdict::of_run(&r);
         let ext4 = render(&r, false);
         assert!(ext4.contains("Writes: "), "{ext4}");
         assert!(!ext4.contains("on tmpfs"), "{ext4}");
         r.system.fs_type = Some("tmpfs".into());
         r.system.device = None;
-        r.verdicts = crate::verdict::of_run(&r);
+        r.verdicts = crate::analysis::verdict::of_run(&r);
         let tmpfs = render(&r, false);
         assert!(!tmpfs.contains("Writes: "), "{tmpfs}");
         assert!(!tmpfs.contains("dirty limit"), "{tmpfs}");

@@ -11,9 +11,9 @@ pub mod records;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::blockdev::DiskCounters;
-pub use crate::metrics::procfs::ProcessIo;
-use crate::sysinfo::System;
+use crate::system::metrics::blockdev::DiskCounters;
+pub use crate::system::metrics::procfs::ProcessIo;
+use crate::system::sysinfo::System;
 pub use latency::{Latency, LatencyBins};
 pub use records::{TargetInfo, Warning};
 
@@ -214,7 +214,7 @@ pub struct CaseResult {
     /// affinity inside each worker, buffer pages per node); null for a case
     /// that did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub placement: Option<crate::placement::PlacementResult>,
+    pub placement: Option<crate::system::placement::PlacementResult>,
     /// Null, or why the case did not run.
     pub skipped: Option<String>,
     /// True for a case an interrupted run never reached (`skipped` then
@@ -316,7 +316,7 @@ impl Job {
         let mut s = format!(
             "{} {} Q{}T{}",
             self.pattern,
-            crate::units::fmt_bs(self.block_size),
+            crate::model::units::fmt_bs(self.block_size),
             self.queue_depth,
             self.threads
         );
@@ -329,7 +329,7 @@ impl Job {
             (None, Some(p)) => s.push_str(&format!(" ({p})")),
             (None, None) => {
                 if let Some(span) = self.span_bytes {
-                    s.push_str(&format!(" span {}", crate::units::fmt_bytes(span)));
+                    s.push_str(&format!(" span {}", crate::model::units::fmt_bytes(span)));
                 }
                 if self.copy_to_user {
                     s.push_str(" +copy");

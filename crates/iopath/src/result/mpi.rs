@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::blockdev::DiskCounters;
+use crate::system::metrics::blockdev::DiskCounters;
 
 /// How the ranks share the test file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -153,10 +153,10 @@ fn skipped_line(name: &str, reason: &dyn std::fmt::Display) {
 }
 
 /// Mark `path` as iopath marks a named file it makes
-/// (`iopath::target::reap::MARK_XATTR`), as made by a run of pid `pid`
+/// (`iopath::run::target::reap::MARK_XATTR`), as made by a run of pid `pid`
 /// that started at clock tick `start` after this boot.
 pub fn mark_as_iopaths(path: &Path, pid: u32, start: u64) {
-    use iopath::target::reap::{boot_id, Mark, MARK_XATTR};
+    use iopath::run::target::reap::{boot_id, Mark, MARK_XATTR};
     let f = std::fs::File::open(path).unwrap();
     let ino = std::os::unix::fs::MetadataExt::ino(&f.metadata().unwrap());
     let m = Mark {

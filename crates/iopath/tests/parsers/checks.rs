@@ -20,13 +20,13 @@ use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iopath::fio::{Context, Env, Keywords};
+use iopath::import::fio::{Context, Env, Keywords};
 use iopath::model::job::JobSpec;
+use iopath::model::schedule::Schedule;
 use iopath::model::words::{Bytes, Dur, Pct, RepTime, Span, Until, Word};
 use iopath::model::{CacheState, Pattern};
 use iopath::plan::{Origin, Plan};
-use iopath::schedule::Schedule;
-use iopath::topology::{Node, Topology};
+use iopath::system::topology::{Node, Topology};
 use iopath_io::data::DataMode;
 use iopath_io::numa::MemPolicyMode;
 use iopath_io::{Method, SyncPolicy};
@@ -68,18 +68,18 @@ pub fn words(s: &str) -> bool {
         word::<MemPolicyMode>(s),
         word::<Until>(s),
     ];
-    if let Ok(b) = iopath::units::parse_size(s) {
+    if let Ok(b) = iopath::model::units::parse_size(s) {
         assert!(b <= i64::MAX as u64, "{s:?} reads as {b} bytes");
     }
-    if let Ok(d) = iopath::units::parse_duration(s) {
+    if let Ok(d) = iopath::model::units::parse_duration(s) {
         assert!(d <= Duration::from_secs(1_000_000_000), "{s:?}: {d:?}");
-        let _ = iopath::units::fmt_duration(d);
+        let _ = iopath::model::units::fmt_duration(d);
     }
-    let _ = iopath::placement::parse_policy_mode(s);
-    if let Ok(p) = iopath::compare::parse_fail_above(s) {
+    let _ = iopath::system::placement::parse_policy_mode(s);
+    if let Ok(p) = iopath::analysis::compare::parse_fail_above(s) {
         assert!(p > 0.0 && p < 100.0, "{s:?}: {p}");
     }
-    if let Ok(p) = iopath::compare::parse_drift(s) {
+    if let Ok(p) = iopath::analysis::compare::parse_drift(s) {
         assert!((0.0..100.0).contains(&p), "{s:?}: {p}");
     }
     accepted.contains(&true)
@@ -99,13 +99,13 @@ pub fn numbers(n: u64, f: f64) {
     let d = Duration::from_nanos(n % 1_000_000_000_000_000_001);
     let w = Dur(d).word();
     assert_eq!(Dur::parse_word(&w), Ok(Dur(d)), "{d:?} is written {w:?}");
-    let _ = iopath::units::fmt_bytes(n);
-    let _ = iopath::units::fmt_bs(n);
-    let _ = iopath::units::fmt_ns(n);
-    let _ = iopath::units::fmt_duration(d);
-    let _ = iopath::units::fmt_count(f);
-    let _ = iopath::units::fmt_device_fraction(f);
-    let _ = iopath::units::fmt_percentile(n, f, n);
+    let _ = iopath::model::units::fmt_bytes(n);
+    let _ = iopath::model::units::fmt_bs(n);
+    let _ = iopath::model::units::fmt_ns(n);
+    let _ = iopath::model::units::fmt_duration(d);
+    let _ = iopath::model::units::fmt_count(f);
+    let _ = iopath::model::units::fmt_device_fraction(f);
+    let _ = iopath::model::units::fmt_percentile(n, f, n);
 }
 
 /// A CPU or node list as `--cpus` and sysfs give it
@@ -115,14 +115,14 @@ pub fn numbers(n: u64, f: f64) {
 /// same. `true` when either accepted `s`.
 pub fn cpu_lists(s: &str) -> bool {
     let mut accepted = false;
-    if let Ok(cpus) = iopath::topology::parse_cpulist(s) {
+    if let Ok(cpus) = iopath::system::topology::parse_cpulist(s) {
         accepted = true;
         assert!(!cpus.is_empty(), "{s:?} reads as no CPU");
         assert!(cpus.windows(2).all(|w| w[0] < w[1]), "{s:?}: {cpus:?}");
-        assert!(cpus.iter().all(|&c| c <= iopath::topology::MAX_CPU));
-        let w = iopath::topology::format_cpulist(&cpus);
+        assert!(cpus.iter().all(|&c| c <= iopath::system::topology::MAX_CPU));
+        let w = iopath::system::topology::format_cpulist(&cpus);
         assert_eq!(
-            iopath::topology::parse_cpulist(&w).as_ref(),
+            iopath::system::topology::parse_cpulist(&w).as_ref(),
             Ok(&cpus),
             "{s:?} is written {w:?}"
         );
@@ -147,17 +147,17 @@ pub fn cpu_list_round_trip(cpus: &[u32]) {
     let mut want: Vec<u32> = cpus
         .iter()
         .copied()
-        .filter(|&c| c <= iopath::topology::MAX_CPU)
+        .filter(|&c| c <= iopath::system::topology::MAX_CPU)
         .collect();
     want.sort_unstable();
     want.dedup();
-    let w = iopath::topology::format_cpulist(&want);
+    let w = iopath::system::topology::format_cpulist(&want);
     if want.is_empty() {
         assert_eq!(w, "");
         return;
     }
     assert_eq!(
-        iopath::topology::parse_cpulist(&w),
+        iopath::system::topology::parse_cpulist(&w),
         Ok(want.clone()),
         "{w:?}"
     );
@@ -217,7 +217,7 @@ pub fn placement(data: &[u8]) -> bool {
         .filter(|c| u16::from_le_bytes([byte(6), byte(7)]) & (1 << c) != 0)
         .filter(|c| topo.cpus_online.contains(c))
         .collect();
-    let Ok(p) = iopath::placement::from_flags(
+    let Ok(p) = iopath::system::placement::from_flags(
         cpus, numa_node, mem_node, mem_policy, sqpoll_cpu, &topo, &allowed,
     ) else {
         return false;
@@ -240,9 +240,9 @@ pub fn placement(data: &[u8]) -> bool {
         for n in &mem.nodes {
             assert!(topo.node(*n).is_some(), "node {n} does not exist: {p:?}");
         }
-        let _ = iopath::placement::policy_name(mem);
+        let _ = iopath::system::placement::policy_name(mem);
     }
-    let _ = iopath::placement::numa_placements(&topo, &allowed, numa_node);
+    let _ = iopath::system::placement::numa_placements(&topo, &allowed, numa_node);
     true
 }
 
@@ -265,12 +265,12 @@ fn plan(job: &JobSpec, origin: &Origin) {
 /// `import-fio` print) that reads back as the same job; its plan does not
 /// panic. `true` when the job was read.
 pub fn job_file(text: &str) -> bool {
-    let Ok(job) = iopath::jobfile::parse("fuzz.toml", text) else {
+    let Ok(job) = iopath::import::jobfile::parse("fuzz.toml", text) else {
         return false;
     };
     let written = toml::to_string(&job)
         .unwrap_or_else(|e| panic!("a job read from {text:?} cannot be written as TOML: {e}"));
-    match iopath::jobfile::parse("written.toml", &written) {
+    match iopath::import::jobfile::parse("written.toml", &written) {
         Ok(back) => assert_eq!(back, job, "{text:?} is written as {written:?}"),
         Err(e) => panic!(
             "{text:?} is written as {written:?}, which is refused: {}",
@@ -319,7 +319,7 @@ pub fn fio_file(bytes: &[u8], dir: &Path) -> bool {
     if !common.exists() {
         std::fs::write(&common, "bs=4k\niodepth=4\nioengine=psync\n").expect("writable");
     }
-    let Ok(file) = iopath::fio::parse_file_with(&path, &fio_context()) else {
+    let Ok(file) = iopath::import::fio::parse_file_with(&path, &fio_context()) else {
         return false;
     };
     let _ = file.dump();
@@ -330,17 +330,17 @@ pub fn fio_file(bytes: &[u8], dir: &Path) -> bool {
         "every job is in one group"
     );
     for ignore_unknown in [false, true] {
-        let opts = iopath::fio::map::MapOptions {
+        let opts = iopath::import::fio::map::MapOptions {
             only_own_engine: false,
             ignore_unknown,
         };
-        let Ok(mapped) = iopath::fio::map::to_job(&file, opts) else {
+        let Ok(mapped) = iopath::import::fio::map::to_job(&file, opts) else {
             continue;
         };
         let written = toml::to_string(&mapped.job).unwrap_or_else(|e| {
             panic!("the job mapped from {bytes:?} cannot be written as TOML: {e}")
         });
-        match iopath::jobfile::parse("import.toml", &written) {
+        match iopath::import::jobfile::parse("import.toml", &written) {
             Ok(back) => assert_eq!(back, mapped.job, "import-fio wrote {written:?}"),
             Err(e) => panic!(
                 "import-fio of {bytes:?} wrote {written:?}, which is refused: {}",
@@ -365,11 +365,11 @@ pub fn fio_file(bytes: &[u8], dir: &Path) -> bool {
 /// JSON shapes) or in comparing it with itself; what `report --json` writes
 /// reads back as the same result. `true` when the file was read.
 pub fn result_file(bytes: &[u8]) -> bool {
-    let Ok(mut r) = iopath::compare::parse(bytes, "fuzz.json") else {
+    let Ok(mut r) = iopath::analysis::compare::parse(bytes, "fuzz.json") else {
         return false;
     };
     if r.verdicts.is_empty() {
-        r.verdicts = iopath::verdict::all(&r.cases);
+        r.verdicts = iopath::analysis::verdict::all(&r.cases);
     }
     let _ = iopath::report::table::render(&r, false);
     let _ = iopath::report::table::render(&r, true);
@@ -379,11 +379,11 @@ pub fn result_file(bytes: &[u8]) -> bool {
     let _ = iopath::report::json::bytes_of(&r, iopath::report::json::JsonFormat::Fio);
     let json = iopath::report::json::bytes_of(&r, iopath::report::json::JsonFormat::Iopath)
         .expect("a result read from JSON can be written as JSON");
-    match iopath::compare::parse(&json, "written.json") {
+    match iopath::analysis::compare::parse(&json, "written.json") {
         Ok(back) => assert!(back == r, "report --json writes a different result"),
         Err(e) => panic!("report --json writes a result it refuses: {}", e.0),
     }
-    let side = |name: &str| iopath::compare::Side {
+    let side = |name: &str| iopath::analysis::compare::Side {
         path: format!("{name}.json"),
         name: name.into(),
         started_at: r.started_at.clone(),
@@ -391,15 +391,15 @@ pub fn result_file(bytes: &[u8]) -> bool {
         paths: vec![format!("{name}.json")],
     };
     let runs = [r.clone()];
-    let report = iopath::compare::compare(
+    let report = iopath::analysis::compare::compare(
         &runs,
         &runs,
         side("a"),
         side("b"),
         Some(5.0),
-        iopath::compare::DEFAULT_DRIFT_PCT,
+        iopath::analysis::compare::DEFAULT_DRIFT_PCT,
     );
-    let _ = iopath::compare::render(&report);
+    let _ = iopath::analysis::compare::render(&report);
     let _ = serde_json::to_string(&report);
     true
 }
@@ -428,19 +428,19 @@ pub fn command_line(args: &[String]) -> bool {
     };
     match cli.command {
         Some(Command::Run(a)) => {
-            if let Ok(plan) = iopath::commands::plan_of(&a) {
+            if let Ok(plan) = iopath::cli::commands::plan_of(&a) {
                 assert!(!plan.cases.is_empty(), "a plan without cases: {args:?}");
                 let _ = a.reports.check(a.json.as_deref(), None);
             }
         }
         Some(Command::Compare(c)) => {
             let o = c.options();
-            let _ = iopath::compare::sides(&o.a, &o.b);
+            let _ = iopath::analysis::compare::sides(&o.a, &o.b);
         }
         Some(Command::Presets(p)) => {
             if let Some(PresetsAction::Show { name, .. }) = p.action {
-                let _ = iopath::commands::preset_toml(&name);
-                let _ = iopath::commands::preset_show(&name);
+                let _ = iopath::cli::commands::preset_toml(&name);
+                let _ = iopath::cli::commands::preset_show(&name);
             }
         }
         _ => {}

@@ -2,7 +2,7 @@
 //! or logarithmic axis ([`Axis`]), and which ticks get a label: as many as
 //! fit without two labels touching ([`Axis::ticks`], [`text_width`]).
 
-use crate::units::{fmt_bytes, fmt_device_fraction, fmt_ns};
+use crate::model::units::{fmt_bytes, fmt_device_fraction, fmt_ns};
 
 /// How axis values are written.
 #[derive(Debug, Clone, Copy)]

@@ -43,7 +43,7 @@ pub(super) fn costs(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
                 method: c.name(),
                 value: f,
                 ci: None,
-                label: crate::units::fmt_device_fraction(f),
+                label: crate::model::units::fmt_device_fraction(f),
             })
         })
         .collect();

@@ -474,7 +474,7 @@ pub fn svg(fig: &Figure) -> Result<String> {
     // Labels are the result's own strings: a control character is no
     // XML (and would reach a terminal that shows the file), so it is
     // written out visibly, as everywhere (`untrusted`).
-    Ok(crate::untrusted::visible(&out).into_owned())
+    Ok(crate::model::untrusted::visible(&out).into_owned())
 }
 
 /// The figure as a PNG, drawn at `scale` times its size (2 for slides).

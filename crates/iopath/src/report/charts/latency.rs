@@ -28,7 +28,7 @@ pub(super) fn latency(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
                     .map(|(i, &v)| {
                         let few = ps
                             .get(i)
-                            .is_some_and(|&p| crate::units::too_few_requests(p, l.count));
+                            .is_some_and(|&p| crate::model::units::too_few_requests(p, l.count));
                         (i as f64, v as f64, few)
                     })
                     .collect(),

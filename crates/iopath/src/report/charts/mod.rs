@@ -19,8 +19,8 @@ mod timeline;
 
 use plotters::prelude::RGBColor;
 
+use crate::model::units::fmt_bs;
 use crate::result::{CaseResult, Job};
-use crate::units::fmt_bs;
 
 use axis::Fmt;
 use cardiogram::cardiogram;

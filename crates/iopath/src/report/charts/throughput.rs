@@ -4,8 +4,8 @@
 
 use super::axis::Fmt;
 use super::{bar_height, finite, Bar, Bars, Figure, Plot, MIB};
+use crate::model::units::fmt_count;
 use crate::result::CaseResult;
-use crate::units::fmt_count;
 
 pub(super) fn throughput(id: &str, label: &str, cases: &[&CaseResult]) -> Figure {
     let rows: Vec<Bar> = cases

@@ -468,7 +468,7 @@ fn disk_util(r: &RunResult) -> Vec<DiskUtil> {
     };
     // Times only when every repetition recorded them.
     let times: Option<Vec<_>> = counters.iter().map(|d| d.time).collect();
-    let sum = |f: &dyn Fn(&crate::metrics::blockdev::DiskTime) -> u64| {
+    let sum = |f: &dyn Fn(&crate::system::metrics::blockdev::DiskTime) -> u64| {
         times
             .as_ref()
             .map(|t| t.iter().fold(0u64, |a, x| a.saturating_add(f(x))))

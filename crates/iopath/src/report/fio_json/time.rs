@@ -77,7 +77,7 @@ pub(super) fn ctime(secs: i64) -> String {
     ];
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::sysinfo::civil_from_days(days);
+    let (y, m, d) = crate::system::sysinfo::civil_from_days(days);
     format!(
         "{} {} {d:>2} {:02}:{:02}:{:02} {y}",
         DAYS[days.rem_euclid(7) as usize],

@@ -549,7 +549,7 @@ fn disks_and_options_from_what_the_run_knows() {
 
 #[test]
 fn disk_times_fill_fios_disk_util_when_recorded() {
-    use crate::metrics::blockdev::DiskTime;
+    use crate::system::metrics::blockdev::DiskTime;
     let mut r = v3();
     let mut elapsed_ms = 0;
     for c in &mut r.cases {
@@ -633,7 +633,7 @@ fn timestamps() {
 fn extreme_figures_do_not_panic() {
     let mut m = rep((u64::MAX, u64::MAX), (0, 0), 1);
     m.cpu.ctx_vol = u64::MAX;
-    m.device = Some(crate::metrics::blockdev::DiskCounters {
+    m.device = Some(crate::system::metrics::blockdev::DiskCounters {
         reads: u64::MAX,
         ..Default::default()
     });

@@ -1,0 +1,15 @@
+//! What a finished run means: verdicts ([`verdict`]), warnings
+//! ([`warnings`]) and comparisons of saved runs ([`compare`]). Analysis
+//! reads results and computes typed facts; it writes no sentences (the text
+//! layer under [`crate::report`] words them).
+
+pub mod compare;
+pub mod verdict;
+pub mod warnings;
+
+/// Compute a result's warnings and verdicts from its cases (again, after
+/// every round the runner hands over: they replace the previous ones).
+pub fn analyse(result: &mut crate::result::RunResult) {
+    result.warnings = warnings::collect(result);
+    result.verdicts = verdict::of_run(result);
+}

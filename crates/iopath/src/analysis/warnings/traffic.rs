@@ -1,0 +1,88 @@
+//! Whose traffic the device counters hold. The disk's counters are
+//! system-wide: another process reading the same disk during a case adds
+//! its bytes, which would read as read-ahead waste of a buffered case or as
+//! an impossible excess of an O_DIRECT one. The process's own I/O
+//! accounting (`process_io`, `/proc/self/io`) holds only what this
+//! process's threads made the block layer read, read-ahead and fault-around
+//! included, so:
+//!
+//! - **own fraction** = own device reads / bytes asked: read-ahead and
+//!   whole-page waste, and nothing else;
+//! - **other share** = (device reads − own device reads) / bytes asked:
+//!   other processes' reads.
+//!
+//! Results without `process_io` (older ones, kernels without task I/O
+//! accounting) fall back to the device counters alone.
+
+use crate::result::Measurement;
+
+/// Other processes' reads, as a share of the bytes a case asked for, from
+/// which a case is said to have shared its disk.
+pub const OTHER_TRAFFIC_SHARE: f64 = 0.2;
+
+/// The bytes a read case fetched from the device over the bytes it asked
+/// for: its own reads where the process recorded them, else the device's.
+pub fn own_read_fraction(s: &Measurement) -> Option<f64> {
+    match s.process_io {
+        Some(p) if s.read_bytes > 0 => Some(p.read_bytes as f64 / s.read_bytes as f64),
+        _ => s.device_fraction,
+    }
+}
+
+/// Device reads beyond the process's own, over the bytes asked; `None`
+/// without the process's accounting, device counters or reads.
+pub fn other_read_share(s: &Measurement) -> Option<f64> {
+    let (p, d) = (s.process_io?, s.device?);
+    (s.read_bytes > 0)
+        .then(|| d.read_bytes.saturating_sub(p.read_bytes) as f64 / s.read_bytes as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::ProcessIo;
+    use crate::system::metrics::blockdev::DiskCounters;
+
+    fn read(asked: u64, device: u64, own: Option<u64>) -> Measurement {
+        Measurement {
+            read_bytes: asked,
+            device: Some(DiskCounters {
+                read_bytes: device,
+                ..DiskCounters::default()
+            }),
+            device_fraction: Some(device as f64 / asked as f64),
+            process_io: own.map(|o| ProcessIo {
+                read_bytes: o,
+                ..ProcessIo::default()
+            }),
+            ..Measurement::default()
+        }
+    }
+
+    /// The case: a cold buffered read of 256 MiB beside another
+    /// reader; the disk moved 1.45x, the process exactly 1.0x.
+    #[test]
+    fn another_readers_bytes_are_not_read_ahead() {
+        let mib = 1 << 20;
+        let m = read(256 * mib, 371 * mib, Some(256 * mib));
+        assert_eq!(own_read_fraction(&m), Some(1.0));
+        let other = other_read_share(&m).unwrap();
+        assert!((other - 115.0 / 256.0).abs() < 1e-9, "{other}");
+    }
+
+    #[test]
+    fn without_the_process_accounting_the_device_counters_stand() {
+        let m = read(100, 250, None);
+        assert_eq!(own_read_fraction(&m), Some(2.5));
+        assert_eq!(other_read_share(&m), None);
+    }
+
+    /// Read-ahead is the process's own: a fraction above 1 with no other
+    /// traffic.
+    #[test]
+    fn read_ahead_stays_the_cases_own() {
+        let m = read(4096, 8 << 20, Some(8 << 20));
+        assert_eq!(own_read_fraction(&m), Some(2048.0));
+        assert_eq!(other_read_share(&m), Some(0.0));
+    }
+}

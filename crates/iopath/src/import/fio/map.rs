@@ -1,0 +1,648 @@
+//! From a fio job file to iopath's job model: each fio job becomes one case
+//! entry (its `rw`, `bs`, `iodepth`, `numjobs` as threads, sync options,
+//! labelled with the job's name), run through the job's own engine and
+//! every other method (or only its own: `--only-fio-engine`). fio's
+//! defaults apply where the file says nothing (4 KiB blocks, depth 1, no
+//! fsync, `invalidate=1`), not iopath's.
+//!
+//! What iopath cannot do the way fio would is refused, each reason with
+//! the option and the line that asks for it: jobs fio runs at the same
+//! time (iopath measures one case at a time; only `numjobs` clones run
+//! together, as threads), several files, trims, sequential read/write mixes,
+//! `rw=...:N` holes, block-size ranges, fsync every N > 1 writes, jobs
+//! that disagree on the file, its size or the run time. Options with no
+//! mapping are listed and refused (exit 2), or with `--ignore-unknown`
+//! named in the result's warnings. docs/fio-jobs.md has the table.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iopath_io::data::DataMode;
+use iopath_io::numa::MemPolicyMode;
+use iopath_io::{Method, SyncPolicy};
+
+use super::{FioJob, FioJobFile, Given, NodeSet, NumaMemPolicy, RwKind, Size, SyncMode};
+use crate::model::job::{CaseSpec, JobSpec, RunSpec};
+use crate::model::words::{Bytes, List, RepTime, Span, Until};
+use crate::model::{CacheState, Pattern, UsageError};
+
+/// How a fio job file is mapped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MapOptions {
+    /// Run each job through its own engine only (`--only-fio-engine`).
+    pub only_own_engine: bool,
+    /// Run with the options that have no mapping left out, each named in
+    /// the result's warnings (`--ignore-unknown`).
+    pub ignore_unknown: bool,
+}
+
+/// A fio job file as an iopath job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    pub job: JobSpec,
+    /// Options left out (`--ignore-unknown`): `key=value (file:line)`.
+    pub ignored: Vec<String>,
+}
+
+/// Options fio has that change nothing iopath measures (logs, reporting,
+/// `thread` instead of processes), accepted without a word.
+const HARMLESS: [&str; 22] = [
+    "thread",
+    "per_job_logs",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_offset",
+    "log_unix_epoch",
+    "bwavgtime",
+    "iopsavgtime",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "significant_figures",
+    "disk_util",
+    "unified_rw_reporting",
+    "stats",
+    "exitall",
+    "unlink",
+];
+
+/// Every option name fio 3.33 knows (generated, see the file's head).
+const FIO_OPTIONS: &str = include_str!("fio-options.txt");
+
+/// True when fio knows an option of this name.
+fn is_fio_option(key: &str) -> bool {
+    FIO_OPTIONS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .any(|l| l == key)
+}
+
+/// The fio option nearest a misspelt one, if it is near.
+fn nearest_option(key: &str) -> Option<&'static str> {
+    let len = key.chars().count();
+    FIO_OPTIONS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        // The distance is at least the difference in length: skip the
+        // options too long or too short to be near, so that a long line
+        // costs no edit distance against every option (the fuzzer found
+        // a few kilobytes of key took 10 ms).
+        .filter(|l| len.abs_diff(l.len()) <= 2.max(l.len() / 4))
+        .map(|l| (crate::import::jobfile::edit_distance(key, l), l))
+        .filter(|(d, l)| *d <= 2.max(l.len() / 4))
+        .min()
+        .map(|(_, l)| l)
+}
+
+/// The method fio's engine (with `direct` and its engine options) is, or
+/// why no method does what it does.
+pub fn method_of(job: &FioJob) -> Result<Method, String> {
+    let direct = flag(&job.direct);
+    let engine = job.ioengine.as_ref().map_or("psync", |g| g.value.as_str());
+    let (hipri, sqpoll) = (flag(&job.hipri), flag(&job.sqthread_poll));
+    let polled = |m: Method| {
+        if hipri {
+            Err(format!(
+                "ioengine={engine} with hipri: polled completions; iopath polls only through io_uring (ioengine=io_uring, direct=1, hipri=1 is uring-iopoll)"
+            ))
+        } else {
+            Ok(m)
+        }
+    };
+    match engine {
+        "psync" | "sync" | "pvsync" | "pvsync2" if direct => polled(Method::Direct),
+        "psync" | "sync" | "pvsync" | "pvsync2" => polled(Method::Buffered),
+        // fio's libaio without O_DIRECT is synchronous buffered I/O.
+        "libaio" if direct => Ok(Method::Aio),
+        "libaio" => Ok(Method::Buffered),
+        "io_uring" if !direct && (hipri || sqpoll) => Err(
+            "ioengine=io_uring without direct=1 but with hipri or sqthread_poll: iopath's buffered io_uring (uring-buffered) neither polls nor has a submission thread".into(),
+        ),
+        "io_uring" if hipri && sqpoll => Err(
+            "ioengine=io_uring with both hipri and sqthread_poll: iopath has each (uring-iopoll, uring-sqpoll), not both at once".into(),
+        ),
+        "io_uring" if !direct => Ok(Method::UringBuffered),
+        "io_uring" if hipri => Ok(Method::UringIopoll),
+        "io_uring" if sqpoll => Ok(Method::UringSqpoll),
+        "io_uring" => Ok(Method::Uring),
+        "mmap" => Ok(Method::Mmap),
+        "null" => Ok(Method::Null),
+        other => Err(format!(
+            "ioengine={other}: no iopath method does what it does (mapped: psync, sync, pvsync, pvsync2, libaio, io_uring, mmap, null)"
+        )),
+    }
+}
+
+fn flag(g: &Option<Given<bool>>) -> bool {
+    g.as_ref().is_some_and(|g| g.value)
+}
+
+/// `key=value (file:line)`.
+fn said<T>(g: &Given<T>) -> String {
+    shown(&g.key, g.text.as_deref(), &g.at)
+}
+
+/// `key=value (file:line)`, the value cut to a readable length.
+fn shown(key: &str, value: Option<&str>, at: &super::Location) -> String {
+    match value {
+        Some(v) if v.chars().count() > 80 => {
+            format!("{key}={}... ({at})", v.chars().take(80).collect::<String>())
+        }
+        Some(v) => format!("{key}={v} ({at})"),
+        None => format!("{key} ({at})"),
+    }
+}
+
+/// Map `file` to an iopath job, or say every reason it cannot be.
+pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError> {
+    if file.jobs.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no job section: fio would run nothing",
+            file.path.display()
+        )));
+    }
+    let mut problems: Vec<String> = Vec::new();
+    for group in file.groups() {
+        if group.len() > 1 {
+            let names: Vec<&str> = group.iter().map(|&i| file.jobs[i].name.as_str()).collect();
+            problems.push(format!(
+                "jobs {} run at the same time in fio (no stonewall between them): iopath measures one case at a time, so their figures would not be fio's; add `stonewall` to each job after the first to run them one after the other, or give concurrency as numjobs (threads)",
+                names.join(", ")
+            ));
+        }
+    }
+    let mut ignored: BTreeSet<String> = BTreeSet::new();
+    let mut typos: BTreeSet<String> = BTreeSet::new();
+    let mut mapped: Vec<(CaseSpec, RunSpec, Option<u64>)> = Vec::new();
+    for job in &file.jobs {
+        match case_of(job, opts) {
+            Ok(m) => mapped.push(m),
+            Err(mut p) => problems.append(&mut p),
+        }
+        for u in job
+            .unknown
+            .iter()
+            .filter(|u| !HARMLESS.contains(&u.key.as_str()))
+        {
+            let text = shown(&u.key, u.value.as_deref(), &u.at);
+            if is_fio_option(&u.key) {
+                ignored.insert(text);
+            } else {
+                let hint = nearest_option(&u.key)
+                    .map(|k| format!("; did you mean `{k}`?"))
+                    .unwrap_or_default();
+                typos.insert(format!("{text}: not an option fio knows{hint}"));
+            }
+        }
+    }
+    problems.extend(typos);
+    if !ignored.is_empty() && !opts.ignore_unknown {
+        problems.push(format!(
+            "options iopath does not map: {} (run with --ignore-unknown to leave them out; each is then named in the result's warnings)",
+            ignored.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    // One iopath run has one of each run setting: every job must say the
+    // same as the first (sizes aside: the file is the largest, each case
+    // addresses its own).
+    let run = mapped
+        .first()
+        .map(|(_, r, _)| r.clone())
+        .unwrap_or_default();
+    for ((c, r, _), job) in mapped.iter().zip(&file.jobs).skip(1) {
+        let first = &file.jobs[0].name;
+        for key in differing(&run, r) {
+            problems.push(format!(
+                "[{}] its {key} differs from job {first}'s: one iopath run has one (run the jobs as separate files)",
+                c.label.as_deref().unwrap_or(&job.name)
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        let problems = merge_jobs(&problems);
+        return Err(UsageError(format!(
+            "{} cannot run as fio would run it:\n  - {}",
+            file.path.display(),
+            problems.join("\n  - ")
+        )));
+    }
+    let largest = mapped.iter().filter_map(|(_, _, s)| *s).max();
+    let mut run = run;
+    run.size = largest.map(Bytes);
+    let cases = mapped
+        .into_iter()
+        .map(|(mut c, _, size)| {
+            // A job smaller than the file addresses only its own size.
+            if let (Some(s), Some(l)) = (size, largest) {
+                if s < l {
+                    c.span = Some(Span::Bytes(s));
+                }
+            }
+            c
+        })
+        .collect();
+    let name = file
+        .path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string());
+    Ok(Mapped {
+        job: JobSpec {
+            name,
+            summary: Some(format!("fio job file {}", file.path.display())),
+            run,
+            cases,
+            ..JobSpec::default()
+        },
+        ignored: ignored.into_iter().collect(),
+    })
+}
+
+/// The keys two run settings differ in (`size` aside).
+fn differing(a: &RunSpec, b: &RunSpec) -> Vec<String> {
+    let table = |r: &RunSpec| {
+        let mut r = r.clone();
+        r.size = None;
+        toml::Table::try_from(&r).unwrap_or_default()
+    };
+    let (ta, tb) = (table(a), table(b));
+    let mut keys: Vec<String> = ta.keys().chain(tb.keys()).cloned().collect();
+    keys.sort();
+    keys.dedup();
+    keys.retain(|k| ta.get(k) != tb.get(k));
+    keys.into_iter().map(|k| fio_name(&k).to_string()).collect()
+}
+
+/// What fio calls the option behind a run setting, for messages.
+fn fio_name(key: &str) -> &str {
+    match key {
+        "file" => "filename",
+        "dir" => "directory",
+        "time" => "runtime",
+        "warmup" => "ramp_time",
+        "seed" => "randseed",
+        "cache" => "invalidate",
+        "data" => "zero_buffers/buffer_compress_percentage",
+        "cpus" => "cpus_allowed",
+        "numa_node" => "numa_cpu_nodes",
+        "mem_node" | "mem_policy" => "numa_mem_policy",
+        other => other,
+    }
+}
+
+/// `[a] why` and `[b] why` as `[a, b] why`: a `[global]` option refused
+/// once, naming every job it reaches.
+fn merge_jobs(problems: &[String]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut jobs: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for p in problems {
+        let (job, why) = match p.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+            Some((job, why)) => (Some(job.to_string()), why.to_string()),
+            None => (None, p.clone()),
+        };
+        let entry = jobs.entry(why.clone()).or_insert_with(|| {
+            order.push(why.clone());
+            Vec::new()
+        });
+        entry.extend(job);
+    }
+    order
+        .into_iter()
+        .map(|why| match jobs[&why].as_slice() {
+            [] => why,
+            names => format!("[{}] {why}", names.join(", ")),
+        })
+        .collect()
+}
+
+/// One job: its case entry, the run settings it implies, and the bytes
+/// its file must hold (`size` x `numjobs` when each clone has its own).
+fn case_of(
+    job: &FioJob,
+    opts: MapOptions,
+) -> Result<(CaseSpec, RunSpec, Option<u64>), Vec<String>> {
+    let mut p: Vec<String> = Vec::new();
+    let name = &job.name;
+    let mut refuse = |what: String| p.push(format!("[{name}] {what}"));
+    let rw = job.rw.as_ref();
+    let kind = rw.map_or(RwKind::Read, |g| g.value.kind);
+    let rw_said = || rw.map_or("rw=read".to_string(), said);
+    let pattern = match kind {
+        RwKind::Read => Some(Pattern::Read),
+        RwKind::Write => Some(Pattern::Write),
+        RwKind::RandRead => Some(Pattern::RandRead),
+        RwKind::RandWrite => Some(Pattern::RandWrite),
+        RwKind::RandRw => Some(Pattern::RandRw),
+        RwKind::ReadWrite => {
+            refuse(format!(
+                "{}: a sequential mix of reads and writes is not a pattern iopath has (randrw is)",
+                rw_said()
+            ));
+            None
+        }
+        _ => {
+            refuse(format!("{}: iopath does not measure trims", rw_said()));
+            None
+        }
+    };
+    if let Some(g) = rw.filter(|g| g.value.modifier.is_some()) {
+        refuse(format!(
+            "{}: the `:N` suffix (holes between sequential I/Os, or I/Os per random offset) has no iopath equivalent; drop it to measure the plain pattern",
+            said(g)
+        ));
+    }
+    let method = method_of(job)
+        .map_err(|e| {
+            let at = job
+                .ioengine
+                .as_ref()
+                .map(|g| g.at.clone())
+                .unwrap_or_else(|| job.section.clone());
+            refuse(format!("{e} ({at})"))
+        })
+        .ok();
+    let reads = matches!(kind, RwKind::Read | RwKind::RandRead | RwKind::RandRw);
+    let writes = matches!(kind, RwKind::Write | RwKind::RandWrite | RwKind::RandRw);
+    let mut bs = 4096;
+    if let Some(g) = &job.bs {
+        let (r, w) = (g.value.read, g.value.write);
+        if reads && writes && r != w {
+            refuse(format!(
+                "{}: randrw with different read and write block sizes; iopath uses one",
+                said(g)
+            ));
+        }
+        bs = if reads { r } else { w };
+    }
+    if let Some(g) = &job.bsrange {
+        let (r, w) = (g.value.read, g.value.write);
+        let (lo, hi) = if reads { r } else { w };
+        if lo != hi || (reads && writes && r != w) {
+            refuse(format!(
+                "{}: a range of block sizes, or one per direction; iopath uses one (give bs=)",
+                said(g)
+            ));
+        }
+        bs = lo;
+    }
+    if bs == 0 || bs > 1 << 30 {
+        refuse(format!("bs={bs}: iopath takes 1 byte to 1 GiB blocks"));
+    }
+    let qd = job.iodepth.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .iodepth
+        .as_ref()
+        .filter(|g| !(1..=4096).contains(&g.value))
+    {
+        refuse(format!("{}: iopath takes a depth of 1 to 4096", said(g)));
+    }
+    let threads = job.numjobs.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .numjobs
+        .as_ref()
+        .filter(|g| !(1..=1024).contains(&g.value))
+    {
+        refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
+    }
+    let sync = sync_of(job).map_err(&mut refuse).ok();
+    // The file: one, shared by every job.
+    let dirs = job
+        .directory
+        .as_ref()
+        .map(|g| g.value.clone())
+        .unwrap_or_default();
+    if dirs.len() > 1 {
+        refuse(format!(
+            "{}: several directories; iopath measures one file",
+            job.directory.as_ref().map_or(String::new(), said)
+        ));
+    }
+    let dir = dirs.first().map(PathBuf::from);
+    let file = match job.filename.as_ref() {
+        Some(g) if g.value.len() > 1 => {
+            refuse(format!(
+                "{}: several files; iopath measures one file (name one)",
+                said(g)
+            ));
+            None
+        }
+        Some(g) => g.value.first().map(|f| match &dir {
+            Some(d) if !f.starts_with('/') => d.join(f),
+            _ => PathBuf::from(f),
+        }),
+        None => None,
+    };
+    if let (Some(f), Some(g)) = (&file, &job.filename) {
+        if f.starts_with("/dev") && !f.exists() {
+            refuse(format!(
+                "{}: no such device (iopath would make a file there, not measure a device)",
+                said(g)
+            ));
+        }
+    }
+    let size = match job.size.as_ref().map(|g| (g, g.value)) {
+        None | Some((_, Size::Percent(100))) => None,
+        Some((_, Size::Bytes(b))) => Some(b),
+        Some((g, Size::Percent(_))) => {
+            refuse(format!("{}: a share of the file; give its size in bytes (or leave it out for the whole file)", said(g)));
+            None
+        }
+    };
+    let size = match (&job.filesize, size) {
+        (Some(g), _) if g.value.0 != g.value.1 => {
+            refuse(format!(
+                "{}: a range of file sizes; iopath uses one",
+                said(g)
+            ));
+            size
+        }
+        (Some(g), None) => Some(g.value.0),
+        (_, s) => s,
+    };
+    // Each clone of a job without a filename has a file of its own, `size`
+    // each: iopath's one file holds them all, one part per thread.
+    let bytes = size.map(|s| {
+        if file.is_none() {
+            s.saturating_mul(u64::from(threads))
+        } else {
+            s
+        }
+    });
+    let time_based = flag(&job.time_based);
+    let time = job
+        .runtime
+        .as_ref()
+        .map(|g| g.value)
+        .filter(|d| !d.is_zero());
+    if time_based && time.is_none() {
+        refuse("time_based without a runtime: fio would run until stopped".into());
+    }
+    let touch = match job.io_size.as_ref().map(|g| (g, g.value)) {
+        None => None,
+        Some((_, Size::Bytes(b))) if !time_based => {
+            Some(Bytes(b.saturating_mul(u64::from(threads))))
+        }
+        Some((_, Size::Bytes(_))) => None,
+        Some((g, Size::Percent(_))) => {
+            refuse(format!("{}: a share of the file; give bytes", said(g)));
+            None
+        }
+    };
+    let mut run = run_of(job, file, dir, time, &mut refuse);
+    // fio's verify methods (md5, crc32c, ...) become iopath's own: a
+    // header and CRC-32C in every block, checked on read and after writes.
+    if job.verify.as_ref().is_some_and(|g| g.value != "0") {
+        run.verify = Some(true);
+    }
+    if !p.is_empty() {
+        return Err(p);
+    }
+    let (Some(pattern), Some(method), Some(sync)) = (pattern, method, sync) else {
+        return Err(p);
+    };
+    let methods = if opts.only_own_engine {
+        vec![method]
+    } else {
+        // The job's own engine first (what the user runs today), then
+        // every default method.
+        let mut all = vec![method];
+        all.extend(
+            Method::ALL
+                .into_iter()
+                .filter(|m| m.in_default_run() && *m != method),
+        );
+        all
+    };
+    let case = CaseSpec {
+        label: Some(name.clone()),
+        method: Some(List(methods.into_iter().map(Into::into).collect())),
+        pattern: Some(List(vec![pattern])),
+        bs: Some(Bytes(bs)),
+        qd: Some(qd),
+        threads: Some(List(vec![threads])),
+        sync: Some(sync),
+        rwmix: (pattern == Pattern::RandRw).then(|| job.rwmixread.as_ref().map_or(50, |g| g.value)),
+        // time_based: the runtime alone ends it, passes start over;
+        // otherwise one pass over the job's bytes (or the runtime).
+        until: Some(if time_based { Until::Time } else { Until::Pass }),
+        touch,
+        ..CaseSpec::default()
+    };
+    Ok((case, run, bytes))
+}
+
+/// fio's sync options as one iopath policy (fio's default: none at all).
+fn sync_of(job: &FioJob) -> Result<SyncPolicy, String> {
+    let mut wants: Vec<(SyncPolicy, String)> = Vec::new();
+    for g in [&job.fsync, &job.fdatasync].into_iter().flatten() {
+        match g.value {
+            0 => {}
+            1 => wants.push((SyncPolicy::Each, said(g))),
+            _ => {
+                return Err(format!(
+                    "{}: iopath syncs after every write (1) or at the end, not every N writes",
+                    said(g)
+                ))
+            }
+        }
+    }
+    if let Some(g) = &job.sync {
+        match g.value {
+            SyncMode::None => {}
+            SyncMode::Sync => wants.push((SyncPolicy::Osync, said(g))),
+            SyncMode::Dsync => wants.push((SyncPolicy::Dsync, said(g))),
+        }
+    }
+    for g in [&job.end_fsync, &job.fsync_on_close].into_iter().flatten() {
+        if g.value {
+            wants.push((SyncPolicy::End, said(g)));
+        }
+    }
+    let mut kinds: Vec<SyncPolicy> = wants.iter().map(|(k, _)| *k).collect();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [] => Ok(SyncPolicy::None),
+        [one] => Ok(*one),
+        _ => Err(format!(
+            "{}: fio does each of these; iopath applies one sync policy per case (none, end, dsync, osync or each)",
+            wants.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// The run settings a job implies (every job of a file must imply the
+/// same).
+fn run_of(
+    job: &FioJob,
+    file: Option<PathBuf>,
+    dir: Option<PathBuf>,
+    time: Option<Duration>,
+    refuse: &mut dyn FnMut(String),
+) -> RunSpec {
+    let mut run = RunSpec {
+        dir: if file.is_none() { dir } else { None },
+        file,
+        // No runtime: one pass per repetition, as fio moves `size` once.
+        time: Some(time.map_or(RepTime::Pass, RepTime::Limit)),
+        ..RunSpec::default()
+    };
+    if job.ramp_time.as_ref().is_some_and(|g| !g.value.is_zero()) {
+        // A warm-up repetition, not counted: iopath's ramp.
+        run.warmup = Some(1);
+    }
+    run.seed = job.randseed.as_ref().map(|g| g.value);
+    if job.invalidate.as_ref().is_some_and(|g| !g.value) {
+        run.cache = Some(CacheState::AsIs);
+    }
+    if flag(&job.zero_buffers) {
+        run.data = Some(DataMode::Zeros);
+    }
+    if let Some(g) = &job.buffer_compress_percentage {
+        run.data = DataMode::parse(&format!("compress:{}", g.value));
+    }
+    if let Some(g) = &job.cpus_allowed {
+        run.cpus = Some(
+            g.value
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    if let Some(g) = &job.numa_cpu_nodes {
+        match &g.value {
+            NodeSet::List(n) if n.len() == 1 => run.numa_node = Some(n[0]),
+            NodeSet::All => {}
+            _ => refuse(format!("{}: iopath places workers on one node", said(g))),
+        }
+    }
+    if let Some(g) = &job.numa_mem_policy {
+        let one = |set: &NodeSet| match set {
+            NodeSet::List(n) if n.len() == 1 => Some(n[0]),
+            _ => None,
+        };
+        match &g.value {
+            NumaMemPolicy::Default => {}
+            NumaMemPolicy::Local => run.mem_policy = Some(MemPolicyMode::Local),
+            NumaMemPolicy::Prefer(n) => {
+                run.mem_node = Some(*n);
+                run.mem_policy = Some(MemPolicyMode::Preferred);
+            }
+            NumaMemPolicy::Bind(set) if one(set).is_some() => {
+                run.mem_node = one(set);
+                run.mem_policy = Some(MemPolicyMode::Bind);
+            }
+            NumaMemPolicy::Interleave(set) if one(set).is_some() => {
+                run.mem_node = one(set);
+                run.mem_policy = Some(MemPolicyMode::Interleave);
+            }
+            _ => refuse(format!("{}: iopath places buffers on one node", said(g))),
+        }
+    }
+    run
+}

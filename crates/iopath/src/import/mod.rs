@@ -1,0 +1,7 @@
+//! Where a job comes from: TOML job files ([`jobfile`]), the built-in
+//! presets ([`preset`]) and fio job files ([`fio`]), each turned into a
+//! [`crate::model::job::JobSpec`]. (Flags become one in [`crate::cli`].)
+
+pub mod fio;
+pub mod jobfile;
+pub mod preset;

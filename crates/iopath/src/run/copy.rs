@@ -1,0 +1,278 @@
+//! The copy pattern: NIOBench's copy of the test file to a new file beside
+//! it, by one copy method (`iopath_io::copy`), timed through the
+//! destination's flush and close. One thread copies; its figures take the
+//! shape of a worker's, so a copy repetition is summarised, observed and
+//! reported like any other: `read_bytes` are the bytes copied (each read
+//! once and written once), `read_ios` the chunks.
+//!
+//! Here: the copy itself (`run`), and the runner's copy repetition
+//! (`Runner::run_copy_repetition`): the destination made and removed, the
+//! copy's cost, its notes and placement.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use iopath_io::copy::{CopyMethod, CopySpec};
+use iopath_io::{EngineError, Method};
+
+use crate::plan::Case;
+use crate::run::target::Target;
+
+use super::observe::{Observer, WorkerCost};
+use super::worker::{WorkerOut, MAX_LAT_NS};
+use super::{merge, RepError, RepOk, Runner, Verified};
+
+pub use crate::model::copy_method;
+
+/// The methods that can copy, for messages.
+pub fn copy_methods() -> String {
+    Method::ALL
+        .into_iter()
+        .filter(|m| copy_method(*m).is_some())
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A destination name in `dir` (the test file's) that no file has:
+/// `iopath-<pid>-copy-<n>.dat` (the `iopath-` prefix marks it as iopath's
+/// own, like the test file; a run killed during a copy leaves it, and the
+/// next run in that directory removes it: `crate::run::target::reap`; while the
+/// run lives it holds the file's `flock`, as it does the named test file's).
+pub fn destination(dir: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    dir.join(format!(
+        "iopath-{}-copy-{:x}{:x}.dat",
+        std::process::id(),
+        nanos,
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Copy as `spec` says and measure it: per-chunk latency, per-interval
+/// bytes, the thread's CPU. The destination is left for the caller to
+/// check and remove (`copy` removes it itself on error).
+///
+/// The destination is `flock`ed from the moment it is created: `held`
+/// receives a handle of it that holds the lock until the caller drops it
+/// (after removing the file), so that [`crate::run::target::reap`] never takes
+/// the copy of a live run, even one in another pid namespace.
+pub fn run(
+    method: CopyMethod,
+    spec: &CopySpec,
+    interval_ns: u64,
+    stop: &std::sync::atomic::AtomicBool,
+    held: &mut Option<std::fs::File>,
+) -> Result<(WorkerOut, Vec<String>), EngineError> {
+    let interval_ns = interval_ns.max(1);
+    let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3).expect("valid bounds");
+    let chunks_expected = spec.len / spec.chunk.max(1) as u64 + 2;
+    let mut series_bytes: Vec<u64> = Vec::with_capacity(4096);
+    let mut series_ios: Vec<u64> = Vec::with_capacity(4096);
+    let (mut cur_bytes, mut cur_ios, mut edge_ns) = (0u64, 0u64, interval_ns);
+    let cpu0 = iopath_io::sys::thread_usage();
+    let start = Instant::now();
+    let mut lock = |dst: &std::fs::File| {
+        if let Ok(f) = dst.try_clone() {
+            crate::run::target::reap::claim(&f, crate::run::target::reap::mark);
+            *held = Some(f);
+        }
+    };
+    let out = iopath_io::copy::copy_with(
+        method,
+        spec,
+        &mut |bytes, ns| {
+            let now = start.elapsed().as_nanos() as u64;
+            while now >= edge_ns {
+                series_bytes.push(cur_bytes);
+                series_ios.push(cur_ios);
+                (cur_bytes, cur_ios) = (0, 0);
+                edge_ns += interval_ns;
+            }
+            cur_bytes += bytes;
+            cur_ios += 1;
+            hist.saturating_record(ns.max(1));
+            // Ctrl-C ends the copy after this chunk (`iopath_io::copy::STOPPED`).
+            !stop.load(std::sync::atomic::Ordering::Relaxed)
+        },
+        &mut lock,
+    )?;
+    let end = Instant::now();
+    let cpu = iopath_io::sys::thread_usage().since(&cpu0);
+    // Close the series at the end (the flush and close come after the last
+    // chunk: intervals with nothing copied).
+    let end_ns = end.duration_since(start).as_nanos() as u64;
+    while edge_ns < end_ns {
+        series_bytes.push(cur_bytes);
+        series_ios.push(cur_ios);
+        (cur_bytes, cur_ios) = (0, 0);
+        edge_ns += interval_ns;
+    }
+    series_bytes.push(cur_bytes);
+    series_ios.push(cur_ios);
+    debug_assert!(out.chunks <= chunks_expected);
+    Ok((
+        WorkerOut {
+            hist,
+            read_ios: out.chunks,
+            write_ios: 0,
+            read_bytes: out.bytes,
+            write_bytes: 0,
+            start,
+            end,
+            interrupted: false,
+            timed_out: false,
+            // Not cut by the case timeout: no room to keep.
+            flush_ns: 0,
+            verified_bytes: 0,
+            verify_ns: 0,
+            written: Vec::new(),
+            series_bytes,
+            series_ios,
+            cpu,
+        },
+        out.notes,
+    ))
+}
+
+impl Runner<'_> {
+    /// One repetition of the copy pattern: the test file to a new file
+    /// beside it, removed afterwards whatever happened.
+    pub(super) fn run_copy_repetition(
+        &self,
+        case: &Case,
+        target: Option<&Target>,
+        obs: &Observer,
+        pass: u32,
+    ) -> Result<RepOk, RepError> {
+        let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
+        let cm = copy_method(case.method).ok_or_else(|| {
+            RepError::Skip(format!(
+                "{} has no copy method; the copy pattern runs with {}",
+                case.method,
+                copy_methods()
+            ))
+        })?;
+        let len = case.span.map_or(t.size(), |s| s.min(t.size()));
+        let depth = if cm == iopath_io::copy::CopyMethod::Uring {
+            case.queue_depth_requested.max(1)
+        } else {
+            1
+        };
+        let spec = iopath_io::copy::CopySpec {
+            src: t.path().to_path_buf(),
+            dst: destination(t.dir()),
+            len,
+            chunk: case.block_size as usize,
+            depth: depth as usize,
+            sync: case.sync,
+        };
+        let before = obs.before();
+        let (self0, main0) = (
+            iopath_io::sys::process_usage(),
+            iopath_io::sys::thread_usage(),
+        );
+        // A handle of the destination holding its `flock` until it is gone.
+        let mut held = None;
+        let res = run(
+            cm,
+            &spec,
+            self.plan.interval.as_nanos() as u64,
+            self.ranks.cut(self.stop),
+            &mut held,
+        );
+        // `--verify`, after the timing: the copy holds the source's blocks.
+        let mut verified = Verified::default();
+        let check = match (&res, self.plan.verify_unit()) {
+            (Ok(_), Some(unit)) => {
+                let t0 = Instant::now();
+                let expect = iopath_io::verify::Expect {
+                    offset: 0,
+                    seed: self.plan.seed,
+                    max_pass: if t.info.created { pass } else { u32::MAX },
+                    exact_pass: None,
+                };
+                let r = super::verify::check_file(&spec.dst, len, unit, expect);
+                verified = Verified {
+                    bytes: *r.as_ref().unwrap_or(&0),
+                    ns: t0.elapsed().as_nanos() as u64,
+                    flush_ns: 0,
+                };
+                r.map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        // The destination is iopath's own: gone before anything else.
+        let _ = std::fs::remove_file(&spec.dst);
+        drop(held);
+        check.map_err(RepError::Fail)?;
+        let (out, mut notes) = match res {
+            Ok(r) => r,
+            Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+            Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
+                return Err(RepError::Skip(format!(
+                    "interrupted ({}) during the copy; its destination was removed",
+                    crate::stop_cause()
+                )))
+            }
+            Err(e) => {
+                return Err(RepError::Fail(
+                    super::worker::WorkerError::Engine(e).message(&t.info.path),
+                ))
+            }
+        };
+        let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
+        let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
+        let cost = WorkerCost {
+            cpu: out.cpu,
+            // The copy's own buffers: none for the kernel's copies and the
+            // mapped source, one chunk for the loops, a chunk per slot in
+            // flight for io_uring.
+            buffers_bytes: match cm {
+                iopath_io::copy::CopyMethod::CopyFileRange
+                | iopath_io::copy::CopyMethod::Sendfile
+                | iopath_io::copy::CopyMethod::MmapWrite => 0,
+                iopath_io::copy::CopyMethod::Uring => {
+                    u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
+                }
+                _ => case.block_size,
+            },
+            kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
+                self_ns.saturating_sub(main_ns)
+            } else {
+                0
+            },
+            ..WorkerCost::default()
+        };
+        if case.threads > 1 {
+            notes.push(format!(
+                "one thread copies: --threads {} does not apply to the copy pattern",
+                case.threads
+            ));
+        }
+        if self.plan.io_size.is_some() {
+            notes.push(format!(
+                "the copy moves the whole {} (--io-size does not apply to it)",
+                if case.span.is_some() { "span" } else { "file" }
+            ));
+        }
+        let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
+        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
+        // One thread copies: this one (not pinned; the copy methods own
+        // their buffers, so no buffer nodes are read back).
+        if !case.placement.is_default() {
+            notes.push(
+                "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
+            );
+        }
+        let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
+        let mut placed = self.placement_result(case, affinity, Vec::new());
+        (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
+        Ok((m, notes, depth, placed, hist, verified))
+    }
+}

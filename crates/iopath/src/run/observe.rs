@@ -1,0 +1,200 @@
+//! What a repetition really did and cost: snapshots taken just before the
+//! workers start and just after they have all closed their engines.
+//!
+//! - Device bytes: counters of the disks under the target (see
+//!   [`crate::system::metrics::blockdev`]); system-wide, so other traffic counts too.
+//!   Beside them the process's own I/O accounting (`/proc/self/io`), which
+//!   other processes' traffic does not enter.
+//! - Page cache: the target's residency (mincore) before and after, the
+//!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
+//! - Process memory: peak RSS (reset before each repetition), locked and
+//!   pinned memory while the engines are open.
+//! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
+//!   plus the CPU time of io_uring SQPOLL threads.
+
+use std::path::PathBuf;
+
+use iopath_io::sys::ThreadUsage;
+
+use crate::plan::{Case, Pattern};
+use crate::result::{Cpu, Measurement, Memory};
+use crate::run::target::Target;
+use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
+use crate::system::metrics::procfs::{self, MemCgroup, PageCache, ProcMem, ProcessIo};
+
+/// Files up to this size have every page's residency checked; larger ones
+/// are sampled.
+const RESIDENCY_FULL_SCAN: u64 = 4 << 30;
+
+/// Where the snapshots come from, found once per run.
+#[derive(Debug)]
+pub struct Observer {
+    target: Option<PathBuf>,
+    pub stack: DeviceStack,
+    cgroup: Option<MemCgroup>,
+    sys: PathBuf,
+}
+
+/// State just before a repetition.
+#[derive(Debug)]
+pub struct Before {
+    disk: Option<DiskCounters>,
+    io: Option<ProcessIo>,
+    cache: PageCache,
+    resident: u64,
+}
+
+/// What the workers report besides their measurements.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WorkerCost {
+    /// Sum of the workers' thread CPU deltas.
+    pub cpu: ThreadUsage,
+    /// Locked + pinned process memory while all engines were open.
+    pub locked_bytes: u64,
+    /// The engines' I/O buffers, all threads.
+    pub buffers_bytes: u64,
+    /// CPU of io_uring's kernel threads (SQPOLL, io-wq) during the case.
+    pub kernel_threads_ns: u64,
+}
+
+impl Observer {
+    /// Observe `target`, counting the disks of `stack` (the system
+    /// description's, from the one device walk of the run).
+    pub fn new(target: Option<&Target>, stack: DeviceStack) -> Observer {
+        let sys = PathBuf::from("/sys");
+        Observer {
+            target: target.map(|t| t.path().to_path_buf()),
+            stack,
+            cgroup: MemCgroup::current(),
+            sys,
+        }
+    }
+
+    /// Read the page-cache figures of `cg` (the run's `--cache-limit`
+    /// cgroup) instead of the cgroup the process started in.
+    pub fn use_cgroup(&mut self, cg: MemCgroup) {
+        self.cgroup = Some(cg);
+    }
+
+    fn residency(&self) -> u64 {
+        let Some(p) = &self.target else { return 0 };
+        std::fs::File::open(p)
+            .and_then(|f| iopath_io::sys::residency(&f, RESIDENCY_FULL_SCAN))
+            .map_or(0, |r| r.estimated_bytes())
+    }
+
+    /// Snapshot before the workers start; resets the peak RSS.
+    pub fn before(&self) -> Before {
+        procfs::reset_peak_rss();
+        Before {
+            resident: self.residency(),
+            cache: PageCache::read(),
+            disk: self.stack.snapshot(&self.sys),
+            io: ProcessIo::read_self(),
+        }
+    }
+
+    /// Fill in device, CPU and memory figures of `m` after the workers
+    /// ended. Returns the raw device counters before and after (with the
+    /// disks they count), which the ranks of one host combine
+    /// ([`super::ranks_sum::RawDisk`]).
+    pub fn finish(
+        &self,
+        b: &Before,
+        m: &mut Measurement,
+        case: &Case,
+        cost: &WorkerCost,
+    ) -> Option<super::ranks_sum::RawDisk> {
+        let disk_after = self.stack.snapshot(&self.sys);
+        m.process_io = match (b.io, ProcessIo::read_self()) {
+            (Some(before), Some(after)) => Some(after.since(&before)),
+            _ => None,
+        };
+        let sqpoll_ns = cost.kernel_threads_ns;
+        let cache = PageCache::read();
+        let mem = ProcMem::read();
+        m.device = match (b.disk, disk_after) {
+            (Some(x), Some(y)) => Some(y.delta(&x)),
+            _ => None,
+        };
+        m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
+        let cpu_ns = cost.cpu.cpu_ns + sqpoll_ns;
+        m.cpu = Cpu {
+            cpu_ns: cost.cpu.cpu_ns,
+            user_ns: cost.cpu.user_ns,
+            sys_ns: cost.cpu.sys_ns,
+            sqpoll_ns,
+            ctx_vol: cost.cpu.ctx_vol,
+            ctx_invol: cost.cpu.ctx_invol,
+            minflt: cost.cpu.minflt,
+            majflt: cost.cpu.majflt,
+            run_delay_ns: cost.cpu.run_delay_ns,
+            ns_per_io: if m.ios > 0 {
+                cpu_ns as f64 / m.ios as f64
+            } else {
+                0.0
+            },
+            utilization: cpu_ns as f64 / m.duration_ns.max(1) as f64,
+        };
+        let page_cache_bytes = self.residency();
+        m.memory = Memory {
+            page_cache_bytes,
+            total_bytes: page_cache_bytes + cost.buffers_bytes,
+            page_cache_before_bytes: b.resident,
+            buffers_bytes: cost.buffers_bytes,
+            rss_peak_bytes: mem.rss_peak,
+            locked_bytes: cost.locked_bytes,
+            cached_delta_bytes: cache.cached as i64 - b.cache.cached as i64,
+            dirty_after_bytes: cache.dirty + cache.writeback,
+            cgroup_file_bytes: self.cgroup.as_ref().and_then(|c| c.file_bytes()),
+        };
+        match (b.disk, disk_after) {
+            (Some(before), Some(after)) => Some(super::ranks_sum::RawDisk {
+                disks: self.stack.leaves.join(","),
+                before,
+                after,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Device bytes over requested bytes: reads for read patterns and randrw
+/// (writes would hide cache hits), writes for write patterns.
+pub fn device_fraction(pattern: Pattern, m: &Measurement, d: &DiskCounters) -> Option<f64> {
+    let (dev, asked) = match pattern {
+        // A copy's source must come from the device for the copy to be
+        // measured (its writes go to a new file).
+        Pattern::Read | Pattern::RandRead | Pattern::RandRw | Pattern::Copy => {
+            (d.read_bytes, m.read_bytes)
+        }
+        Pattern::Write | Pattern::RandWrite => (d.write_bytes, m.write_bytes),
+    };
+    (asked > 0).then(|| dev as f64 / asked as f64)
+}
+
+/// Locked and pinned memory of the process now.
+pub fn locked_now() -> u64 {
+    let m = ProcMem::read();
+    m.locked + m.pinned
+}
+
+/// Wait (up to `limit`) until the process's locked and pinned memory is
+/// back to `baseline`. io_uring unpins a closed ring's registered buffers
+/// in a kernel work item: without this wait the next repetition starts
+/// with them still pinned, and its `locked_bytes` (measured from that
+/// starting point) comes out too low. The user-wide RLIMIT_MEMLOCK charge
+/// is released on its own schedule, which this cannot see; a repetition
+/// refused for it is retried by the runner. Returns false on time-out.
+pub fn wait_locked_release(baseline: u64, limit: std::time::Duration) -> bool {
+    let t0 = std::time::Instant::now();
+    loop {
+        if locked_now() <= baseline {
+            return true;
+        }
+        if t0.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

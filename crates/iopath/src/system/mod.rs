@@ -1,0 +1,9 @@
+//! The machine, read: its CPUs and NUMA nodes ([`topology`]), its block
+//! devices and kernel counters ([`metrics`]), what a result records about
+//! it ([`sysinfo`]), and where each worker and buffer goes ([`placement`]).
+//! Nothing here changes the system; [`crate::run`] does that.
+
+pub mod metrics;
+pub mod placement;
+pub mod sysinfo;
+pub mod topology;
