@@ -12,6 +12,7 @@ pub mod json;
 pub mod markdown;
 pub mod prose;
 pub mod table;
+pub mod text;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,1 @@
+//! Words for compare facts (see [`super`]).

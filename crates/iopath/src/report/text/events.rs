@@ -1,0 +1,1 @@
+//! Words for events facts (see [`super`]).

@@ -1,0 +1,16 @@
+//! The text layer: every sentence a user reads about a run is worded here,
+//! from the typed facts that analysis and the runner produce. The terminal,
+//! Markdown and HTML exporters all call these functions, so a wording
+//! change touches this folder and its snapshots, nothing else.
+//!
+//! - [`verdict`]: verdicts (which method to use, and why);
+//! - [`warnings`]: what may mislead in a run;
+//! - [`compare`]: what changed between saved runs;
+//! - [`events`]: what the runner reports while it runs (estimates, notes);
+//! - [`summary`]: the closing answer of a run, a few lines.
+
+pub mod compare;
+pub mod events;
+pub mod summary;
+pub mod verdict;
+pub mod warnings;

@@ -1,0 +1,1 @@
+//! Words for summary facts (see [`super`]).

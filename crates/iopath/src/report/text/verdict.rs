@@ -1,0 +1,1 @@
+//! Words for verdict facts (see [`super`]).

@@ -1,0 +1,1 @@
+//! Words for warnings facts (see [`super`]).
