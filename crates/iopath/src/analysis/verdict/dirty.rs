@@ -204,11 +204,11 @@ pub fn caveat(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::{Measurement, RepetitionControl};
 
-    fn case(method: &str, written: u64, duration_ns: u64, round: u32) -> CaseResult {
+    pub(crate) fn case(method: &str, written: u64, duration_ns: u64, round: u32) -> CaseResult {
         let m = |bw: f64| Measurement {
             write_bytes: written,
             io_bytes: written,
@@ -249,7 +249,7 @@ mod tests {
         }
     }
 
-    fn limits(limit: u64) -> DirtyLimits {
+    pub(crate) fn limits(limit: u64) -> DirtyLimits {
         DirtyLimits {
             limit_bytes: limit,
             background_bytes: limit / 2,
@@ -349,7 +349,7 @@ mod tests {
         assert!(v.dirty_burst.is_some());
     }
 
-    fn cap(limit: u64, hits: u64) -> CacheLimitInfo {
+    pub(crate) fn cap(limit: u64, hits: u64) -> CacheLimitInfo {
         CacheLimitInfo {
             limit_bytes: limit,
             cgroup_version: 1,

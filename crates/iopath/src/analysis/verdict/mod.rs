@@ -41,7 +41,7 @@ const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 
 pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
 
-mod dirty;
+pub(crate) mod dirty;
 mod memory;
 mod no_call;
 mod ties;

@@ -456,7 +456,7 @@ fn wording_few_repetitions_never_claim_a_tie_or_an_interval() {
 
 /// `null` far ahead of three real methods, with the least CPU and
 /// memory of all.
-fn with_null() -> Vec<CaseResult> {
+pub(crate) fn with_null() -> Vec<CaseResult> {
     vec![
         case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096),
         case(
