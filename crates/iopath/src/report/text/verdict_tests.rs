@@ -436,3 +436,97 @@ fn a_result_before_facts_renders_its_saved_words() {
         assert_eq!(lines(new), old.text);
     }
 }
+
+#[test]
+fn percentages_slower_never_round_to_all_or_nothing() {
+    assert_eq!(pct_slower(0.82), "18%");
+    assert_eq!(pct_slower(1.0 / 33.3), "97%");
+    assert_eq!(pct_slower(0.02), "98%");
+    assert_eq!(pct_slower(0.004), "99.6%");
+    assert_eq!(pct_slower(0.0001), "over 99.9%");
+    assert_eq!(pct_slower(0.996), "0.4%");
+}
+
+/// What each method did to a `--neighbour` reader, and the gentlest and
+/// harshest of them against the noise floor.
+#[test]
+fn wording_the_neighbour() {
+    use crate::result::neighbour::{NeighbourRep, NeighbourWindow};
+    let w = |p99: u64, hits: Option<u64>| NeighbourWindow {
+        reads: 100,
+        hits,
+        p50_ns: p99 / 4,
+        p99_ns: p99,
+    };
+    let case = |method: &str, reps: &[(u64, u64, Option<u64>)]| CaseResult {
+        method: method.into(),
+        pattern: "write".into(),
+        block_size: 1 << 20,
+        neighbour: reps
+            .iter()
+            .map(|&(b, d, h)| NeighbourRep {
+                before: w(b, h.map(|_| 100)),
+                during: w(d, h),
+            })
+            .collect(),
+        ..CaseResult::default()
+    };
+    let apart = neighbour(&[
+        case("buffered", &[(10_000, 80_000, Some(60))]),
+        case("dontcache", &[(10_000, 10_300, Some(100))]),
+    ]);
+    let noisy = neighbour(&[
+        case(
+            "direct",
+            &[(10_000, 13_000, Some(100)), (15_000, 17_000, Some(100))],
+        ),
+        case(
+            "buffered",
+            &[(12_000, 60_000, Some(40)), (12_000, 66_000, Some(50))],
+        ),
+    ]);
+    let unknown = neighbour(&[case("buffered", &[(10_000, 30_000, None)])]);
+    assert!(unknown.contains("(hit ratio ? → ?)"), "{unknown}");
+    assert_eq!(neighbour(&[case("buffered", &[])]), "");
+    insta::assert_snapshot!([apart, noisy, unknown].join("\n"));
+}
+
+/// The one-line form: the pick and the runner-up with its interval, or
+/// why there is no call.
+#[test]
+fn wording_one_line() {
+    let clear = all(&[
+        case(
+            "buffered",
+            "randread",
+            &around(100.0, 2.0),
+            11_700.0,
+            1 << 30,
+        ),
+        case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
+    ]);
+    let few = all(&[
+        case(
+            "buffered",
+            "randread",
+            &[100.0, 101.0, 99.0],
+            11_000.0,
+            1 << 30,
+        ),
+        case("direct", "randread", &[60.0, 61.0, 59.0], 9_000.0, 131_072),
+    ]);
+    let tie = all(&[
+        case("aio", "randread", &around(100.0, 4.0), 3_000.0, 131_072),
+        case("uring", "randread", &around(102.0, 4.0), 2_500.0, 131_072),
+        case(
+            "buffered",
+            "randread",
+            &around(40.0, 4.0),
+            11_000.0,
+            2 * GIB,
+        ),
+    ]);
+    let said: Vec<String> = [clear, few, tie].iter().map(|v| one_line(&v[0])).collect();
+    assert!(said.iter().all(|l| !l.contains('\n')));
+    insta::assert_snapshot!(said.join("\n"));
+}
