@@ -216,6 +216,9 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.
         result.verdicts = crate::analysis::verdict::of_run(&result);
+    } else {
+        // Saved before verdicts had facts: today's facts where they agree.
+        crate::analysis::verdict::add_facts(&mut result);
     }
     match args.json.as_deref() {
         Some(p) if crate::report::is_stdout(p) => {

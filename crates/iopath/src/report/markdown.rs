@@ -101,8 +101,8 @@ pub fn render(r: &RunResult) -> String {
             if let Some(caveat) = caveat.take() {
                 out.push_str(&format!("*{}*\n\n", escape(&caveat)));
             }
-            for line in &v.text {
-                out.push_str(&format!("- {}\n", escape(line)));
+            for line in crate::report::text::verdict::lines(v) {
+                out.push_str(&format!("- {}\n", escape(&line)));
             }
         }
     }
@@ -498,7 +498,9 @@ mod tests {
         assert_eq!(md.matches("**Verdict:**").count(), 1, "{md}");
         let computed = verdict::all(&r.cases);
         assert_eq!(computed.len(), 1);
-        for line in &computed[0].text {
+        let said = crate::report::text::verdict::lines(&computed[0]);
+        assert!(!said.is_empty());
+        for line in &said {
             assert!(md.contains(&format!("- {}\n", escape(line))), "{line}");
         }
         assert!(md.contains("(result schema 1)"));

@@ -501,7 +501,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
         let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(
             " during {}",
-            crate::analysis::verdict::list(&jobs)
+            crate::report::text::verdict::list(&jobs)
         ));
     }
     s.push_str(": the verdicts cover the repetitions that finished before it");

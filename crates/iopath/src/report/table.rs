@@ -157,12 +157,12 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             if let Some(caveat) = caveat.take() {
                 out.push_str(&format!("  {caveat}\n"));
             }
-            for line in &v.text {
+            for line in crate::report::text::verdict::lines(v) {
                 out.push_str(&format!("  {line}\n"));
             }
         }
     }
-    out.push_str(&crate::analysis::verdict::neighbour::text(&r.cases));
+    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
     let skipped = not_run(r);
     if !skipped.is_empty() {
         out.push_str("\nnot run:\n");

@@ -8,6 +8,7 @@ pub mod latency;
 pub mod mpi;
 pub mod neighbour;
 pub mod records;
+pub mod verdict_facts;
 
 use serde::{Deserialize, Serialize};
 
