@@ -4,6 +4,7 @@
 //! JSON as `iopath run` makes at the end of a run.
 
 pub mod charts;
+pub mod compare;
 pub mod csv;
 pub mod fio_json;
 pub mod grids;
@@ -13,6 +14,7 @@ pub mod markdown;
 pub mod prose;
 pub mod table;
 pub mod text;
+pub mod width;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
