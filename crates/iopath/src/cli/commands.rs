@@ -217,6 +217,8 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
         // Schema 1 had no verdicts: make them as a run of this version would.
         result.verdicts = crate::analysis::verdict::of_run(&result);
     }
+    // Warnings in today's words (from facts found again in an older file).
+    crate::report::text::warnings::reword(&mut result);
     match args.json.as_deref() {
         Some(p) if crate::report::is_stdout(p) => {
             crate::report::json::write_stdout(&result, args.json_format)?

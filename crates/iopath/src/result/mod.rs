@@ -8,6 +8,7 @@ pub mod latency;
 pub mod mpi;
 pub mod neighbour;
 pub mod records;
+pub mod warning;
 
 use serde::{Deserialize, Serialize};
 
