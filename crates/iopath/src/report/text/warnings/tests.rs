@@ -265,3 +265,50 @@ fn one_line_counts_the_warnings_by_what_they_are_about() {
         count_line(&r.warnings).unwrap()
     ));
 }
+
+/// Every key a warning's `facts` can hold (and every `cause`) is named in
+/// docs/json-schema.md's `warnings[]` section.
+#[test]
+fn facts_keys_are_documented() {
+    let doc = include_str!("../../../../../../docs/json-schema.md");
+    let start = doc.find("## `warnings[]`").unwrap();
+    let end = start + doc[start..].find("## `verdicts[]`").unwrap();
+    let section = &doc[start..end];
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.clone());
+                    keys(v, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut seen = Vec::new();
+    for f in every_fact() {
+        let json = serde_json::to_value(Warning::of(f)).unwrap();
+        for k in ["code", "message", "cases", "facts"] {
+            assert!(json.get(k).is_some(), "{k} in {json}");
+        }
+        keys(&json["facts"], &mut seen);
+        if let Some(cause) = json["facts"]["cause"].as_str() {
+            seen.push(cause.to_string());
+        }
+    }
+    // As `key`, or in an object `{case, key, ...}`.
+    let named = |k: &str| {
+        [
+            format!("`{k}`"),
+            format!("{{{k},"),
+            format!(" {k},"),
+            format!(" {k}}}"),
+        ]
+        .iter()
+        .any(|form| section.contains(form.as_str()))
+    };
+    for k in seen {
+        assert!(named(&k), "{k} is not documented");
+    }
+}
