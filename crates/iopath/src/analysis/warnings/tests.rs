@@ -98,7 +98,10 @@ fn codes(w: &[Warning]) -> Vec<&str> {
 }
 
 /// The warnings of `r` with their words written: the cases as labels
-/// (`mmap/randread (35x)`), figures included.
+/// (`mmap/randread (35x)`), figures included. (Test code, marked so for
+/// tests/layers.rs, which reads this file apart from its `mod tests;`: it
+/// reaches up to the text layer for the labels.)
+#[cfg(test)]
 fn worded(r: &RunResult) -> Vec<Warning> {
     let mut r = r.clone();
     r.warnings = collect(&r);
