@@ -220,6 +220,8 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
         // Saved before verdicts had facts: today's facts where they agree.
         crate::analysis::verdict::add_facts(&mut result);
     }
+    // Warnings in today's words (from facts found again in an older file).
+    crate::report::text::warnings::reword(&mut result);
     match args.json.as_deref() {
         Some(p) if crate::report::is_stdout(p) => {
             crate::report::json::write_stdout(&result, args.json_format)?

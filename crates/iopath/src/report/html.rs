@@ -374,11 +374,10 @@ fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
                 h,
                 "<li><code>{}</code> {}{}</li>",
                 escape(&w.code),
-                escape(&w.message),
-                if w.cases.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", escape(&super::prose::case_groups(&w.cases)))
+                escape(&super::text::warnings::message(w)),
+                match super::text::warnings::case_groups(w, r) {
+                    cases if cases.is_empty() => String::new(),
+                    cases => format!(": {}", escape(&cases)),
                 }
             )?;
         }

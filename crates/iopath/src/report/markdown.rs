@@ -117,12 +117,11 @@ pub fn render(r: &RunResult) -> String {
     if !r.warnings.is_empty() {
         out.push_str("\n### Warnings\n\n");
         for w in &r.warnings {
-            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&w.message)));
-            if !w.cases.is_empty() {
-                out.push_str(&format!(
-                    " ({})",
-                    escape(&crate::report::prose::case_groups(&w.cases))
-                ));
+            let message = crate::report::text::warnings::message(w);
+            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&message)));
+            let cases = crate::report::text::warnings::case_groups(w, r);
+            if !cases.is_empty() {
+                out.push_str(&format!(" ({})", escape(&cases)));
             }
             out.push('\n');
         }

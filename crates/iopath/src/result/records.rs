@@ -57,14 +57,26 @@ pub struct TargetInfo {
     pub allocated_bytes: Option<u64>,
 }
 
+/// A warning: its facts, and the words written for them
+/// (`report::text::warnings`); in JSON `{code, message, cases, facts}`
+/// (see [`super::warning`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    from = "super::warning::WarningDoc",
+    into = "super::warning::WarningDoc"
+)]
 pub struct Warning {
     /// Stable identifier for scripts (`low_device_fraction`, ...).
     pub code: String,
+    /// The words, as rendered when the result was written (empty until
+    /// then); the renderer words the facts again where there are some.
     pub message: String,
     /// The cases it concerns, as `method/pattern`, with a preset's label
-    /// when there is one (`buffered/read (sync write)`).
+    /// when there is one (`buffered/read (sync write)`), as rendered when
+    /// the result was written (empty until then).
     pub cases: Vec<String>,
+    /// What was found; `None` in results written before warnings had facts.
+    pub facts: Option<super::warning::Fact>,
 }
 
 /// The verdict on one group of cases.
