@@ -225,7 +225,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     // verdicts and warnings are computed here, above it, before each write.
     let result = runner.run(&mut |r| {
         iopath::analysis::analyse(r);
-        iopath::report::text::warnings::word(r);
+        iopath::report::text::word(r);
         match json_file {
             Some(p) => json::write_file(p, r, args.json_format),
             None => Ok(()),
