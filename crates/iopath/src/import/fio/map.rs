@@ -84,7 +84,7 @@ fn is_fio_option(key: &str) -> bool {
 }
 
 /// The fio option nearest a misspelt one, if it is near.
-fn nearest_option(key: &str) -> Option<&'static str> {
+pub(super) fn nearest_option(key: &str) -> Option<&'static str> {
     let len = key.chars().count();
     FIO_OPTIONS
         .lines()
