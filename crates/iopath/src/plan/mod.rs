@@ -9,14 +9,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use iopath_io::data::DataMode;
-use iopath_io::{Method, SyncPolicy};
+use iopath_io::Method;
 
-use crate::model::choice::MethodChoice;
+mod case;
+mod check;
+mod entry;
+mod methods;
+
 pub use crate::model::job::{CaseSpec, JobSpec, RunSpec};
-use crate::model::units::fmt_bytes;
-use crate::model::words::{Bytes, RepTime, Span};
+use crate::model::words::RepTime;
 pub use crate::model::{CacheState, Pattern, TargetSpec, UsageError};
 pub use crate::system::placement::numa_pairs;
+pub use case::Case;
+pub use methods::default_methods_text;
 
 /// Default size of the test file.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -37,144 +42,6 @@ pub const DEFAULT_RWMIX: u8 = 50;
 pub const DEFAULT_UCACHE_PAGE: u64 = 4096;
 
 pub use crate::model::schedule::{random_seed, Schedule};
-
-/// One measured configuration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Case {
-    pub method: Method,
-    /// 1, or 2, 3, .. for a method named again in `--methods` (an A/A
-    /// check: the same method as another arm of the same job).
-    pub arm: u32,
-    pub pattern: Pattern,
-    pub block_size: u64,
-    pub queue_depth_requested: u32,
-    pub threads: u32,
-    pub sync: SyncPolicy,
-    pub rwmix_read_pct: u8,
-    /// Random offsets within the first this many bytes of the file (capped
-    /// at its size); `None`: the whole file.
-    pub span: Option<u64>,
-    /// Reads are copied from the engine's buffer into a user buffer.
-    pub copy_to_user: bool,
-    /// The file is truncated before every repetition of this case.
-    pub sparse: bool,
-    /// This case's cache state, when not the run's.
-    pub cache: Option<CacheState>,
-    /// What a preset calls the case, and what its source published.
-    pub label: Option<String>,
-    pub published: Option<crate::model::job::Published>,
-    /// Where its workers run and its buffers live.
-    pub placement: crate::system::placement::Placement,
-    /// The NUMA pair of the placement study (`cpu n0 local / mem n1 remote`).
-    pub pair: Option<String>,
-    /// Bytes per repetition for this case, instead of `--io-size`.
-    pub io_size: Option<u64>,
-    /// What ends a repetition when no byte count does (`None`: sequential
-    /// patterns one pass, random ones the time limit).
-    pub until: Option<crate::model::words::Until>,
-    /// Runs inside the `--cache-limit` cgroup.
-    pub cache_limited: bool,
-    /// The access hint applied after the engine opens (`mmap+random`).
-    pub hint: Option<iopath_io::Hint>,
-    /// The job's group: cases of one pattern with the same group are one
-    /// job and one verdict over their variants (`CaseSpec::group`).
-    pub group: Option<String>,
-}
-
-impl Case {
-    /// A case of `method` on `pattern` with the run-wide settings.
-    pub fn new(method: Method, pattern: Pattern, bs: u64, qd: u32, threads: u32) -> Case {
-        Case {
-            method,
-            arm: 1,
-            pattern,
-            block_size: bs,
-            queue_depth_requested: qd,
-            threads,
-            sync: SyncPolicy::End,
-            rwmix_read_pct: DEFAULT_RWMIX,
-            span: None,
-            copy_to_user: false,
-            sparse: false,
-            cache: None,
-            label: None,
-            published: None,
-            placement: crate::system::placement::Placement::default(),
-            pair: None,
-            io_size: None,
-            until: None,
-            cache_limited: true,
-            hint: None,
-            group: None,
-        }
-    }
-
-    /// The method as results name it: `mmap`, or `mmap+random` with a hint.
-    pub fn method_name(&self) -> String {
-        MethodChoice {
-            method: self.method,
-            hint: self.hint,
-        }
-        .name()
-    }
-}
-
-/// The methods a run without `--methods` compares on `pattern`: the
-/// default ones ([`Method::in_default_run`]); on random patterns `mmap`
-/// with `MADV_RANDOM` beside plain `mmap` (read-ahead is what makes mapped
-/// random reads slow, and the hint is the usual cure); for the copy
-/// pattern the methods that copy.
-fn default_methods(pattern: Pattern) -> Vec<MethodChoice> {
-    let mut out = Vec::new();
-    for m in Method::ALL {
-        if pattern == Pattern::Copy {
-            if crate::model::copy_method(m).is_some() {
-                out.push(m.into());
-            }
-            continue;
-        }
-        if !m.in_default_run() {
-            continue;
-        }
-        out.push(m.into());
-        if m == Method::Mmap && pattern.is_random() {
-            out.push(MethodChoice {
-                method: m,
-                hint: Some(iopath_io::Hint::Random),
-            });
-        }
-    }
-    out
-}
-
-/// `--methods`'s default in words, made from the lists the plan uses
-/// ([`default_methods`]), so that `run --help` and the README (whose
-/// `--methods` row a test holds to it) cannot drift from the code.
-pub fn default_methods_text() -> String {
-    let names = |ms: Vec<MethodChoice>| {
-        ms.iter()
-            .map(MethodChoice::name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let read = default_methods(Pattern::Read);
-    let random_too: Vec<MethodChoice> = default_methods(Pattern::RandRead)
-        .into_iter()
-        .filter(|m| !read.contains(m))
-        .collect();
-    let opt_in: Vec<MethodChoice> = Method::ALL
-        .into_iter()
-        .filter(|m| !m.in_default_run() && !m.copy_only())
-        .map(MethodChoice::from)
-        .collect();
-    format!(
-        "{}; on random patterns {} too; the copy pattern: {}. Opt-in (run only when named): {}",
-        names(read),
-        names(random_too),
-        names(default_methods(Pattern::Copy)),
-        names(opt_in)
-    )
-}
 
 /// A validated run.
 #[derive(Debug, Clone)]
@@ -271,108 +138,43 @@ impl Plan {
             topo,
             allowed,
         )?;
-        check_run(r)?;
+        check::check_run(r)?;
         let file_exists = r.file.as_ref().is_some_and(|f| f.exists());
-        let target = match &r.file {
-            Some(p) => TargetSpec::File {
-                path: p.clone(),
-                allow_write: origin.allow_write,
-                force_signature: origin.force_signature,
-                prefill: origin.prefill,
-            },
-            None => TargetSpec::TempIn(r.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+        let target = target_of(r, origin);
+        let switches = check::switches(r, origin, file_exists)?;
+        let crossing = entry::Crossing {
+            spec,
+            origin,
+            placement: &placement,
+            topo,
+            allowed,
+            device_node,
         };
-        if r.file.is_some() && r.dir.is_some() {
-            return Err(UsageError(
-                "give a file (--file) or a directory (--dir) to measure in, not both".into(),
-            ));
+        let cases = crossing.cases()?;
+        check::check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
+        if switches.verify {
+            check::check_verify(&cases)?;
         }
-        let sparse = r.sparse.unwrap_or(false);
-        if sparse && file_exists {
-            return Err(UsageError(
-                "--sparse truncates the file before every repetition: it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
-            ));
-        }
-        let verify = r.verify.unwrap_or(false);
-        if verify && sparse {
-            return Err(UsageError(
-                "--verify and --sparse do not go together: the holes of a sparse file hold no verifiable blocks".into(),
-            ));
-        }
-        let cache = r.cache.unwrap_or_default();
-        let drop_caches = r.drop_caches.unwrap_or(false);
-        if drop_caches && cache != CacheState::Cold {
-            return Err(UsageError(format!(
-                "--drop-caches goes with --cache cold, not --cache {}",
-                cache.name()
-            )));
-        }
-        if (origin.force_signature || origin.prefill) && !origin.allow_write {
-            return Err(UsageError(format!(
-                "{} only applies with --allow-write (and a --file)",
-                if origin.prefill {
-                    "--prefill"
-                } else {
-                    "--force-signature"
-                }
-            )));
-        }
-        if origin.allow_write && r.file.is_none() {
-            return Err(UsageError(
-                "--allow-write only applies to --file; iopath's own temporary file is always writable".into(),
-            ));
-        }
-        let default_case = [CaseSpec::default()];
-        let entries: &[CaseSpec] = if spec.cases.is_empty() {
-            &default_case
-        } else {
-            &spec.cases
-        };
-        if entries
-            .iter()
-            .any(|c| c.placement.as_deref() == Some("numa-pairs"))
-            && !placement.is_default()
-        {
-            return Err(UsageError(format!(
-                "{} places every case itself (each CPU node x memory node pair): drop --cpus, --numa-node, --mem-node, --mem-policy and --sqpoll-cpu",
-                origin.what()
-            )));
-        }
-        let mut cases = Vec::new();
-        for pc in entries {
-            cases.extend(entry_cases(
-                spec,
-                pc,
-                origin,
-                &placement,
-                topo,
-                allowed,
-                device_node,
-            )?);
-            // Checked as the cases grow: no entry crosses into more than
-            // the bound before it is refused.
-            let most = crate::model::limits::CASES.value()?;
-            if cases.len() as u64 > most {
-                return Err(UsageError(format!(
-                    "{} makes more than {most} cases, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
-                    origin.what(),
-                    crate::model::limits::CASES.env,
-                    crate::model::limits::CASES.env,
-                )));
-            }
-        }
-        number_arms(&mut cases);
-        check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
-        if verify {
-            check_verify(&cases)?;
-        }
+        Ok(Plan::assemble(spec, origin, target, cases, switches))
+    }
+
+    /// The plan of checked settings and crossed cases: the job's settings,
+    /// each default applied where it says nothing.
+    fn assemble(
+        spec: &JobSpec,
+        origin: &Origin,
+        target: TargetSpec,
+        cases: Vec<Case>,
+        switches: check::Switches,
+    ) -> Plan {
+        let r = &spec.run;
         let (time, whole_pass) = match r.time {
             Some(RepTime::Pass) => (None, true),
             Some(RepTime::Limit(d)) => (Some(d), false),
             None => (None, false),
         };
         let cache_limit = r.cache_limit.map(|b| b.0);
-        Ok(Plan {
+        Plan {
             preset: origin.preset.clone(),
             job_file: origin.file.clone(),
             layout: spec.layout,
@@ -392,11 +194,11 @@ impl Plan {
             order_seed: r.order_seed.unwrap_or_else(random_seed),
             interval: r.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
             seed: r.seed.unwrap_or(DEFAULT_SEED),
-            cache,
-            drop_caches,
+            cache: switches.cache,
+            drop_caches: switches.drop_caches,
             data: r.data.unwrap_or(DataMode::Random),
-            sparse,
-            verify,
+            sparse: switches.sparse,
+            verify: switches.verify,
             cache_limit,
             ucache_size: r
                 .ucache_size
@@ -406,12 +208,12 @@ impl Plan {
             ucache_page: r.ucache_page.map_or(DEFAULT_UCACHE_PAGE, |b| b.0),
             pool_threads: r.pool_threads,
             neighbour: r.neighbour.unwrap_or(false),
-        })
+        }
     }
 
     /// The methods the plan uses, in order.
     pub fn methods(&self) -> Vec<Method> {
-        dedup(&self.cases.iter().map(|c| c.method).collect::<Vec<_>>())
+        entry::dedup(&self.cases.iter().map(|c| c.method).collect::<Vec<_>>())
     }
 
     /// True when some case writes.
@@ -506,316 +308,18 @@ impl Origin {
     }
 }
 
-/// A method that comes again in the same job (two entries of a job file
-/// naming it for the same pattern, block size, ...) is another arm of it,
-/// numbered across the whole plan, as within one entry.
-fn number_arms(cases: &mut [Case]) {
-    // One count per method, hint and job: linear in the cases.
-    let arms: Vec<u32> = {
-        let mut seen = std::collections::HashMap::new();
-        cases
-            .iter()
-            .map(|c| {
-                let n = seen.entry((c.method, c.hint, c.job_key())).or_insert(0u32);
-                *n += 1;
-                *n
-            })
-            .collect()
-    };
-    for (c, arm) in cases.iter_mut().zip(arms) {
-        c.arm = arm;
+/// What the run measures: the file it names, or a temporary file in its
+/// directory (the current one by default).
+fn target_of(r: &RunSpec, origin: &Origin) -> TargetSpec {
+    match &r.file {
+        Some(p) => TargetSpec::File {
+            path: p.clone(),
+            allow_write: origin.allow_write,
+            force_signature: origin.force_signature,
+            prefill: origin.prefill,
+        },
+        None => TargetSpec::TempIn(r.dir.clone().unwrap_or_else(|| PathBuf::from("."))),
     }
-}
-
-impl Case {
-    /// What the case runs apart from its method: the fields of the
-    /// result's job (`result::Job`), so cases that differ only by method
-    /// are one job.
-    #[allow(clippy::type_complexity)]
-    fn job_key(
-        &self,
-    ) -> (
-        Pattern,
-        u64,
-        u32,
-        u32,
-        SyncPolicy,
-        Option<u8>,
-        &Option<String>,
-        Option<u64>,
-        bool,
-        bool,
-        &Option<String>,
-    ) {
-        (
-            self.pattern,
-            self.block_size,
-            self.queue_depth_requested,
-            self.threads,
-            self.sync,
-            (self.pattern == Pattern::RandRw).then_some(self.rwmix_read_pct),
-            &self.label,
-            self.span,
-            self.copy_to_user,
-            self.sparse,
-            &self.pair,
-        )
-    }
-}
-
-/// The run settings' own limits (what clap checks for flags, checked again
-/// for job files).
-fn check_run(r: &RunSpec) -> Result<(), UsageError> {
-    let bad = |m: &str| Err(UsageError(m.into()));
-    if r.repeat == Some(0) || r.repeat.is_some_and(|n| n > 100_000) {
-        return bad("repeat must be 1 to 100000 (--repeat)");
-    }
-    if r.repeat.is_some() && (r.ci_target.is_some() || r.max_time.is_some()) {
-        return bad("repeat runs a fixed number of repetitions: drop ci_target and max_time (--ci-target, --max-time), which are for adaptive repetition");
-    }
-    if r.warmup.is_some_and(|n| n > 1000) {
-        return bad("warmup must be 0 to 1000 (--warmup)");
-    }
-    if r.interval.is_some_and(|d| d.0 < Duration::from_millis(1)) {
-        return bad("--interval must be at least 1ms (e.g. 100ms)");
-    }
-    if r.max_time.is_some_and(|d| d.0.is_zero()) {
-        return bad("--max-time 0 leaves no time for a repetition");
-    }
-    if r.size == Some(Bytes(0)) {
-        return bad("--size 0: the test file needs at least one block");
-    }
-    if r.io_size == Some(Bytes(0)) {
-        return bad("--io-size 0 would measure nothing");
-    }
-    if r.time == Some(RepTime::Limit(Duration::ZERO)) {
-        return bad("--time 0 would measure nothing");
-    }
-    if r.ucache_size == Some(Bytes(0)) {
-        return bad("--ucache-size 0 leaves the cache no page");
-    }
-    if let Some(Bytes(p)) = r.ucache_page {
-        if p == 0 || p % 512 != 0 || p > (1 << 30) {
-            return Err(UsageError(format!(
-                "--ucache-page {p}: give a multiple of 512 bytes (the O_DIRECT alignment; 4k by default), at most 1 GiB"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// What the crossed cases must satisfy together.
-/// Largest verification unit: a file written by one run reads back in
-/// another whatever its block sizes, as long as they are multiples of it.
-pub const VERIFY_UNIT: u64 = 4096;
-
-/// `--verify` needs every block to hold a header: the verification unit
-/// (4 KiB, or the greatest common divisor of the block sizes when that is
-/// smaller) must be at least
-/// [`iopath_io::verify::HEADER_LEN`] bytes.
-fn check_verify(cases: &[Case]) -> Result<(), UsageError> {
-    let unit = verify_unit_of(cases);
-    if unit < iopath_io::verify::HEADER_LEN as u64 {
-        return Err(UsageError(format!(
-            "--verify needs blocks of at least {} bytes (each holds a {}-byte header); the block sizes here give {unit}-byte units: use a larger --bs",
-            iopath_io::verify::HEADER_LEN,
-            iopath_io::verify::HEADER_LEN
-        )));
-    }
-    if cases.iter().any(|c| c.sparse) {
-        return Err(UsageError(
-            "--verify and a sparse case do not go together: holes hold no verifiable blocks".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The verification unit of `cases`: the greatest common divisor of
-/// [`VERIFY_UNIT`] and their block sizes (every request is whole units at
-/// unit-aligned offsets).
-fn verify_unit_of(cases: &[Case]) -> u64 {
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    cases
-        .iter()
-        .filter(|c| !c.method.is_null())
-        .fold(VERIFY_UNIT, |g, c| gcd(g, c.block_size))
-}
-
-impl Plan {
-    /// With `--verify`, the size of a verified unit (each starts with a
-    /// header): 4 KiB, or the gcd of the block sizes when smaller.
-    pub fn verify_unit(&self) -> Option<u64> {
-        self.verify
-            .then(|| verify_unit_of(&self.cases))
-            .filter(|&u| u > 0)
-    }
-}
-
-fn check_cases(cases: &[Case], size: Option<u64>, file_exists: bool) -> Result<(), UsageError> {
-    if let Some(c) = cases.iter().find(|c| {
-        c.span
-            .is_some_and(|s| s < c.block_size * u64::from(c.threads.max(1)))
-    }) {
-        return Err(UsageError(format!(
-            "a span of {} is less than one {} block per thread ({} thread(s)): give a larger span or a smaller --bs",
-            fmt_bytes(c.span.unwrap_or(0)),
-            fmt_bytes(c.block_size),
-            c.threads
-        )));
-    }
-    if file_exists && cases.iter().any(|c| c.pattern == Pattern::Copy) {
-        return Err(UsageError(
-            "the copy pattern writes a copy beside the file it copies: run it on iopath's own test file (--dir), not on an existing --file".into(),
-        ));
-    }
-    if file_exists && cases.iter().any(|c| c.sparse) {
-        return Err(UsageError(
-            "this job truncates the file before some repetitions (a sparse file): it only works on a file iopath creates (--dir, or a --file that does not exist yet)".into(),
-        ));
-    }
-    if let Some(size) = size {
-        // Each case's threads must get at least one of its blocks.
-        if let Some(c) = cases
-            .iter()
-            .find(|c| size / u64::from(c.threads.max(1)) < c.block_size)
-        {
-            let per_thread = size / u64::from(c.threads.max(1));
-            return Err(UsageError(format!(
-                "--size {} gives each of {} thread(s) {}, less than one {} block; use a larger --size or a smaller --bs",
-                fmt_bytes(size),
-                c.threads,
-                fmt_bytes(per_thread),
-                fmt_bytes(c.block_size)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The cases of one entry: every pattern (outer), thread count, NUMA pair
-/// and method (inner) it names.
-fn entry_cases(
-    spec: &JobSpec,
-    pc: &CaseSpec,
-    origin: &Origin,
-    placement: &crate::system::placement::Placement,
-    topo: &crate::system::topology::Topology,
-    allowed: &[u32],
-    device_node: &dyn Fn() -> Option<u32>,
-) -> Result<Vec<Case>, UsageError> {
-    let what = origin.what();
-    if let Some(Bytes(bs)) = pc.bs {
-        if bs == 0 || bs > (1 << 30) {
-            return Err(UsageError(format!(
-                "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
-            )));
-        }
-    }
-    let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.0.clone());
-    if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
-        || thread_counts.iter().any(|t| !(1..=1024).contains(t))
-    {
-        return Err(UsageError(format!(
-            "{what}: the queue depth must be 1 to 4096 (--qd) and threads 1 to 1024 (--threads)"
-        )));
-    }
-    if pc.touch == Some(Bytes(0)) {
-        return Err(UsageError(format!(
-            "{what}: a touch (--touch, --io-size) of 0 would measure nothing"
-        )));
-    }
-    if pc.rwmix.is_some_and(|p| p > 100) {
-        return Err(UsageError(format!(
-            "{what}: rwmix is a percentage, 0 to 100 (--rwmix)"
-        )));
-    }
-    let span = pc.span.map(resolve_span).transpose()?;
-    let pairs: Vec<(Option<String>, crate::system::placement::Placement)> =
-        match pc.placement.as_deref() {
-            None => vec![(None, placement.clone())],
-            Some("numa-pairs") => {
-                crate::system::placement::numa_placements(topo, allowed, device_node())
-            }
-            Some(other) => {
-                return Err(UsageError(format!(
-                    "{what}: unknown placement '{other}'; valid: numa-pairs"
-                )))
-            }
-        };
-    let patterns = pc
-        .pattern
-        .as_ref()
-        .map_or_else(|| Pattern::DEFAULT.to_vec(), |l| dedup(&l.0));
-    // The entry's cross, counted before it is made: lists of thousands of
-    // methods and thread counts would otherwise build billions of cases
-    // before the bound is checked.
-    let most = crate::model::limits::CASES.value()?;
-    let methods_most = pc.method.as_ref().map_or(Method::ALL.len(), |l| l.0.len());
-    let crossed = [
-        patterns.len(),
-        thread_counts.len(),
-        pairs.len(),
-        methods_most,
-    ]
-    .iter()
-    .fold(1u64, |n, &k| n.saturating_mul(k as u64));
-    if crossed > most {
-        return Err(UsageError(format!(
-            "{what} crosses one entry into {crossed} cases (patterns x thread counts x placements x methods), more than {most}, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
-            crate::model::limits::CASES.env,
-            crate::model::limits::CASES.env,
-        )));
-    }
-    let mut cases = Vec::new();
-    for pattern in patterns {
-        // No methods named: the default ones, and for the copy pattern the
-        // methods that copy. A method named again is another arm of the
-        // same method (an A/A check), not a duplicate to drop.
-        let methods: Vec<MethodChoice> = match &pc.method {
-            Some(l) => l.0.clone(),
-            None => default_methods(pattern),
-        };
-        let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
-        let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
-        for &threads in &thread_counts {
-            for (pair, placement) in &pairs {
-                for &MethodChoice { method, hint } in &methods {
-                    // Arms are numbered over the whole plan (`number_arms`).
-                    cases.push(Case {
-                        sync: pc.sync.unwrap_or(SyncPolicy::End),
-                        rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
-                        span,
-                        copy_to_user: pc.copy_to_user,
-                        sparse: pc.sparse,
-                        cache: pc.cache,
-                        label: pc.label.clone(),
-                        published: pc
-                            .published
-                            .clone()
-                            .or_else(|| spec.reference(method.name(), pattern.name(), threads)),
-                        placement: placement.clone(),
-                        pair: pair.clone(),
-                        io_size: pc.touch.map(|b| b.0),
-                        until: pc.until,
-                        // Only the cases a job marks run under its cache
-                        // limit; with no case marked (flags), every case.
-                        cache_limited: pc.cache_limited
-                            || !spec.cases.iter().any(|c| c.cache_limited),
-                        hint,
-                        group: pc.group.clone(),
-                        ..Case::new(method, pattern, bs, qd, threads)
-                    });
-                }
-            }
-        }
-    }
-    Ok(cases)
 }
 
 /// The NUMA node of the disk under the run's target, if the kernel says.
@@ -834,40 +338,12 @@ fn device_node_under(r: &RunSpec) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
-/// A span in bytes: a size, or a share of this machine's memory.
-pub fn resolve_span(span: Span) -> Result<u64, UsageError> {
-    match span {
-        Span::Bytes(b) => Ok(b),
-        Span::RamPct(pct) => {
-            let total = std::fs::read_to_string("/proc/meminfo")
-                .ok()
-                .and_then(|m| crate::system::sysinfo::meminfo_kb(&m, "MemTotal"))
-                .ok_or_else(|| {
-                    UsageError(format!(
-                        "span '{pct}%ram': /proc/meminfo gives no MemTotal; give a size instead"
-                    ))
-                })?;
-            Ok(((total * 1024) as f64 * pct / 100.0) as u64)
-        }
-    }
-}
-
-fn dedup<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(v.len());
-    for &x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The numa preset's cases on a fixture topology, one line each.
-    fn numa_cases(fixture: &str, device_node: Option<u32>) -> String {
+    /// The numa preset's plan on a fixture topology.
+    fn numa_plan(fixture: &str, device_node: Option<u32>) -> Vec<Case> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/topology")
             .join(fixture);
@@ -877,11 +353,16 @@ mod tests {
             preset: Some("numa".into()),
             ..Origin::default()
         };
-        let plan = Plan::from_spec_on(&numa.job, &origin, &topo, &topo.cpus_online, &|| {
+        Plan::from_spec_on(&numa.job, &origin, &topo, &topo.cpus_online, &|| {
             device_node
         })
-        .unwrap();
-        plan.cases
+        .unwrap()
+        .cases
+    }
+
+    /// The numa preset's cases on a fixture topology, one line each.
+    fn numa_cases(fixture: &str, device_node: Option<u32>) -> String {
+        numa_plan(fixture, device_node)
             .iter()
             .map(|c| {
                 format!(
@@ -904,12 +385,20 @@ mod tests {
             .join("\n")
     }
 
+    /// The pair of CPUs and memory both on node 0.
+    const LOCAL_PAIR: &str = "cpu n0 local / mem n0 local";
+
     #[test]
     fn numa_preset_pairs_on_two_nodes_relative_to_the_device() {
         // The NVMe disk of the 2-node fixture hangs off node 1.
         insta::assert_snapshot!("numa_2node_device_on_1", numa_cases("2node", Some(1)));
-        let unknown = numa_cases("2node", None);
-        assert!(unknown.contains("cpu n0 local / mem n0 local"), "{unknown}");
+        let unknown = numa_plan("2node", None);
+        assert!(
+            unknown
+                .iter()
+                .any(|c| c.pair.as_deref() == Some(LOCAL_PAIR)),
+            "{unknown:?}"
+        );
     }
 
     #[test]
@@ -957,12 +446,11 @@ mod tests {
 
     #[test]
     fn numa_preset_on_one_node_has_one_pair() {
-        let text = numa_cases("1node", Some(0));
-        assert_eq!(text.lines().count(), 3, "{text}");
+        let cases = numa_plan("1node", Some(0));
+        assert_eq!(cases.len(), 3, "{cases:?}");
         assert!(
-            text.lines()
-                .all(|l| l.contains("cpu n0 local / mem n0 local")),
-            "{text}"
+            cases.iter().all(|c| c.pair.as_deref() == Some(LOCAL_PAIR)),
+            "{cases:?}"
         );
     }
     use crate::cli::Command;

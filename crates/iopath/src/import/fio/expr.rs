@@ -3,7 +3,7 @@
 //! `+ - * /` (truncating) and parentheses; what fio's parsers add beyond
 //! that (`%`, `^`, fractions) is refused with a message saying so.
 
-use super::value;
+use super::{value, ValueError};
 
 /// Deepest parenthesis nesting accepted (no input can exhaust the stack).
 const MAX_DEPTH: usize = 64;
@@ -25,7 +25,7 @@ pub(crate) enum Units {
 /// As in fio, a time expression with no unit anywhere is in seconds
 /// (`(2*30)` is a minute); otherwise each number counts in its own unit and
 /// a number without one in microseconds (`(2*500ms)` is a second).
-pub(crate) fn eval(text: &str, units: Units) -> Result<i128, String> {
+pub(crate) fn eval(text: &str, units: Units) -> Result<i128, ValueError> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
@@ -39,7 +39,7 @@ pub(crate) fn eval(text: &str, units: Units) -> Result<i128, String> {
         return Err(p.unexpected());
     }
     if units == Units::Time && !p.unit_seen {
-        return v.checked_mul(1_000_000).ok_or_else(|| OVERFLOW.to_string());
+        return v.checked_mul(1_000_000).ok_or(ValueError::Overflow);
     }
     Ok(v)
 }
@@ -65,76 +65,71 @@ impl Parser<'_> {
         self.s.get(self.i).copied()
     }
 
-    fn unexpected(&self) -> String {
+    fn unexpected(&self) -> ValueError {
         match self.s.get(self.i) {
-            None => "the expression ends too early".to_string(),
-            Some(b'%' | b'^') => {
-                "only + - * / and parentheses are supported in expressions".to_string()
-            }
-            Some(b'.') => "fractions are not supported in expressions".to_string(),
-            Some(_) => {
-                let rest = String::from_utf8_lossy(&self.s[self.i..]);
-                format!("unexpected \"{rest}\" in the expression")
-            }
+            None => ValueError::EndsEarly,
+            Some(b'%' | b'^') => ValueError::Operator,
+            Some(b'.') => ValueError::ExpressionFraction,
+            Some(_) => ValueError::Unexpected {
+                rest: String::from_utf8_lossy(&self.s[self.i..]).into_owned(),
+            },
         }
     }
 
-    fn sum(&mut self) -> Result<i128, String> {
+    fn sum(&mut self) -> Result<i128, ValueError> {
         let mut v = self.product()?;
         loop {
             match self.peek() {
                 Some(b'+') => {
                     self.i += 1;
-                    v = v.checked_add(self.product()?).ok_or(OVERFLOW)?;
+                    v = v.checked_add(self.product()?).ok_or(ValueError::Overflow)?;
                 }
                 Some(b'-') => {
                     self.i += 1;
-                    v = v.checked_sub(self.product()?).ok_or(OVERFLOW)?;
+                    v = v.checked_sub(self.product()?).ok_or(ValueError::Overflow)?;
                 }
                 _ => return Ok(v),
             }
         }
     }
 
-    fn product(&mut self) -> Result<i128, String> {
+    fn product(&mut self) -> Result<i128, ValueError> {
         let mut v = self.unary()?;
         loop {
             match self.peek() {
                 Some(b'*') => {
                     self.i += 1;
-                    v = v.checked_mul(self.unary()?).ok_or(OVERFLOW)?;
+                    v = v.checked_mul(self.unary()?).ok_or(ValueError::Overflow)?;
                 }
                 Some(b'/') => {
                     self.i += 1;
                     let d = self.unary()?;
                     if d == 0 {
-                        return Err("division by zero".into());
+                        return Err(ValueError::DivisionByZero);
                     }
-                    v = v.checked_div(d).ok_or(OVERFLOW)?;
+                    v = v.checked_div(d).ok_or(ValueError::Overflow)?;
                 }
                 _ => return Ok(v),
             }
         }
     }
 
-    fn unary(&mut self) -> Result<i128, String> {
+    fn unary(&mut self) -> Result<i128, ValueError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(format!("expressions nest deeper than {MAX_DEPTH}"));
+            return Err(ValueError::TooDeep { most: MAX_DEPTH });
         }
         let v = match self.peek() {
             Some(b'-') => {
                 self.i += 1;
-                self.unary()?
-                    .checked_neg()
-                    .ok_or_else(|| OVERFLOW.to_string())
+                self.unary()?.checked_neg().ok_or(ValueError::Overflow)
             }
             Some(b'(') => {
                 self.i += 1;
                 let v = self.sum()?;
                 if self.peek() != Some(b')') {
                     return Err(match self.s.get(self.i) {
-                        None => "a '(' is not closed".to_string(),
+                        None => ValueError::Unclosed,
                         Some(_) => self.unexpected(),
                     });
                 }
@@ -149,7 +144,7 @@ impl Parser<'_> {
     }
 
     /// An integer and, where the units allow, the unit right after it.
-    fn number(&mut self) -> Result<i128, String> {
+    fn number(&mut self) -> Result<i128, ValueError> {
         let start = self.i;
         let hex = self.s[self.i..].starts_with(b"0x") || self.s[self.i..].starts_with(b"0X");
         if hex {
@@ -166,9 +161,11 @@ impl Parser<'_> {
         let n = match self.units {
             Units::None => {
                 if !word.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(format!("\"{word}\" is not an integer"));
+                    return Err(ValueError::NotInteger {
+                        word: word.to_string(),
+                    });
                 }
-                word.parse::<i128>().map_err(|_| OVERFLOW.to_string())?
+                word.parse::<i128>().map_err(|_| ValueError::Overflow)?
             }
             Units::Size { kb_base } => i128::from(value::size_number(word, kb_base)?),
             Units::Time => {
@@ -184,8 +181,6 @@ impl Parser<'_> {
         Ok(n)
     }
 }
-
-const OVERFLOW: &str = "the expression's value is out of range";
 
 #[cfg(test)]
 mod tests {
@@ -219,25 +214,27 @@ mod tests {
             Ok(30_000_001),
             "fio: 1 is 1 us here"
         );
-        assert!(eval("4k", Units::None)
-            .unwrap_err()
-            .contains("not an integer"));
+        assert_eq!(
+            eval("4k", Units::None),
+            Err(ValueError::NotInteger { word: "4k".into() })
+        );
     }
 
     #[test]
     fn refusals_say_why() {
         let e = |s| eval(s, Units::None).unwrap_err();
-        assert!(e("1/0").contains("division by zero"));
-        assert!(e("5%2").contains("only + - * /"));
-        assert!(e("2^3").contains("only + - * /"));
-        assert!(e("(1+2").contains("not closed"));
-        assert!(e("1+").contains("ends too early"));
-        assert!(e("1 2").contains("unexpected"));
-        assert!(e("/tmp/2").contains("unexpected"));
-        assert!(e("1.5*2").contains("not an integer"));
+        let rest = |s: &str| ValueError::Unexpected { rest: s.into() };
+        assert_eq!(e("1/0"), ValueError::DivisionByZero);
+        assert_eq!(e("5%2"), ValueError::Operator);
+        assert_eq!(e("2^3"), ValueError::Operator);
+        assert_eq!(e("(1+2"), ValueError::Unclosed);
+        assert_eq!(e("1+"), ValueError::EndsEarly);
+        assert_eq!(e("1 2"), rest("2"));
+        assert_eq!(e("/tmp/2"), rest("/tmp/2"));
+        assert_eq!(e("1.5*2"), ValueError::NotInteger { word: "1.5".into() });
         let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
-        assert!(e(&deep).contains("nest deeper"));
+        assert_eq!(e(&deep), ValueError::TooDeep { most: MAX_DEPTH });
         let big = "99999999999999999999*99999999999999999999*99999999999999999999";
-        assert!(e(big).contains("out of range"));
+        assert_eq!(e(big), ValueError::Overflow);
     }
 }

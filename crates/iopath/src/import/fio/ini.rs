@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{expr, Context, ErrorKind, FioError, Location};
+use super::{expr, BadValue, Context, FioError, Include, Location, Problem, Syntax};
 
 /// Includes deeper than this are refused (fio has no limit, and no cycle
 /// check: it recurses until it runs out of file descriptors).
@@ -54,7 +54,7 @@ pub fn read_file(path: &Path, ctx: &Context) -> Result<Vec<Section>, FioError> {
         path,
         "the job file is",
         &at,
-        ErrorKind::Io,
+        Problem::Unreadable,
         "cannot read the job file",
     )?;
     let mut reader = Reader::new(ctx);
@@ -69,13 +69,13 @@ fn read_capped(
     path: &Path,
     what: &str,
     at: &Location,
-    kind: ErrorKind,
+    problem: fn(String) -> Problem,
     cannot: &str,
 ) -> Result<Vec<u8>, FioError> {
     match crate::model::limits::JOB_FILE.read(path, what, "split the job") {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => Err(FioError::new(kind, at, e.0)),
-        Err(e) => Err(FioError::new(kind, at, format!("{cannot}: {e}"))),
+        Ok(Err(e)) => Err(FioError::new(at, problem(e.0))),
+        Err(e) => Err(FioError::new(at, problem(format!("{cannot}: {e}")))),
     }
 }
 
@@ -125,11 +125,7 @@ impl<'c> Reader<'c> {
                 if matches!(first, None | Some(b';' | b'#')) {
                     continue;
                 }
-                return Err(FioError::new(
-                    ErrorKind::Syntax,
-                    &at,
-                    "the line is not UTF-8 text",
-                ));
+                return Err(FioError::new(&at, Syntax::NotUtf8));
             };
             let line = strip(raw);
             if line.is_empty() {
@@ -138,9 +134,10 @@ impl<'c> Reader<'c> {
             if let Some(rest) = line.strip_prefix('[') {
                 if nested {
                     return Err(FioError::new(
-                        ErrorKind::Include,
                         &at,
-                        format!("{line}: an included file cannot start a section (fio: \"No new sections in included files\")"),
+                        Include::Section {
+                            line: line.to_string(),
+                        },
                     ));
                 }
                 self.section(rest, line, &at)?;
@@ -148,9 +145,10 @@ impl<'c> Reader<'c> {
             }
             if !nested && self.sections.is_empty() {
                 return Err(FioError::new(
-                    ErrorKind::Syntax,
                     &at,
-                    format!("\"{line}\" is outside of any [section]: put options under [global] or a [job]"),
+                    Syntax::OutsideSection {
+                        line: line.to_string(),
+                    },
                 ));
             }
             if let Some(rest) = line.strip_prefix("include") {
@@ -168,25 +166,21 @@ impl<'c> Reader<'c> {
     fn section(&mut self, rest: &str, line: &str, at: &Location) -> Result<(), FioError> {
         let Some(name) = rest.strip_suffix(']') else {
             return Err(FioError::new(
-                ErrorKind::Syntax,
                 at,
-                format!("\"{line}\" is not a section header: it must end with ']'"),
+                Syntax::NotSectionHeader {
+                    line: line.to_string(),
+                },
             ));
         };
         if name.trim().is_empty() {
-            return Err(FioError::new(
-                ErrorKind::Syntax,
-                at,
-                "a section needs a name: [global] or [job-name]",
-            ));
+            return Err(FioError::new(at, Syntax::NoSectionName));
         }
         if name.len() > MAX_SECTION_NAME {
             return Err(FioError::new(
-                ErrorKind::Syntax,
                 at,
-                format!(
-                    "the section name is longer than {MAX_SECTION_NAME} bytes (fio would cut it)"
-                ),
+                Syntax::LongSectionName {
+                    most: MAX_SECTION_NAME,
+                },
             ));
         }
         self.sections.push(Section {
@@ -204,85 +198,82 @@ impl<'c> Reader<'c> {
             Some(c) if c.is_whitespace() || c == '=' => rest[c.len_utf8()..].trim(),
             _ => {
                 return Err(FioError::new(
-                    ErrorKind::Syntax,
                     at,
-                    format!("\"{line}\": an include line is `include FILE`"),
+                    Syntax::NotInclude {
+                        line: line.to_string(),
+                    },
                 ))
             }
         };
         if name.is_empty() {
-            return Err(FioError::new(
-                ErrorKind::Syntax,
-                at,
-                "include needs a file name",
-            ));
+            return Err(FioError::new(at, Syntax::IncludeNeedsName));
         }
         let path = resolve_include(name, &at.file).ok_or_else(|| {
             let dir = at.file.parent().unwrap_or(Path::new(""));
             FioError::new(
-                ErrorKind::Include,
                 at,
-                format!(
-                    "include {name}: no such file next to {} (in '{}') nor in the current directory",
-                    at.file.display(),
-                    dir.display()
-                ),
+                Include::NotFound {
+                    name: name.to_string(),
+                    from: at.file.clone(),
+                    dir: dir.to_path_buf(),
+                },
             )
         })?;
         let id = identity(&path);
         if self.stack.contains(&id) {
-            let chain: Vec<String> = self
+            let chain = self
                 .stack
                 .iter()
                 .chain(std::iter::once(&id))
-                .map(|p| p.display().to_string())
+                .cloned()
                 .collect();
             return Err(FioError::new(
-                ErrorKind::IncludeCycle,
                 at,
-                format!("include {name}: include cycle: {}", chain.join(" -> ")),
+                Problem::IncludeCycle {
+                    name: name.to_string(),
+                    chain,
+                },
             ));
         }
         if self.stack.len() > MAX_INCLUDE_DEPTH {
             return Err(FioError::new(
-                ErrorKind::Include,
                 at,
-                format!("include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH}"),
+                Include::TooDeep {
+                    name: name.to_string(),
+                    most: MAX_INCLUDE_DEPTH,
+                },
             ));
         }
         // A device or a FIFO would be read until memory runs out, or
         // forever (`include /dev/zero`).
         if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
             return Err(FioError::new(
-                ErrorKind::Include,
                 at,
-                format!(
-                    "include {name}: {} is not a regular file (a directory, device or FIFO); include a file of options",
-                    path.display()
-                ),
+                Include::NotAFile {
+                    name: name.to_string(),
+                    path,
+                },
             ));
         }
         let bytes = read_capped(
             &path,
             &format!("include {name}: {} is", path.display()),
             at,
-            ErrorKind::Include,
+            |why| Problem::Include(Include::Unreadable(why)),
             &format!("include {name}: cannot read {}", path.display()),
         )?;
         self.read_bytes = self.read_bytes.saturating_add(bytes.len() as u64);
         let most = crate::model::limits::JOB_FILE
             .value()
-            .map_err(|e| FioError::new(ErrorKind::Include, at, e.0))?;
+            .map_err(|e| FioError::new(at, Include::Unreadable(e.0)))?;
         if self.read_bytes > most {
             return Err(FioError::new(
-                ErrorKind::Include,
                 at,
-                format!(
-                    "include {name}: the job file and its includes add up to more than {}, the most a job reads ({}): include less, or set {} to a larger size",
-                    crate::model::units::fmt_bytes(most),
-                    crate::model::limits::JOB_FILE.env,
-                    crate::model::limits::JOB_FILE.env,
-                ),
+                Include::TooLarge {
+                    name: name.to_string(),
+                    most,
+                    env: crate::model::limits::JOB_FILE.env,
+                },
             ));
         }
         self.stack.push(id);
@@ -295,19 +286,21 @@ impl<'c> Reader<'c> {
         let (written_key, written_value) = split(line);
         if written_key.is_empty() {
             return Err(FioError::new(
-                ErrorKind::Syntax,
                 at,
-                format!("\"{line}\": an option name is missing before '='"),
+                Syntax::MissingKey {
+                    line: line.to_string(),
+                },
             ));
         }
         if written_key != "description" {
             if let Some(name) = bare_dollar(line) {
                 return Err(FioError::option(
-                    ErrorKind::Syntax,
                     at,
                     written_key,
                     written_value,
-                    format!("fio does not expand ${name} (it would use the text as it is): write ${{{name}}} for the environment variable"),
+                    Syntax::BareDollar {
+                        name: name.to_string(),
+                    },
                 ));
             }
         }
@@ -318,19 +311,14 @@ impl<'c> Reader<'c> {
         }
         let (key, value) = split(&text);
         if key.is_empty() {
-            return Err(FioError::new(
-                ErrorKind::Syntax,
-                at,
-                format!("\"{text}\": an option name is missing before '='"),
-            ));
+            return Err(FioError::new(at, Syntax::MissingKey { line: text.clone() }));
         }
         if key.chars().any(char::is_whitespace) {
             return Err(FioError::new(
-                ErrorKind::Syntax,
                 at,
-                format!(
-                    "\"{key}\" is not an option name (options are `key=value` or a bare `key`)"
-                ),
+                Syntax::NotOptionName {
+                    key: key.to_string(),
+                },
             ));
         }
         Ok(Entry {
@@ -355,33 +343,22 @@ impl<'c> Reader<'c> {
             out.push_str(&rest[..start]);
             let after = &rest[start + 2..];
             let Some(end) = after.find('}') else {
-                return Err(FioError::option(
-                    ErrorKind::Syntax,
-                    at,
-                    key,
-                    value,
-                    "\"${\" without a closing '}'",
-                ));
+                return Err(FioError::option(at, key, value, Syntax::UnclosedEnv));
             };
             let name = &after[..end];
             if name.is_empty() {
-                return Err(FioError::option(
-                    ErrorKind::Syntax,
-                    at,
-                    key,
-                    value,
-                    "\"${}\" names no environment variable",
-                ));
+                return Err(FioError::option(at, key, value, Syntax::EmptyEnv));
             }
             match self.ctx.env.get(name) {
                 Some(v) => out.push_str(&v),
                 None => {
                     return Err(FioError::option(
-                        ErrorKind::MissingEnv,
                         at,
                         key,
                         value,
-                        format!("environment variable {name} is not set (fio would silently use an empty value)"),
+                        Problem::MissingEnv {
+                            name: name.to_string(),
+                        },
                     ))
                 }
             }
@@ -468,14 +445,7 @@ fn bc_math(line: &str, at: &Location) -> Result<String, FioError> {
     if line.len() >= 128 || value.len() > 100 {
         return Ok(line.to_string());
     }
-    let result = expr::eval(value, expr::Units::None).map_err(|e| {
-        FioError::option(
-            ErrorKind::BadValue,
-            at,
-            key.trim_end(),
-            Some(value.trim()),
-            format!("fio computes a value that uses $pagesize, $mb_memory or $ncpus and holds + - * / with bc, which would fail here: {e}"),
-        )
-    })?;
+    let result = expr::eval(value, expr::Units::None)
+        .map_err(|e| FioError::option(at, key.trim_end(), Some(value.trim()), BadValue::Bc(e)))?;
     Ok(format!("{key}={result}"))
 }

@@ -110,6 +110,17 @@ pub struct PerDir<T> {
     pub trim: T,
 }
 
+impl<T: Copy> PerDir<T> {
+    /// The same for reads, writes and trims.
+    pub fn all(value: T) -> PerDir<T> {
+        PerDir {
+            read: value,
+            write: value,
+            trim: value,
+        }
+    }
+}
+
 /// `bs=`: block size per direction in bytes.
 pub type BlockSizes = PerDir<u64>;
 

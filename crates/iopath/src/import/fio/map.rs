@@ -84,7 +84,7 @@ fn is_fio_option(key: &str) -> bool {
 }
 
 /// The fio option nearest a misspelt one, if it is near.
-fn nearest_option(key: &str) -> Option<&'static str> {
+pub(super) fn nearest_option(key: &str) -> Option<&'static str> {
     let len = key.chars().count();
     FIO_OPTIONS
         .lines()
@@ -179,7 +179,7 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
     }
     let mut ignored: BTreeSet<String> = BTreeSet::new();
     let mut typos: BTreeSet<String> = BTreeSet::new();
-    let mut mapped: Vec<(CaseSpec, RunSpec, Option<u64>)> = Vec::new();
+    let mut mapped: Vec<JobCase> = Vec::new();
     for job in &file.jobs {
         match case_of(job, opts) {
             Ok(m) => mapped.push(m),
@@ -211,16 +211,13 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
     // One iopath run has one of each run setting: every job must say the
     // same as the first (sizes aside: the file is the largest, each case
     // addresses its own).
-    let run = mapped
-        .first()
-        .map(|(_, r, _)| r.clone())
-        .unwrap_or_default();
-    for ((c, r, _), job) in mapped.iter().zip(&file.jobs).skip(1) {
+    let run = mapped.first().map(|m| m.run.clone()).unwrap_or_default();
+    for (m, job) in mapped.iter().zip(&file.jobs).skip(1) {
         let first = &file.jobs[0].name;
-        for key in differing(&run, r) {
+        for key in differing(&run, &m.run) {
             problems.push(format!(
                 "[{}] its {key} differs from job {first}'s: one iopath run has one (run the jobs as separate files)",
-                c.label.as_deref().unwrap_or(&job.name)
+                m.case.label.as_deref().unwrap_or(&job.name)
             ));
         }
     }
@@ -232,20 +229,24 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
             problems.join("\n  - ")
         )));
     }
-    let largest = mapped.iter().filter_map(|(_, _, s)| *s).max();
+    let largest = mapped.iter().filter_map(|m| m.bytes).max();
     let mut run = run;
     run.size = largest.map(Bytes);
     let cases = mapped
         .into_iter()
-        .map(|(mut c, _, size)| {
-            // A job smaller than the file addresses only its own size.
-            if let (Some(s), Some(l)) = (size, largest) {
-                if s < l {
-                    c.span = Some(Span::Bytes(s));
+        .map(
+            |JobCase {
+                 mut case, bytes, ..
+             }| {
+                // A job smaller than the file addresses only its own size.
+                if let (Some(s), Some(l)) = (bytes, largest) {
+                    if s < l {
+                        case.span = Some(Span::Bytes(s));
+                    }
                 }
-            }
-            c
-        })
+                case
+            },
+        )
         .collect();
     let name = file
         .path
@@ -320,19 +321,129 @@ fn merge_jobs(problems: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// One job as iopath runs it.
+struct JobCase {
+    /// Its case entry.
+    case: CaseSpec,
+    /// The run settings it implies (every job of a file must imply the
+    /// same).
+    run: RunSpec,
+    /// The bytes its file must hold (`size` x `numjobs` when each clone
+    /// has its own).
+    bytes: Option<u64>,
+}
+
+/// Where a job's I/O goes: its one file, or a directory for iopath's own.
+struct Place {
+    file: Option<PathBuf>,
+    dir: Option<PathBuf>,
+}
+
+/// A refusal, for the job being mapped.
+type Refuse<'a> = dyn FnMut(String) + 'a;
+
 /// One job: its case entry, the run settings it implies, and the bytes
-/// its file must hold (`size` x `numjobs` when each clone has its own).
-fn case_of(
-    job: &FioJob,
-    opts: MapOptions,
-) -> Result<(CaseSpec, RunSpec, Option<u64>), Vec<String>> {
+/// its file must hold; or every reason it cannot be mapped.
+fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
     let mut p: Vec<String> = Vec::new();
     let name = &job.name;
     let mut refuse = |what: String| p.push(format!("[{name}] {what}"));
+    let kind = job.rw.as_ref().map_or(RwKind::Read, |g| g.value.kind);
+    let pattern = pattern_of(job, &mut refuse);
+    let method = method_of(job)
+        .map_err(|e| {
+            let at = job
+                .ioengine
+                .as_ref()
+                .map(|g| g.at.clone())
+                .unwrap_or_else(|| job.section.clone());
+            refuse(format!("{e} ({at})"))
+        })
+        .ok();
+    let bs = block_size_of(job, kind, &mut refuse);
+    let qd = job.iodepth.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .iodepth
+        .as_ref()
+        .filter(|g| !(1..=4096).contains(&g.value))
+    {
+        refuse(format!("{}: iopath takes a depth of 1 to 4096", said(g)));
+    }
+    let threads = job.numjobs.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .numjobs
+        .as_ref()
+        .filter(|g| !(1..=1024).contains(&g.value))
+    {
+        refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
+    }
+    let sync = sync_of(job).map_err(&mut refuse).ok();
+    let place = place_of(job, &mut refuse);
+    let bytes = bytes_of(job, place.file.is_none(), threads, &mut refuse);
+    let time_based = flag(&job.time_based);
+    let time = job
+        .runtime
+        .as_ref()
+        .map(|g| g.value)
+        .filter(|d| !d.is_zero());
+    if time_based && time.is_none() {
+        refuse("time_based without a runtime: fio would run until stopped".into());
+    }
+    let touch = touch_of(job, time_based, threads, &mut refuse);
+    let mut run = run_of(job, place, time, &mut refuse);
+    // fio's verify methods (md5, crc32c, ...) become iopath's own: a
+    // header and CRC-32C in every block, checked on read and after writes.
+    if job.verify.as_ref().is_some_and(|g| g.value != "0") {
+        run.verify = Some(true);
+    }
+    if !p.is_empty() {
+        return Err(p);
+    }
+    let (Some(pattern), Some(method), Some(sync)) = (pattern, method, sync) else {
+        return Err(p);
+    };
+    let case = CaseSpec {
+        label: Some(name.clone()),
+        method: Some(List(
+            methods_of(method, opts)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        )),
+        pattern: Some(List(vec![pattern])),
+        bs: Some(Bytes(bs)),
+        qd: Some(qd),
+        threads: Some(List(vec![threads])),
+        sync: Some(sync),
+        rwmix: (pattern == Pattern::RandRw).then(|| job.rwmixread.as_ref().map_or(50, |g| g.value)),
+        // time_based: the runtime alone ends it, passes start over;
+        // otherwise one pass over the job's bytes (or the runtime).
+        until: Some(if time_based { Until::Time } else { Until::Pass }),
+        touch,
+        ..CaseSpec::default()
+    };
+    Ok(JobCase { case, run, bytes })
+}
+
+/// The job's own engine first (what the user runs today), then every
+/// default method; or only its own (`--only-fio-engine`).
+fn methods_of(method: Method, opts: MapOptions) -> Vec<Method> {
+    let mut all = vec![method];
+    if !opts.only_own_engine {
+        all.extend(
+            Method::ALL
+                .into_iter()
+                .filter(|m| m.in_default_run() && *m != method),
+        );
+    }
+    all
+}
+
+/// The pattern of `rw=`, if iopath has it (and no `:N` suffix).
+fn pattern_of(job: &FioJob, refuse: &mut Refuse) -> Option<Pattern> {
     let rw = job.rw.as_ref();
-    let kind = rw.map_or(RwKind::Read, |g| g.value.kind);
     let rw_said = || rw.map_or("rw=read".to_string(), said);
-    let pattern = match kind {
+    let pattern = match rw.map_or(RwKind::Read, |g| g.value.kind) {
         RwKind::Read => Some(Pattern::Read),
         RwKind::Write => Some(Pattern::Write),
         RwKind::RandRead => Some(Pattern::RandRead),
@@ -356,16 +467,12 @@ fn case_of(
             said(g)
         ));
     }
-    let method = method_of(job)
-        .map_err(|e| {
-            let at = job
-                .ioengine
-                .as_ref()
-                .map(|g| g.at.clone())
-                .unwrap_or_else(|| job.section.clone());
-            refuse(format!("{e} ({at})"))
-        })
-        .ok();
+    pattern
+}
+
+/// The one block size of the job's direction(s), from `bs` or a
+/// `bsrange` of one size.
+fn block_size_of(job: &FioJob, kind: RwKind, refuse: &mut Refuse) -> u64 {
     let reads = matches!(kind, RwKind::Read | RwKind::RandRead | RwKind::RandRw);
     let writes = matches!(kind, RwKind::Write | RwKind::RandWrite | RwKind::RandRw);
     let mut bs = 4096;
@@ -393,24 +500,11 @@ fn case_of(
     if bs == 0 || bs > 1 << 30 {
         refuse(format!("bs={bs}: iopath takes 1 byte to 1 GiB blocks"));
     }
-    let qd = job.iodepth.as_ref().map_or(1, |g| g.value);
-    if let Some(g) = job
-        .iodepth
-        .as_ref()
-        .filter(|g| !(1..=4096).contains(&g.value))
-    {
-        refuse(format!("{}: iopath takes a depth of 1 to 4096", said(g)));
-    }
-    let threads = job.numjobs.as_ref().map_or(1, |g| g.value);
-    if let Some(g) = job
-        .numjobs
-        .as_ref()
-        .filter(|g| !(1..=1024).contains(&g.value))
-    {
-        refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
-    }
-    let sync = sync_of(job).map_err(&mut refuse).ok();
-    // The file: one, shared by every job.
+    bs
+}
+
+/// The file: one, shared by every job.
+fn place_of(job: &FioJob, refuse: &mut Refuse) -> Place {
     let dirs = job
         .directory
         .as_ref()
@@ -445,6 +539,13 @@ fn case_of(
             ));
         }
     }
+    Place { file, dir }
+}
+
+/// The bytes the job's file must hold, from `size` or `filesize`; each
+/// clone of a job without a filename has a file of its own, `size` each:
+/// iopath's one file holds them all, one part per thread.
+fn bytes_of(job: &FioJob, own_files: bool, threads: u32, refuse: &mut Refuse) -> Option<u64> {
     let size = match job.size.as_ref().map(|g| (g, g.value)) {
         None | Some((_, Size::Percent(100))) => None,
         Some((_, Size::Bytes(b))) => Some(b),
@@ -464,25 +565,19 @@ fn case_of(
         (Some(g), None) => Some(g.value.0),
         (_, s) => s,
     };
-    // Each clone of a job without a filename has a file of its own, `size`
-    // each: iopath's one file holds them all, one part per thread.
-    let bytes = size.map(|s| {
-        if file.is_none() {
+    size.map(|s| {
+        if own_files {
             s.saturating_mul(u64::from(threads))
         } else {
             s
         }
-    });
-    let time_based = flag(&job.time_based);
-    let time = job
-        .runtime
-        .as_ref()
-        .map(|g| g.value)
-        .filter(|d| !d.is_zero());
-    if time_based && time.is_none() {
-        refuse("time_based without a runtime: fio would run until stopped".into());
-    }
-    let touch = match job.io_size.as_ref().map(|g| (g, g.value)) {
+    })
+}
+
+/// The bytes each repetition moves (`io_size`, all clones together),
+/// unless the run time alone ends it.
+fn touch_of(job: &FioJob, time_based: bool, threads: u32, refuse: &mut Refuse) -> Option<Bytes> {
+    match job.io_size.as_ref().map(|g| (g, g.value)) {
         None => None,
         Some((_, Size::Bytes(b))) if !time_based => {
             Some(Bytes(b.saturating_mul(u64::from(threads))))
@@ -492,48 +587,7 @@ fn case_of(
             refuse(format!("{}: a share of the file; give bytes", said(g)));
             None
         }
-    };
-    let mut run = run_of(job, file, dir, time, &mut refuse);
-    // fio's verify methods (md5, crc32c, ...) become iopath's own: a
-    // header and CRC-32C in every block, checked on read and after writes.
-    if job.verify.as_ref().is_some_and(|g| g.value != "0") {
-        run.verify = Some(true);
     }
-    if !p.is_empty() {
-        return Err(p);
-    }
-    let (Some(pattern), Some(method), Some(sync)) = (pattern, method, sync) else {
-        return Err(p);
-    };
-    let methods = if opts.only_own_engine {
-        vec![method]
-    } else {
-        // The job's own engine first (what the user runs today), then
-        // every default method.
-        let mut all = vec![method];
-        all.extend(
-            Method::ALL
-                .into_iter()
-                .filter(|m| m.in_default_run() && *m != method),
-        );
-        all
-    };
-    let case = CaseSpec {
-        label: Some(name.clone()),
-        method: Some(List(methods.into_iter().map(Into::into).collect())),
-        pattern: Some(List(vec![pattern])),
-        bs: Some(Bytes(bs)),
-        qd: Some(qd),
-        threads: Some(List(vec![threads])),
-        sync: Some(sync),
-        rwmix: (pattern == Pattern::RandRw).then(|| job.rwmixread.as_ref().map_or(50, |g| g.value)),
-        // time_based: the runtime alone ends it, passes start over;
-        // otherwise one pass over the job's bytes (or the runtime).
-        until: Some(if time_based { Until::Time } else { Until::Pass }),
-        touch,
-        ..CaseSpec::default()
-    };
-    Ok((case, run, bytes))
 }
 
 /// fio's sync options as one iopath policy (fio's default: none at all).
@@ -577,16 +631,14 @@ fn sync_of(job: &FioJob) -> Result<SyncPolicy, String> {
 
 /// The run settings a job implies (every job of a file must imply the
 /// same).
-fn run_of(
-    job: &FioJob,
-    file: Option<PathBuf>,
-    dir: Option<PathBuf>,
-    time: Option<Duration>,
-    refuse: &mut dyn FnMut(String),
-) -> RunSpec {
+fn run_of(job: &FioJob, place: Place, time: Option<Duration>, refuse: &mut Refuse) -> RunSpec {
     let mut run = RunSpec {
-        dir: if file.is_none() { dir } else { None },
-        file,
+        dir: if place.file.is_none() {
+            place.dir
+        } else {
+            None
+        },
+        file: place.file,
         // No runtime: one pass per repetition, as fio moves `size` once.
         time: Some(time.map_or(RepTime::Pass, RepTime::Limit)),
         ..RunSpec::default()

@@ -66,9 +66,9 @@
 //! the installed fio (`--parse-only`, `--showcmd`, `--debug=parse`).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod error;
 mod expr;
 pub mod ini;
 mod job;
@@ -79,98 +79,13 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+pub use error::{
+    BadValue, Choices, ErrorKind, FioError, Include, Location, Problem, Syntax, ValueError,
+};
 pub use job::{
     BlockSizes, FioJob, Given, NodeSet, NumaMemPolicy, PerDir, Rw, RwKind, RwModifier, Size,
     SyncMode, Unknown,
 };
-
-/// Where something was written: file and 1-based line (0: the file as a
-/// whole).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Location {
-    pub file: PathBuf,
-    pub line: u32,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}", self.file.display())
-        } else {
-            write!(f, "{}:{}", self.file.display(), self.line)
-        }
-    }
-}
-
-/// What kind of mistake a [`FioError`] reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A file could not be read.
-    Io,
-    /// A line is not fio syntax (section header, option outside a section,
-    /// malformed include, `${` without `}`, ...).
-    Syntax,
-    /// An include file is missing or holds a section.
-    Include,
-    /// A file includes itself, directly or not.
-    IncludeCycle,
-    /// `${VAR}` names an unset environment variable.
-    MissingEnv,
-    /// A value fio refuses, misreads, or that is out of fio's range.
-    BadValue,
-}
-
-/// An error in a job file: where, which option, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct FioError {
-    pub kind: ErrorKind,
-    pub at: Location,
-    /// The option, when the error is about one.
-    pub key: Option<String>,
-    /// Its value as written (after `${VAR}` expansion), if it has one.
-    pub value: Option<String>,
-    pub message: String,
-}
-
-impl FioError {
-    pub(crate) fn new(kind: ErrorKind, at: &Location, message: impl Into<String>) -> FioError {
-        FioError {
-            kind,
-            at: at.clone(),
-            key: None,
-            value: None,
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn option(
-        kind: ErrorKind,
-        at: &Location,
-        key: &str,
-        value: Option<&str>,
-        message: impl Into<String>,
-    ) -> FioError {
-        FioError {
-            kind,
-            at: at.clone(),
-            key: Some(key.to_string()),
-            value: value.map(str::to_string),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for FioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.at)?;
-        match (&self.key, &self.value) {
-            (Some(k), Some(v)) => write!(f, "{k}={v}: ")?,
-            (Some(k), None) => write!(f, "{k}: ")?,
-            _ => {}
-        }
-        write!(f, "{}", self.message)
-    }
-}
 
 /// fio's built-in keywords, as fio computes them at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::job::{
     SyncMode, Unknown,
 };
 use super::value::{self, Amount};
-use super::{ErrorKind, FioError};
+use super::{BadValue, Choices, FioError};
 use crate::system::topology::parse_cpulist;
 
 /// fio's `verify=` methods (3.33); `0` is none.
@@ -34,11 +34,6 @@ const VERIFY: [&str; 19] = [
     "pattern",
     "null",
 ];
-
-const BLANK_AFTER_EQ: &str = "a blank after '=' changes how fio reads this value (fio reads \
-     `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it";
-const NUMJOBS_0: &str = "numjobs=0 makes fio 3.33 clone the job until it runs out of job \
-     slots; give 1 or more";
 
 /// The typed option an option name (or alias) is, if any.
 pub(crate) fn canonical(key: &str) -> Option<&'static str> {
@@ -181,15 +176,14 @@ fn apply_section(job: &mut FioJob, s: &Section, global: bool) -> Result<(), FioE
             .map_or("psync", |g| engine_name(&g.value));
         if !wanted.contains(&engine) {
             return Err(FioError::option(
-                ErrorKind::BadValue,
                 &e.at,
                 &e.key,
                 e.value.as_deref(),
-                format!(
-                    "{} is an option of the {} engine, but this section's ioengine is {engine} (fio refuses it: \"Bad option\")",
-                    e.key,
-                    wanted.join("/")
-                ),
+                BadValue::WrongEngine {
+                    key: e.key.clone(),
+                    engines: wanted,
+                    engine: engine.to_string(),
+                },
             ));
         }
         apply_entry(job, e, global)?;
@@ -204,8 +198,7 @@ fn engine_name(value: &str) -> &str {
 
 /// Apply one entry to `job` (the caller orders them as fio does).
 pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(), FioError> {
-    let key = e.key.as_str();
-    let Some(canon) = canonical(key) else {
+    let Some(canon) = canonical(&e.key) else {
         job.unknown.push(Unknown {
             key: e.key.clone(),
             value: e.value.clone(),
@@ -213,16 +206,47 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
         });
         return Ok(());
     };
-    let bad =
-        |msg: String| FioError::option(ErrorKind::BadValue, &e.at, key, e.value.as_deref(), msg);
+    let r = Reading {
+        e,
+        v: value_of(e, canon)?,
+        kb: job.kb_base.as_ref().map_or(1024, |g| g.value),
+    };
+    if apply_workload(job, canon, &r, global)? || apply_setting(job, canon, &r)? {
+        return Ok(());
+    }
+    let b = Some(given(e, r.flag()?));
+    match canon {
+        "time_based" => job.time_based = b,
+        "end_fsync" => job.end_fsync = b,
+        "fsync_on_close" => job.fsync_on_close = b,
+        "invalidate" => job.invalidate = b,
+        "randrepeat" => job.randrepeat = b,
+        "fixedbufs" => job.fixedbufs = b,
+        "registerfiles" => job.registerfiles = b,
+        "sqthread_poll" => job.sqthread_poll = b,
+        "hipri" => job.hipri = b,
+        "zero_buffers" => job.zero_buffers = b,
+        "refill_buffers" => job.refill_buffers = b,
+        "stonewall" => job.stonewall = b,
+        "new_group" => job.new_group = b,
+        _ => job.group_reporting = b,
+    }
+    Ok(())
+}
+
+/// The entry's value as fio would read it: a bare flag is `1`; a bare
+/// option that needs a value, an empty value, and blanks after `=` that
+/// change the reading are refused.
+fn value_of<'e>(e: &'e Entry, canon: &'static str) -> Result<&'e str, FioError> {
+    let bad = |p: BadValue| FioError::option(&e.at, &e.key, e.value.as_deref(), p);
     let v = match e.value.as_deref() {
         Some(v) => v,
         None if FLAGS.contains(&canon) => "1",
         None => {
-            return Err(bad(format!(
-                "needs a value: fio refuses a bare `{key}` (\"Option {canon} requires an \
-                 argument\"); write {key}=VALUE"
-            )))
+            return Err(bad(BadValue::NeedsValue {
+                key: e.key.clone(),
+                canon,
+            }))
         }
     };
     if e.space_after_eq {
@@ -231,109 +255,151 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
             || v.strip_prefix("0x")
                 .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()));
         if canon != "description" && !(NUMERIC.contains(&canon) && plain) {
-            return Err(bad(BLANK_AFTER_EQ.into()));
+            return Err(bad(BadValue::BlankAfterEq));
         }
     }
     if v.is_empty() {
-        return Err(bad("the value is empty (fio refuses it)".into()));
+        return Err(bad(BadValue::Empty));
     }
-    let kb = job.kb_base.as_ref().map_or(1024, |g| g.value);
-    let flag = || value::boolean(v).map_err(bad);
-    let count = |min: u64, max: u64| -> Result<u64, FioError> {
-        let n = value::single(v)
-            .and_then(|v| value::bytes(v, kb))
-            .map_err(bad)?;
+    Ok(v)
+}
+
+/// One entry's value being read, with the errors that name it.
+struct Reading<'a> {
+    e: &'a Entry,
+    v: &'a str,
+    /// The section's `kb_base`.
+    kb: u32,
+}
+
+impl Reading<'_> {
+    fn bad(&self, p: impl Into<BadValue>) -> FioError {
+        FioError::option(&self.e.at, &self.e.key, self.e.value.as_deref(), p.into())
+    }
+
+    /// `f(value)`, its error naming the entry.
+    fn read<T, E: Into<BadValue>>(
+        &self,
+        f: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, FioError> {
+        f(self.v).map_err(|p| self.bad(p))
+    }
+
+    fn flag(&self) -> Result<bool, FioError> {
+        self.read(value::boolean)
+    }
+
+    /// One integer (units allowed, as fio reads counts) from `min` to
+    /// `max`.
+    fn count(&self, min: u64, max: u64) -> Result<u64, FioError> {
+        let kb = self.kb;
+        let n = self.read(|v| value::single(v).and_then(|v| value::bytes(v, kb)))?;
         if n < min || n > max {
-            return Err(bad(format!("{n} is out of fio's range {min} to {max}")));
+            return Err(self.bad(BadValue::OutOfRange { value: n, min, max }));
         }
         Ok(n)
-    };
-    let seconds = || -> Result<Duration, FioError> {
-        let us = value::single(v).and_then(value::seconds).map_err(bad)?;
+    }
+
+    fn seconds(&self) -> Result<Duration, FioError> {
+        let us = self.read(|v| value::single(v).and_then(value::seconds))?;
         Ok(Duration::from_micros(us))
-    };
-    let percent_size = || -> Result<Size, FioError> {
-        match value::single(v)
-            .and_then(|v| value::size(v, kb, true))
-            .map_err(bad)?
-        {
+    }
+
+    /// A size, or a percentage of 1 to 100.
+    fn percent_size(&self) -> Result<Size, FioError> {
+        let kb = self.kb;
+        match self.read(|v| value::single(v).and_then(|v| value::size(v, kb, true)))? {
             Amount::Bytes(b) => Ok(Size::Bytes(b)),
             Amount::Percent(p @ 1..=100) => Ok(Size::Percent(p as u8)),
-            Amount::Percent(p) => Err(bad(format!("{p}% is out of range: give 1% to 100%"))),
+            Amount::Percent(percent) => Err(self.bad(BadValue::PercentOutOfRange { percent })),
         }
-    };
+    }
+}
+
+/// The options that say what the job does (its name, pattern, sizes,
+/// depth, clones, times, mix); false when `canon` is not one.
+fn apply_workload(
+    job: &mut FioJob,
+    canon: &str,
+    r: &Reading,
+    global: bool,
+) -> Result<bool, FioError> {
+    let (e, v, kb) = (r.e, r.v, r.kb);
     match canon {
         // fio's own examples (fio-seq-read.fio, ...) say it: no effect.
         "name" if global => {}
         "name" => job.name = v.to_string(),
         "description" => job.description = Some(given(e, v.to_string())),
-        "rw" => job.rw = Some(given(e, rw(v, kb).map_err(bad)?)),
+        "rw" => job.rw = Some(given(e, r.read(|v| rw(v, kb))?)),
         "bs" => {
-            let before = job.bs.as_ref().map_or(
-                PerDir {
-                    read: 4096,
-                    write: 4096,
-                    trim: 4096,
-                },
-                |g| g.value,
-            );
-            job.bs = Some(given(e, block_sizes(v, kb, before).map_err(bad)?));
+            let before = job.bs.as_ref().map_or(PerDir::all(4096), |g| g.value);
+            job.bs = Some(given(e, r.read(|v| block_sizes(v, kb, before))?));
         }
-        "bsrange" => job.bsrange = Some(given(e, bs_ranges(v, kb).map_err(bad)?)),
-        "iodepth" => job.iodepth = Some(given(e, count(1, u32::MAX.into())? as u32)),
+        "bsrange" => job.bsrange = Some(given(e, r.read(|v| bs_ranges(v, kb))?)),
+        "iodepth" => job.iodepth = Some(given(e, r.count(1, u32::MAX.into())? as u32)),
         "numjobs" => {
-            let n = count(0, u32::MAX.into())?;
+            let n = r.count(0, u32::MAX.into())?;
             if n == 0 {
-                return Err(bad(NUMJOBS_0.into()));
+                return Err(r.bad(BadValue::NumjobsZero));
             }
             job.numjobs = Some(given(e, n as u32));
         }
-        "size" => job.size = Some(given(e, percent_size()?)),
-        "io_size" => job.io_size = Some(given(e, percent_size()?)),
-        "filesize" => job.filesize = Some(given(e, file_sizes(v, kb).map_err(bad)?)),
-        "runtime" => job.runtime = Some(given(e, seconds()?)),
-        "ramp_time" => job.ramp_time = Some(given(e, seconds()?)),
-        "direct" => job.direct = Some(given(e, flag()?)),
-        "buffered" => job.direct = Some(given(e, !flag()?)),
+        "size" => job.size = Some(given(e, r.percent_size()?)),
+        "io_size" => job.io_size = Some(given(e, r.percent_size()?)),
+        "filesize" => job.filesize = Some(given(e, r.read(|v| file_sizes(v, kb))?)),
+        "runtime" => job.runtime = Some(given(e, r.seconds()?)),
+        "ramp_time" => job.ramp_time = Some(given(e, r.seconds()?)),
+        "rwmixread" => job.rwmixread = Some(given(e, r.count(0, 100)? as u8)),
+        "rwmixwrite" => job.rwmixread = Some(given(e, 100 - r.count(0, 100)? as u8)),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The options that say how and where it runs (engine, files, syncs,
+/// seed, placement, data, verification, units); false when `canon` is
+/// not one.
+fn apply_setting(job: &mut FioJob, canon: &str, r: &Reading) -> Result<bool, FioError> {
+    let (e, v, kb) = (r.e, r.v, r.kb);
+    let one_of = |choices| r.bad(BadValue::NotOneOf { choices });
+    match canon {
+        "direct" => job.direct = Some(given(e, r.flag()?)),
+        "buffered" => job.direct = Some(given(e, !r.flag()?)),
         "ioengine" => {
             if v.contains(char::is_whitespace) || engine_name(v).is_empty() {
-                return Err(bad("not an engine name".into()));
+                return Err(r.bad(BadValue::NotEngineName));
             }
             job.ioengine = Some(given(e, v.to_string()));
         }
-        "rwmixread" => job.rwmixread = Some(given(e, count(0, 100)? as u8)),
-        "rwmixwrite" => job.rwmixread = Some(given(e, 100 - count(0, 100)? as u8)),
-        "filename" => job.filename = Some(given(e, names(v).map_err(bad)?)),
-        "directory" => job.directory = Some(given(e, names(v).map_err(bad)?)),
-        "fsync" => job.fsync = Some(given(e, count(0, u32::MAX.into())? as u32)),
-        "fdatasync" => job.fdatasync = Some(given(e, count(0, u32::MAX.into())? as u32)),
+        "filename" => job.filename = Some(given(e, r.read(names)?)),
+        "directory" => job.directory = Some(given(e, r.read(names)?)),
+        "fsync" => job.fsync = Some(given(e, r.count(0, u32::MAX.into())? as u32)),
+        "fdatasync" => job.fdatasync = Some(given(e, r.count(0, u32::MAX.into())? as u32)),
         "sync" => {
             let mode = match v {
                 "none" | "0" => SyncMode::None,
                 "sync" | "1" => SyncMode::Sync,
                 "dsync" => SyncMode::Dsync,
-                _ => return Err(bad("fio takes none, 0, sync, 1 or dsync".into())),
+                _ => return Err(one_of(Choices::Sync)),
             };
             job.sync = Some(given(e, mode));
         }
         "randseed" => {
-            let seed = value::single(v)
-                .and_then(|v| value::bytes(v, kb))
-                .map_err(bad)?;
+            let seed = r.read(|v| value::single(v).and_then(|v| value::bytes(v, kb)))?;
             job.randseed = Some(given(e, seed));
         }
-        "cpus_allowed" => job.cpus_allowed = Some(given(e, parse_cpulist(v).map_err(bad)?)),
-        "numa_cpu_nodes" => job.numa_cpu_nodes = Some(given(e, node_set(v).map_err(bad)?)),
-        "numa_mem_policy" => job.numa_mem_policy = Some(given(e, mem_policy(v).map_err(bad)?)),
+        "cpus_allowed" => {
+            let cpus = r.read(|v| parse_cpulist(v).map_err(BadValue::CpuList))?;
+            job.cpus_allowed = Some(given(e, cpus));
+        }
+        "numa_cpu_nodes" => job.numa_cpu_nodes = Some(given(e, r.read(node_set)?)),
+        "numa_mem_policy" => job.numa_mem_policy = Some(given(e, r.read(mem_policy)?)),
         "buffer_compress_percentage" => {
-            job.buffer_compress_percentage = Some(given(e, count(0, 100)? as u8));
+            job.buffer_compress_percentage = Some(given(e, r.count(0, 100)? as u8));
         }
         "verify" => {
             if !VERIFY.contains(&v) {
-                return Err(bad(format!(
-                    "not one of fio's verify methods: {}",
-                    VERIFY.join(", ")
-                )));
+                return Err(one_of(Choices::Verify(&VERIFY)));
             }
             job.verify = Some(given(e, v.to_string()));
         }
@@ -341,31 +407,13 @@ pub(crate) fn apply_entry(job: &mut FioJob, e: &Entry, global: bool) -> Result<(
             let base = match v {
                 "1024" => 1024,
                 "1000" => 1000,
-                _ => return Err(bad("fio takes 1024 or 1000".into())),
+                _ => return Err(one_of(Choices::KbBase)),
             };
             job.kb_base = Some(given(e, base));
         }
-        _ => {
-            let b = Some(given(e, flag()?));
-            match canon {
-                "time_based" => job.time_based = b,
-                "end_fsync" => job.end_fsync = b,
-                "fsync_on_close" => job.fsync_on_close = b,
-                "invalidate" => job.invalidate = b,
-                "randrepeat" => job.randrepeat = b,
-                "fixedbufs" => job.fixedbufs = b,
-                "registerfiles" => job.registerfiles = b,
-                "sqthread_poll" => job.sqthread_poll = b,
-                "hipri" => job.hipri = b,
-                "zero_buffers" => job.zero_buffers = b,
-                "refill_buffers" => job.refill_buffers = b,
-                "stonewall" => job.stonewall = b,
-                "new_group" => job.new_group = b,
-                _ => job.group_reporting = b,
-            }
-        }
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 fn given<T>(e: &Entry, value: T) -> Given<T> {
@@ -378,7 +426,7 @@ fn given<T>(e: &Entry, value: T) -> Given<T> {
 }
 
 /// `rw=KIND[:MODIFIER]`.
-fn rw(v: &str, kb: u32) -> Result<Rw, String> {
+fn rw(v: &str, kb: u32) -> Result<Rw, BadValue> {
     let (name, suffix) = match v.split_once(':') {
         Some((n, s)) => (n, Some(s.trim())),
         None => (v, None),
@@ -389,23 +437,21 @@ fn rw(v: &str, kb: u32) -> Result<Rw, String> {
             .iter()
             .find(|(_, n)| *n == name)
             .map(|(k, _)| *k)
-            .ok_or_else(|| {
-                let names: Vec<&str> = RwKind::ALL.iter().map(|(_, n)| *n).collect();
-                format!(
-                    "\"{name}\" is not one of fio's patterns: {}, readwrite",
-                    names.join(", ")
-                )
+            .ok_or_else(|| BadValue::UnknownPattern {
+                name: name.to_string(),
             })?,
     };
     let modifier = match suffix {
         None => None,
-        Some("") => return Err("nothing after ':'".into()),
+        Some("") => return Err(BadValue::NothingAfterColon),
         Some(s) if kind.is_random() => {
-            let n: u32 = s
-                .parse()
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| format!("after ':' fio takes the number of I/Os per random offset (1 or more), not \"{s}\""))?;
+            let n: u32 =
+                s.parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| BadValue::NotRandomRun {
+                        text: s.to_string(),
+                    })?;
             Some(RwModifier::RandomRun(n))
         }
         Some(s) => {
@@ -414,7 +460,7 @@ fn rw(v: &str, kb: u32) -> Result<Rw, String> {
                 None => (false, s.strip_prefix('+').unwrap_or(s)),
             };
             let b = value::bytes(digits, kb)?;
-            let b = i64::try_from(b).map_err(|_| "the offset is too large".to_string())?;
+            let b = i64::try_from(b).map_err(|_| BadValue::OffsetTooLarge)?;
             Some(RwModifier::SeqOffset(if neg { -b } else { b }))
         }
     };
@@ -423,11 +469,11 @@ fn rw(v: &str, kb: u32) -> Result<Rw, String> {
 
 /// Up to three `,`-separated parts: read, write, trim; fewer parts repeat
 /// the last; an empty part keeps the value before.
-fn parts(v: &str) -> Result<Vec<&str>, String> {
+fn parts(v: &str) -> Result<Vec<&str>, BadValue> {
     let v = v.strip_suffix(',').unwrap_or(v);
     let parts: Vec<&str> = v.split(',').collect();
     if parts.len() > 3 {
-        return Err("more than three ','-separated parts (read, write, trim)".into());
+        return Err(BadValue::TooManyParts);
     }
     Ok(parts)
 }
@@ -463,11 +509,11 @@ fn spread<T: Copy>(parts: &[Option<T>], before: PerDir<T>) -> PerDir<T> {
     }
 }
 
-fn block_sizes(v: &str, kb: u32, before: BlockSizes) -> Result<BlockSizes, String> {
+fn block_sizes(v: &str, kb: u32, before: BlockSizes) -> Result<BlockSizes, BadValue> {
     let mut sizes = Vec::new();
     for p in parts(v)? {
         if p.contains([':', '-']) {
-            return Err("fio splits bs at ':' and '-' too (bs=4k-8k is read 4k, write 8k): give bs=READ,WRITE, or bsrange for a range".into());
+            return Err(BadValue::BlockSizeSplit);
         }
         if p.is_empty() {
             sizes.push(None);
@@ -475,47 +521,42 @@ fn block_sizes(v: &str, kb: u32, before: BlockSizes) -> Result<BlockSizes, Strin
         }
         let b = value::bytes(p, kb)?;
         if b == 0 {
-            return Err("a block size of 0 is out of fio's range (1 or more)".into());
+            return Err(BadValue::ZeroBlockSize);
         }
         sizes.push(Some(b));
     }
     Ok(spread(&sizes, before))
 }
 
-fn range(p: &str, kb: u32) -> Result<(u64, u64), String> {
+fn range(p: &str, kb: u32) -> Result<(u64, u64), BadValue> {
     let Some((lo, hi)) = p.split_once(['-', ':']) else {
-        return Err(format!("\"{p}\" is not a range LOW-HIGH"));
+        return Err(BadValue::NotRange {
+            part: p.to_string(),
+        });
     };
     let (lo, hi) = (value::bytes(lo, kb)?, value::bytes(hi, kb)?);
     if lo == 0 || hi == 0 {
-        return Err("a block size of 0 is out of fio's range (1 or more)".into());
+        return Err(BadValue::ZeroBlockSize);
     }
     Ok((lo.min(hi), lo.max(hi)))
 }
 
-fn bs_ranges(v: &str, kb: u32) -> Result<PerDir<(u64, u64)>, String> {
+fn bs_ranges(v: &str, kb: u32) -> Result<PerDir<(u64, u64)>, BadValue> {
     let mut ranges = Vec::new();
     for p in parts(v)? {
         if p.is_empty() {
-            return Err("an empty part: give LOW-HIGH for each direction".into());
+            return Err(BadValue::EmptyRangePart);
         }
         ranges.push(Some(range(p, kb)?));
     }
     let first = ranges[0].unwrap_or_default();
-    Ok(spread(
-        &ranges,
-        PerDir {
-            read: first,
-            write: first,
-            trim: first,
-        },
-    ))
+    Ok(spread(&ranges, PerDir::all(first)))
 }
 
 /// `filesize=SIZE` or `LOW-HIGH` (or `LOW:HIGH`).
-fn file_sizes(v: &str, kb: u32) -> Result<(u64, u64), String> {
+fn file_sizes(v: &str, kb: u32) -> Result<(u64, u64), BadValue> {
     if v.contains(',') {
-        return Err("give one size or a range LOW-HIGH".into());
+        return Err(BadValue::NotOneFileSize);
     }
     let (lo, hi) = match v.split_once(['-', ':']) {
         Some((lo, hi)) => (value::bytes(lo, kb)?, value::bytes(hi, kb)?),
@@ -525,17 +566,17 @@ fn file_sizes(v: &str, kb: u32) -> Result<(u64, u64), String> {
         }
     };
     if lo == 0 {
-        return Err("a file size of 0 is out of fio's range (1 or more)".into());
+        return Err(BadValue::ZeroFileSize);
     }
     if lo > hi {
-        return Err("the range runs backwards".into());
+        return Err(BadValue::Backwards);
     }
     Ok((lo, hi))
 }
 
 /// `a:b:c`, where `\:` is a colon inside a name; empty names are
 /// skipped, as fio does.
-fn names(v: &str) -> Result<Vec<String>, String> {
+fn names(v: &str) -> Result<Vec<String>, BadValue> {
     let mut out = vec![String::new()];
     let mut chars = v.chars().peekable();
     while let Some(c) = chars.next() {
@@ -557,19 +598,21 @@ fn names(v: &str) -> Result<Vec<String>, String> {
     // fio skips empty names (`a::b`, `a:`).
     out.retain(|s| !s.is_empty());
     if out.is_empty() {
-        return Err("no name".into());
+        return Err(BadValue::NoName);
     }
     Ok(out)
 }
 
-fn node_set(v: &str) -> Result<NodeSet, String> {
+fn node_set(v: &str) -> Result<NodeSet, BadValue> {
     if v == "all" {
         return Ok(NodeSet::All);
     }
-    parse_cpulist(v).map(NodeSet::List)
+    parse_cpulist(v)
+        .map(NodeSet::List)
+        .map_err(BadValue::CpuList)
 }
 
-fn mem_policy(v: &str) -> Result<NumaMemPolicy, String> {
+fn mem_policy(v: &str) -> Result<NumaMemPolicy, BadValue> {
     let (mode, nodes) = match v.split_once(':') {
         Some((m, n)) => (m, Some(n)),
         None => (v, None),
@@ -577,14 +620,20 @@ fn mem_policy(v: &str) -> Result<NumaMemPolicy, String> {
     match (mode, nodes) {
         ("default", None) => Ok(NumaMemPolicy::Default),
         ("local", None) => Ok(NumaMemPolicy::Local),
-        ("default" | "local", Some(_)) => Err(format!("{mode} takes no node list")),
-        ("prefer", Some(n)) => match parse_cpulist(n)?.as_slice() {
+        ("default" | "local", Some(_)) => Err(BadValue::NoNodeList {
+            mode: mode.to_string(),
+        }),
+        ("prefer", Some(n)) => match parse_cpulist(n).map_err(BadValue::CpuList)?.as_slice() {
             [one] => Ok(NumaMemPolicy::Prefer(*one)),
-            _ => Err("prefer takes exactly one node".into()),
+            _ => Err(BadValue::PreferOneNode),
         },
         ("bind", Some(n)) => node_set(n).map(NumaMemPolicy::Bind),
         ("interleave", Some(n)) => node_set(n).map(NumaMemPolicy::Interleave),
-        ("prefer" | "bind" | "interleave", None) => Err(format!("{mode} needs nodes: {mode}:0-1")),
-        _ => Err("fio takes default, prefer:N, bind:NODES, interleave:NODES or local".into()),
+        ("prefer" | "bind" | "interleave", None) => Err(BadValue::NeedsNodes {
+            mode: mode.to_string(),
+        }),
+        _ => Err(BadValue::NotOneOf {
+            choices: Choices::MemPolicy,
+        }),
     }
 }

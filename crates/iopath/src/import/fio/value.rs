@@ -4,6 +4,7 @@
 //! fio reads it.
 
 use super::expr;
+use super::ValueError;
 
 /// fio reads integers with `strtoll`: nothing above this.
 const MAX: u64 = i64::MAX as u64;
@@ -16,22 +17,24 @@ pub(crate) enum Amount {
 }
 
 /// A size: `4k`, `1m`, `0x1000`, `(4k*2)`; a percentage too if allowed.
-pub(crate) fn size(text: &str, kb_base: u32, allow_percent: bool) -> Result<Amount, String> {
+pub(crate) fn size(text: &str, kb_base: u32, allow_percent: bool) -> Result<Amount, ValueError> {
     if text.starts_with('(') {
         let v = expr::eval(text, expr::Units::Size { kb_base })?;
         return u64::try_from(v)
             .ok()
             .filter(|&v| v <= MAX)
             .map(Amount::Bytes)
-            .ok_or_else(|| format!("the expression's value {v} is out of range"));
+            .ok_or(ValueError::ExpressionOutOfRange { value: v });
     }
     if let Some(n) = text.strip_suffix('%') {
         if !allow_percent {
-            return Err("a percentage is not accepted here".into());
+            return Err(ValueError::PercentNotAccepted);
         }
         let (v, unit) = split_number(n)?;
         if !unit.is_empty() {
-            return Err(format!("\"{text}\" is not a percentage such as 50%"));
+            return Err(ValueError::NotPercent {
+                text: text.to_string(),
+            });
         }
         return Ok(Amount::Percent(v));
     }
@@ -39,23 +42,23 @@ pub(crate) fn size(text: &str, kb_base: u32, allow_percent: bool) -> Result<Amou
 }
 
 /// A size in bytes, with no percentage.
-pub(crate) fn bytes(text: &str, kb_base: u32) -> Result<u64, String> {
+pub(crate) fn bytes(text: &str, kb_base: u32) -> Result<u64, ValueError> {
     match size(text, kb_base, false)? {
         Amount::Bytes(b) => Ok(b),
-        Amount::Percent(_) => Err("a percentage is not accepted here".into()),
+        Amount::Percent(_) => Err(ValueError::PercentNotAccepted),
     }
 }
 
 /// A number with a size unit (no expression): what fio's `str_to_decimal`
 /// reads, refusing what it misreads.
-pub(crate) fn size_number(word: &str, kb_base: u32) -> Result<u64, String> {
+pub(crate) fn size_number(word: &str, kb_base: u32) -> Result<u64, ValueError> {
     let (v, unit) = split_number(word)?;
     let lower = unit.to_ascii_lowercase();
     let other = if kb_base == 1000 { 1024 } else { 1000 };
     let mult: u64 = match lower.as_str() {
         "" | "b" => 1,
-        "z" => return Err("zone units (z) need zonemode and are not supported".into()),
-        "%" => return Err("a percentage is not accepted here".into()),
+        "z" => return Err(ValueError::ZoneUnit),
+        "%" => return Err(ValueError::PercentNotAccepted),
         _ => {
             let mut chars = lower.chars();
             let pow = match chars.next() {
@@ -70,10 +73,9 @@ pub(crate) fn size_number(word: &str, kb_base: u32) -> Result<u64, String> {
                 "" | "b" => u64::from(kb_base),
                 "ib" => other,
                 "i" => {
-                    return Err(format!(
-                        "\"{unit}\" is ambiguous: fio 3.33 reads it as {unit_k}, its documentation as {unit_k}ib; write {unit_k} or {unit_k}ib",
-                        unit_k = &unit[..1]
-                    ))
+                    return Err(ValueError::AmbiguousUnit {
+                        unit: unit.to_string(),
+                    })
                 }
                 _ => return Err(unknown_size_unit(unit)),
             };
@@ -85,25 +87,27 @@ pub(crate) fn size_number(word: &str, kb_base: u32) -> Result<u64, String> {
         .ok_or_else(too_large)
 }
 
-fn unknown_size_unit(unit: &str) -> String {
-    format!("unknown unit \"{unit}\": use k, m, g, t or p (optionally with b, or ib for the other base); fio ignores what it does not know")
+fn unknown_size_unit(unit: &str) -> ValueError {
+    ValueError::UnknownSizeUnit {
+        unit: unit.to_string(),
+    }
 }
 
-fn too_large() -> String {
-    format!("the value is larger than fio's limit ({MAX})")
+fn too_large() -> ValueError {
+    ValueError::TooLarge { most: MAX }
 }
 
 /// The integer at the start of `word` and the rest; decimal, or hex after
 /// `0x` (with nothing after it).
-fn split_number(word: &str) -> Result<(u64, &str), String> {
+fn split_number(word: &str) -> Result<(u64, &str), ValueError> {
     if word.is_empty() {
-        return Err("the value is empty".into());
+        return Err(ValueError::Empty);
     }
     if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
         if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!(
-                "\"{word}\" is not a hex number (fio takes no unit after a hex number)"
-            ));
+            return Err(ValueError::NotHex {
+                word: word.to_string(),
+            });
         }
         let v = u64::from_str_radix(hex, 16).map_err(|_| too_large())?;
         return Ok((v, ""));
@@ -112,13 +116,15 @@ fn split_number(word: &str) -> Result<(u64, &str), String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(word.len());
     if end == 0 {
-        return Err(format!("\"{word}\" is not a number"));
+        return Err(ValueError::NotANumber {
+            word: word.to_string(),
+        });
     }
     let (digits, unit) = word.split_at(end);
     if unit.starts_with('.') {
-        return Err(format!(
-            "\"{word}\" has a fraction: fio ignores everything from the '.' (it reads 1.5k as 1); write a whole number"
-        ));
+        return Err(ValueError::Fraction {
+            word: word.to_string(),
+        });
     }
     let v = digits.parse::<u64>().map_err(|_| too_large())?;
     Ok((v, unit))
@@ -126,18 +132,17 @@ fn split_number(word: &str) -> Result<(u64, &str), String> {
 
 /// A time whose plain number is seconds (`runtime`, `ramp_time`), in
 /// microseconds.
-pub(crate) fn seconds(text: &str) -> Result<u64, String> {
+pub(crate) fn seconds(text: &str) -> Result<u64, ValueError> {
     if text.starts_with('(') {
         let us = expr::eval(text, expr::Units::Time)?;
         let us = u64::try_from(us)
             .ok()
             .filter(|&v| v <= MAX)
-            .ok_or_else(|| format!("the expression's value {us} us is out of range"))?;
+            .ok_or(ValueError::TimeExpressionOutOfRange { us })?;
         if us % 1_000_000 != 0 {
-            return Err(format!(
-                "fio keeps only the whole seconds of an expression here (it would read {}s)",
-                us / 1_000_000
-            ));
+            return Err(ValueError::PartialSeconds {
+                seconds: us / 1_000_000,
+            });
         }
         return Ok(us);
     }
@@ -145,11 +150,11 @@ pub(crate) fn seconds(text: &str) -> Result<u64, String> {
 }
 
 /// A number with a time unit, in microseconds; no unit is seconds.
-pub(crate) fn time_number(word: &str) -> Result<u64, String> {
+pub(crate) fn time_number(word: &str) -> Result<u64, ValueError> {
     if word.starts_with("0x") || word.starts_with("0X") {
-        return Err(format!(
-            "fio reads a hex time such as \"{word}\" as microseconds, whatever the option's unit; write it in decimal with a unit"
-        ));
+        return Err(ValueError::HexTime {
+            word: word.to_string(),
+        });
     }
     let (v, unit) = split_number(word)?;
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
@@ -160,15 +165,16 @@ pub(crate) fn time_number(word: &str) -> Result<u64, String> {
         "h" => 3_600_000_000,
         "d" => 86_400_000_000,
         "sec" | "secs" | "min" | "mins" | "hour" | "hours" | "day" | "days" => {
-            return Err(format!(
-                "fio 3.33 reads \"{word}\" as {v} microseconds; write {v}{}",
-                &unit[..1]
-            ))
+            return Err(ValueError::TimeInMicroseconds {
+                word: word.to_string(),
+                value: v,
+                unit: unit[..1].to_string(),
+            })
         }
         _ => {
-            return Err(format!(
-                "unknown time unit \"{unit}\": use us, ms, s, m, h or d (fio reads an unknown unit as microseconds)"
-            ))
+            return Err(ValueError::UnknownTimeUnit {
+                unit: unit.to_string(),
+            })
         }
     };
     v.checked_mul(mult)
@@ -177,23 +183,24 @@ pub(crate) fn time_number(word: &str) -> Result<u64, String> {
 }
 
 /// `0` or `1` (fio also takes `0x0`/`0x1`).
-pub(crate) fn boolean(text: &str) -> Result<bool, String> {
+pub(crate) fn boolean(text: &str) -> Result<bool, ValueError> {
     match split_number(text) {
         Ok((0, "")) => Ok(false),
         Ok((1, "")) => Ok(true),
-        _ => Err(format!("\"{text}\" is not 0 or 1")),
+        _ => Err(ValueError::NotBoolean {
+            text: text.to_string(),
+        }),
     }
 }
 
 /// fio splits the value of a numeric option at `,`, then `:`, then `-`,
 /// and uses the parts as it sees fit (`iodepth=4,8` is 4, `size=1g-2g` is
 /// 2g, `bs=-4k` is 4k); such values are refused where one number is meant.
-pub(crate) fn single(text: &str) -> Result<&str, String> {
+pub(crate) fn single(text: &str) -> Result<&str, ValueError> {
     match text.find([',', ':', '-']) {
-        Some(i) => Err(format!(
-            "fio splits this value at '{}' and reads only part of it; give one number",
-            &text[i..=i]
-        )),
+        Some(i) => Err(ValueError::Split {
+            at: char::from(text.as_bytes()[i]),
+        }),
         None => Ok(text),
     }
 }
@@ -237,7 +244,10 @@ mod tests {
     #[test]
     fn percentages_only_where_allowed() {
         assert_eq!(size("10%", 1024, true), Ok(Amount::Percent(10)));
-        assert!(size("10%", 1024, false).unwrap_err().contains("percentage"));
+        assert_eq!(
+            size("10%", 1024, false),
+            Err(ValueError::PercentNotAccepted)
+        );
         assert!(size("50%25", 1024, true).is_err());
         assert!(size("k%", 1024, true).is_err());
     }
@@ -245,19 +255,30 @@ mod tests {
     #[test]
     fn sizes_fio_misreads_are_refused() {
         let e = |s| bytes(s, 1024).unwrap_err();
-        assert!(e("1.5k").contains("fraction"));
-        assert!(e("4ki").contains("ambiguous"));
-        assert!(e("1kx").contains("unknown unit"));
-        assert!(e("12abc").contains("unknown unit"));
-        assert!(e("4kbyte").contains("unknown unit"));
-        assert!(e("1e").contains("unknown unit"));
-        assert!(e("0x10k").contains("hex"));
-        assert!(e("0x").contains("hex"));
-        assert!(e("k").contains("not a number"));
-        assert!(e("").contains("empty"));
-        assert!(e("10z").contains("zone"));
-        assert!(e("99999999999999999999").contains("limit"));
-        assert!(e("8192p").contains("limit"));
+        let word = |s: &str| s.to_string();
+        assert_eq!(e("1.5k"), ValueError::Fraction { word: word("1.5k") });
+        assert_eq!(e("4ki"), ValueError::AmbiguousUnit { unit: word("ki") });
+        for (text, unit) in [
+            ("1kx", "kx"),
+            ("12abc", "abc"),
+            ("4kbyte", "kbyte"),
+            ("1e", "e"),
+        ] {
+            assert_eq!(e(text), ValueError::UnknownSizeUnit { unit: word(unit) });
+        }
+        assert_eq!(
+            e("0x10k"),
+            ValueError::NotHex {
+                word: word("0x10k")
+            }
+        );
+        assert_eq!(e("0x"), ValueError::NotHex { word: word("0x") });
+        assert_eq!(e("k"), ValueError::NotANumber { word: word("k") });
+        assert_eq!(e(""), ValueError::Empty);
+        assert_eq!(e("10z"), ValueError::ZoneUnit);
+        let limit = ValueError::TooLarge { most: MAX };
+        assert_eq!(e("99999999999999999999"), limit);
+        assert_eq!(e("8192p"), limit);
         assert_eq!(bytes("8191p", 1024), Ok(8191 << 50));
     }
 
@@ -265,7 +286,10 @@ mod tests {
     fn size_expressions() {
         assert_eq!(bytes("(4k*2)", 1024), Ok(8192));
         assert_eq!(bytes("(1m/4)", 1024), Ok(262_144));
-        assert!(bytes("(0-4k)", 1024).unwrap_err().contains("out of range"));
+        assert_eq!(
+            bytes("(0-4k)", 1024),
+            Err(ValueError::ExpressionOutOfRange { value: -4096 })
+        );
     }
 
     #[test]
@@ -289,13 +313,23 @@ mod tests {
     #[test]
     fn times_fio_misreads_are_refused() {
         let e = |t| seconds(t).unwrap_err();
-        assert!(e("10sec").contains("as 10 microseconds; write 10s"));
-        assert!(e("10min").contains("write 10m"));
-        assert!(e("1.5").contains("fraction"));
-        assert!(e("10ns").contains("unknown time unit"));
-        assert!(e("0x10").contains("hex time"), "fio: 16 microseconds");
-        assert!(e("(1s+500ms)").contains("whole seconds"));
-        assert!(e("s").contains("not a number"));
+        let word = |s: &str| s.to_string();
+        let micro = |w: &str, unit: &str| ValueError::TimeInMicroseconds {
+            word: word(w),
+            value: 10,
+            unit: word(unit),
+        };
+        assert_eq!(e("10sec"), micro("10sec", "s"));
+        assert_eq!(e("10min"), micro("10min", "m"));
+        assert_eq!(e("1.5"), ValueError::Fraction { word: word("1.5") });
+        assert_eq!(e("10ns"), ValueError::UnknownTimeUnit { unit: word("ns") });
+        assert_eq!(
+            e("0x10"),
+            ValueError::HexTime { word: word("0x10") },
+            "fio: 16 microseconds"
+        );
+        assert_eq!(e("(1s+500ms)"), ValueError::PartialSeconds { seconds: 1 });
+        assert_eq!(e("s"), ValueError::NotANumber { word: word("s") });
     }
 
     #[test]
@@ -312,8 +346,8 @@ mod tests {
     #[test]
     fn split_values_are_refused_where_one_number_is_meant() {
         assert_eq!(single("4k"), Ok("4k"));
-        assert!(single("4,8").unwrap_err().contains("','"));
-        assert!(single("1g:2g").unwrap_err().contains("':'"));
-        assert!(single("-1").unwrap_err().contains("'-'"));
+        assert_eq!(single("4,8"), Err(ValueError::Split { at: ',' }));
+        assert_eq!(single("1g:2g"), Err(ValueError::Split { at: ':' }));
+        assert_eq!(single("-1"), Err(ValueError::Split { at: '-' }));
     }
 }

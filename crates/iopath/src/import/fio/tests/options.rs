@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::import::fio::{
-    FioJob, NodeSet, NumaMemPolicy, PerDir, RwKind, RwModifier, Size, SyncMode,
+    BadValue, Choices, FioJob, NodeSet, NumaMemPolicy, PerDir, RwKind, RwModifier, Size, SyncMode,
+    ValueError,
 };
 
 fn job(body: &str) -> FioJob {
@@ -13,6 +14,27 @@ fn job(body: &str) -> FioJob {
 
 fn bad(body: &str) -> FioError {
     err(&format!("[j]\n{body}\n"))
+}
+
+/// What is wrong with the value of the one option in `body`.
+fn why(body: &str) -> BadValue {
+    let e = bad(body);
+    match e.bad_value() {
+        Some(b) => b.clone(),
+        None => panic!("{body}: not a bad value: {e}"),
+    }
+}
+
+/// The number in `body` that fio would misread.
+fn number(body: &str) -> ValueError {
+    match why(body) {
+        BadValue::Number(n) => n,
+        other => panic!("{body}: not a number's problem: {other:?}"),
+    }
+}
+
+fn out_of_range(value: u64, min: u64, max: u64) -> BadValue {
+    BadValue::OutOfRange { value, min, max }
 }
 
 #[test]
@@ -32,18 +54,28 @@ fn rw_kinds_aliases_and_modifiers() {
     assert_eq!(m("read:-4k"), Some(RwModifier::SeqOffset(-4096)));
     assert_eq!(m("randread:8"), Some(RwModifier::RandomRun(8)));
     assert_eq!(m("randrw"), None);
-    assert!(bad("rw=randread:0")
-        .message
-        .contains("I/Os per random offset"));
-    assert!(bad("rw=randread:x")
-        .message
-        .contains("I/Os per random offset"));
-    assert!(bad("rw=write:").message.contains("nothing after"));
-    assert!(bad("rw=write:4q").message.contains("unknown unit"));
-    let e = bad("rw=randomread");
-    assert!(e.message.contains("not one of fio's patterns"), "{e}");
-    assert!(
-        bad("rw=Read").message.contains("not one of"),
+    for run in ["0", "x"] {
+        assert_eq!(
+            why(&format!("rw=randread:{run}")),
+            BadValue::NotRandomRun { text: run.into() }
+        );
+    }
+    assert_eq!(why("rw=write:"), BadValue::NothingAfterColon);
+    assert_eq!(
+        number("rw=write:4q"),
+        ValueError::UnknownSizeUnit { unit: "q".into() }
+    );
+    assert_eq!(
+        why("rw=randomread"),
+        BadValue::UnknownPattern {
+            name: "randomread".into()
+        }
+    );
+    assert_eq!(
+        why("rw=Read"),
+        BadValue::UnknownPattern {
+            name: "Read".into()
+        },
         "fio's names are case-sensitive"
     );
 }
@@ -100,10 +132,10 @@ fn block_sizes_per_direction() {
             trim: 8192
         }
     );
-    assert!(bad("bs=4k-8k").message.contains("bsrange"));
-    assert!(bad("bs=4k:8k").message.contains("bsrange"));
-    assert!(bad("bs=0").message.contains("out of fio's range"));
-    assert!(bad("bs=1k,2k,3k,4k").message.contains("three"));
+    assert_eq!(why("bs=4k-8k"), BadValue::BlockSizeSplit);
+    assert_eq!(why("bs=4k:8k"), BadValue::BlockSizeSplit);
+    assert_eq!(why("bs=0"), BadValue::ZeroBlockSize);
+    assert_eq!(why("bs=1k,2k,3k,4k"), BadValue::TooManyParts);
     let r = |v: &str| job(v).bsrange.unwrap().value;
     assert_eq!(r("bsrange=4k-8k"), all((4096, 8192)));
     assert_eq!(r("blocksize_range=8k:4k"), all((4096, 8192)));
@@ -115,8 +147,8 @@ fn block_sizes_per_direction() {
             trim: (8192, 16384)
         }
     );
-    assert!(bad("bsrange=4k").message.contains("LOW-HIGH"));
-    assert!(bad("bsrange=,4k-8k").message.contains("empty part"));
+    assert_eq!(why("bsrange=4k"), BadValue::NotRange { part: "4k".into() });
+    assert_eq!(why("bsrange=,4k-8k"), BadValue::EmptyRangePart);
 }
 
 #[test]
@@ -128,13 +160,15 @@ fn counts_and_their_ranges() {
         "fio reads units in counts"
     );
     assert_eq!(job("iodepth=4294967295").iodepth.unwrap().value, u32::MAX);
-    assert!(bad("iodepth=4294967296")
-        .message
-        .contains("out of fio's range"));
-    assert!(bad("iodepth=0").message.contains("range 1 to"));
-    assert!(bad("iodepth=4,8").message.contains("splits"));
-    assert!(bad("iodepth=-1").message.contains("splits"));
-    assert!(bad("numjobs=0").message.contains("numjobs=0"));
+    let most = u64::from(u32::MAX);
+    assert_eq!(
+        why("iodepth=4294967296"),
+        out_of_range(4_294_967_296, 1, most)
+    );
+    assert_eq!(why("iodepth=0"), out_of_range(0, 1, most));
+    assert_eq!(number("iodepth=4,8"), ValueError::Split { at: ',' });
+    assert_eq!(number("iodepth=-1"), ValueError::Split { at: '-' });
+    assert_eq!(why("numjobs=0"), BadValue::NumjobsZero);
     assert_eq!(job("numjobs=4").numjobs.unwrap().value, 4);
     assert_eq!(job("fsync=0").fsync.unwrap().value, 0);
     assert_eq!(job("fdatasync=32").fdatasync.unwrap().value, 32);
@@ -145,18 +179,22 @@ fn counts_and_their_ranges() {
             .value,
         100
     );
-    assert!(bad("buffer_compress_percentage=101")
-        .message
-        .contains("0 to 100"));
+    assert_eq!(
+        why("buffer_compress_percentage=101"),
+        out_of_range(101, 0, 100)
+    );
 }
 
 #[test]
 fn sizes_and_percentages() {
     assert_eq!(job("size=10%").size.unwrap().value, Size::Percent(10));
     assert_eq!(job("size=0").size.unwrap().value, Size::Bytes(0));
-    assert!(bad("size=0%").message.contains("1% to 100%"));
-    assert!(bad("size=101%").message.contains("1% to 100%"));
-    assert!(bad("size=1g-2g").message.contains("splits"));
+    assert_eq!(why("size=0%"), BadValue::PercentOutOfRange { percent: 0 });
+    assert_eq!(
+        why("size=101%"),
+        BadValue::PercentOutOfRange { percent: 101 }
+    );
+    assert_eq!(number("size=1g-2g"), ValueError::Split { at: '-' });
     let io = job("io_limit=50%").io_size.unwrap();
     assert_eq!((io.value, io.key.as_str()), (Size::Percent(50), "io_limit"));
     assert_eq!(
@@ -175,8 +213,8 @@ fn sizes_and_percentages() {
         job("filesize=1m:2m").filesize.unwrap().value,
         (1 << 20, 2 << 20)
     );
-    assert!(bad("filesize=2m-1m").message.contains("backwards"));
-    assert!(bad("filesize=10%").message.contains("percentage"));
+    assert_eq!(why("filesize=2m-1m"), BadValue::Backwards);
+    assert_eq!(number("filesize=10%"), ValueError::PercentNotAccepted);
     assert_eq!(job("randseed=1234").randseed.unwrap().value, 1234);
 }
 
@@ -190,8 +228,18 @@ fn times() {
         job("ramp_time=250us").ramp_time.unwrap().value,
         Duration::from_micros(250)
     );
-    assert!(bad("runtime=10sec").message.contains("microseconds"));
-    assert!(bad("runtime=1.5").message.contains("fraction"));
+    assert_eq!(
+        number("runtime=10sec"),
+        ValueError::TimeInMicroseconds {
+            word: "10sec".into(),
+            value: 10,
+            unit: "s".into()
+        }
+    );
+    assert_eq!(
+        number("runtime=1.5"),
+        ValueError::Fraction { word: "1.5".into() }
+    );
 }
 
 #[test]
@@ -201,8 +249,12 @@ fn direct_and_buffered_are_one_setting() {
     assert_eq!(d.key, "buffered");
     assert!(!job("direct=1\nbuffered=1").direct.unwrap().value);
     assert!(job("buffered=1\ndirect=1").direct.unwrap().value);
-    assert!(bad("direct=2").message.contains("not 0 or 1"));
-    assert!(bad("direct=true").message.contains("not 0 or 1"));
+    for v in ["2", "true"] {
+        assert_eq!(
+            number(&format!("direct={v}")),
+            ValueError::NotBoolean { text: v.into() }
+        );
+    }
 }
 
 #[test]
@@ -214,7 +266,7 @@ fn mixes() {
         job("rwmixread=10\nrwmixwrite=30").rwmixread.unwrap().value,
         70
     );
-    assert!(bad("rwmixread=101").message.contains("0 to 100"));
+    assert_eq!(why("rwmixread=101"), out_of_range(101, 0, 100));
 }
 
 #[test]
@@ -229,7 +281,7 @@ fn file_names() {
         ["/d1", "/d2"]
     );
     assert_eq!(job("filename=a::b:").filename.unwrap().value, ["a", "b"]);
-    assert!(bad("filename=:").message.contains("no name"));
+    assert_eq!(why("filename=:"), BadValue::NoName);
 }
 
 #[test]
@@ -248,8 +300,18 @@ fn engines_and_their_options() {
     assert!(job("ioengine=pvsync2\nhipri").hipri.unwrap().value);
     let e = bad("ioengine=libaio\nfixedbufs");
     assert_eq!(e.key.as_deref(), Some("fixedbufs"));
-    assert!(e.message.contains("io_uring/io_uring_cmd engine"), "{e}");
-    assert!(bad("hipri").message.contains("ioengine is psync"));
+    assert_eq!(
+        e.bad_value(),
+        Some(&BadValue::WrongEngine {
+            key: "fixedbufs".into(),
+            engines: &["io_uring", "io_uring_cmd"],
+            engine: "libaio".into()
+        })
+    );
+    assert!(
+        matches!(why("hipri"), BadValue::WrongEngine { engine, .. } if engine == "psync"),
+        "no ioengine: fio's default, psync"
+    );
     // Inherited: kept where a job switches engine (fio ignores it there).
     let f = ok("[global]\nioengine=io_uring\nfixedbufs\n[j]\nioengine=libaio\n");
     assert!(f.jobs[0].fixedbufs.as_ref().unwrap().value);
@@ -260,11 +322,17 @@ fn enumerations() {
     assert_eq!(job("sync=0").sync.unwrap().value, SyncMode::None);
     assert_eq!(job("sync=1").sync.unwrap().value, SyncMode::Sync);
     assert_eq!(job("sync=dsync").sync.unwrap().value, SyncMode::Dsync);
-    assert!(bad("sync=2").message.contains("dsync"));
+    let one_of = |choices| BadValue::NotOneOf { choices };
+    assert_eq!(why("sync=2"), one_of(Choices::Sync));
     assert_eq!(job("verify=crc32c").verify.unwrap().value, "crc32c");
-    assert!(bad("verify=crc33").message.contains("verify methods"));
-    assert!(bad("kb_base=1001").message.contains("1024 or 1000"));
-    assert!(bad("ioengine=a b").message.contains("engine name"));
+    assert!(matches!(
+        why("verify=crc33"),
+        BadValue::NotOneOf {
+            choices: Choices::Verify(methods)
+        } if methods.contains(&"crc32c")
+    ));
+    assert_eq!(why("kb_base=1001"), one_of(Choices::KbBase));
+    assert_eq!(why("ioengine=a b"), BadValue::NotEngineName);
 }
 
 #[test]
@@ -273,7 +341,7 @@ fn cpus_and_numa() {
         job("cpus_allowed=0-2,5").cpus_allowed.unwrap().value,
         [0, 1, 2, 5]
     );
-    assert!(bad("cpus_allowed=3-1").message.contains("backwards"));
+    assert!(matches!(why("cpus_allowed=3-1"), BadValue::CpuList(_)));
     assert_eq!(
         job("numa_cpu_nodes=all").numa_cpu_nodes.unwrap().value,
         NodeSet::All
@@ -296,14 +364,26 @@ fn cpus_and_numa() {
         NumaMemPolicy::Bind(NodeSet::List(vec![0, 1]))
     );
     assert_eq!(p("interleave:all"), NumaMemPolicy::Interleave(NodeSet::All));
-    assert!(bad("numa_mem_policy=prefer:0-1")
-        .message
-        .contains("exactly one"));
-    assert!(bad("numa_mem_policy=bind").message.contains("needs nodes"));
-    assert!(bad("numa_mem_policy=local:0")
-        .message
-        .contains("no node list"));
-    assert!(bad("numa_mem_policy=spread").message.contains("interleave"));
+    let policy = |v: &str| why(&format!("numa_mem_policy={v}"));
+    assert_eq!(policy("prefer:0-1"), BadValue::PreferOneNode);
+    assert_eq!(
+        policy("bind"),
+        BadValue::NeedsNodes {
+            mode: "bind".into()
+        }
+    );
+    assert_eq!(
+        policy("local:0"),
+        BadValue::NoNodeList {
+            mode: "local".into()
+        }
+    );
+    assert_eq!(
+        policy("spread"),
+        BadValue::NotOneOf {
+            choices: Choices::MemPolicy
+        }
+    );
 }
 
 #[test]

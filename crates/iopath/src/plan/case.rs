@@ -1,0 +1,147 @@
+//! One measured configuration ([`Case`]), and how cases of one job that
+//! name a method again become its arms.
+
+use iopath_io::{Method, SyncPolicy};
+
+use super::{CacheState, Pattern, DEFAULT_RWMIX};
+use crate::model::choice::MethodChoice;
+
+/// One measured configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub method: Method,
+    /// 1, or 2, 3, .. for a method named again in `--methods` (an A/A
+    /// check: the same method as another arm of the same job).
+    pub arm: u32,
+    pub pattern: Pattern,
+    pub block_size: u64,
+    pub queue_depth_requested: u32,
+    pub threads: u32,
+    pub sync: SyncPolicy,
+    pub rwmix_read_pct: u8,
+    /// Random offsets within the first this many bytes of the file (capped
+    /// at its size); `None`: the whole file.
+    pub span: Option<u64>,
+    /// Reads are copied from the engine's buffer into a user buffer.
+    pub copy_to_user: bool,
+    /// The file is truncated before every repetition of this case.
+    pub sparse: bool,
+    /// This case's cache state, when not the run's.
+    pub cache: Option<CacheState>,
+    /// What a preset calls the case, and what its source published.
+    pub label: Option<String>,
+    pub published: Option<crate::model::job::Published>,
+    /// Where its workers run and its buffers live.
+    pub placement: crate::system::placement::Placement,
+    /// The NUMA pair of the placement study (`cpu n0 local / mem n1 remote`).
+    pub pair: Option<String>,
+    /// Bytes per repetition for this case, instead of `--io-size`.
+    pub io_size: Option<u64>,
+    /// What ends a repetition when no byte count does (`None`: sequential
+    /// patterns one pass, random ones the time limit).
+    pub until: Option<crate::model::words::Until>,
+    /// Runs inside the `--cache-limit` cgroup.
+    pub cache_limited: bool,
+    /// The access hint applied after the engine opens (`mmap+random`).
+    pub hint: Option<iopath_io::Hint>,
+    /// The job's group: cases of one pattern with the same group are one
+    /// job and one verdict over their variants (`CaseSpec::group`).
+    pub group: Option<String>,
+}
+
+impl Case {
+    /// A case of `method` on `pattern` with the run-wide settings.
+    pub fn new(method: Method, pattern: Pattern, bs: u64, qd: u32, threads: u32) -> Case {
+        Case {
+            method,
+            arm: 1,
+            pattern,
+            block_size: bs,
+            queue_depth_requested: qd,
+            threads,
+            sync: SyncPolicy::End,
+            rwmix_read_pct: DEFAULT_RWMIX,
+            span: None,
+            copy_to_user: false,
+            sparse: false,
+            cache: None,
+            label: None,
+            published: None,
+            placement: crate::system::placement::Placement::default(),
+            pair: None,
+            io_size: None,
+            until: None,
+            cache_limited: true,
+            hint: None,
+            group: None,
+        }
+    }
+
+    /// The method as results name it: `mmap`, or `mmap+random` with a hint.
+    pub fn method_name(&self) -> String {
+        MethodChoice {
+            method: self.method,
+            hint: self.hint,
+        }
+        .name()
+    }
+}
+
+/// A method that comes again in the same job (two entries of a job file
+/// naming it for the same pattern, block size, ...) is another arm of it,
+/// numbered across the whole plan, as within one entry.
+pub(super) fn number_arms(cases: &mut [Case]) {
+    // One count per method, hint and job: linear in the cases.
+    let arms: Vec<u32> = {
+        let mut seen = std::collections::HashMap::new();
+        cases
+            .iter()
+            .map(|c| {
+                let n = seen.entry((c.method, c.hint, c.job_key())).or_insert(0u32);
+                *n += 1;
+                *n
+            })
+            .collect()
+    };
+    for (c, arm) in cases.iter_mut().zip(arms) {
+        c.arm = arm;
+    }
+}
+
+impl Case {
+    /// What the case runs apart from its method: the fields of the
+    /// result's job (`result::Job`), so cases that differ only by method
+    /// are one job.
+    fn job_key(&self) -> JobKey<'_> {
+        JobKey {
+            pattern: self.pattern,
+            block_size: self.block_size,
+            queue_depth: self.queue_depth_requested,
+            threads: self.threads,
+            sync: self.sync,
+            rwmix_read_pct: (self.pattern == Pattern::RandRw).then_some(self.rwmix_read_pct),
+            label: &self.label,
+            span: self.span,
+            copy_to_user: self.copy_to_user,
+            sparse: self.sparse,
+            pair: &self.pair,
+        }
+    }
+}
+
+/// A case's job: what it runs apart from its method ([`Case::job_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct JobKey<'a> {
+    pattern: Pattern,
+    block_size: u64,
+    queue_depth: u32,
+    threads: u32,
+    sync: SyncPolicy,
+    /// The read share, where the pattern mixes reads and writes.
+    rwmix_read_pct: Option<u8>,
+    label: &'a Option<String>,
+    span: Option<u64>,
+    copy_to_user: bool,
+    sparse: bool,
+    pair: &'a Option<String>,
+}

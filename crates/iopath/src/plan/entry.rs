@@ -1,0 +1,251 @@
+//! Crossing a job's case entries into cases: each entry's axes checked,
+//! then every pattern (outer), thread count, NUMA pair and method (inner)
+//! it names, within the bound on the cases of one run.
+
+use iopath_io::{Method, SyncPolicy};
+
+use super::case::number_arms;
+use super::methods::default_methods;
+use super::{Case, CaseSpec, JobSpec, Origin, Pattern, UsageError, DEFAULT_RWMIX};
+use crate::model::choice::MethodChoice;
+use crate::model::words::{Bytes, Span};
+use crate::system::placement::Placement;
+use crate::system::topology::Topology;
+
+/// What every entry of a job is crossed with: the job, where it came
+/// from, and where its cases may run.
+pub(super) struct Crossing<'a> {
+    pub spec: &'a JobSpec,
+    pub origin: &'a Origin,
+    /// The run's placement (flags), for entries that do not place
+    /// themselves.
+    pub placement: &'a Placement,
+    pub topo: &'a Topology,
+    pub allowed: &'a [u32],
+    pub device_node: &'a dyn Fn() -> Option<u32>,
+}
+
+/// Where the cases of one NUMA pair run: the pair's name (`None` for the
+/// run's own placement) and its placement.
+struct Pair {
+    name: Option<String>,
+    placement: Placement,
+}
+
+impl Crossing<'_> {
+    /// Every case of the job, its arms numbered; the bound on the cases of
+    /// one run checked as they grow, so that no entry crosses into more
+    /// than it before it is refused.
+    pub(super) fn cases(&self) -> Result<Vec<Case>, UsageError> {
+        let default_case = [CaseSpec::default()];
+        let entries: &[CaseSpec] = if self.spec.cases.is_empty() {
+            &default_case
+        } else {
+            &self.spec.cases
+        };
+        if entries
+            .iter()
+            .any(|c| c.placement.as_deref() == Some("numa-pairs"))
+            && !self.placement.is_default()
+        {
+            return Err(UsageError(format!(
+                "{} places every case itself (each CPU node x memory node pair): drop --cpus, --numa-node, --mem-node, --mem-policy and --sqpoll-cpu",
+                self.origin.what()
+            )));
+        }
+        let mut cases = Vec::new();
+        for pc in entries {
+            cases.extend(self.entry_cases(pc)?);
+            let most = crate::model::limits::CASES.value()?;
+            if cases.len() as u64 > most {
+                return Err(UsageError(format!(
+                    "{} makes more than {most} cases, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
+                    self.origin.what(),
+                    crate::model::limits::CASES.env,
+                    crate::model::limits::CASES.env,
+                )));
+            }
+        }
+        number_arms(&mut cases);
+        Ok(cases)
+    }
+
+    /// The cases of one entry: every pattern (outer), thread count, NUMA
+    /// pair and method (inner) it names.
+    fn entry_cases(&self, pc: &CaseSpec) -> Result<Vec<Case>, UsageError> {
+        let what = self.origin.what();
+        let thread_counts = check_entry(pc, &what)?;
+        let span = pc.span.map(resolve_span).transpose()?;
+        let pairs = self.pairs(pc, &what)?;
+        let patterns = pc
+            .pattern
+            .as_ref()
+            .map_or_else(|| Pattern::DEFAULT.to_vec(), |l| dedup(&l.0));
+        let methods_most = pc.method.as_ref().map_or(Method::ALL.len(), |l| l.0.len());
+        check_cross(
+            &what,
+            &[
+                patterns.len(),
+                thread_counts.len(),
+                pairs.len(),
+                methods_most,
+            ],
+        )?;
+        let mut cases = Vec::new();
+        for pattern in patterns {
+            // No methods named: the default ones, and for the copy pattern
+            // the methods that copy. A method named again is another arm
+            // of the same method (an A/A check), not a duplicate to drop.
+            let methods: Vec<MethodChoice> = match &pc.method {
+                Some(l) => l.0.clone(),
+                None => default_methods(pattern),
+            };
+            let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
+            let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
+            for &threads in &thread_counts {
+                for pair in &pairs {
+                    for &choice in &methods {
+                        let base = Case::new(choice.method, pattern, bs, qd, threads);
+                        cases.push(self.case(pc, base, choice, pair, span));
+                    }
+                }
+            }
+        }
+        Ok(cases)
+    }
+
+    /// One case of entry `pc`: `base` (its method and axes) with the
+    /// entry's settings. Arms are numbered over the whole plan
+    /// ([`number_arms`]).
+    fn case(
+        &self,
+        pc: &CaseSpec,
+        base: Case,
+        choice: MethodChoice,
+        pair: &Pair,
+        span: Option<u64>,
+    ) -> Case {
+        let spec = self.spec;
+        Case {
+            sync: pc.sync.unwrap_or(SyncPolicy::End),
+            rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
+            span,
+            copy_to_user: pc.copy_to_user,
+            sparse: pc.sparse,
+            cache: pc.cache,
+            label: pc.label.clone(),
+            published: pc
+                .published
+                .clone()
+                .or_else(|| spec.reference(base.method.name(), base.pattern.name(), base.threads)),
+            placement: pair.placement.clone(),
+            pair: pair.name.clone(),
+            io_size: pc.touch.map(|b| b.0),
+            until: pc.until,
+            // Only the cases a job marks run under its cache limit; with no
+            // case marked (flags), every case.
+            cache_limited: pc.cache_limited || !spec.cases.iter().any(|c| c.cache_limited),
+            hint: choice.hint,
+            group: pc.group.clone(),
+            ..base
+        }
+    }
+
+    /// The NUMA pairs the entry's cases run on: the run's placement, or
+    /// every pair of the placement study.
+    fn pairs(&self, pc: &CaseSpec, what: &str) -> Result<Vec<Pair>, UsageError> {
+        match pc.placement.as_deref() {
+            None => Ok(vec![Pair {
+                name: None,
+                placement: self.placement.clone(),
+            }]),
+            Some("numa-pairs") => Ok(crate::system::placement::numa_placements(
+                self.topo,
+                self.allowed,
+                (self.device_node)(),
+            )
+            .into_iter()
+            .map(|(name, placement)| Pair { name, placement })
+            .collect()),
+            Some(other) => Err(UsageError(format!(
+                "{what}: unknown placement '{other}'; valid: numa-pairs"
+            ))),
+        }
+    }
+}
+
+/// The entry's own limits (what clap checks for flags, checked again for
+/// job files); its thread counts.
+fn check_entry(pc: &CaseSpec, what: &str) -> Result<Vec<u32>, UsageError> {
+    if let Some(Bytes(bs)) = pc.bs {
+        if bs == 0 || bs > (1 << 30) {
+            return Err(UsageError(format!(
+                "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
+            )));
+        }
+    }
+    let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.0.clone());
+    if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
+        || thread_counts.iter().any(|t| !(1..=1024).contains(t))
+    {
+        return Err(UsageError(format!(
+            "{what}: the queue depth must be 1 to 4096 (--qd) and threads 1 to 1024 (--threads)"
+        )));
+    }
+    if pc.touch == Some(Bytes(0)) {
+        return Err(UsageError(format!(
+            "{what}: a touch (--touch, --io-size) of 0 would measure nothing"
+        )));
+    }
+    if pc.rwmix.is_some_and(|p| p > 100) {
+        return Err(UsageError(format!(
+            "{what}: rwmix is a percentage, 0 to 100 (--rwmix)"
+        )));
+    }
+    Ok(thread_counts)
+}
+
+/// The entry's cross (patterns x thread counts x placements x methods),
+/// counted before it is made: lists of thousands of methods and thread
+/// counts would otherwise build billions of cases before the bound is
+/// checked.
+fn check_cross(what: &str, axes: &[usize]) -> Result<(), UsageError> {
+    let most = crate::model::limits::CASES.value()?;
+    let crossed = axes.iter().fold(1u64, |n, &k| n.saturating_mul(k as u64));
+    if crossed > most {
+        return Err(UsageError(format!(
+            "{what} crosses one entry into {crossed} cases (patterns x thread counts x placements x methods), more than {most}, the most one run takes ({}): run fewer at a time (split the job), or set {} to a larger number",
+            crate::model::limits::CASES.env,
+            crate::model::limits::CASES.env,
+        )));
+    }
+    Ok(())
+}
+
+/// A span in bytes: a size, or a share of this machine's memory.
+fn resolve_span(span: Span) -> Result<u64, UsageError> {
+    match span {
+        Span::Bytes(b) => Ok(b),
+        Span::RamPct(pct) => {
+            let total = std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .and_then(|m| crate::system::sysinfo::meminfo_kb(&m, "MemTotal"))
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "span '{pct}%ram': /proc/meminfo gives no MemTotal; give a size instead"
+                    ))
+                })?;
+            Ok(((total * 1024) as f64 * pct / 100.0) as u64)
+        }
+    }
+}
+
+pub(super) fn dedup<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for &x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
