@@ -1,7 +1,7 @@
 //! What a finished run means: verdicts ([`verdict`]), warnings
 //! ([`warnings`]) and comparisons of saved runs ([`compare`]). Analysis
 //! reads results and computes typed facts; it writes no sentences (the text
-//! layer under [`crate::report`] words them).
+//! layer under `report` words them).
 
 pub mod compare;
 pub mod verdict;
