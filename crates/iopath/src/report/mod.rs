@@ -5,6 +5,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod export;
 pub mod fio_json;
 pub mod grids;
 pub mod html;
