@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::analysis::verdict::Verdict;
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::report::charts::{self, css_colour};
+use crate::report::export::{Export, Exporter};
 use crate::report::{groups, table};
 use crate::result::{CaseResult, RunResult};
 
@@ -86,6 +87,20 @@ footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
   a { color: inherit; text-decoration: none; }
 }
 "#;
+
+/// `--html`: [`render`] (every value escaped where it is placed).
+#[derive(Debug, Clone, Copy)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn flag(&self) -> &'static str {
+        "--html"
+    }
+
+    fn serialize(&self, r: &RunResult) -> Result<Export> {
+        Ok(Export::Document(render(r)?.into_bytes()))
+    }
+}
 
 /// The whole report.
 pub fn render(r: &RunResult) -> Result<String> {

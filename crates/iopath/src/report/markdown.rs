@@ -15,12 +15,27 @@ use std::borrow::Cow;
 
 use crate::analysis::verdict::{self, Verdict};
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
+use crate::report::export::{visible_bytes, Export, Exporter};
 use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
 };
 use crate::result::{CaseResult, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// `--markdown`: [`render`], its control characters shown.
+#[derive(Debug, Clone, Copy)]
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn flag(&self) -> &'static str {
+        "--markdown"
+    }
+
+    fn serialize(&self, r: &RunResult) -> anyhow::Result<Export> {
+        Ok(Export::Document(visible_bytes(&render(r))))
+    }
+}
 
 /// Render the whole run as Markdown.
 pub fn render(r: &RunResult) -> String {

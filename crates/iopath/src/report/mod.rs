@@ -1,7 +1,8 @@
-//! Exporters: the terminal table, the JSON document, the HTML report with
-//! its charts (also as PNG files), CSV and Markdown. All of them read a
-//! [`RunResult`] only, so `iopath report` makes the same files from a saved
-//! JSON as `iopath run` makes at the end of a run.
+//! Exporters: the terminal table, the JSON document (also in fio's shape),
+//! the HTML report with its charts (also as PNG files), CSV and Markdown,
+//! each an [`export::Exporter`]. All of them read a [`RunResult`] only, so
+//! `iopath report` makes the same files from a saved JSON as `iopath run`
+//! makes at the end of a run.
 
 pub mod charts;
 pub mod csv;
@@ -22,6 +23,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::plan::UsageError;
+use crate::report::export::{Destination, Exporter, Terminal};
 use crate::result::{CaseResult, Job, RunResult};
 
 /// The report files a run or `iopath report` can write.
@@ -175,35 +177,40 @@ impl Outputs {
         Ok(())
     }
 
+    /// The report files asked for, each with the path its flag named, in
+    /// the order they are written.
+    pub fn destinations(&self) -> Vec<Destination<'_>> {
+        let asked: [(&'static dyn Exporter, &Option<PathBuf>); 4] = [
+            (&html::Html, &self.html),
+            (&csv::Csv, &self.csv),
+            (&markdown::Markdown, &self.markdown),
+            (&charts::Png, &self.png_dir),
+        ];
+        asked
+            .into_iter()
+            .filter_map(|(exporter, path)| {
+                Some(Destination {
+                    exporter,
+                    path: path.as_deref()?,
+                })
+            })
+            .collect()
+    }
+
+    /// The terminal tables, as `--wide` asks.
+    pub fn terminal(&self) -> Terminal {
+        Terminal { wide: self.wide }
+    }
+
     /// Write every report asked for; one that fails does not stop the
     /// others, and the error names every one that failed.
     pub fn write(&self, r: &RunResult) -> Result<()> {
-        let mut failed: Vec<String> = Vec::new();
-        let mut keep = |res: Result<()>| {
-            if let Err(e) = res {
-                failed.push(format!("{e:#}"));
-            }
-        };
-        if let Some(p) = &self.html {
-            keep(html::render(r).and_then(|h| write_output(p, h.as_bytes(), "--html")));
-        }
-        // Text read in a terminal as often as not (`cat`, `less -R`): the
-        // result's own strings may hold escapes, shown, not sent. (HTML is
-        // escaped cell by cell, `html::escape`.)
-        let text = |t: &str| {
-            crate::model::untrusted::visible(t)
-                .into_owned()
-                .into_bytes()
-        };
-        if let Some(p) = &self.csv {
-            keep(csv::render(r).and_then(|c| write_output(p, &text(&c), "--csv")));
-        }
-        if let Some(p) = &self.markdown {
-            keep(write_output(p, &text(&markdown::render(r)), "--markdown"));
-        }
-        if let Some(d) = &self.png_dir {
-            keep(write_pngs(d, r).map(|_| ()));
-        }
+        let failed: Vec<String> = self
+            .destinations()
+            .iter()
+            .filter_map(|d| export::write(d.exporter, d.path, r).err())
+            .map(|e| format!("{e:#}"))
+            .collect();
         if failed.is_empty() {
             Ok(())
         } else {
@@ -397,21 +404,6 @@ fn replace(
         let _ = std::fs::remove_file(&tmp);
         anyhow::anyhow!("{flag}: cannot write {}: {e}", path.display())
     })
-}
-
-/// Every chart as `DIR/<id>.png`, drawn at twice its size for slides.
-pub fn write_pngs(dir: &Path, r: &RunResult) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
-    let mut written = Vec::new();
-    for (job, cases) in groups(r) {
-        for fig in charts::figures(&job, &cases) {
-            let p = dir.join(format!("{}.png", fig.id));
-            write_output(&p, &charts::png(&fig, 2)?, "--png-dir")?;
-            written.push(p);
-        }
-    }
-    Ok(written)
 }
 
 /// The cases in groups that differ only by method (a verdict's group), in
