@@ -420,6 +420,95 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
     out
 }
 
+/// What an interruption left behind, as facts: the jobs it stopped in
+/// (labels at the depth their rows show), the cases it cut short (inside a
+/// repetition, or between two), those it stopped before a repetition
+/// finished, and those it never reached.
+struct Interruption<'a> {
+    jobs: Vec<String>,
+    cut: Vec<&'a CaseResult>,
+    started: Vec<&'a CaseResult>,
+    never_reached: Vec<&'a CaseResult>,
+}
+
+impl<'a> Interruption<'a> {
+    fn of(r: &'a RunResult) -> Interruption<'a> {
+        let mut cut: Vec<&CaseResult> = Vec::new();
+        let mut none: Vec<&CaseResult> = Vec::new();
+        let never = CaseResult::not_reached;
+        let running = running_job(r);
+        for c in r
+            .cases
+            .iter()
+            .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
+        {
+            if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
+                none.push(c);
+            } else if c.repetitions.iter().any(|m| m.interrupted)
+                || (c
+                    .repetition_control
+                    .as_ref()
+                    .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
+                    && running.as_ref() == Some(&c.job_key()))
+            {
+                // Cut inside a repetition, or between two: the interruption
+                // stopped it short of its rounds either way.
+                cut.push(c);
+            }
+        }
+        let (never_reached, started): (Vec<&CaseResult>, Vec<&CaseResult>) =
+            none.iter().partition(|c| never(c));
+        // The jobs it stopped in: those of the cases cut short or started
+        // without a repetition finished (not those never reached), at the
+        // depth their table rows show (the one each case ran at).
+        let mut jobs: Vec<String> = Vec::new();
+        for c in cut.iter().chain(&started) {
+            let label = c.ran_label();
+            if !jobs.contains(&label) {
+                jobs.push(label);
+            }
+        }
+        Interruption {
+            jobs,
+            cut,
+            started,
+            never_reached,
+        }
+    }
+}
+
+/// The job running when the signal came: the one whose repetition ran
+/// last (the highest seq; results without seq ran in the plan's order). A
+/// case of another job that stopped early stopped for its own reason (a
+/// refusal after good repetitions).
+fn running_job(r: &RunResult) -> Option<crate::result::JobKey> {
+    let last_seq = |c: &CaseResult| c.repetitions.iter().filter_map(|m| m.seq).max();
+    r.cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.repetitions.is_empty())
+        .max_by_key(|(i, c)| (last_seq(c), *i))
+        .map(|(_, c)| c.job_key())
+}
+
+/// Cases named in groups (`buffered, direct on randread 4k Q32T1`),
+/// counted first when there are more than 3.
+fn case_group(cases: &[&CaseResult]) -> String {
+    let named: Vec<(String, String)> = cases
+        .iter()
+        .map(|c| (c.name(), table::job_shown(c)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = named
+        .iter()
+        .map(|(m, j)| (m.as_str(), j.as_str()))
+        .collect();
+    let said = prose::by_method(&pairs, " ").join("; ");
+    match cases.len() {
+        n if n > 3 => format!("{n} cases: {said}"),
+        _ => said,
+    }
+}
+
 /// The line an interrupted run's verdicts begin with (every report prints
 /// it before them): the job the interruption cut into, the cases it cut
 /// short and those left without a repetition, in groups (`5 cases:
@@ -430,93 +519,33 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !r.interrupted {
         return None;
     }
-    let mut cut: Vec<&CaseResult> = Vec::new();
-    let mut none: Vec<&CaseResult> = Vec::new();
-    let never = CaseResult::not_reached;
-    // The job running when the signal came: the one whose repetition ran
-    // last (the highest seq; results without seq ran in the plan's order).
-    // A case of another job that stopped early stopped for its own reason
-    // (a refusal after good repetitions).
-    let last_seq = |c: &CaseResult| c.repetitions.iter().filter_map(|m| m.seq).max();
-    let running = r
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.repetitions.is_empty())
-        .max_by_key(|(i, c)| (last_seq(c), *i))
-        .map(|(_, c)| c.job_key());
-    for c in r
-        .cases
-        .iter()
-        .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
-    {
-        if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
-            none.push(c);
-        } else if c.repetitions.iter().any(|m| m.interrupted)
-            || (c
-                .repetition_control
-                .as_ref()
-                .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
-                && running.as_ref() == Some(&c.job_key()))
-        {
-            // Cut inside a repetition, or between two: the interruption
-            // stopped it short of its rounds either way.
-            cut.push(c);
-        }
-    }
-    // The jobs it stopped in: those of the cases cut short or started
-    // without a repetition finished (not those never reached).
-    let mut jobs: Vec<String> = Vec::new();
-    // At the depth their table rows show (the one each case ran at).
-    for c in cut.iter().chain(none.iter().filter(|c| !never(c))) {
-        let label = c.ran_label();
-        if !jobs.contains(&label) {
-            jobs.push(label);
-        }
-    }
-    let group = |cases: &[&CaseResult]| {
-        let named: Vec<(String, String)> = cases
-            .iter()
-            .map(|c| (c.name(), table::job_shown(c)))
-            .collect();
-        let pairs: Vec<(&str, &str)> = named
-            .iter()
-            .map(|(m, j)| (m.as_str(), j.as_str()))
-            .collect();
-        let said = prose::by_method(&pairs, " ").join("; ");
-        match cases.len() {
-            n if n > 3 => format!("{n} cases: {said}"),
-            _ => said,
-        }
-    };
+    let i = Interruption::of(r);
     let mut s = format!("Interrupted ({})", crate::stop_cause());
-    if !jobs.is_empty() {
-        let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    if !i.jobs.is_empty() {
+        let jobs: Vec<&str> = i.jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(
             " during {}",
             crate::analysis::verdict::list(&jobs)
         ));
     }
     s.push_str(": the verdicts cover the repetitions that finished before it");
-    if !cut.is_empty() {
+    if !i.cut.is_empty() {
         s.push_str(&format!(
             "; cut short (measured over the repetitions {} completed): {}",
-            if cut.len() == 1 { "it" } else { "they" },
-            group(&cut)
+            if i.cut.len() == 1 { "it" } else { "they" },
+            case_group(&i.cut)
         ));
     }
     // Started without a repetition finished: named. Never reached: only
     // counted, for the report lists them under "not run" (and the text a
     // pattern it never reached on a line of its own).
-    let (never_reached, started): (Vec<&CaseResult>, Vec<&CaseResult>) =
-        none.iter().partition(|c| never(c));
-    if !started.is_empty() {
-        s.push_str(&format!("; not run: {}", group(&started)));
+    if !i.started.is_empty() {
+        s.push_str(&format!("; not run: {}", case_group(&i.started)));
     }
-    if !never_reached.is_empty() {
+    if !i.never_reached.is_empty() {
         s.push_str(&format!(
             "; never reached: {}",
-            crate::model::units::n_of(never_reached.len() as u64, "case", "cases")
+            crate::model::units::n_of(i.never_reached.len() as u64, "case", "cases")
         ));
     }
     s.push('.');

@@ -687,12 +687,15 @@ mod tests {
         assert_eq!(g.rows[2][5], "yes");
         assert_eq!(g.rows[1][5], "no (intervals overlap)");
         assert_eq!(g.notes.len(), 1);
-        assert!(
-            g.notes[0].contains("placement matters here"),
-            "{}",
-            g.notes[0]
-        );
-        assert!(g.notes[0].contains("remote"), "{}", g.notes[0]);
+        // The slower remote pair, its ratio to local/local the figure.
+        match &numa::findings(&r)[..] {
+            [numa::Finding::Matters { pair, k }] => {
+                assert_eq!(pair, "cpu n1 remote / mem n0 local");
+                assert!((k.ratio - 0.6).abs() < 0.01, "{k:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        insta::assert_snapshot!("numa_note_placement_matters", &g.notes[0]);
     }
 
     #[test]
@@ -703,20 +706,26 @@ mod tests {
             placed("cpu n0 local / mem n0 local", &a),
             placed("cpu n1 remote / mem n1 remote", &b),
         ]);
-        let g = numa(&r).unwrap();
-        assert!(
-            g.notes[0].contains("no measurable difference"),
-            "{}",
-            g.notes[0]
-        );
+        let mut notes = numa(&r).unwrap().notes;
+        assert_eq!(numa::findings(&r), [numa::Finding::NoDifference]);
         let r = numa_run(vec![placed("cpu n0 local / mem n0 local", &a)]);
-        let g = numa(&r).unwrap();
-        assert!(g.notes[0].contains("nothing to compare"), "{}", g.notes[0]);
+        notes.extend(numa(&r).unwrap().notes);
+        assert_eq!(numa::findings(&r), [numa::Finding::OnePair]);
         let r = numa_run(vec![
             placed("cpu n0 local / mem n0 local", &a[..3]),
             placed("cpu n1 remote / mem n1 remote", &[50.0, 51.0, 49.0]),
         ]);
-        let g = numa(&r).unwrap();
-        assert!(g.notes[0].contains("too few repetitions"), "{}", g.notes[0]);
+        notes.extend(numa(&r).unwrap().notes);
+        match &numa::findings(&r)[..] {
+            [numa::Finding::Undersampled { pair, k }] => {
+                assert_eq!(pair, "cpu n1 remote / mem n1 remote");
+                assert!((k.ratio - 0.5).abs() < 0.01, "{k:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        insta::assert_snapshot!(
+            "numa_notes_no_difference_one_pair_too_few",
+            notes.join("\n")
+        );
     }
 }

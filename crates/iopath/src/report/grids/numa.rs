@@ -16,22 +16,9 @@ pub(super) fn numa(r: &RunResult) -> Option<Grid> {
         let Some(base) = cases.first().copied() else {
             continue;
         };
-        let base_bw = base.samples(|m| m.bw_bytes_per_s);
-        // Every pair against the baseline: the verdict names the slowest
-        // pair whose difference is real, else the slowest measured.
-        let mut compared: Vec<PairVsBase> = Vec::new();
-        for c in &cases {
-            let is_base = std::ptr::eq(*c, base);
-            let cmp = against(&base_bw, c);
-            rows.push(pair_row(c, is_base, cmp.as_ref()));
-            if let (Some(k), false) = (cmp, is_base) {
-                compared.push(PairVsBase {
-                    pair: c.pair.clone().unwrap_or_default(),
-                    k,
-                });
-            }
-        }
-        notes.push(note(base, cases.len(), &compared));
+        let group = compared(base, &cases);
+        rows.extend(group.rows);
+        notes.push(words(base, &group.finding));
     }
     if let Some(n) = device_node_note(r) {
         notes.push(n);
@@ -76,6 +63,65 @@ fn pair_groups(r: &RunResult) -> Vec<Vec<&CaseResult>> {
 struct PairVsBase {
     pair: String,
     k: Comparison,
+}
+
+/// A group of pairs against its baseline: their rows, and what they say.
+struct Compared {
+    rows: Vec<Vec<String>>,
+    finding: Finding,
+}
+
+/// What a group's pairs say about placement.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Finding {
+    /// local/local did not run, so nothing is compared.
+    NoBaseline,
+    /// Only one pair ran (one NUMA node with CPUs and memory).
+    OnePair,
+    /// The slowest pair whose difference from local/local is real.
+    Matters {
+        pair: String,
+        k: Comparison,
+    },
+    /// The slowest pair measured, with too few repetitions to call it real.
+    Undersampled {
+        pair: String,
+        k: Comparison,
+    },
+    /// Every pair's interval overlaps local/local's.
+    NoDifference,
+    NotMeasured,
+}
+
+/// Every pair of a group against its baseline (`base`, the first).
+fn compared(base: &CaseResult, cases: &[&CaseResult]) -> Compared {
+    let base_bw = base.samples(|m| m.bw_bytes_per_s);
+    let mut rows = Vec::new();
+    let mut pairs: Vec<PairVsBase> = Vec::new();
+    for c in cases {
+        let is_base = std::ptr::eq(*c, base);
+        let cmp = against(&base_bw, c);
+        rows.push(pair_row(c, is_base, cmp.as_ref()));
+        if let (Some(k), false) = (cmp, is_base) {
+            pairs.push(PairVsBase {
+                pair: c.pair.clone().unwrap_or_default(),
+                k,
+            });
+        }
+    }
+    Compared {
+        rows,
+        finding: finding(base, cases.len(), &pairs),
+    }
+}
+
+/// The groups' findings, in order (what their notes say).
+#[cfg(test)]
+pub(super) fn findings(r: &RunResult) -> Vec<Finding> {
+    pair_groups(r)
+        .iter()
+        .filter_map(|cases| Some(compared(cases.first()?, cases).finding))
+        .collect()
 }
 
 /// `c`'s throughput against the baseline's, with the verdict's margin:
@@ -123,9 +169,35 @@ fn pair_row(c: &CaseResult, is_base: bool, cmp: Option<&Comparison>) -> Vec<Stri
     ]
 }
 
-/// The sentence under a group: whether placement mattered, naming the
-/// slowest pair whose difference is real, else the slowest measured.
-fn note(base: &CaseResult, n: usize, compared: &[PairVsBase]) -> String {
+/// What the pairs of a group of `n` say: the verdict names the slowest
+/// pair whose difference is real, else the slowest measured.
+fn finding(base: &CaseResult, n: usize, compared: &[PairVsBase]) -> Finding {
+    let slowest = |real_only: bool| {
+        compared
+            .iter()
+            .filter(|p| !real_only || p.k.distinct)
+            .min_by(|a, b| a.k.ratio.total_cmp(&b.k.ratio))
+    };
+    if base.summary.is_none() {
+        return Finding::NoBaseline;
+    }
+    match (n, slowest(true).or(slowest(false))) {
+        (1, _) => Finding::OnePair,
+        (_, Some(PairVsBase { pair, k })) if k.distinct => Finding::Matters {
+            pair: pair.clone(),
+            k: *k,
+        },
+        (_, Some(PairVsBase { pair, k })) if k.undersampled => Finding::Undersampled {
+            pair: pair.clone(),
+            k: *k,
+        },
+        (_, Some(_)) => Finding::NoDifference,
+        (_, None) => Finding::NotMeasured,
+    }
+}
+
+/// The sentence under a group: whether placement mattered.
+fn words(base: &CaseResult, finding: &Finding) -> String {
     let what = format!(
         "{}{}",
         base.label
@@ -134,33 +206,26 @@ fn note(base: &CaseResult, n: usize, compared: &[PairVsBase]) -> String {
             .unwrap_or_default(),
         base.pattern
     );
-    let slowest = |real_only: bool| {
-        compared
-            .iter()
-            .filter(|p| !real_only || p.k.distinct)
-            .min_by(|a, b| a.k.ratio.total_cmp(&b.k.ratio))
-    };
-    let worst = slowest(true).or(slowest(false));
-    if base.summary.is_none() {
-        return format!("{what}: local/local did not run, so nothing is compared.");
-    }
-    match (n, worst) {
-        (1, _) => format!(
+    match finding {
+        Finding::NoBaseline => {
+            format!("{what}: local/local did not run, so nothing is compared.")
+        }
+        Finding::OnePair => format!(
             "{what}: one NUMA node here (or one with CPUs and memory): nothing to compare; the case ran {}.",
             base.placement.as_ref().map_or("where the scheduler put it".into(), |p| p.short())
         ),
-        (_, Some(PairVsBase { pair, k })) if k.distinct => format!(
+        Finding::Matters { pair, k } => format!(
             "{what}: placement matters here: {pair} ran at {:.2}x local/local (95% CI {:.2}-{:.2}x).",
             k.ratio, k.ratio_ci95[0], k.ratio_ci95[1]
         ),
-        (_, Some(PairVsBase { pair, k })) if k.undersampled => format!(
+        Finding::Undersampled { pair, k } => format!(
             "{what}: {pair} measured {:.2}x local/local, too few repetitions to call that real (--repeat 6 or more).",
             k.ratio
         ),
-        (_, Some(_)) => format!(
+        Finding::NoDifference => format!(
             "{what}: placement made no measurable difference here (every pair's interval overlaps local/local's)."
         ),
-        (_, None) => format!("{what}: not measured."),
+        Finding::NotMeasured => format!("{what}: not measured."),
     }
 }
 
