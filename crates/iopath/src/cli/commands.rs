@@ -232,7 +232,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if args.reports.any() {
         args.reports.write(&result)?;
     } else if args.json.is_none() {
-        write_stdout(crate::report::table::render(&result, args.reports.wide))?;
+        write_stdout(args.reports.terminal().text(&result))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -11,9 +11,24 @@
 
 use anyhow::{Context, Result};
 
+use crate::report::export::{visible_bytes, Export, Exporter};
 use crate::result::{CaseResult, Measurement, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// `--csv`: [`render`], its control characters shown.
+#[derive(Debug, Clone, Copy)]
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn flag(&self) -> &'static str {
+        "--csv"
+    }
+
+    fn serialize(&self, r: &RunResult) -> Result<Export> {
+        Ok(Export::Document(visible_bytes(&render(r)?)))
+    }
+}
 
 /// The header, in order. Measurement columns follow the JSON's field
 /// paths joined with `_` (`lat_ns.p99` is `lat_p99_ns`, `cpu.user_ns` is

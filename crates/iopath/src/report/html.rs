@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::analysis::verdict::Verdict;
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
 use crate::report::charts::{self, css_colour};
+use crate::report::export::{Export, Exporter};
 use crate::report::{groups, table};
 use crate::result::{CaseResult, RunResult};
 
@@ -87,17 +88,40 @@ footer { color: var(--muted); font-size: 13px; margin-top: 48px; }
 }
 "#;
 
+/// `--html`: [`render`] (every value escaped where it is placed).
+#[derive(Debug, Clone, Copy)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn flag(&self) -> &'static str {
+        "--html"
+    }
+
+    fn serialize(&self, r: &RunResult) -> Result<Export> {
+        Ok(Export::Document(render(r)?.into_bytes()))
+    }
+}
+
 /// The whole report.
 pub fn render(r: &RunResult) -> Result<String> {
     // The result's strings go into lines of this text: each kept to its
     // line (a line feed in a value is shown, `\x0a`).
     let r = &*crate::model::untrusted::one_line(r);
-    let verdicts: Vec<Verdict> = if r.verdicts.is_empty() {
-        crate::analysis::verdict::all(&r.cases)
-    } else {
-        r.verdicts.clone()
-    };
     let mut h = String::new();
+    head(&mut h, r)?;
+    header(&mut h, r)?;
+    verdicts(&mut h, r)?;
+    preset(&mut h, r)?;
+    warnings(&mut h, r)?;
+    results(&mut h, r)?;
+    not_run(&mut h, r)?;
+    system(&mut h, r)?;
+    reproduce(&mut h, r)?;
+    Ok(h)
+}
+
+/// The document up to `<main>`: its title, the font and the style.
+fn head(h: &mut String, r: &RunResult) -> Result<()> {
     let title = match &r.target {
         Some(t) => format!("iopath: {}", t.path.display()),
         None => "iopath report".to_string(),
@@ -113,7 +137,17 @@ pub fn render(r: &RunResult) -> Result<String> {
         font_face(),
         STYLE
     )?;
-    header(&mut h, r)?;
+    Ok(())
+}
+
+/// The verdicts, as cards (a schema-1 result's computed here), after the
+/// interruption's caveat.
+fn verdicts(h: &mut String, r: &RunResult) -> Result<()> {
+    let verdicts: Vec<Verdict> = if r.verdicts.is_empty() {
+        crate::analysis::verdict::all(&r.cases)
+    } else {
+        r.verdicts.clone()
+    };
     write!(h, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n")?;
     if let Some(caveat) = crate::report::interrupted_caveat(r) {
         writeln!(h, "<p class=\"banner\">{}</p>", escape(&caveat))?;
@@ -123,11 +157,16 @@ pub fn render(r: &RunResult) -> Result<String> {
     } else {
         h.push_str("<div class=\"verdicts\">\n");
         for v in &verdicts {
-            verdict_card(&mut h, v)?;
+            verdict_card(h, v)?;
         }
         h.push_str("</div>\n");
     }
     h.push_str("</section>\n");
+    Ok(())
+}
+
+/// A preset's grids, if it has any.
+fn preset(h: &mut String, r: &RunResult) -> Result<()> {
     let grids = crate::report::grids::all(r);
     if !grids.is_empty() {
         write!(
@@ -136,11 +175,15 @@ pub fn render(r: &RunResult) -> Result<String> {
             escape(r.config.preset.as_deref().unwrap_or(""))
         )?;
         for g in &grids {
-            grid(&mut h, g)?;
+            grid(h, g)?;
         }
         h.push_str("</section>\n");
     }
-    warnings(&mut h, r)?;
+    Ok(())
+}
+
+/// Each job's table and charts.
+fn results(h: &mut String, r: &RunResult) -> Result<()> {
     write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
     h.push_str(
         "<p class=\"sub\">MiB/s and every other figure: median of n measured repetitions. \
@@ -166,7 +209,7 @@ pub fn render(r: &RunResult) -> Result<String> {
             );
             continue;
         }
-        results_table(&mut h, &cases, table::show_placement(r))?;
+        results_table(h, &cases, table::show_placement(r))?;
         for fig in charts::figures(&job, &cases) {
             write!(
                 h,
@@ -179,8 +222,12 @@ pub fn render(r: &RunResult) -> Result<String> {
         h.push_str("</section>\n");
     }
     h.push_str("</section>\n");
-    not_run(&mut h, r)?;
-    system(&mut h, r)?;
+    Ok(())
+}
+
+/// The command that made the result, and the footer that closes the
+/// document.
+fn reproduce(h: &mut String, r: &RunResult) -> Result<()> {
     write!(
         h,
         "<section id=\"reproduce\">\n<h2>Reproduce</h2>\n\
@@ -202,7 +249,7 @@ pub fn render(r: &RunResult) -> Result<String> {
             .map(|f| format!(", finished {}", escape(f)))
             .unwrap_or_default()
     )?;
-    Ok(h)
+    Ok(())
 }
 
 /// The chart font as a data URL, so text in the SVG charts is laid out in

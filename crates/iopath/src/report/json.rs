@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::report::export::{Export, Exporter};
 use crate::result::RunResult;
 
 /// What `--json` writes.
@@ -22,15 +23,43 @@ pub enum JsonFormat {
     Fio,
 }
 
+impl JsonFormat {
+    /// The exporter that writes this format.
+    pub fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            JsonFormat::Iopath => &Json,
+            JsonFormat::Fio => &crate::report::fio_json::FioJson,
+        }
+    }
+}
+
+/// `--json`: iopath's own document, pretty, ending in a newline.
+#[derive(Debug, Clone, Copy)]
+pub struct Json;
+
+impl Exporter for Json {
+    fn flag(&self) -> &'static str {
+        "--json"
+    }
+
+    fn serialize(&self, r: &RunResult) -> Result<Export> {
+        Ok(Export::Document(escaped(
+            serde_json::to_string_pretty(&*worded(r))? + "\n",
+        )))
+    }
+}
+
+/// JSON text as written: the C1 and bidi controls serde leaves raw are
+/// written as `\u0080` (the same data), for a terminal showing the JSON
+/// obeys none.
+pub(crate) fn escaped(json: String) -> Vec<u8> {
+    crate::model::untrusted::json_escaped(json).into_bytes()
+}
+
 /// `result` in `format`, pretty, ending in a newline.
 pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
-    // The C1 and bidi controls serde leaves raw are written as `\u0080`
-    // (the same data): a terminal showing the JSON obeys none.
-    let json = match format {
-        JsonFormat::Iopath => serde_json::to_string_pretty(&*worded(result))? + "\n",
-        JsonFormat::Fio => crate::report::fio_json::to_json(result)?,
-    };
-    Ok(crate::model::untrusted::json_escaped(json).into_bytes())
+    let exporter = format.exporter();
+    exporter.serialize(result)?.into_document(exporter.flag())
 }
 
 /// `result` with each verdict's `text` worded from its facts, as the file
@@ -64,7 +93,7 @@ pub fn write_file(path: &Path, result: &RunResult, format: JsonFormat) -> Result
     if streamed && result.finished_at.is_none() {
         return Ok(());
     }
-    crate::report::write_output(path, &bytes_of(result, format)?, "--json")
+    crate::report::export::write(format.exporter(), path, result)
 }
 
 /// Print `result` on stdout.

@@ -15,12 +15,27 @@ use std::borrow::Cow;
 
 use crate::analysis::verdict::{self, Verdict};
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
+use crate::report::export::{visible_bytes, Export, Exporter};
 use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
 };
 use crate::result::{CaseResult, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// `--markdown`: [`render`], its control characters shown.
+#[derive(Debug, Clone, Copy)]
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn flag(&self) -> &'static str {
+        "--markdown"
+    }
+
+    fn serialize(&self, r: &RunResult) -> anyhow::Result<Export> {
+        Ok(Export::Document(visible_bytes(&render(r))))
+    }
+}
 
 /// Render the whole run as Markdown.
 pub fn render(r: &RunResult) -> String {
@@ -44,34 +59,69 @@ pub fn render(r: &RunResult) -> String {
     );
 
     for g in crate::report::grids::all(r) {
-        out.push_str(&format!("\n### {}\n\n", escape(&g.title)));
-        out.push_str(&format!(
-            "| {} |\n|{}|\n",
-            g.header
-                .iter()
-                .map(|c| escape(c))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            g.numeric
-                .iter()
-                .map(|&n| if n { "---:" } else { "---" })
-                .collect::<Vec<_>>()
-                .join("|")
-        ));
-        for row in &g.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                row.iter()
-                    .map(|c| escape(c))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-        }
-        for n in &g.notes {
-            out.push_str(&format!("\n{}\n", escape(n)));
-        }
+        out.push_str(&grid(&g));
     }
 
+    out.push_str(&patterns_with_verdicts(r, &patterns));
+
+    let not_run = not_run(r);
+    if !not_run.is_empty() {
+        out.push_str("\n### Not run\n\n");
+        for line in not_run {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    if !r.warnings.is_empty() {
+        out.push_str("\n### Warnings\n\n");
+        for w in &r.warnings {
+            let message = crate::report::text::warnings::message(w);
+            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&message)));
+            let cases = crate::report::text::warnings::case_groups(w, r);
+            if !cases.is_empty() {
+                out.push_str(&format!(" ({})", escape(&cases)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A preset's grid: its title, its table, its notes.
+fn grid(g: &crate::report::grids::Grid) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("\n### {}\n\n", escape(&g.title)));
+    out.push_str(&format!(
+        "| {} |\n|{}|\n",
+        g.header
+            .iter()
+            .map(|c| escape(c))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        g.numeric
+            .iter()
+            .map(|&n| if n { "---:" } else { "---" })
+            .collect::<Vec<_>>()
+            .join("|")
+    ));
+    for row in &g.rows {
+        out.push_str(&format!(
+            "| {} |\n",
+            row.iter()
+                .map(|c| escape(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    for n in &g.notes {
+        out.push_str(&format!("\n{}\n", escape(n)));
+    }
+    out
+}
+
+/// Each pattern's table and its verdicts (the interruption's caveat
+/// before the first).
+fn patterns_with_verdicts(r: &RunResult, patterns: &[String]) -> String {
+    let mut out = String::new();
     let verdicts: Cow<[Verdict]> = if r.verdicts.is_empty() {
         // Schema 1 recorded none: the same rules, on its repetitions.
         Cow::Owned(verdict::all(&r.cases))
@@ -79,7 +129,7 @@ pub fn render(r: &RunResult) -> String {
         Cow::Borrowed(&r.verdicts)
     };
     let mut caveat = crate::report::interrupted_caveat(r);
-    for p in &patterns {
+    for p in patterns {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == *p).collect();
         out.push_str(&format!(
             "\n### {} ({})\n\n",
@@ -107,25 +157,6 @@ pub fn render(r: &RunResult) -> String {
         }
     }
 
-    let not_run = not_run(r);
-    if !not_run.is_empty() {
-        out.push_str("\n### Not run\n\n");
-        for line in not_run {
-            out.push_str(&format!("- {line}\n"));
-        }
-    }
-    if !r.warnings.is_empty() {
-        out.push_str("\n### Warnings\n\n");
-        for w in &r.warnings {
-            let message = crate::report::text::warnings::message(w);
-            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&message)));
-            let cases = crate::report::text::warnings::case_groups(w, r);
-            if !cases.is_empty() {
-                out.push_str(&format!(" ({})", escape(&cases)));
-            }
-            out.push('\n');
-        }
-    }
     out
 }
 
@@ -161,10 +192,56 @@ fn title(r: &RunResult, patterns: &[String]) -> String {
     s
 }
 
+/// One line of the context list: `- **key:** value`.
+struct Item {
+    key: &'static str,
+    value: String,
+}
+
 /// The context as a list: what was measured, where, how, when, by which
 /// version.
 fn context(r: &RunResult) -> String {
-    let mut items: Vec<(&str, String)> = Vec::new();
+    let item = |key, value| Item { key, value };
+    let mut items = vec![item("target", target(r))];
+    if r.target.is_some() {
+        let fs = r.system.fs_type.as_deref().unwrap_or("unknown");
+        items.push(item(
+            "file system",
+            match &r.system.mount_options {
+                Some(o) => format!("{} ({})", escape(fs), escape(o)),
+                None => escape(fs),
+            },
+        ));
+        items.push(item("device", device(r)));
+    }
+    items.push(item("system", system(r)));
+    items.push(item("cache", escape(&r.config.cache)));
+    items.push(item("repetitions", repetitions(r)));
+    items.push(item("date", escape(&r.started_at)));
+    items.push(item(
+        "iopath",
+        format!(
+            "{} (result schema {})",
+            escape(&r.tool.version),
+            r.schema_version
+        ),
+    ));
+    items.push(item(
+        "interrupted",
+        if r.interrupted {
+            "**yes**: only the cases finished before Ctrl-C/SIGTERM are here".into()
+        } else {
+            "no".into()
+        },
+    ));
+    items
+        .into_iter()
+        .map(|Item { key, value }| format!("- **{key}:** {value}\n"))
+        .collect()
+}
+
+/// The file measured: its path, size and kind.
+fn target(r: &RunResult) -> String {
     match &r.target {
         Some(t) => {
             let mut s = format!(
@@ -176,45 +253,43 @@ fn context(r: &RunResult) -> String {
             if t.created {
                 s.push_str(" (removed after the run)");
             }
-            items.push(("target", s));
+            s
         }
-        None => items.push(("target", "none (only `null` ran)".into())),
+        None => "none (only `null` ran)".into(),
     }
-    if r.target.is_some() {
-        let fs = r.system.fs_type.as_deref().unwrap_or("unknown");
-        items.push((
-            "file system",
-            match &r.system.mount_options {
-                Some(o) => format!("{} ({})", escape(fs), escape(o)),
-                None => escape(fs),
-            },
-        ));
-        let stack = r
-            .system
-            .device_stack
-            .as_ref()
-            .filter(|s| s.path.len() > 1)
-            .map(|s| format!(" via {}", escape(&s.path.join(" → "))))
-            .unwrap_or_default();
-        let device = match &r.system.device {
-            Some(d) => {
-                let mut s = escape(&d.name);
-                if let Some(m) = &d.model {
-                    s.push_str(&format!(" ({})", escape(m)));
-                }
-                s.push_str(&stack);
-                if let Some(sch) = &d.scheduler {
-                    s.push_str(&format!(", scheduler {}", escape(sch)));
-                }
-                if let Some(ra) = d.read_ahead_kb {
-                    s.push_str(&format!(", read-ahead {ra} KiB"));
-                }
-                s
+}
+
+/// The block device under the target, the stack it is reached through,
+/// its scheduler and read-ahead.
+fn device(r: &RunResult) -> String {
+    let stack = r
+        .system
+        .device_stack
+        .as_ref()
+        .filter(|s| s.path.len() > 1)
+        .map(|s| format!(" via {}", escape(&s.path.join(" → "))))
+        .unwrap_or_default();
+    match &r.system.device {
+        Some(d) => {
+            let mut s = escape(&d.name);
+            if let Some(m) = &d.model {
+                s.push_str(&format!(" ({})", escape(m)));
             }
-            None => "none (no block device under the target)".into(),
-        };
-        items.push(("device", device));
+            s.push_str(&stack);
+            if let Some(sch) = &d.scheduler {
+                s.push_str(&format!(", scheduler {}", escape(sch)));
+            }
+            if let Some(ra) = d.read_ahead_kb {
+                s.push_str(&format!(", read-ahead {ra} KiB"));
+            }
+            s
+        }
+        None => "none (no block device under the target)".into(),
     }
+}
+
+/// The kernel, CPU model and count, memory.
+fn system(r: &RunResult) -> String {
     let sys = &r.system;
     let mut system = Vec::new();
     if let Some(k) = &sys.kernel {
@@ -231,14 +306,18 @@ fn context(r: &RunResult) -> String {
     if let Some(m) = sys.memory_bytes {
         system.push(format!("{} memory", fmt_bytes(m)));
     }
-    items.push(("system", system.join(", ")));
-    items.push(("cache", escape(&r.config.cache)));
+    system.join(", ")
+}
+
+/// How many repetitions each case ran (or the adaptive rule), after how
+/// many warm-ups.
+fn repetitions(r: &RunResult) -> String {
     let warmup = match r.config.warmup {
         0 => String::new(),
         1 => " after 1 warm-up".into(),
         n => format!(" after {n} warm-ups"),
     };
-    let reps = match (r.config.repeat, r.config.ci_target) {
+    match (r.config.repeat, r.config.ci_target) {
         (Some(n), _) => format!("{n} per case{warmup}"),
         (None, Some(t)) => format!(
             "adaptive (until the 95% interval is within {}%{}){warmup}",
@@ -249,29 +328,7 @@ fn context(r: &RunResult) -> String {
             ))
         ),
         (None, None) => format!("adaptive{warmup}"),
-    };
-    items.push(("repetitions", reps));
-    items.push(("date", escape(&r.started_at)));
-    items.push((
-        "iopath",
-        format!(
-            "{} (result schema {})",
-            escape(&r.tool.version),
-            r.schema_version
-        ),
-    ));
-    items.push((
-        "interrupted",
-        if r.interrupted {
-            "**yes**: only the cases finished before Ctrl-C/SIGTERM are here".into()
-        } else {
-            "no".into()
-        },
-    ));
-    items
-        .into_iter()
-        .map(|(k, v)| format!("- **{k}:** {v}\n"))
-        .collect()
+    }
 }
 
 /// One pattern's table.

@@ -1,11 +1,13 @@
-//! Exporters: the terminal table, the JSON document, the HTML report with
-//! its charts (also as PNG files), CSV and Markdown. All of them read a
-//! [`RunResult`] only, so `iopath report` makes the same files from a saved
-//! JSON as `iopath run` makes at the end of a run.
+//! Exporters: the terminal table, the JSON document (also in fio's shape),
+//! the HTML report with its charts (also as PNG files), CSV and Markdown,
+//! each an [`export::Exporter`]. All of them read a [`RunResult`] only, so
+//! `iopath report` makes the same files from a saved JSON as `iopath run`
+//! makes at the end of a run.
 
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod export;
 pub mod fio_json;
 pub mod grids;
 pub mod html;
@@ -23,6 +25,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::plan::UsageError;
+use crate::report::export::{Destination, Exporter, Terminal};
 use crate::result::{CaseResult, Job, RunResult};
 
 /// The report files a run or `iopath report` can write.
@@ -176,35 +179,40 @@ impl Outputs {
         Ok(())
     }
 
+    /// The report files asked for, each with the path its flag named, in
+    /// the order they are written.
+    pub fn destinations(&self) -> Vec<Destination<'_>> {
+        let asked: [(&'static dyn Exporter, &Option<PathBuf>); 4] = [
+            (&html::Html, &self.html),
+            (&csv::Csv, &self.csv),
+            (&markdown::Markdown, &self.markdown),
+            (&charts::Png, &self.png_dir),
+        ];
+        asked
+            .into_iter()
+            .filter_map(|(exporter, path)| {
+                Some(Destination {
+                    exporter,
+                    path: path.as_deref()?,
+                })
+            })
+            .collect()
+    }
+
+    /// The terminal tables, as `--wide` asks.
+    pub fn terminal(&self) -> Terminal {
+        Terminal { wide: self.wide }
+    }
+
     /// Write every report asked for; one that fails does not stop the
     /// others, and the error names every one that failed.
     pub fn write(&self, r: &RunResult) -> Result<()> {
-        let mut failed: Vec<String> = Vec::new();
-        let mut keep = |res: Result<()>| {
-            if let Err(e) = res {
-                failed.push(format!("{e:#}"));
-            }
-        };
-        if let Some(p) = &self.html {
-            keep(html::render(r).and_then(|h| write_output(p, h.as_bytes(), "--html")));
-        }
-        // Text read in a terminal as often as not (`cat`, `less -R`): the
-        // result's own strings may hold escapes, shown, not sent. (HTML is
-        // escaped cell by cell, `html::escape`.)
-        let text = |t: &str| {
-            crate::model::untrusted::visible(t)
-                .into_owned()
-                .into_bytes()
-        };
-        if let Some(p) = &self.csv {
-            keep(csv::render(r).and_then(|c| write_output(p, &text(&c), "--csv")));
-        }
-        if let Some(p) = &self.markdown {
-            keep(write_output(p, &text(&markdown::render(r)), "--markdown"));
-        }
-        if let Some(d) = &self.png_dir {
-            keep(write_pngs(d, r).map(|_| ()));
-        }
+        let failed: Vec<String> = self
+            .destinations()
+            .iter()
+            .filter_map(|d| export::write(d.exporter, d.path, r).err())
+            .map(|e| format!("{e:#}"))
+            .collect();
         if failed.is_empty() {
             Ok(())
         } else {
@@ -400,21 +408,6 @@ fn replace(
     })
 }
 
-/// Every chart as `DIR/<id>.png`, drawn at twice its size for slides.
-pub fn write_pngs(dir: &Path, r: &RunResult) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
-    let mut written = Vec::new();
-    for (job, cases) in groups(r) {
-        for fig in charts::figures(&job, &cases) {
-            let p = dir.join(format!("{}.png", fig.id));
-            write_output(&p, &charts::png(&fig, 2)?, "--png-dir")?;
-            written.push(p);
-        }
-    }
-    Ok(written)
-}
-
 /// The cases in groups that differ only by method (a verdict's group), in
 /// the order the groups first appear, cases in run order.
 pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
@@ -429,6 +422,95 @@ pub fn groups(r: &RunResult) -> Vec<(Job, Vec<&CaseResult>)> {
     out
 }
 
+/// What an interruption left behind, as facts: the jobs it stopped in
+/// (labels at the depth their rows show), the cases it cut short (inside a
+/// repetition, or between two), those it stopped before a repetition
+/// finished, and those it never reached.
+struct Interruption<'a> {
+    jobs: Vec<String>,
+    cut: Vec<&'a CaseResult>,
+    started: Vec<&'a CaseResult>,
+    never_reached: Vec<&'a CaseResult>,
+}
+
+impl<'a> Interruption<'a> {
+    fn of(r: &'a RunResult) -> Interruption<'a> {
+        let mut cut: Vec<&CaseResult> = Vec::new();
+        let mut none: Vec<&CaseResult> = Vec::new();
+        let never = CaseResult::not_reached;
+        let running = running_job(r);
+        for c in r
+            .cases
+            .iter()
+            .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
+        {
+            if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
+                none.push(c);
+            } else if c.repetitions.iter().any(|m| m.interrupted)
+                || (c
+                    .repetition_control
+                    .as_ref()
+                    .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
+                    && running.as_ref() == Some(&c.job_key()))
+            {
+                // Cut inside a repetition, or between two: the interruption
+                // stopped it short of its rounds either way.
+                cut.push(c);
+            }
+        }
+        let (never_reached, started): (Vec<&CaseResult>, Vec<&CaseResult>) =
+            none.iter().partition(|c| never(c));
+        // The jobs it stopped in: those of the cases cut short or started
+        // without a repetition finished (not those never reached), at the
+        // depth their table rows show (the one each case ran at).
+        let mut jobs: Vec<String> = Vec::new();
+        for c in cut.iter().chain(&started) {
+            let label = c.ran_label();
+            if !jobs.contains(&label) {
+                jobs.push(label);
+            }
+        }
+        Interruption {
+            jobs,
+            cut,
+            started,
+            never_reached,
+        }
+    }
+}
+
+/// The job running when the signal came: the one whose repetition ran
+/// last (the highest seq; results without seq ran in the plan's order). A
+/// case of another job that stopped early stopped for its own reason (a
+/// refusal after good repetitions).
+fn running_job(r: &RunResult) -> Option<crate::result::JobKey> {
+    let last_seq = |c: &CaseResult| c.repetitions.iter().filter_map(|m| m.seq).max();
+    r.cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.repetitions.is_empty())
+        .max_by_key(|(i, c)| (last_seq(c), *i))
+        .map(|(_, c)| c.job_key())
+}
+
+/// Cases named in groups (`buffered, direct on randread 4k Q32T1`),
+/// counted first when there are more than 3.
+fn case_group(cases: &[&CaseResult]) -> String {
+    let named: Vec<(String, String)> = cases
+        .iter()
+        .map(|c| (c.name(), table::job_shown(c)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = named
+        .iter()
+        .map(|(m, j)| (m.as_str(), j.as_str()))
+        .collect();
+    let said = prose::by_method(&pairs, " ").join("; ");
+    match cases.len() {
+        n if n > 3 => format!("{n} cases: {said}"),
+        _ => said,
+    }
+}
+
 /// The line an interrupted run's verdicts begin with (every report prints
 /// it before them): the job the interruption cut into, the cases it cut
 /// short and those left without a repetition, in groups (`5 cases:
@@ -439,93 +521,33 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
     if !r.interrupted {
         return None;
     }
-    let mut cut: Vec<&CaseResult> = Vec::new();
-    let mut none: Vec<&CaseResult> = Vec::new();
-    let never = CaseResult::not_reached;
-    // The job running when the signal came: the one whose repetition ran
-    // last (the highest seq; results without seq ran in the plan's order).
-    // A case of another job that stopped early stopped for its own reason
-    // (a refusal after good repetitions).
-    let last_seq = |c: &CaseResult| c.repetitions.iter().filter_map(|m| m.seq).max();
-    let running = r
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.repetitions.is_empty())
-        .max_by_key(|(i, c)| (last_seq(c), *i))
-        .map(|(_, c)| c.job_key());
-    for c in r
-        .cases
-        .iter()
-        .filter(|c| (c.skipped.is_none() || never(c)) && c.error.is_none())
-    {
-        if never(c) || c.summary.is_none() || c.repetitions.iter().all(|m| m.warmup) {
-            none.push(c);
-        } else if c.repetitions.iter().any(|m| m.interrupted)
-            || (c
-                .repetition_control
-                .as_ref()
-                .is_some_and(|rc| rc.stopped_by == crate::stats::StopReason::Stopped)
-                && running.as_ref() == Some(&c.job_key()))
-        {
-            // Cut inside a repetition, or between two: the interruption
-            // stopped it short of its rounds either way.
-            cut.push(c);
-        }
-    }
-    // The jobs it stopped in: those of the cases cut short or started
-    // without a repetition finished (not those never reached).
-    let mut jobs: Vec<String> = Vec::new();
-    // At the depth their table rows show (the one each case ran at).
-    for c in cut.iter().chain(none.iter().filter(|c| !never(c))) {
-        let label = c.ran_label();
-        if !jobs.contains(&label) {
-            jobs.push(label);
-        }
-    }
-    let group = |cases: &[&CaseResult]| {
-        let named: Vec<(String, String)> = cases
-            .iter()
-            .map(|c| (c.name(), table::job_shown(c)))
-            .collect();
-        let pairs: Vec<(&str, &str)> = named
-            .iter()
-            .map(|(m, j)| (m.as_str(), j.as_str()))
-            .collect();
-        let said = prose::by_method(&pairs, " ").join("; ");
-        match cases.len() {
-            n if n > 3 => format!("{n} cases: {said}"),
-            _ => said,
-        }
-    };
+    let i = Interruption::of(r);
     let mut s = format!("Interrupted ({})", crate::stop_cause());
-    if !jobs.is_empty() {
-        let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    if !i.jobs.is_empty() {
+        let jobs: Vec<&str> = i.jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(
             " during {}",
             crate::report::text::verdict::list(&jobs)
         ));
     }
     s.push_str(": the verdicts cover the repetitions that finished before it");
-    if !cut.is_empty() {
+    if !i.cut.is_empty() {
         s.push_str(&format!(
             "; cut short (measured over the repetitions {} completed): {}",
-            if cut.len() == 1 { "it" } else { "they" },
-            group(&cut)
+            if i.cut.len() == 1 { "it" } else { "they" },
+            case_group(&i.cut)
         ));
     }
     // Started without a repetition finished: named. Never reached: only
     // counted, for the report lists them under "not run" (and the text a
     // pattern it never reached on a line of its own).
-    let (never_reached, started): (Vec<&CaseResult>, Vec<&CaseResult>) =
-        none.iter().partition(|c| never(c));
-    if !started.is_empty() {
-        s.push_str(&format!("; not run: {}", group(&started)));
+    if !i.started.is_empty() {
+        s.push_str(&format!("; not run: {}", case_group(&i.started)));
     }
-    if !never_reached.is_empty() {
+    if !i.never_reached.is_empty() {
         s.push_str(&format!(
             "; never reached: {}",
-            crate::model::units::n_of(never_reached.len() as u64, "case", "cases")
+            crate::model::units::n_of(i.never_reached.len() as u64, "case", "cases")
         ));
     }
     s.push('.');

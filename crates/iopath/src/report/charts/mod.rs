@@ -20,7 +20,8 @@ mod timeline;
 use plotters::prelude::RGBColor;
 
 use crate::model::units::fmt_bs;
-use crate::result::{CaseResult, Job};
+use crate::report::export::{Export, Exporter, NamedFile};
+use crate::result::{CaseResult, Job, RunResult};
 
 use axis::Fmt;
 use cardiogram::cardiogram;
@@ -239,6 +240,30 @@ pub fn figures(job: &Job, cases: &[&CaseResult]) -> Vec<Figure> {
     }
     out.push(costs(&id, &label, &cases));
     out
+}
+
+/// `--png-dir`: every chart of the HTML report as `<id>.png`, drawn at
+/// twice its size for slides.
+#[derive(Debug, Clone, Copy)]
+pub struct Png;
+
+impl Exporter for Png {
+    fn flag(&self) -> &'static str {
+        "--png-dir"
+    }
+
+    fn serialize(&self, r: &RunResult) -> anyhow::Result<Export> {
+        let mut files = Vec::new();
+        for (job, cases) in crate::report::groups(r) {
+            for fig in figures(&job, &cases) {
+                files.push(NamedFile {
+                    name: format!("{}.png", fig.id),
+                    bytes: png(&fig, 2)?,
+                });
+            }
+        }
+        Ok(Export::Directory(files))
+    }
 }
 
 fn bar_height(n: usize) -> u32 {

@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use crate::report::export::{Export, Exporter};
 use crate::result::{CaseResult, Cpu, Measurement, RunResult};
 
 use latency::{bin_shares, lat_stats};
@@ -266,6 +267,20 @@ pub fn to_json(r: &RunResult) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(&document(r))?;
     s.push('\n');
     Ok(s)
+}
+
+/// `--json-format fio`: [`to_json`], written as the `--json` document.
+#[derive(Debug, Clone, Copy)]
+pub struct FioJson;
+
+impl Exporter for FioJson {
+    fn flag(&self) -> &'static str {
+        "--json"
+    }
+
+    fn serialize(&self, r: &RunResult) -> anyhow::Result<Export> {
+        Ok(Export::Document(crate::report::json::escaped(to_json(r)?)))
+    }
 }
 
 /// The repetition a case's fio job is made of: the median of the measured

@@ -4,7 +4,12 @@
 //! iopath's. Each grid is data; the terminal table, HTML and Markdown
 //! draw it their own way.
 
+mod numa;
+
+use numa::numa;
+
 use crate::import::preset::Layout;
+use crate::model::job::Published;
 use crate::model::units::fmt_count;
 use crate::result::{CaseResult, RunResult};
 
@@ -199,218 +204,22 @@ fn mappings(r: &RunResult) -> Option<Grid> {
     })
 }
 
-/// The placement study: every (CPU node, memory node) pair of a label and
-/// pattern against local/local (the first pair), with the nodes the
-/// workers and buffers were really on, and a sentence on whether placement
-/// mattered.
-fn numa(r: &RunResult) -> Option<Grid> {
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut groups: Vec<(Option<String>, String)> = Vec::new();
-    for c in r.cases.iter().filter(|c| c.pair.is_some()) {
-        let key = (c.label.clone(), c.pattern.clone());
-        if !groups.contains(&key) {
-            groups.push(key);
-        }
-    }
-    for (label, pattern) in &groups {
-        let cases: Vec<&CaseResult> = r
-            .cases
-            .iter()
-            .filter(|c| c.pair.is_some() && &c.label == label && &c.pattern == pattern)
-            .collect();
-        let Some(base) = cases.first() else { continue };
-        let base_bw = base.samples(|m| m.bw_bytes_per_s);
-        // Every pair against the baseline: the verdict names the slowest
-        // pair whose difference is real, else the slowest measured.
-        let mut compared: Vec<(String, crate::stats::Comparison)> = Vec::new();
-        for c in &cases {
-            let bw = c.samples(|m| m.bw_bytes_per_s);
-            // The verdict's margin: differences inside 3% are not real.
-            let cmp = crate::stats::compare(&base_bw, &bw).map(|mut k| {
-                if crate::stats::within_margin(k.ratio_ci95) {
-                    k.distinct = false;
-                }
-                k
-            });
-            let (vs, real) = match (&cmp, std::ptr::eq(*c, *base)) {
-                (_, true) => ("baseline".to_string(), String::new()),
-                (Some(k), false) => (
-                    format!(
-                        "{:.2}x ({:.2}-{:.2}x)",
-                        k.ratio, k.ratio_ci95[0], k.ratio_ci95[1]
-                    ),
-                    if k.distinct {
-                        "yes".into()
-                    } else if k.undersampled {
-                        "too few repetitions".into()
-                    } else {
-                        "no (intervals overlap)".into()
-                    },
-                ),
-                (None, false) => ("-".into(), "-".into()),
-            };
-            if let (Some(k), false) = (cmp, std::ptr::eq(*c, *base)) {
-                compared.push((c.pair.clone().unwrap_or_default(), k));
-            }
-            let placed = c.placement.as_ref();
-            rows.push(vec![
-                label.clone().unwrap_or_default(),
-                pattern.clone(),
-                c.pair.clone().unwrap_or_default(),
-                c.summary.as_ref().map_or("-".into(), |s| {
-                    format!("{:.1}", s.bw_bytes_per_s / 1048576.0)
-                }),
-                vs,
-                real,
-                placed.map_or("-".into(), |p| p.short()),
-            ]);
-        }
-        let what = format!(
-            "{}{pattern}",
-            label.as_ref().map(|l| format!("{l}, ")).unwrap_or_default()
-        );
-        let by_ratio = |v: &mut Vec<&(String, crate::stats::Comparison)>| {
-            v.sort_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio));
-        };
-        let mut real: Vec<&(String, crate::stats::Comparison)> =
-            compared.iter().filter(|(_, k)| k.distinct).collect();
-        by_ratio(&mut real);
-        let mut all: Vec<&(String, crate::stats::Comparison)> = compared.iter().collect();
-        by_ratio(&mut all);
-        let worst = real.first().or(all.first()).map(|(p, k)| (p.clone(), *k));
-        if base.summary.is_none() {
-            notes.push(format!(
-                "{what}: local/local did not run, so nothing is compared."
-            ));
-            continue;
-        }
-        notes.push(match (cases.len(), worst) {
-            (1, _) => format!(
-                "{what}: one NUMA node here (or one with CPUs and memory): nothing to compare; the case ran {}.",
-                base.placement.as_ref().map_or("where the scheduler put it".into(), |p| p.short())
-            ),
-            (_, Some((pair, k))) if k.distinct => format!(
-                "{what}: placement matters here: {pair} ran at {:.2}x local/local (95% CI {:.2}-{:.2}x).",
-                k.ratio, k.ratio_ci95[0], k.ratio_ci95[1]
-            ),
-            (_, Some((pair, k))) if k.undersampled => format!(
-                "{what}: {pair} measured {:.2}x local/local, too few repetitions to call that real (--repeat 6 or more).",
-                k.ratio
-            ),
-            (_, Some(_)) => format!(
-                "{what}: placement made no measurable difference here (every pair's interval overlaps local/local's)."
-            ),
-            (_, None) => format!("{what}: not measured."),
-        });
-    }
-    let unknown_device = r
-        .cases
-        .iter()
-        .filter(|c| c.pair.is_some())
-        .filter_map(|c| c.placement.as_ref())
-        .any(|p| p.device_node.is_none());
-    let several = r
-        .system
-        .topology
-        .as_ref()
-        .is_some_and(|t| t.nodes.len() > 1);
-    if unknown_device && several {
-        notes.push(
-            "The kernel does not say which NUMA node the device is on: \"local\" is the first node with CPUs, not necessarily the device's.".into(),
-        );
-    }
-    (!rows.is_empty()).then(|| Grid {
-        title: "placement: each (CPU node, memory node) pair against local/local".into(),
-        header: [
-            "case",
-            "pattern",
-            "pair",
-            "MiB/s",
-            "vs local/local (95% CI)",
-            "real?",
-            "placed (read back)",
-        ]
-        .map(String::from)
-        .to_vec(),
-        numeric: vec![false, false, false, true, true, false, false],
-        rows,
-        notes,
-    })
-}
-
 /// hmmap's table: for each thread count and method, the seconds W (write
 /// everything), R (read everything) and RR (8-byte random reads) took —
 /// the median repetition's duration — beside MB/s, and the seed's seconds.
 fn hmmap(r: &RunResult) -> Option<Grid> {
-    let mut keys: Vec<(u32, String)> = Vec::new();
+    let mut keys: Vec<HmmapRow> = Vec::new();
     for c in r.cases.iter().filter(|c| c.label.is_some()) {
-        let k = (c.threads, c.name());
+        let k = HmmapRow {
+            threads: c.threads,
+            method: c.name(),
+        };
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    keys.sort_by_key(|(t, _)| *t);
-    let find = |t: u32, m: &str, col: &str| {
-        r.cases
-            .iter()
-            .find(|c| c.threads == t && c.name() == m && c.label.as_deref() == Some(col))
-    };
-    // The whole operation's seconds: measured when the median repetition
-    // was the whole operation, else extrapolated from its rate (`~`).
-    let secs = |c: Option<&CaseResult>| {
-        c.and_then(whole_secs)
-            .map_or("-".to_string(), |(s, approx)| {
-                format!("{}{s:.2}", if approx { "~" } else { "" })
-            })
-    };
-    let sliced = r
-        .cases
-        .iter()
-        .any(|c| whole_secs(c).is_some_and(|(_, approx)| approx));
-    // Why a repetition moved other than one whole operation, from what
-    // the run asked: a time limit (a slice, or more than one pass for a
-    // fast method that wraps), else only the case timeout.
-    let why = match r.config.time_limit_ns.filter(|_| !r.config.whole_pass) {
-        Some(ns) => format!(
-            "--time {} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it",
-            crate::model::units::fmt_duration(std::time::Duration::from_nanos(ns))
-        ),
-        None => "--case-timeout stopped it part-way".to_string(),
-    };
-    let advice = if r.config.whole_pass {
-        ""
-    } else {
-        "; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)"
-    };
-    let rate = |c: Option<&CaseResult>| {
-        c.and_then(|c| c.summary.as_ref())
-            .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
-    };
-    let seed = |c: Option<&CaseResult>| {
-        c.and_then(|c| c.published.as_ref())
-            .and_then(|p| p.value)
-            .map_or("-".to_string(), |v| format!("{v:.2}"))
-    };
-    let rows: Vec<Vec<String>> = keys
-        .iter()
-        .map(|(t, m)| {
-            let (w, rd, rr) = (find(*t, m, "W"), find(*t, m, "R"), find(*t, m, "RR"));
-            let not_run = [w, rd, rr].iter().flatten().find_map(|c| c.skipped.clone());
-            vec![
-                t.to_string(),
-                m.clone(),
-                secs(w),
-                secs(rd),
-                secs(rr),
-                rate(w),
-                rate(rd),
-                rate(rr),
-                format!("{} {} {}", seed(w), seed(rd), seed(rr)),
-                not_run.map_or(String::new(), |why| format!("not run: {why}")),
-            ]
-        })
-        .collect();
+    keys.sort_by_key(|k| k.threads);
+    let mut rows: Vec<Vec<String>> = keys.iter().map(|k| k.cells(r)).collect();
     let mut header: Vec<String> = [
         "threads",
         "method",
@@ -426,7 +235,6 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
     .map(String::from)
     .to_vec();
     let mut numeric = vec![true, false, true, true, true, true, true, true, true, false];
-    let mut rows = rows;
     // The last column says why a row did not run: none when all ran.
     if rows.iter().all(|r| r.last().is_some_and(String::is_empty)) {
         header.pop();
@@ -443,11 +251,88 @@ fn hmmap(r: &RunResult) -> Option<Grid> {
         notes: std::iter::once(
             "Seed (seconds, 10 runs, 128 MiB cache): mmap under a memory cgroup and hmmap on a 4 GiB brd device beside mmap, ucache and uffd; hmmap write-protect on the memory backend beside uffd-wp. A run with another --size or --touch does other work than the seed's: compare the shape, not the seconds.".to_string(),
         )
-        .chain(sliced.then(|| {
-            format!("~: from the rate, not timed: a repetition moved other than one whole operation ({why}), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows{advice}")
-        }))
+        .chain(extrapolated_note(r))
         .collect(),
     })
+}
+
+/// One row of hmmap's table: a thread count and a method.
+#[derive(Debug, Clone, PartialEq)]
+struct HmmapRow {
+    threads: u32,
+    method: String,
+}
+
+impl HmmapRow {
+    /// Its case of one column (W, R, RR).
+    fn case<'a>(&self, r: &'a RunResult, col: &str) -> Option<&'a CaseResult> {
+        r.cases.iter().find(|c| {
+            c.threads == self.threads && c.name() == self.method && c.label.as_deref() == Some(col)
+        })
+    }
+
+    fn cells(&self, r: &RunResult) -> Vec<String> {
+        // The whole operation's seconds: measured when the median
+        // repetition was the whole operation, else extrapolated from its
+        // rate (`~`).
+        let secs = |c: Option<&CaseResult>| {
+            c.and_then(whole_secs)
+                .map_or("-".to_string(), |(s, approx)| {
+                    format!("{}{s:.2}", if approx { "~" } else { "" })
+                })
+        };
+        let rate = |c: Option<&CaseResult>| {
+            c.and_then(|c| c.summary.as_ref())
+                .map_or("-".to_string(), |s| mbs(s.bw_bytes_per_s))
+        };
+        let seed = |c: Option<&CaseResult>| {
+            c.and_then(|c| c.published.as_ref())
+                .and_then(|p| p.value)
+                .map_or("-".to_string(), |v| format!("{v:.2}"))
+        };
+        let (w, rd, rr) = (self.case(r, "W"), self.case(r, "R"), self.case(r, "RR"));
+        let not_run = [w, rd, rr].iter().flatten().find_map(|c| c.skipped.clone());
+        vec![
+            self.threads.to_string(),
+            self.method.clone(),
+            secs(w),
+            secs(rd),
+            secs(rr),
+            rate(w),
+            rate(rd),
+            rate(rr),
+            format!("{} {} {}", seed(w), seed(rd), seed(rr)),
+            not_run.map_or(String::new(), |why| format!("not run: {why}")),
+        ]
+    }
+}
+
+/// Why seconds marked `~` are from the rate: what the run asked for made a
+/// repetition move other than one whole operation. `None` when none did.
+fn extrapolated_note(r: &RunResult) -> Option<String> {
+    let sliced = r
+        .cases
+        .iter()
+        .any(|c| whole_secs(c).is_some_and(|(_, approx)| approx));
+    if !sliced {
+        return None;
+    }
+    // Why a repetition moved other than one whole operation, from what
+    // the run asked: a time limit (a slice, or more than one pass for a
+    // fast method that wraps), else only the case timeout.
+    let why = match r.config.time_limit_ns.filter(|_| !r.config.whole_pass) {
+        Some(ns) => format!(
+            "--time {} moved part of it, or for a fast method more than one pass; or --case-timeout stopped it",
+            crate::model::units::fmt_duration(std::time::Duration::from_nanos(ns))
+        ),
+        None => "--case-timeout stopped it part-way".to_string(),
+    };
+    let advice = if r.config.whole_pass {
+        ""
+    } else {
+        "; --time pass measures whole operations (hours at 4 GiB on a disk: mmap's RR thrashes)"
+    };
+    Some(format!("~: from the rate, not timed: a repetition moved other than one whole operation ({why}), so its seconds are the whole operation's (W, R: one pass over the file; RR: the bytes touched) at the rate measured, which MB/s shows{advice}"))
 }
 
 /// The source's figures beside iopath's, for the cases that have one.
@@ -458,16 +343,6 @@ fn published(r: &RunResult) -> Option<Grid> {
         let Some(p) = c.published.as_ref() else {
             continue;
         };
-        // A label several jobs share (hmmap's W at 1 to 16 threads) names
-        // the job as well.
-        let shared_label = c.label.is_some()
-            && r.cases
-                .iter()
-                .any(|d| d.label == c.label && d.published.is_some() && d.job() != c.job());
-        let case = match &c.label {
-            Some(l) if !shared_label || p.value.is_none() => l.clone(),
-            _ => c.job().label(),
-        };
         if p.value.is_none() {
             // A finding in words is about the group: one row with every
             // method's figure, once per label.
@@ -476,74 +351,10 @@ fn published(r: &RunResult) -> Option<Grid> {
                 continue;
             }
             worded.push(label);
-            let here: Vec<String> = r
-                .cases
-                .iter()
-                .filter(|d| d.label == c.label && d.pattern == c.pattern)
-                .filter_map(|d| {
-                    // Cases of one label differ by method, or by placement.
-                    let who = d.pair.clone().unwrap_or_else(|| d.name());
-                    d.summary
-                        .as_ref()
-                        .map(|s| format!("{who} {} MB/s", mbs(s.bw_bytes_per_s)))
-                })
-                .collect();
-            rows.push(vec![
-                case,
-                "all".into(),
-                p.show(),
-                if here.is_empty() {
-                    "not run here".into()
-                } else {
-                    here.join("; ")
-                },
-                "-".into(),
-                "-".into(),
-                p.on.clone(),
-            ]);
+            rows.push(worded_row(r, c, p));
             continue;
         }
-        // Seconds of the whole operation: extrapolated (`~`) when the
-        // repetitions moved part of it.
-        let whole = whole_secs(c);
-        let secs = |s: &crate::result::Measurement| {
-            whole.map_or(s.duration_ns, |(secs, _)| (secs * 1e9).round() as u64)
-        };
-        let approx = |_: &crate::result::Measurement| {
-            if whole.is_some_and(|(_, a)| a) && p.unit.as_deref() == Some("s") {
-                "~"
-            } else {
-                ""
-            }
-        };
-        let ours = match (&c.summary, &c.skipped) {
-            (Some(s), _) => p
-                .ours_with(s.bw_bytes_per_s, s.iops, Some(secs(s)))
-                .map(|o| format!("{}{o}", approx(s)))
-                .unwrap_or_else(|| "see the tables".into()),
-            (None, Some(_)) if c.not_reached() => "not reached (interrupted)".into(),
-            (None, Some(_)) => "not run here".into(),
-            (None, None) => "-".into(),
-        };
-        let ratio = match (&c.summary, p.value) {
-            (Some(s), Some(v)) if v > 0.0 => p
-                .ours_value(s.bw_bytes_per_s, s.iops, Some(secs(s)))
-                .filter(|o| o.is_finite())
-                .map_or("-".into(), |o| format!("{}{:.2}x", approx(s), o / v)),
-            _ => "-".into(),
-        };
-        let held = c.summary.as_ref().map_or("-".into(), |s| {
-            crate::model::units::fmt_bytes(held_bytes(&s.memory))
-        });
-        rows.push(vec![
-            case,
-            c.name(),
-            p.show(),
-            ours,
-            ratio,
-            held,
-            p.on.clone(),
-        ]);
+        rows.push(figure_row(r, c, p));
     }
     (!rows.is_empty()).then(|| Grid {
         title: "beside the source: its published figures and ours".into(),
@@ -560,22 +371,117 @@ fn published(r: &RunResult) -> Option<Grid> {
         .to_vec(),
         numeric: vec![false, false, false, false, true, true, false],
         rows,
-        notes: vec![
-            "Different machines: compare the shape (which method wins, by about how much), not the numbers."
-                .into(),
-            format!(
-                "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
-                if r.cases.iter().any(|c| {
-                    crate::model::choice::result_base_method(&c.method)
-                        .is_some_and(iopath_io::Method::is_user_space_cache)
-                }) {
-                    "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"
-                } else {
-                    ""
-                }
-            ),
-        ],
+        notes: published_notes(r),
     })
+}
+
+/// The case a published figure is about: its label, or its job where
+/// several jobs share the label (hmmap's W at 1 to 16 threads).
+fn published_case(r: &RunResult, c: &CaseResult, p: &Published) -> String {
+    let shared_label = c.label.is_some()
+        && r.cases
+            .iter()
+            .any(|d| d.label == c.label && d.published.is_some() && d.job() != c.job());
+    match &c.label {
+        Some(l) if !shared_label || p.value.is_none() => l.clone(),
+        _ => c.job().label(),
+    }
+}
+
+/// A finding in words: one row for the group, with every method's (or
+/// placement's) figure here.
+fn worded_row(r: &RunResult, c: &CaseResult, p: &Published) -> Vec<String> {
+    let here: Vec<String> = r
+        .cases
+        .iter()
+        .filter(|d| d.label == c.label && d.pattern == c.pattern)
+        .filter_map(|d| {
+            // Cases of one label differ by method, or by placement.
+            let who = d.pair.clone().unwrap_or_else(|| d.name());
+            d.summary
+                .as_ref()
+                .map(|s| format!("{who} {} MB/s", mbs(s.bw_bytes_per_s)))
+        })
+        .collect();
+    vec![
+        published_case(r, c, p),
+        "all".into(),
+        p.show(),
+        if here.is_empty() {
+            "not run here".into()
+        } else {
+            here.join("; ")
+        },
+        "-".into(),
+        "-".into(),
+        p.on.clone(),
+    ]
+}
+
+/// A published figure beside the case's own, their ratio and the memory
+/// the case held.
+fn figure_row(r: &RunResult, c: &CaseResult, p: &Published) -> Vec<String> {
+    // Seconds of the whole operation: extrapolated (`~`) when the
+    // repetitions moved part of it.
+    let whole = whole_secs(c);
+    let secs = |s: &crate::result::Measurement| {
+        whole.map_or(s.duration_ns, |(secs, _)| (secs * 1e9).round() as u64)
+    };
+    let approx = |_: &crate::result::Measurement| {
+        if whole.is_some_and(|(_, a)| a) && p.unit.as_deref() == Some("s") {
+            "~"
+        } else {
+            ""
+        }
+    };
+    let ours = match (&c.summary, &c.skipped) {
+        (Some(s), _) => p
+            .ours_with(s.bw_bytes_per_s, s.iops, Some(secs(s)))
+            .map(|o| format!("{}{o}", approx(s)))
+            .unwrap_or_else(|| "see the tables".into()),
+        (None, Some(_)) if c.not_reached() => "not reached (interrupted)".into(),
+        (None, Some(_)) => "not run here".into(),
+        (None, None) => "-".into(),
+    };
+    let ratio = match (&c.summary, p.value) {
+        (Some(s), Some(v)) if v > 0.0 => p
+            .ours_value(s.bw_bytes_per_s, s.iops, Some(secs(s)))
+            .filter(|o| o.is_finite())
+            .map_or("-".into(), |o| format!("{}{:.2}x", approx(s), o / v)),
+        _ => "-".into(),
+    };
+    let held = c.summary.as_ref().map_or("-".into(), |s| {
+        crate::model::units::fmt_bytes(held_bytes(&s.memory))
+    });
+    vec![
+        published_case(r, c, p),
+        c.name(),
+        p.show(),
+        ours,
+        ratio,
+        held,
+        p.on.clone(),
+    ]
+}
+
+/// Under the published figures: what comparing them means, and what
+/// "memory held" counts.
+fn published_notes(r: &RunResult) -> Vec<String> {
+    vec![
+        "Different machines: compare the shape (which method wins, by about how much), not the numbers."
+            .into(),
+        format!(
+            "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
+            if r.cases.iter().any(|c| {
+                crate::model::choice::result_base_method(&c.method)
+                    .is_some_and(iopath_io::Method::is_user_space_cache)
+            }) {
+                "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"
+            } else {
+                ""
+            }
+        ),
+    ]
 }
 
 /// The seconds of a case's whole operation (one pass over its range, or
@@ -781,12 +687,15 @@ mod tests {
         assert_eq!(g.rows[2][5], "yes");
         assert_eq!(g.rows[1][5], "no (intervals overlap)");
         assert_eq!(g.notes.len(), 1);
-        assert!(
-            g.notes[0].contains("placement matters here"),
-            "{}",
-            g.notes[0]
-        );
-        assert!(g.notes[0].contains("remote"), "{}", g.notes[0]);
+        // The slower remote pair, its ratio to local/local the figure.
+        match &numa::findings(&r)[..] {
+            [numa::Finding::Matters { pair, k }] => {
+                assert_eq!(pair, "cpu n1 remote / mem n0 local");
+                assert!((k.ratio - 0.6).abs() < 0.01, "{k:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        insta::assert_snapshot!("numa_note_placement_matters", &g.notes[0]);
     }
 
     #[test]
@@ -797,20 +706,26 @@ mod tests {
             placed("cpu n0 local / mem n0 local", &a),
             placed("cpu n1 remote / mem n1 remote", &b),
         ]);
-        let g = numa(&r).unwrap();
-        assert!(
-            g.notes[0].contains("no measurable difference"),
-            "{}",
-            g.notes[0]
-        );
+        let mut notes = numa(&r).unwrap().notes;
+        assert_eq!(numa::findings(&r), [numa::Finding::NoDifference]);
         let r = numa_run(vec![placed("cpu n0 local / mem n0 local", &a)]);
-        let g = numa(&r).unwrap();
-        assert!(g.notes[0].contains("nothing to compare"), "{}", g.notes[0]);
+        notes.extend(numa(&r).unwrap().notes);
+        assert_eq!(numa::findings(&r), [numa::Finding::OnePair]);
         let r = numa_run(vec![
             placed("cpu n0 local / mem n0 local", &a[..3]),
             placed("cpu n1 remote / mem n1 remote", &[50.0, 51.0, 49.0]),
         ]);
-        let g = numa(&r).unwrap();
-        assert!(g.notes[0].contains("too few repetitions"), "{}", g.notes[0]);
+        notes.extend(numa(&r).unwrap().notes);
+        match &numa::findings(&r)[..] {
+            [numa::Finding::Undersampled { pair, k }] => {
+                assert_eq!(pair, "cpu n1 remote / mem n1 remote");
+                assert!((k.ratio - 0.5).abs() < 0.01, "{k:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        insta::assert_snapshot!(
+            "numa_notes_no_difference_one_pair_too_few",
+            notes.join("\n")
+        );
     }
 }
