@@ -185,21 +185,7 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
             Ok(m) => mapped.push(m),
             Err(mut p) => problems.append(&mut p),
         }
-        for u in job
-            .unknown
-            .iter()
-            .filter(|u| !HARMLESS.contains(&u.key.as_str()))
-        {
-            let text = shown(&u.key, u.value.as_deref(), &u.at);
-            if is_fio_option(&u.key) {
-                ignored.insert(text);
-            } else {
-                let hint = nearest_option(&u.key)
-                    .map(|k| format!("; did you mean `{k}`?"))
-                    .unwrap_or_default();
-                typos.insert(format!("{text}: not an option fio knows{hint}"));
-            }
-        }
+        sort_unknown(job, &mut ignored, &mut typos);
     }
     problems.extend(typos);
     if !ignored.is_empty() && !opts.ignore_unknown {
@@ -229,8 +215,37 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
             problems.join("\n  - ")
         )));
     }
+    Ok(Mapped {
+        job: assemble(file, run, mapped),
+        ignored: ignored.into_iter().collect(),
+    })
+}
+
+/// The options of `job` iopath does not know, as fio options it does not
+/// map (`ignored`) or names fio does not know either (`typos`, with the
+/// nearest option fio knows).
+fn sort_unknown(job: &FioJob, ignored: &mut BTreeSet<String>, typos: &mut BTreeSet<String>) {
+    for u in job
+        .unknown
+        .iter()
+        .filter(|u| !HARMLESS.contains(&u.key.as_str()))
+    {
+        let text = shown(&u.key, u.value.as_deref(), &u.at);
+        if is_fio_option(&u.key) {
+            ignored.insert(text);
+        } else {
+            let hint = nearest_option(&u.key)
+                .map(|k| format!("; did you mean `{k}`?"))
+                .unwrap_or_default();
+            typos.insert(format!("{text}: not an option fio knows{hint}"));
+        }
+    }
+}
+
+/// The job spec of a file whose jobs all mapped: one run setting, the
+/// file as large as the largest job, each smaller job on its own span.
+fn assemble(file: &FioJobFile, mut run: RunSpec, mapped: Vec<JobCase>) -> JobSpec {
     let largest = mapped.iter().filter_map(|m| m.bytes).max();
-    let mut run = run;
     run.size = largest.map(Bytes);
     let cases = mapped
         .into_iter()
@@ -252,16 +267,13 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
         .path
         .file_stem()
         .map(|s| s.to_string_lossy().to_string());
-    Ok(Mapped {
-        job: JobSpec {
-            name,
-            summary: Some(format!("fio job file {}", file.path.display())),
-            run,
-            cases,
-            ..JobSpec::default()
-        },
-        ignored: ignored.into_iter().collect(),
-    })
+    JobSpec {
+        name,
+        summary: Some(format!("fio job file {}", file.path.display())),
+        run,
+        cases,
+        ..JobSpec::default()
+    }
 }
 
 /// The keys two run settings differ in (`size` aside).
