@@ -12,7 +12,7 @@ use iopath::cli::commands;
 use iopath::cli::{Command, RunArgs};
 use iopath::model::untrusted::Visible;
 use iopath::plan::{Plan, UsageError};
-use iopath::report::{json, table};
+use iopath::report::{json, screen};
 use iopath::result::mpi::FileLayout;
 use iopath::run::progress::Progress;
 use iopath::run::ranks::Ranks;
@@ -234,7 +234,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     if !rank0 {
         return Ok(rank_exit(&result));
     }
-    let mut text = table::render(&result, args.reports.wide);
+    let mut text = screen::render(&result, &args.reports.view());
     text.push_str(&iopath::run::mpi::table::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {

@@ -227,7 +227,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if args.reports.any() {
         args.reports.write(&result)?;
     } else if args.json.is_none() {
-        write_stdout(crate::report::table::render(&result, args.reports.wide))?;
+        write_stdout(crate::report::screen::render(&result, &args.reports.view()))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,0 +1,333 @@
+//! The terminal report a run prints by default: one screen. What was
+//! measured on, then per pattern one compact table (methods as rows, the
+//! figures a person reads: IOPS or MiB/s, `vs best`, p99, CPU per I/O, and
+//! the device fraction where it is low) with one line of verdict under it,
+//! then a closing summary of one line per verdict and a pointer to
+//! `--explain`, which prints the whole report ([`super::table::render`]):
+//! the legend, every column, the notes, the full verdicts and the warnings.
+
+use super::table::{self, pattern_title};
+use super::text::summary::{self, Answer};
+use crate::model::units::{fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile, wrap};
+use crate::result::records::Verdict;
+use crate::result::{CaseResult, Job, RunResult};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A device fraction below this is worth a column and a word: the
+/// `low_device_fraction` warning's threshold.
+const LOW_DEVICE: f64 = 0.9;
+
+/// How the terminal report is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// Everything ([`table::render`]): legend, notes, full verdicts,
+    /// warnings.
+    pub explain: bool,
+    /// Everything, with every column of the tables (implies `explain`).
+    pub wide: bool,
+    /// The width the one-screen view keeps to
+    /// ([`super::screen_width::detect`]).
+    pub width: usize,
+}
+
+/// The terminal report of `r` as `view` asks.
+pub fn render(r: &RunResult, view: &View) -> String {
+    if view.explain || view.wide {
+        table::render(r, view.wide)
+    } else {
+        one_screen(r, view.width)
+    }
+}
+
+/// The one-screen view of `r` in `width` columns (a table wider than
+/// that, such as a preset's grid, is printed whole).
+pub fn one_screen(r: &RunResult, width: usize) -> String {
+    let r = &*crate::model::untrusted::one_line(r);
+    let para = |s: &str| wrap(s, width, "", "  ");
+    let mut out = String::new();
+    if let Some(t) = &r.target {
+        out.push_str(&para(&table::target_line(r, t)));
+    }
+    for line in table::run_notes(r) {
+        out.push_str(&para(&line));
+    }
+    for g in super::grids::all(r) {
+        out.push('\n');
+        out.push_str(&super::grids::text(&g, false));
+    }
+    let mut summary_lines: Vec<String> = Vec::new();
+    for p in patterns(r) {
+        let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
+        out.push('\n');
+        if cases.iter().all(|c| c.not_reached()) {
+            out.push_str(&para(&table::not_reached_line(p, cases.len())));
+            continue;
+        }
+        out.push_str(&pattern_table(p, &cases));
+        let verdicts: Vec<&Verdict> = r.verdicts.iter().filter(|v| v.job.pattern == p).collect();
+        let several = verdicts.len() > 1;
+        for v in verdicts {
+            let Some(a) = Answer::of(v) else { continue };
+            let device = pick_device(r, &cases, v, &a);
+            let job = several.then(|| short_job(&v.job));
+            out.push_str(&para(&summary::verdict_line(&a, device, job.as_deref())));
+            let what = match &job {
+                Some(j) => format!("{} ({j})", summary::pattern_words(p)),
+                None => summary::pattern_words(p),
+            };
+            summary_lines.push(summary::summary_line(&what, &a, device));
+        }
+    }
+    if let Some(c) = super::interrupted_caveat(r) {
+        out.push('\n');
+        out.push_str(&para(&c));
+    }
+    if !summary_lines.is_empty() {
+        out.push('\n');
+        out.push_str(summary::SUMMARY);
+        out.push('\n');
+        for l in summary_lines {
+            out.push_str(&wrap(&l, width, "  ", "    "));
+        }
+    }
+    let not_run = r
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_some() || c.error.is_some())
+        .count();
+    out.push('\n');
+    out.push_str(&para(&summary::pointer(r.warnings.len(), not_run)));
+    out
+}
+
+/// The patterns of a run, in the order they first appear.
+fn patterns(r: &RunResult) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in &r.cases {
+        if !out.contains(&c.pattern.as_str()) {
+            out.push(&c.pattern);
+        }
+    }
+    out
+}
+
+/// A job as the one-screen view names it, without its pattern (the
+/// table's title says it): `4k Q32T1`, with its label.
+fn short_job(j: &Job) -> String {
+    let label = j.label();
+    match label.split_once(' ') {
+        Some((p, rest)) if p == j.pattern => rest.to_string(),
+        _ => label,
+    }
+}
+
+/// The pick's device fraction, when it read with a cold cache and the
+/// device served too little of it for its speed to be the device's.
+fn pick_device(r: &RunResult, cases: &[&CaseResult], v: &Verdict, a: &Answer) -> Option<f64> {
+    if r.config.cache != "cold" || !v.job.pattern.contains("read") {
+        return None;
+    }
+    cases
+        .iter()
+        .filter(|c| c.name() == a.pick)
+        .find(|c| v.job.group.is_some() || c.job() == v.job)
+        .and_then(|c| c.summary.as_ref()?.device_fraction)
+        .filter(|&f| f < LOW_DEVICE)
+}
+
+/// Random patterns are read in IOPS, sequential ones in MiB/s.
+fn in_iops(pattern: &str) -> bool {
+    pattern.starts_with("rand")
+}
+
+/// A pattern's compact table: one row per method, fastest first; when the
+/// pattern holds several jobs (block sizes, depths asked), a grid of
+/// methods by jobs.
+fn pattern_table(p: &str, cases: &[&CaseResult]) -> String {
+    let mut jobs: Vec<Job> = Vec::new();
+    for c in cases {
+        let j = c.job();
+        if !jobs.contains(&j) {
+            jobs.push(j);
+        }
+    }
+    let unit = if in_iops(p) { "IOPS" } else { "MiB/s" };
+    if let [job] = jobs.as_slice() {
+        let title = format!("{} {}", pattern_title(p), short_job(job));
+        return format!("{title}\n{}", one_job(p, cases));
+    }
+    let names: Vec<String> = jobs.iter().map(short_job).collect();
+    format!(
+        "{} ({unit}): {}\n{}",
+        pattern_title(p),
+        names.join(", "),
+        grid(p, cases, &jobs)
+    )
+}
+
+/// The highest median throughput of the real methods among `cases`.
+fn best_bw(cases: &[&CaseResult]) -> f64 {
+    cases
+        .iter()
+        .filter(|c| c.method != "null")
+        .filter_map(|c| c.summary.as_ref())
+        .map(|s| s.bw_bytes_per_s)
+        .fold(0.0, f64::max)
+}
+
+/// The `vs best` cell, or what happened to a case with no figures.
+fn vs_best(c: &CaseResult, best: f64) -> String {
+    match (&c.summary, &c.skipped, &c.error) {
+        (_, Some(_), _) if c.not_reached() => "not reached".into(),
+        (_, Some(_), _) => "not run".into(),
+        (_, _, Some(_)) => "FAILED".into(),
+        (None, _, _) => "-".into(),
+        (Some(_), _, _) if c.method == "null" => "ceiling".into(),
+        (Some(s), _, _) => {
+            let rel = if best > 0.0 {
+                s.bw_bytes_per_s / best
+            } else {
+                0.0
+            };
+            if rel >= 0.9995 {
+                "best".into()
+            } else {
+                format!("{rel:.2}x")
+            }
+        }
+    }
+}
+
+/// The throughput cell: IOPS or MiB/s.
+fn figure(c: &CaseResult, iops: bool) -> String {
+    match &c.summary {
+        Some(s) if iops => fmt_count(s.iops),
+        Some(s) => format!("{:.1}", s.bw_bytes_per_s / MIB),
+        None => "-".into(),
+    }
+}
+
+/// Fastest first, then the reference (`null`), then the cases with no
+/// figures, each group in run order.
+fn by_speed<'a>(cases: &[&'a CaseResult]) -> Vec<&'a CaseResult> {
+    let mut v = cases.to_vec();
+    let rank = |c: &CaseResult| match (&c.summary, c.method == "null") {
+        (Some(_), false) => 0,
+        (Some(_), true) => 1,
+        (None, _) => 2,
+    };
+    let bw = |c: &CaseResult| c.summary.as_ref().map_or(0.0, |s| s.bw_bytes_per_s);
+    v.sort_by(|a, b| rank(a).cmp(&rank(b)).then(bw(b).total_cmp(&bw(a))));
+    v
+}
+
+fn one_job(p: &str, cases: &[&CaseResult]) -> String {
+    let best = best_bw(cases);
+    let iops = in_iops(p);
+    let device = cases
+        .iter()
+        .filter_map(|c| c.summary.as_ref()?.device_fraction)
+        .any(|f| f < LOW_DEVICE);
+    let mut header = vec!["method", "depth", if iops { "IOPS" } else { "MiB/s" }];
+    header.extend(["vs best", "p99", "CPU/IO"]);
+    if device {
+        header.push("device");
+    }
+    let rows: Vec<Vec<String>> = by_speed(cases)
+        .into_iter()
+        .map(|c| {
+            let s = c.summary.as_ref();
+            let mut row = vec![
+                c.name(),
+                format!("Q{}T{}", c.queue_depth, c.threads),
+                figure(c, iops),
+                vs_best(c, best),
+                s.map_or("-".into(), |s| {
+                    fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)
+                }),
+                s.map_or("-".into(), |s| fmt_ns(s.cpu.ns_per_io.round() as u64)),
+            ];
+            if device {
+                row.push(
+                    s.and_then(|s| s.device_fraction)
+                        .map_or("-".into(), fmt_device_fraction),
+                );
+            }
+            row
+        })
+        .collect();
+    align(&header, &rows)
+}
+
+/// Methods by jobs: each job's throughput and `vs best` (within the job).
+fn grid(p: &str, cases: &[&CaseResult], jobs: &[Job]) -> String {
+    let iops = in_iops(p);
+    let mut methods: Vec<String> = Vec::new();
+    for c in by_speed(cases) {
+        if !methods.contains(&c.name()) {
+            methods.push(c.name());
+        }
+    }
+    let names: Vec<String> = jobs.iter().map(short_job).collect();
+    let mut header: Vec<&str> = vec!["method"];
+    for n in &names {
+        header.extend([n.as_str(), "vs best"]);
+    }
+    let rows: Vec<Vec<String>> = methods
+        .iter()
+        .map(|m| {
+            let mut row = vec![m.clone()];
+            for j in jobs {
+                let of_job: Vec<&CaseResult> =
+                    cases.iter().copied().filter(|c| c.job() == *j).collect();
+                match of_job.iter().find(|c| c.name() == *m) {
+                    Some(c) => row.extend([figure(c, iops), vs_best(c, best_bw(&of_job))]),
+                    None => row.extend(["".into(), "".into()]),
+                }
+            }
+            row
+        })
+        .collect();
+    align(&header, &rows)
+}
+
+/// Columns two spaces apart, the first left-aligned and the others
+/// right-aligned, a rule under the header.
+fn align(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = " ".repeat(w[i] - c.chars().count());
+            match i {
+                0 => s.push_str(&format!("  {c}{pad}")),
+                _ => s.push_str(&format!("  {pad}{c}")),
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    let total: usize = w.iter().map(|x| x + 2).sum::<usize>() - 2;
+    out.push_str(&format!("  {}\n", "─".repeat(total)));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    #[test]
+    fn the_one_screen_view_of_the_fixture() {
+        insta::assert_snapshot!(one_screen(&fixture(), 80));
+    }
+}
