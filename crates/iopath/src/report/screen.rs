@@ -47,7 +47,7 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
     let para = |s: &str| wrap(s, width, "", "  ");
     let mut out = String::new();
     if let Some(t) = &r.target {
-        out.push_str(&para(&table::target_line(r, t)));
+        out.push_str(&para(&target(r, t)));
     }
     for line in table::run_notes(r) {
         out.push_str(&para(&line));
@@ -101,6 +101,31 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
     out
 }
 
+/// What the run measured on, in a line.
+fn target(r: &RunResult, t: &crate::result::TargetInfo) -> String {
+    let place = if t.unnamed {
+        let dir = t.path.parent().unwrap_or(&t.path);
+        summary::Place::TemporaryIn(dir.display().to_string())
+    } else {
+        summary::Place::Of(t.path.display().to_string())
+    };
+    let on = if t.kind == "block-device" {
+        "block device".to_string()
+    } else {
+        r.system
+            .fs_type
+            .clone()
+            .unwrap_or_else(|| "unknown fs".into())
+    };
+    summary::target_line(&summary::Target {
+        size: t.size_bytes,
+        place,
+        on,
+        device: r.system.device.as_ref().map(|d| d.name.clone()),
+        cache: r.config.cache.clone(),
+    })
+}
+
 /// The patterns of a run, in the order they first appear.
 fn patterns(r: &RunResult) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
@@ -141,29 +166,28 @@ fn in_iops(pattern: &str) -> bool {
     pattern.starts_with("rand")
 }
 
-/// A pattern's compact table: one row per method, fastest first; when the
-/// pattern holds several jobs (block sizes, depths asked), a grid of
-/// methods by jobs.
+/// A pattern's compact table, its title in the first column's header:
+/// one row per method that ran, fastest first; when the pattern holds
+/// several jobs (block sizes, depths asked), a grid of methods by jobs.
+/// The cases that did not run are counted in [`summary::pointer`].
 fn pattern_table(p: &str, cases: &[&CaseResult]) -> String {
+    let ran: Vec<&CaseResult> = cases
+        .iter()
+        .copied()
+        .filter(|c| c.skipped.is_none())
+        .collect();
     let mut jobs: Vec<Job> = Vec::new();
-    for c in cases {
+    for c in &ran {
         let j = c.job();
         if !jobs.contains(&j) {
             jobs.push(j);
         }
     }
-    let unit = if in_iops(p) { "IOPS" } else { "MiB/s" };
-    if let [job] = jobs.as_slice() {
-        let title = format!("{} {}", pattern_title(p), short_job(job));
-        return format!("{title}\n{}", one_job(p, cases));
+    match jobs.as_slice() {
+        [] => format!("{}: no case ran\n", pattern_title(p)),
+        [job] => one_job(&format!("{} {}", pattern_title(p), short_job(job)), p, &ran),
+        _ => grid(p, &ran, &jobs),
     }
-    let names: Vec<String> = jobs.iter().map(short_job).collect();
-    format!(
-        "{} ({unit}): {}\n{}",
-        pattern_title(p),
-        names.join(", "),
-        grid(p, cases, &jobs)
-    )
 }
 
 /// The highest median throughput of the real methods among `cases`.
@@ -222,14 +246,14 @@ fn by_speed<'a>(cases: &[&'a CaseResult]) -> Vec<&'a CaseResult> {
     v
 }
 
-fn one_job(p: &str, cases: &[&CaseResult]) -> String {
+fn one_job(title: &str, p: &str, cases: &[&CaseResult]) -> String {
     let best = best_bw(cases);
     let iops = in_iops(p);
     let device = cases
         .iter()
         .filter_map(|c| c.summary.as_ref()?.device_fraction)
         .any(|f| f < LOW_DEVICE);
-    let mut header = vec!["method", "depth", if iops { "IOPS" } else { "MiB/s" }];
+    let mut header = vec![title, "depth", if iops { "IOPS" } else { "MiB/s" }];
     header.extend(["vs best", "p99", "CPU/IO"]);
     if device {
         header.push("device");
@@ -270,7 +294,12 @@ fn grid(p: &str, cases: &[&CaseResult], jobs: &[Job]) -> String {
         }
     }
     let names: Vec<String> = jobs.iter().map(short_job).collect();
-    let mut header: Vec<&str> = vec!["method"];
+    let title = format!(
+        "{} ({})",
+        pattern_title(p),
+        if iops { "IOPS" } else { "MiB/s" }
+    );
+    let mut header: Vec<&str> = vec![&title];
     for n in &names {
         header.extend([n.as_str(), "vs best"]);
     }
@@ -293,7 +322,7 @@ fn grid(p: &str, cases: &[&CaseResult], jobs: &[Job]) -> String {
 }
 
 /// Columns two spaces apart, the first left-aligned and the others
-/// right-aligned, a rule under the header.
+/// right-aligned, under a header whose first cell is the table's title.
 fn align(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -306,15 +335,13 @@ fn align(header: &[&str], rows: &[Vec<String>]) -> String {
         for (i, c) in cells.iter().enumerate() {
             let pad = " ".repeat(w[i] - c.chars().count());
             match i {
-                0 => s.push_str(&format!("  {c}{pad}")),
+                0 => s.push_str(&format!("{c}{pad}")),
                 _ => s.push_str(&format!("  {pad}{c}")),
             }
         }
         s.trim_end().to_string() + "\n"
     };
     let mut out = line(header.to_vec());
-    let total: usize = w.iter().map(|x| x + 2).sum::<usize>() - 2;
-    out.push_str(&format!("  {}\n", "─".repeat(total)));
     for r in rows {
         out.push_str(&line(r.iter().map(String::as_str).collect()));
     }

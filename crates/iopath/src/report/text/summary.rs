@@ -166,19 +166,19 @@ fn list(names: &[String]) -> String {
     }
 }
 
-/// The pick's CPU per I/O beside another's: `at 40% of its CPU per I/O`,
-/// `at 1.8x its CPU per I/O`; nothing when within 10% either way.
+/// The pick's CPU per I/O beside another's: `at 40% of its CPU`, `at
+/// 1.80x its CPU`; nothing when within 10% either way.
 fn cpu_words(cpu: Option<f64>) -> String {
     match cpu {
-        Some(c) if c < 0.9 => format!(" at {:.0}% of its CPU per I/O", (c * 100.0).max(1.0)),
-        Some(c) if c > 1.1 => format!(" at {} its CPU per I/O", x(c)),
+        Some(c) if c < 0.9 => format!(" at {:.0}% of its CPU", (c * 100.0).max(1.0)),
+        Some(c) if c > 1.1 => format!(" at {} its CPU", x(c)),
         _ => String::new(),
     }
 }
 
 fn why_no_call(n: &NoCall) -> String {
     match n {
-        NoCall::Rounds { have, need } => format!("{have} of the {need} rounds a call takes"),
+        NoCall::Rounds { have, need } => format!("ran {have} rounds, needs {need}"),
         NoCall::Repetitions { have } => format!(
             "{}: too few",
             n_of(*have as u64, "repetition", "repetitions")
@@ -196,8 +196,9 @@ fn caveats(a: &Answer, pick_device: Option<f64>) -> String {
     }
     if let Some(f) = pick_device {
         s.push_str(&format!(
-            " (device {}: partly served from memory)",
-            crate::model::units::fmt_device_fraction(f)
+            " (device {}: {} from memory)",
+            crate::model::units::fmt_device_fraction(f),
+            if f < 0.5 { "mostly" } else { "partly" }
         ));
     }
     s
@@ -253,19 +254,42 @@ pub fn pattern_words(p: &str) -> String {
 
 /// The verdict in one line of the closing summary: what to use for the
 /// pattern (`what`: `random reads`, or with its job when the pattern has
-/// several), beside the method people use by habit: `for random reads use
-/// uring: 1.90x buffered at 33% of its CPU per I/O`.
+/// several), beside the method people use by habit: `random reads: use
+/// uring, 1.90x buffered at 33% of its CPU`.
 pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String {
     let habit = match &a.habit {
-        Some(h) => format!(": {} {}{}", x(h.speed), h.method, cpu_words(h.cpu)),
+        Some(h) => format!(", {} {}{}", x(h.speed), h.method, cpu_words(h.cpu)),
         None => String::new(),
     };
     let said = match &a.decision {
-        Decision::Leads(_) => format!("for {what}, no call yet; {} leads{habit}", a.pick),
-        Decision::Fastest | Decision::Cheaper { .. } => format!("for {what} use {}{habit}", a.pick),
-        Decision::Equal(m) => format!("for {what} use {} (equally good){habit}", list(m)),
+        Decision::Leads(_) => format!("{what}: {} leads (no call yet){habit}", a.pick),
+        Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
+        Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
     };
-    format!("{said}{}", caveats(a, pick_device))
+    format!("{said}{}", short_caveats(a, pick_device))
+}
+
+/// `a, b or c`.
+fn or_list(names: &[String]) -> String {
+    match names {
+        [init @ .., last] if !init.is_empty() => format!("{} or {last}", init.join(", ")),
+        _ => list(names),
+    }
+}
+
+/// [`caveats`] in a few words, for the summary.
+fn short_caveats(a: &Answer, pick_device: Option<f64>) -> String {
+    let mut s = String::new();
+    if a.burst {
+        s.push_str(" (a page-cache burst)");
+    }
+    if let Some(f) = pick_device {
+        s.push_str(&format!(
+            " (device {})",
+            crate::model::units::fmt_device_fraction(f)
+        ));
+    }
+    s
 }
 
 /// What the default view leaves out, and how to see it: `3 warnings, 1
@@ -276,10 +300,131 @@ pub fn pointer(warnings: usize, not_run: usize) -> String {
         counts.push(format!("{} not run", n_of(not_run as u64, "case", "cases")));
     }
     format!(
-        "{}; legend, notes, warnings and full verdicts: --explain",
+        "{}; legend, notes and full verdicts: --explain",
         counts.join(", ")
     )
 }
 
+/// Where the run's file was.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    /// A file without a name (`O_TMPFILE`) in this directory.
+    TemporaryIn(String),
+    /// This file or device.
+    Of(String),
+}
+
+/// What a run measured on, as the one-screen view says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub size: u64,
+    pub place: Place,
+    /// The file system, or `block device`.
+    pub on: String,
+    pub device: Option<String>,
+    pub cache: String,
+}
+
+/// `64 MiB temporary file in /var/tmp (ext4, device vda), cache: cold`.
+pub fn target_line(t: &Target) -> String {
+    let size = crate::model::units::fmt_bytes(t.size);
+    let place = match &t.place {
+        Place::TemporaryIn(d) => format!("{size} temporary file in {d}"),
+        Place::Of(p) => format!("{size} of {p}"),
+    };
+    let device = t
+        .device
+        .as_ref()
+        .map(|d| format!(", device {d}"))
+        .unwrap_or_default();
+    format!("{place} ({}{device}), cache: {}", t.on, t.cache)
+}
+
 /// The heading of the closing summary.
 pub const SUMMARY: &str = "summary:";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    fn answers() -> Vec<Answer> {
+        fixture().verdicts.iter().filter_map(Answer::of).collect()
+    }
+
+    #[test]
+    fn answers_read_the_verdicts_decisions() {
+        let a = answers();
+        // read: aio and uring tie for speed, uring costs less CPU.
+        assert_eq!(a[0].pick, "uring");
+        assert_eq!(
+            a[0].decision,
+            Decision::Cheaper {
+                with: vec!["aio".into()],
+                cpu: true
+            }
+        );
+        // Next: the first method not tied, by the verdict's ratios
+        // (fastest over it, over the pick's).
+        let next = a[0].next.as_ref().unwrap();
+        assert_eq!(next.method, "direct");
+        let v = &fixture().verdicts[0];
+        let ratio = |m: &str| {
+            v.ranking
+                .iter()
+                .find(|r| r.method == m)
+                .unwrap()
+                .fastest_ratio
+        };
+        assert!((next.speed - ratio("direct") / ratio("uring")).abs() < 1e-9);
+        let habit = a[0].habit.as_ref().unwrap();
+        assert_eq!(habit.method, "buffered");
+        assert!(habit.cpu.unwrap() < 0.1, "{habit:?}");
+        // randread, write: fastest alone.
+        assert_eq!(a[1].decision, Decision::Fastest);
+        assert_eq!(a[1].pick, "mmap");
+        assert_eq!(a[1].next.as_ref().unwrap().method, "uring");
+        assert_eq!(a[2].decision, Decision::Fastest);
+        assert!(!a[2].burst);
+    }
+
+    #[test]
+    fn too_few_rounds_is_no_call_with_the_rounds_it_needs() {
+        let mut v = fixture().verdicts[1].clone();
+        v.paired = true;
+        v.ranking[1].too_few_repetitions = true;
+        let a = Answer::of(&v).unwrap();
+        let need = stats::min_rounds(stats::verdict_alpha(v.ranking.len()));
+        assert_eq!(
+            a.decision,
+            Decision::Leads(NoCall::Rounds { have: 4, need })
+        );
+        // Without a call the ratios are the medians'.
+        let top = &v.ranking[0];
+        let next = a.next.as_ref().unwrap();
+        let m = v.ranking.iter().find(|r| r.method == next.method).unwrap();
+        assert!((next.speed - top.bw_bytes_per_s / m.bw_bytes_per_s).abs() < 1e-9);
+        v.interrupted = true;
+        let a = Answer::of(&v).unwrap();
+        assert_eq!(a.decision, Decision::Leads(NoCall::Interrupted));
+    }
+
+    #[test]
+    fn the_summary_and_verdict_lines_in_words() {
+        let mut unsure = fixture().verdicts[2].clone();
+        unsure.paired = true;
+        unsure.ranking[1].too_few_repetitions = true;
+        let lines: Vec<String> = answers()
+            .iter()
+            .chain(Answer::of(&unsure).as_ref())
+            .flat_map(|a| {
+                [
+                    verdict_line(a, None, None),
+                    summary_line("random reads", a, Some(0.06)),
+                ]
+            })
+            .chain([pointer(1, 0), pointer(3, 2)])
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+}
