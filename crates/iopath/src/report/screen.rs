@@ -65,6 +65,13 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
             continue;
         }
         out.push_str(&pattern_table(p, &cases));
+        // A failure is never only behind --explain.
+        for c in cases.iter().filter(|c| c.skipped.is_none()) {
+            if let Some(e) = &c.error {
+                let what = format!("{} {}", c.name(), table::job(c));
+                out.push_str(&wrap(&summary::failed_line(&what, e), width, "- ", "  "));
+            }
+        }
         let verdicts: Vec<&Verdict> = r.verdicts.iter().filter(|v| v.job.pattern == p).collect();
         let several = verdicts.len() > 1;
         for v in verdicts {
@@ -79,6 +86,8 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
             summary_lines.push(summary::summary_line(&what, &a, device));
         }
     }
+    // Asked for (--neighbour, a preset): what each method did to it.
+    out.push_str(&crate::analysis::verdict::neighbour::text(&r.cases));
     if let Some(c) = super::interrupted_caveat(r) {
         out.push('\n');
         out.push_str(&para(&c));

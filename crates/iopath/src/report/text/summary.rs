@@ -340,6 +340,11 @@ pub fn target_line(t: &Target) -> String {
     format!("{place} ({}{device}), cache: {}", t.on, t.cache)
 }
 
+/// A case that failed, under its table: `direct 4k Q1T1 failed: ...`.
+pub fn failed_line(case: &str, error: &str) -> String {
+    format!("{case} failed: {error}")
+}
+
 /// The heading of the closing summary.
 pub const SUMMARY: &str = "summary:";
 
