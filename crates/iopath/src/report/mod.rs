@@ -7,6 +7,7 @@ pub mod charts;
 pub mod csv;
 pub mod fio_json;
 pub mod grids;
+pub mod heading;
 pub mod html;
 pub mod json;
 pub mod markdown;

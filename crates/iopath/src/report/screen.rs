@@ -49,7 +49,7 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
     if let Some(t) = &r.target {
         out.push_str(&para(&target(r, t)));
     }
-    for line in table::run_notes(r) {
+    for line in super::heading::run_notes(r) {
         out.push_str(&para(&line));
     }
     for g in super::grids::all(r) {
