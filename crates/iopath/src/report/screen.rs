@@ -9,6 +9,8 @@
 use super::table::{self, pattern_title};
 use super::text::summary::{self, Answer};
 use crate::model::units::{fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile, wrap};
+use std::collections::HashMap;
+
 use crate::result::records::Verdict;
 use crate::result::{CaseResult, Job, RunResult};
 
@@ -69,14 +71,20 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         for c in cases.iter().filter(|c| c.skipped.is_none()) {
             if let Some(e) = &c.error {
                 let what = format!("{} {}", c.name(), table::job(c));
-                out.push_str(&wrap(&summary::failed_line(&what, e), width, "- ", "  "));
+                out.push_str(&wrap(
+                    &summary::failed_line(&what, e),
+                    width,
+                    "  - ",
+                    "    ",
+                ));
             }
         }
         let verdicts: Vec<&Verdict> = r.verdicts.iter().filter(|v| v.job.pattern == p).collect();
         let several = verdicts.len() > 1;
+        let index = Index::of(&cases);
         for v in verdicts {
             let Some(a) = Answer::of(v) else { continue };
-            let device = pick_device(r, &cases, v, &a);
+            let device = pick_device(r, &index, v, &a);
             let job = several.then(|| short_job(&v.job));
             out.push_str(&para(&summary::verdict_line(&a, device, job.as_deref())));
             let what = match &job {
@@ -156,17 +164,39 @@ fn short_job(j: &Job) -> String {
     }
 }
 
+/// A pattern's cases by method name and job, and by name alone (the
+/// first of each), to find a verdict's pick in constant time.
+struct Index<'a> {
+    by_job: HashMap<(String, Job), &'a CaseResult>,
+    by_name: HashMap<String, &'a CaseResult>,
+}
+
+impl<'a> Index<'a> {
+    fn of(cases: &[&'a CaseResult]) -> Index<'a> {
+        let mut i = Index {
+            by_job: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for c in cases {
+            i.by_job.entry((c.name(), c.job())).or_insert(c);
+            i.by_name.entry(c.name()).or_insert(c);
+        }
+        i
+    }
+}
+
 /// The pick's device fraction, when it read with a cold cache and the
 /// device served too little of it for its speed to be the device's.
-fn pick_device(r: &RunResult, cases: &[&CaseResult], v: &Verdict, a: &Answer) -> Option<f64> {
+fn pick_device(r: &RunResult, cases: &Index, v: &Verdict, a: &Answer) -> Option<f64> {
     if r.config.cache != "cold" || !v.job.pattern.contains("read") {
         return None;
     }
-    cases
-        .iter()
-        .filter(|c| c.name() == a.pick)
-        .find(|c| v.job.group.is_some() || c.job() == v.job)
-        .and_then(|c| c.summary.as_ref()?.device_fraction)
+    let case = if v.job.group.is_some() {
+        cases.by_name.get(&a.pick)
+    } else {
+        cases.by_job.get(&(a.pick.clone(), v.job.clone()))
+    };
+    case.and_then(|c| c.summary.as_ref()?.device_fraction)
         .filter(|&f| f < LOW_DEVICE)
 }
 
@@ -177,26 +207,56 @@ fn in_iops(pattern: &str) -> bool {
 
 /// A pattern's compact table, its title in the first column's header:
 /// one row per method that ran, fastest first; when the pattern holds
-/// several jobs (block sizes, depths asked), a grid of methods by jobs.
-/// The cases that did not run are counted in [`summary::pointer`].
+/// two or three jobs (block sizes, depths asked), a grid of methods by
+/// jobs; more, a table each. The cases that did not run are counted in
+/// [`summary::pointer`]; a pattern where none ran says why under its title.
 fn pattern_table(p: &str, cases: &[&CaseResult]) -> String {
     let ran: Vec<&CaseResult> = cases
         .iter()
         .copied()
         .filter(|c| c.skipped.is_none())
         .collect();
-    let mut jobs: Vec<Job> = Vec::new();
-    for c in &ran {
+    let jobs = by_job(&ran);
+    let title = |j: &Job| format!("{} {}", pattern_title(p), short_job(j));
+    match jobs.as_slice() {
+        [] => {
+            let mut s = format!("{}: no case ran\n", pattern_title(p));
+            for c in cases {
+                let why = c.skipped.as_deref().unwrap_or_default();
+                let line = format!("{} {}: {why}", c.name(), table::job(c));
+                s.push_str(&wrap(&line, WIDE_ENOUGH, "  - ", "    "));
+            }
+            s
+        }
+        [(job, cases)] => one_job(&title(job), p, cases),
+        several if several.len() <= 3 => grid(p, several),
+        several => several
+            .iter()
+            .map(|(job, cases)| one_job(&title(job), p, cases))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// A line the caller wraps again to its width.
+const WIDE_ENOUGH: usize = usize::MAX;
+
+/// Cases by job, the jobs in the order they first appear (linear in the
+/// cases, however many).
+fn by_job<'a>(cases: &[&'a CaseResult]) -> Vec<(Job, Vec<&'a CaseResult>)> {
+    let mut at: HashMap<Job, usize> = HashMap::new();
+    let mut out: Vec<(Job, Vec<&CaseResult>)> = Vec::new();
+    for c in cases {
         let j = c.job();
-        if !jobs.contains(&j) {
-            jobs.push(j);
+        match at.get(&j) {
+            Some(&i) => out[i].1.push(c),
+            None => {
+                at.insert(j.clone(), out.len());
+                out.push((j, vec![c]));
+            }
         }
     }
-    match jobs.as_slice() {
-        [] => format!("{}: no case ran\n", pattern_title(p)),
-        [job] => one_job(&format!("{} {}", pattern_title(p), short_job(job)), p, &ran),
-        _ => grid(p, &ran, &jobs),
-    }
+    out
 }
 
 /// The highest median throughput of the real methods among `cases`.
@@ -294,15 +354,16 @@ fn one_job(title: &str, p: &str, cases: &[&CaseResult]) -> String {
 }
 
 /// Methods by jobs: each job's throughput and `vs best` (within the job).
-fn grid(p: &str, cases: &[&CaseResult], jobs: &[Job]) -> String {
+fn grid(p: &str, jobs: &[(Job, Vec<&CaseResult>)]) -> String {
     let iops = in_iops(p);
+    let all: Vec<&CaseResult> = jobs.iter().flat_map(|(_, c)| c.iter().copied()).collect();
     let mut methods: Vec<String> = Vec::new();
-    for c in by_speed(cases) {
+    for c in by_speed(&all) {
         if !methods.contains(&c.name()) {
             methods.push(c.name());
         }
     }
-    let names: Vec<String> = jobs.iter().map(short_job).collect();
+    let names: Vec<String> = jobs.iter().map(|(j, _)| short_job(j)).collect();
     let title = format!(
         "{} ({})",
         pattern_title(p),
@@ -316,11 +377,9 @@ fn grid(p: &str, cases: &[&CaseResult], jobs: &[Job]) -> String {
         .iter()
         .map(|m| {
             let mut row = vec![m.clone()];
-            for j in jobs {
-                let of_job: Vec<&CaseResult> =
-                    cases.iter().copied().filter(|c| c.job() == *j).collect();
+            for (_, of_job) in jobs {
                 match of_job.iter().find(|c| c.name() == *m) {
-                    Some(c) => row.extend([figure(c, iops), vs_best(c, best_bw(&of_job))]),
+                    Some(c) => row.extend([figure(c, iops), vs_best(c, best_bw(of_job))]),
                     None => row.extend(["".into(), "".into()]),
                 }
             }
