@@ -121,9 +121,10 @@ fn a_case_timeout_keeps_what_it_measured_and_marks_the_extrapolated_time() {
     assert_eq!(capped["case_timeout_ns"], 50_000_000);
     // The summary is that repetition, marked too.
     assert_eq!(c["summary"]["capped"], *capped);
-    // The verdict-less table says it in words, with "extrapolated".
+    // The verdict-less table says it in words, with "extrapolated" (a
+    // note under the table: --explain).
     let out = iopath()
-        .args(["run", "--dir"])
+        .args(["run", "--explain", "--dir"])
         .arg(dir.path())
         .args(args)
         .output()

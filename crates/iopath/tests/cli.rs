@@ -864,7 +864,7 @@ fn verdicts_are_printed_and_in_the_json() {
         .args(["--methods", "buffered,direct", "--patterns", "randread"])
         .arg("--json")
         .arg(&json)
-        .arg("--quiet")
+        .args(["--quiet", "--explain"])
         .assert()
         .success()
         .get_output()

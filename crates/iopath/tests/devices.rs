@@ -379,6 +379,8 @@ fn the_devices_stacked_above_a_target_are_listed() {
             "50ms",
             "--repeat",
             "1",
+            // The target line in full (its holders): the whole report.
+            "--explain",
             "--json",
             "-",
         ])

@@ -537,6 +537,8 @@ fn a_case_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
             "--repeat",
             "1",
             "--quiet",
+            // The reasons under "not run": the whole report.
+            "--explain",
             "--json",
         ])
         .arg(&json)

@@ -142,7 +142,7 @@ fn a_small_locked_memory_limit_names_ulimit_l_and_leaves_nothing() {
     let dir = scratch();
     for l in ["0", "64"] {
         let script = format!(
-            "ulimit -l {l}; exec setpriv --bounding-set -ipc_lock \"$0\" run --dir \"$1\" --size 8M --time 0.05s --repeat 1 --methods uring,uring-buffered,ucache --patterns read,randwrite"
+            "ulimit -l {l}; exec setpriv --bounding-set -ipc_lock \"$0\" run --dir \"$1\" --size 8M --time 0.05s --repeat 1 --explain --methods uring,uring-buffered,ucache --patterns read,randwrite"
         );
         let out = Command::new("sh")
             .args(["-c", &script])

@@ -121,7 +121,12 @@ fn report_writes_every_format_from_a_saved_result() {
 
 #[test]
 fn report_without_files_prints_the_tables_and_stdout_markdown_is_pure() {
-    let out = iopath().arg("report").arg(run_fixture()).output().unwrap();
+    let out = iopath()
+        .arg("report")
+        .arg(run_fixture())
+        .arg("--explain")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("random read (randread)"), "{text}");
@@ -535,9 +540,12 @@ fn case_index(v: &serde_json::Value, method: &str, pattern: &str) -> usize {
 
 /// `iopath report FILE ARGS...`: its stdout.
 fn report_stdout(file: &Path, args: &[&str]) -> String {
+    // The whole terminal report (--explain): the tests read its tables,
+    // notes and verdicts.
     let out = iopath()
         .arg("report")
         .arg(file)
+        .arg("--explain")
         .args(args)
         .output()
         .unwrap();

@@ -315,7 +315,7 @@ fn run_and_report_take_wide() {
         "1M",
     ];
     let d = dir.path().to_str().unwrap();
-    let narrow = stdout_of(&[&args[..], &["--dir", d]].concat());
+    let narrow = stdout_of(&[&args[..], &["--dir", d, "--explain"]].concat());
     assert!(!header(&narrow).contains("p50"), "{narrow}");
     let wide = stdout_of(&[&args[..], &["--dir", d, "--wide"]].concat());
     let h = header(&wide);
@@ -347,6 +347,8 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
             "20ms",
             "--max-time",
             "1s",
+            // The reasons under "not run": the whole report.
+            "--explain",
         ])
         .output()
         .unwrap();

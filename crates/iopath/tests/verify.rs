@@ -211,7 +211,7 @@ fn null_is_skipped_under_verify_with_the_reason() {
         .arg(dir.path())
         .args(["--size", "8M", "--time", "100ms", "--repeat", "1"])
         .args(["--methods", "null,buffered", "--patterns", "read,write"])
-        .args(["--verify", "--json"])
+        .args(["--verify", "--explain", "--json"])
         .arg(&json)
         .output()
         .unwrap();

@@ -144,122 +144,81 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The groups of `run --help`, in the order they are shown.
+const WORKLOAD: &str = "Workload";
+const METHODS: &str = "Methods";
+const REPETITIONS: &str = "Repetitions";
+const OUTPUT: &str = "Output";
+const PLACEMENT: &str = "Placement";
+const SAFETY: &str = "Target and safety";
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// A job file (TOML, docs/job-files.md): its run settings and cases.
+    ///
     /// Flags override its settings, and case flags (--methods, --bs, ...)
     /// every case of it. `iopath presets show NAME --toml` prints one to
     /// start from.
     #[arg(value_name = "JOB.toml", conflicts_with_all = ["preset", "fio"])]
     pub job: Option<PathBuf>,
 
-    /// A fio job file: each job runs as a case through its own engine and
-    /// every other method (docs/fio-jobs.md says what maps and what is
-    /// refused). Flags override it.
+    /// A fio job file: each job through its own engine and every other
+    /// method.
+    ///
+    /// docs/fio-jobs.md says what maps and what is refused. Flags override
+    /// it.
     #[arg(long, value_name = "JOB.fio", conflicts_with = "preset")]
+    #[arg(help_heading = WORKLOAD)]
     pub fio: Option<PathBuf>,
 
     /// With --fio: run each job through its own engine only.
     #[arg(long, requires = "fio")]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub only_fio_engine: bool,
 
     /// With --fio: leave out the options iopath does not map, each named in
     /// the result's warnings (without it they are listed and refused).
     #[arg(long, requires = "fio")]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub ignore_unknown: bool,
 
     /// Run a preset: one of the seed experiments (`iopath presets` lists
-    /// them). Run settings (--size, --dir, --repeat, --time, ...) override
+    /// them).
+    ///
+    /// Run settings (--size, --dir, --repeat, --time, ...) override
     /// the preset's; what its cases are cannot be changed.
     #[arg(long, value_name = "NAME", value_parser = PresetName)]
+    #[arg(help_heading = WORKLOAD)]
     pub preset: Option<String>,
 
     /// Cases address only the first SIZE of the file (or N% of the
     /// machine's memory: `10%ram`), capped at the file size: random offsets
     /// fall within it, sequential passes cover it.
     #[arg(long, value_name = "SIZE|N%ram", value_parser = flag::<Span>)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub span: Option<Span>,
-
-    /// Run the cases inside a memory cgroup capped at SIZE (page cache
-    /// included), made for the run and removed after it: data much larger
-    /// than the memory a program may use, without a huge file. Every case,
-    /// unless the preset or job file marks some `cache_limited` (hmmap).
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub cache_limit: Option<u64>,
-
-    /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
-    /// pages); refused before the run when more than half the available
-    /// memory [default: --cache-limit, else 64 MiB].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub ucache_size: Option<u64>,
-
-    /// Page size of `ucache` (a multiple of the O_DIRECT alignment).
-    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = size)]
-    pub ucache_page: u64,
-
-    /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
-    /// the list): `0-3,8`.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-
-    /// Run workers on the CPUs of NUMA node N.
-    #[arg(long, value_name = "N")]
-    pub numa_node: Option<u32>,
-
-    /// Place the I/O buffers on NUMA node N (mbind; checked page by page).
-    #[arg(long, value_name = "N")]
-    pub mem_node: Option<u32>,
-
-    /// How --mem-node places buffers: bind, preferred, interleave, or local
-    /// (the node of the CPU that touches them) [default with --mem-node:
-    /// bind].
-    #[arg(long, value_name = "POLICY", value_parser = word::<iopath_io::numa::MemPolicyMode>())]
-    pub mem_policy: Option<iopath_io::numa::MemPolicyMode>,
-
-    /// Bind io_uring's SQPOLL kernel thread to CPU N (uring-sqpoll).
-    #[arg(long, value_name = "N")]
-    pub sqpoll_cpu: Option<u32>,
 
     /// The flags given on the command line (ids), so that a preset knows
     /// what the user set. Filled by [`parse`].
     #[arg(skip)]
     pub given: Vec<String>,
 
-    /// Directory for iopath's temporary test file [default: current directory].
-    #[arg(long, value_name = "DIR", conflicts_with = "file")]
-    pub dir: Option<PathBuf>,
-
-    /// Use this file (or block device). An existing one is only read unless
-    /// --allow-write; one that does not exist is created and removed.
-    #[arg(long, value_name = "PATH")]
-    pub file: Option<PathBuf>,
-
-    /// Allow write patterns on an existing --file (its contents are destroyed).
-    #[arg(long)]
-    pub allow_write: bool,
-
-    /// With --allow-write on a block device: write even when it carries a
-    /// file-system, RAID or partition-table signature (destroying it).
-    /// Mounted, swap and held devices are refused whatever is given.
-    #[arg(long)]
-    pub force_signature: bool,
-
-    /// With --allow-write: fill the existing --file or device with
-    /// incompressible data before the run, so reads never hit unwritten
-    /// ranges.
-    #[arg(long)]
-    pub prefill: bool,
-
-    /// Size of the test file [default: 1GiB]. With a preset or job file
+    /// Size of the test file [default: 1GiB].
+    ///
+    /// With a preset or job file
     /// that sets a cache limit, the limit scales with the file unless
     /// --cache-limit is given (dontcache: 256 MiB for 2 GiB, so 128 MiB at
     /// --size 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(help_heading = WORKLOAD)]
     pub size: Option<u64>,
 
-    /// Methods to compare, comma-separated (default: `methods_help`, from
-    /// the plan's own list).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<crate::model::choice::MethodChoice>(), help = methods_help())]
+    /// Methods to compare, comma-separated (`iopath methods` lists them);
+    /// the long help, with the default and the opt-in ones, is
+    /// `methods_help`, from the plan's own list.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<crate::model::choice::MethodChoice>(), hide_possible_values = true)]
+    #[arg(help = "Methods to compare, comma-separated (`iopath methods` lists them)", long_help = methods_help())]
+    #[arg(help_heading = METHODS)]
     pub methods: Vec<crate::model::choice::MethodChoice>,
 
     /// Threads of the `threadpool` method's pool [default: 4, libuv's
@@ -267,6 +226,7 @@ pub struct RunArgs {
     /// in flight]. For `tokio`: the most threads of tokio's blocking pool
     /// (max_blocking_threads; tokio's own 512 when not given).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = METHODS, hide_short_help = true)]
     pub pool_threads: Option<u32>,
 
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
@@ -275,28 +235,36 @@ pub struct RunArgs {
     /// during it: its p50/p99 and page-cache hit ratio say what each
     /// method does to the service next to it (the cache-pollution preset).
     #[arg(long)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub neighbour: bool,
 
     /// Access patterns, comma-separated [default: read,write,randread,randwrite].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Pattern>())]
+    #[arg(help_heading = WORKLOAD)]
     pub patterns: Vec<Pattern>,
 
     /// Block size of each request [default: 1M sequential, 4k random].
     #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(help_heading = WORKLOAD)]
     pub bs: Option<u64>,
 
-    /// Requests in flight per thread for async methods [default: 8 sequential, 32 random].
+    /// Requests in flight per thread, async methods [default: 8 seq., 32 random].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(help_heading = WORKLOAD)]
     pub qd: Option<u32>,
 
     /// Worker threads per case, each with its own engine.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = WORKLOAD)]
     pub threads: u32,
 
-    /// Time limit of each repetition [default: 150ms, or none when
-    /// --io-size alone bounds it], or `pass`: no limit, each repetition one
-    /// whole pass over the file (or its --touch amount).
+    /// Time limit of each repetition [default: 150ms], or `pass`.
+    ///
+    /// No limit by default when --io-size alone bounds a repetition;
+    /// `pass`: no limit, each repetition one whole pass over the file (or
+    /// its --touch amount).
     #[arg(long, value_name = "DURATION|pass", value_parser = flag::<RepTime>)]
+    #[arg(help_heading = WORKLOAD)]
     pub time: Option<RepTime>,
 
     /// Bytes to transfer per repetition, all threads together [default:
@@ -304,12 +272,15 @@ pub struct RunArgs {
     /// same for small random accesses: `--bs 8 --touch 8M` reads 8 MiB in
     /// 8-byte pieces (hmmap's RR).
     #[arg(long, visible_alias = "touch", value_name = "SIZE", value_parser = size)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub io_size: Option<u64>,
 
-    /// Run each case exactly N measured repetitions [default: adaptive, see
-    /// --ci-target and --max-time].
+    /// Run each case exactly N measured repetitions [default: adaptive].
+    ///
+    /// Adaptive: see --ci-target and --max-time.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000),
           conflicts_with_all = ["ci_target", "max_time"])]
+    #[arg(help_heading = REPETITIONS)]
     pub repeat: Option<u32>,
 
     /// Adaptive repetition: repeat a case until the 95% interval of its
@@ -318,15 +289,19 @@ pub struct RunArgs {
     /// of several methods ignores the target until it has the rounds its
     /// verdict needs, when those fit (see --max-time).
     #[arg(long, value_name = "PCT", default_value = "3%", value_parser = pct)]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub ci_target: f64,
 
-    /// Adaptive repetition: time budget of one case, warm-up included. The
+    /// Adaptive repetition: time budget of one case, warm-up included.
+    ///
+    /// The
     /// methods of a job share theirs: rounds stop before one that would not
     /// fit in the running methods' budgets, after at least 3. A job of
     /// several methods runs on to the rounds its verdict needs (6 for two
     /// methods, 9 for ten) when they are expected to end within twice its
     /// budget, so a job may take up to twice its budget, plus one round.
     #[arg(long, value_name = "DURATION", default_value = "1500ms", value_parser = duration)]
+    #[arg(help_heading = REPETITIONS)]
     pub max_time: Duration,
 
     /// Wall-clock cap of one case, all its repetitions together [default:
@@ -336,6 +311,7 @@ pub struct RunArgs {
     /// A write's final flush (fsync of what the page cache took) is not cut
     /// and can pass the cap.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub case_timeout: Option<Duration>,
 
     /// Order of repetitions: interleaved (the methods of a job take turns,
@@ -343,49 +319,60 @@ pub struct RunArgs {
     /// round, so drift between cases is not credited to a method) or
     /// sequential (each case runs all its repetitions back to back).
     #[arg(long, value_name = "ORDER", default_value = "interleaved", value_parser = word::<crate::model::schedule::Schedule>())]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub schedule: crate::model::schedule::Schedule,
 
     /// Seed of the rounds' shuffled orders [default: drawn at random and
     /// recorded in the JSON, so that identical runs do not share one order;
     /// give it to repeat a run's orders].
     #[arg(long, value_name = "N")]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub order_seed: Option<u64>,
 
     /// Warm-up repetitions per case, run and recorded first but not counted.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub warmup: u32,
 
     /// Length of the intervals of each repetition's throughput time series
     /// (10 ms: about 15 points in a default 150 ms repetition).
     #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = duration)]
+    #[arg(help_heading = REPETITIONS, hide_short_help = true)]
     pub interval: Duration,
 
     /// When writes are made durable: none, end (fsync then close, timed),
     /// dsync (O_DSYNC), osync (O_SYNC: data and metadata), each (fsync after
     /// every write).
     #[arg(long, value_name = "POLICY", default_value = "end", value_parser = word::<SyncPolicy>())]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub sync: SyncPolicy,
 
-    /// Page-cache state before each repetition: cold (write back and drop
-    /// the file's cached pages), warm (read the file once first), as-is.
+    /// Page-cache state before each repetition.
+    ///
+    /// cold: write back and drop the file's cached pages; warm: read the
+    /// file once first; as-is.
     #[arg(long, value_name = "STATE", default_value = "cold", value_parser = word::<CacheState>())]
+    #[arg(help_heading = WORKLOAD)]
     pub cache: CacheState,
 
     /// With --cache cold, also drop every clean page cache in the system
     /// (`sync`; `echo 3 > /proc/sys/vm/drop_caches`) before each repetition.
     /// Root only; it slows the whole machine for a moment.
     #[arg(long)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub drop_caches: bool,
 
     /// Data written: random (incompressible, the default), zeros, or
     /// compress:N (N% of every sector zeros).
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = flag::<DataMode>)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub data: DataMode,
 
     /// Measure a freshly truncated (sparse) file: no prefill, and the file is
     /// truncated again before every repetition (NIOBench's "sync+sparse").
     /// Reads of holes never reach the device.
     #[arg(long)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub sparse: bool,
 
     /// Verify the data: every written block carries a header (offset, seed,
@@ -393,20 +380,26 @@ pub struct RunArgs {
     /// cases read their blocks back after each repetition (outside its
     /// timing). The first bad block fails the case (exit 1).
     #[arg(long)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub verify: bool,
 
     /// Read percentage for randrw.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub rwmix: u8,
 
     /// Seed of the random offsets and data.
     #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub seed: u64,
 
-    /// Write the results as JSON to FILE (rewritten after every round), or `-`
-    /// (or /dev/stdout) for stdout (then nothing else is printed on stdout);
-    /// a descriptor (/dev/fd/N) gets it once at the end.
+    /// Write the results as JSON to FILE, or `-` for stdout.
+    ///
+    /// A file is rewritten after every round; on stdout (`-` or
+    /// /dev/stdout) nothing else is printed there; a descriptor
+    /// (/dev/fd/N) gets it once at the end.
     #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = OUTPUT)]
     pub json: Option<PathBuf>,
 
     /// What --json writes: iopath's document, or fio's JSON shape (one job
@@ -417,21 +410,104 @@ pub struct RunArgs {
         default_value = "iopath",
         requires = "json"
     )]
+    #[arg(help_heading = OUTPUT, hide_short_help = true)]
     pub json_format: crate::report::json::JsonFormat,
 
     /// Reports written at the end of the run (and after Ctrl-C, with the
     /// cases finished so far).
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = OUTPUT)]
     pub reports: crate::report::Outputs,
 
     /// No progress display.
     #[arg(long, short)]
+    #[arg(help_heading = OUTPUT)]
     pub quiet: bool,
 
     /// Under mpirun (built with --features mpi): per-rank (a file each), shared
     /// (one file, a segment each) or shared-strided (blocks interleaved). docs/mpi.md
     #[arg(long, value_name = "LAYOUT", value_parser = file_layout)]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
     pub layout: Option<crate::result::mpi::FileLayout>,
+
+    /// Run the cases inside a memory cgroup capped at SIZE (page cache
+    /// included), made for the run and removed after it: data much larger
+    /// than the memory a program may use, without a huge file. Every case,
+    /// unless the preset or job file marks some `cache_limited` (hmmap).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub cache_limit: Option<u64>,
+
+    /// Budget of the user-space caches (`ucache`'s pages, `uffd`'s resident
+    /// pages); refused before the run when more than half the available
+    /// memory [default: --cache-limit, else 64 MiB].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(help_heading = METHODS, hide_short_help = true)]
+    pub ucache_size: Option<u64>,
+
+    /// Page size of `ucache` (a multiple of the O_DIRECT alignment).
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = size)]
+    #[arg(help_heading = METHODS, hide_short_help = true)]
+    pub ucache_page: u64,
+
+    /// Pin workers to these CPUs, round-robin (worker i on the i-th CPU of
+    /// the list): `0-3,8`.
+    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub cpus: Option<String>,
+
+    /// Run workers on the CPUs of NUMA node N.
+    #[arg(long, value_name = "N")]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub numa_node: Option<u32>,
+
+    /// Place the I/O buffers on NUMA node N (mbind; checked page by page).
+    #[arg(long, value_name = "N")]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub mem_node: Option<u32>,
+
+    /// How --mem-node places buffers: bind, preferred, interleave, or local
+    /// (the node of the CPU that touches them) [default with --mem-node:
+    /// bind].
+    #[arg(long, value_name = "POLICY", value_parser = word::<iopath_io::numa::MemPolicyMode>())]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub mem_policy: Option<iopath_io::numa::MemPolicyMode>,
+
+    /// Bind io_uring's SQPOLL kernel thread to CPU N (uring-sqpoll).
+    #[arg(long, value_name = "N")]
+    #[arg(help_heading = PLACEMENT, hide_short_help = true)]
+    pub sqpoll_cpu: Option<u32>,
+
+    /// Directory for iopath's temporary test file [default: current directory].
+    #[arg(long, value_name = "DIR", conflicts_with = "file")]
+    #[arg(help_heading = SAFETY)]
+    pub dir: Option<PathBuf>,
+
+    /// Use this file (or block device).
+    ///
+    /// An existing one is only read unless
+    /// --allow-write; one that does not exist is created and removed.
+    #[arg(long, value_name = "PATH")]
+    #[arg(help_heading = SAFETY)]
+    pub file: Option<PathBuf>,
+
+    /// Allow write patterns on an existing --file (its contents are destroyed).
+    #[arg(long)]
+    #[arg(help_heading = SAFETY)]
+    pub allow_write: bool,
+
+    /// With --allow-write on a block device: write even when it carries a
+    /// file-system, RAID or partition-table signature (destroying it).
+    /// Mounted, swap and held devices are refused whatever is given.
+    #[arg(long)]
+    #[arg(help_heading = SAFETY, hide_short_help = true)]
+    pub force_signature: bool,
+
+    /// With --allow-write: fill the existing --file or device with
+    /// incompressible data before the run, so reads never hit unwritten
+    /// ranges.
+    #[arg(long)]
+    #[arg(help_heading = SAFETY, hide_short_help = true)]
+    pub prefill: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -632,7 +708,7 @@ pub struct ReportArgs {
     )]
     pub json_format: crate::report::json::JsonFormat,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = OUTPUT)]
     pub reports: crate::report::Outputs,
 }
 

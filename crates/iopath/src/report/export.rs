@@ -88,17 +88,19 @@ pub(crate) fn visible_bytes(text: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// The terminal tables (`report::table`), every column with `wide`.
-#[derive(Debug, Clone, Copy, Default)]
+/// The terminal view (`report::screen`): one screen, or with `--explain`
+/// the whole table (`report::table`), every column with `--wide`.
+#[derive(Debug, Clone, Copy)]
 pub struct Terminal {
-    pub wide: bool,
+    /// What the view shows (`--explain`, `--wide`) and its width.
+    pub view: crate::report::screen::View,
 }
 
 impl Terminal {
     /// The tables as text, the result's own strings as they are (whoever
     /// prints it shows their control characters, `untrusted::visible`).
     pub fn text(&self, r: &RunResult) -> String {
-        crate::report::table::render(r, self.wide)
+        crate::report::screen::render(r, &self.view)
     }
 }
 
@@ -131,11 +133,41 @@ mod tests {
         format!("{:>7} bytes  fnv1a64 {h:016x}", bytes.len())
     }
 
+    use crate::report::screen::View;
+
     /// Every exporter, under the name its output is listed by.
     fn exporters() -> Vec<(&'static str, &'static dyn Exporter)> {
         vec![
-            ("terminal", &Terminal { wide: false }),
-            ("terminal --wide", &Terminal { wide: true }),
+            (
+                "terminal (80 columns)",
+                &Terminal {
+                    view: View {
+                        explain: false,
+                        wide: false,
+                        width: 80,
+                    },
+                },
+            ),
+            (
+                "terminal --explain",
+                &Terminal {
+                    view: View {
+                        explain: true,
+                        wide: false,
+                        width: 120,
+                    },
+                },
+            ),
+            (
+                "terminal --wide",
+                &Terminal {
+                    view: View {
+                        explain: true,
+                        wide: true,
+                        width: 120,
+                    },
+                },
+            ),
             ("--json", JsonFormat::Iopath.exporter()),
             ("--json-format fio", JsonFormat::Fio.exporter()),
             ("--csv", &csv::Csv),

@@ -10,10 +10,13 @@ pub mod csv;
 pub mod export;
 pub mod fio_json;
 pub mod grids;
+pub mod heading;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod prose;
+pub mod screen;
+pub mod screen_width;
 pub mod table;
 pub mod text;
 pub mod width;
@@ -31,30 +34,54 @@ use crate::result::{CaseResult, Job, RunResult};
 /// The report files a run or `iopath report` can write.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Outputs {
-    /// Write a self-contained HTML report (charts inline, opens offline) to
-    /// FILE, or `-` for stdout.
+    /// Write a self-contained HTML report to FILE, or `-` for stdout.
+    ///
+    /// Charts inline: it opens offline.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
     /// Write one CSV row per case and repetition to FILE, or `-` for stdout
     /// (columns: docs/reports.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub csv: Option<PathBuf>,
 
-    /// Write Markdown tables and verdicts, ready to paste into an issue, to
-    /// FILE, or `-` for stdout.
+    /// Write Markdown tables and verdicts to FILE, or `-` for stdout.
+    ///
+    /// Ready to paste into an issue.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 
     /// Write every chart of the HTML report as a PNG file into DIR (created
     /// if missing; files named like `randread-4k-q32-t1-latency.png`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", hide_short_help = true)]
     pub png_dir: Option<PathBuf>,
 
-    /// Print the terminal tables with every column (n, p50, p99.9, notes),
-    /// however wide; without it they keep to 120 columns.
+    /// Print everything (--explain) with every column of the tables.
+    ///
+    /// The columns n, p50, p99.9 and notes, however wide.
     #[arg(long)]
     pub wide: bool,
+
+    /// Print everything: legend, notes, full verdicts, warnings.
+    ///
+    /// The legend of the columns, every table's notes, the full verdicts,
+    /// the warnings and what did not run, in 120 columns. Without it the
+    /// terminal gets one screen in its width: a compact table per pattern,
+    /// its verdict in a line, and a summary.
+    #[arg(long, short = 'v')]
+    pub explain: bool,
+}
+
+impl Outputs {
+    /// How the terminal report is laid out: as asked, in the terminal's
+    /// width.
+    pub fn view(&self) -> screen::View {
+        screen::View {
+            explain: self.explain,
+            wide: self.wide,
+            width: screen_width::detect(),
+        }
+    }
 }
 
 /// True when `p` is stdout: `-`, or a name of descriptor 1
@@ -201,7 +228,7 @@ impl Outputs {
 
     /// The terminal tables, as `--wide` asks.
     pub fn terminal(&self) -> Terminal {
-        Terminal { wide: self.wide }
+        Terminal { view: self.view() }
     }
 
     /// Write every report asked for; one that fails does not stop the

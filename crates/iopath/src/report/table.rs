@@ -7,6 +7,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
+use super::heading::{run_notes, target_line};
 use super::prose::wrap;
 
 use crate::model::units::{
@@ -19,38 +20,6 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The width the default report keeps to: tables, legend and warnings.
 pub const WIDTH: usize = 120;
 
-/// How the target line describes a block device: its block sizes, kind,
-/// queue and the stack below it (`512 B blocks, non-rotational, scheduler
-/// none, nr_requests 128, read-ahead 128 KiB, loop0 -> vda`).
-fn block_device_words(r: &RunResult) -> String {
-    let mut w = vec!["block device".to_string()];
-    if let Some(d) = &r.system.device {
-        match (d.logical_block_size, d.physical_block_size) {
-            (Some(l), Some(p)) if l != p => w.push(format!("{l}/{p} B blocks")),
-            (Some(l), _) => w.push(format!("{l} B blocks")),
-            _ => {}
-        }
-        if let Some(rot) = d.rotational {
-            w.push(if rot { "rotational" } else { "non-rotational" }.into());
-        }
-        if let Some(s) = &d.scheduler {
-            w.push(format!("scheduler {s}"));
-        }
-        if let Some(n) = d.nr_requests {
-            w.push(format!("nr_requests {n}"));
-        }
-        if let Some(ra) = d.read_ahead_kb {
-            w.push(format!("read-ahead {ra} KiB"));
-        }
-    }
-    if let Some(st) = &r.system.device_stack {
-        if st.path.len() > 1 {
-            w.push(st.path.join(" -> "));
-        }
-    }
-    w.join(", ")
-}
-
 /// Render the whole report as text: the tables in [`WIDTH`] columns, or
 /// with every column when `wide`.
 pub fn render(r: &RunResult, wide: bool) -> String {
@@ -59,73 +28,15 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     let r = &*crate::model::untrusted::one_line(r);
     let mut out = String::new();
     if let Some(t) = &r.target {
-        let dev = r
-            .system
-            .device
-            .as_ref()
-            .map(|d| {
-                // A partition named as the target is the device measured.
-                let name = match (&d.partition, d.disk_size_bytes) {
-                    (Some(p), Some(_)) => format!("{p}, a partition of {}", d.name),
-                    _ => d.name.clone(),
-                };
-                let above = if d.holders.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ", held by {}",
-                        d.holders
-                            .iter()
-                            .map(|h| format!("{} (on {})", h.name, h.over))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                format!(
-                    ", device {name}{}{above}",
-                    d.model
-                        .as_ref()
-                        .map(|m| format!(" ({m})"))
-                        .unwrap_or_default()
-                )
-            })
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "target: {} ({}, {}{}{}), cache: {}\n",
-            t.path.display(),
-            fmt_bytes(t.size_bytes),
-            if t.kind == "block-device" {
-                block_device_words(r)
-            } else {
-                r.system
-                    .fs_type
-                    .as_deref()
-                    .unwrap_or("unknown fs")
-                    .to_string()
-            },
-            dev,
-            if t.created {
-                ", removed after the run"
-            } else {
-                ""
-            },
-            r.config.cache
-        ));
+        out.push_str(&target_line(r, t));
+        out.push('\n');
         let in_memory = t.kind != "block-device"
             && matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"));
         out.push_str(&wrap(&legend(wide, in_memory), WIDTH, "", ""));
     }
-    if let Some(l) = &r.config.cache_limit {
-        out.push_str(&format!(
-            "cache limit: {} (memory cgroup v{}, peak {}, cap hit {} times): cached methods held at most that much of the file\n",
-            fmt_bytes(l.limit_bytes),
-            l.cgroup_version,
-            l.peak_bytes.map_or("?".into(), fmt_bytes),
-            l.limit_hits.map_or("?".into(), |n| n.to_string())
-        ));
-    }
-    if let Some(p) = &r.config.preset {
-        out.push_str(&format!("preset: {p} (docs/presets.md)\n"));
+    for line in run_notes(r) {
+        out.push_str(&line);
+        out.push('\n');
     }
     for g in super::grids::all(r) {
         out.push('\n');
@@ -143,12 +54,8 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         out.push('\n');
         if cases.iter().all(|c| c.not_reached()) {
             // A table of dashes says less than this line.
-            out.push_str(&format!(
-                "{} ({p}): not reached before the interruption ({} case{}, listed under \"not run\")\n",
-                pattern_title(p),
-                cases.len(),
-                if cases.len() == 1 { "" } else { "s" }
-            ));
+            out.push_str(&not_reached_line(p, cases.len()));
+            out.push('\n');
             continue;
         }
         out.push_str(&render_pattern(p, &cases, show_placement(r), wide));
@@ -194,6 +101,15 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     // Every sentence in WIDTH columns, wide or not: only a --wide table is
     // wider.
     super::prose::fit(&out, WIDTH)
+}
+
+/// A pattern the run never reached, in one line instead of a table.
+pub fn not_reached_line(p: &str, cases: usize) -> String {
+    format!(
+        "{} ({p}): not reached before the interruption ({}, listed under \"not run\")",
+        pattern_title(p),
+        crate::model::units::n_of(cases as u64, "case", "cases")
+    )
 }
 
 /// The cases that did not run, one line per reason: the cases it

@@ -1,1 +1,435 @@
-//! Words for summary facts (see [`super`]).
+//! Words for summary facts (see [`super`]): the one-screen answer of a
+//! run. [`Answer`] reads what a verdict decided (its pick, its ranking and
+//! whether it made a call) as facts; [`verdict_line`] says it in one line
+//! under a pattern's table, [`summary_line`] in one line of the closing
+//! summary, and [`pointer`] says what `--explain` adds.
+
+use crate::model::units::n_of;
+use crate::result::records::{Ranked, Verdict};
+use crate::stats;
+
+/// Why a verdict made no call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoCall {
+    /// Too few rounds for the comparisons it makes (paired).
+    Rounds { have: usize, need: usize },
+    /// Too few repetitions for a 95% interval (unpaired).
+    Repetitions { have: usize },
+    /// The run was interrupted while the job ran.
+    Interrupted,
+    /// `--case-timeout` stopped these methods early.
+    CaseTimeout(Vec<String>),
+}
+
+/// What a verdict decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// No call: `leader` measured fastest.
+    Leads(NoCall),
+    /// The pick is fastest, alone.
+    Fastest,
+    /// The pick ties with `with` for speed and costs really less: CPU per
+    /// I/O (`cpu`) or else memory.
+    Cheaper { with: Vec<String>, cpu: bool },
+    /// These methods are equally good (the pick first).
+    Equal(Vec<String>),
+}
+
+/// A method the pick is measured against, and how it compares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versus {
+    pub method: String,
+    /// The pick's throughput over this method's.
+    pub speed: f64,
+    /// The pick's CPU per I/O over this method's (when both were
+    /// measured, at one block size).
+    pub cpu: Option<f64>,
+}
+
+/// A verdict's answer, as facts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The method to use, or the leader when there is no call.
+    pub pick: String,
+    pub decision: Decision,
+    /// The next fastest method not tied with the pick.
+    pub next: Option<Versus>,
+    /// The method people use by habit (`buffered`) when it is not the pick
+    /// nor tied with it, else the next fastest.
+    pub habit: Option<Versus>,
+    /// The pick's writes were a burst under the dirty limit.
+    pub burst: bool,
+}
+
+impl Answer {
+    /// The answer of `v`; `None` for a verdict with no real method.
+    pub fn of(v: &Verdict) -> Option<Answer> {
+        let real: Vec<&Ranked> = v.ranking.iter().filter(|m| !m.reference).collect();
+        let pick = real.iter().find(|m| m.method == v.pick).or(real.first())?;
+        let unsure = real.iter().any(|m| m.too_few_repetitions) || !v.called;
+        let tied: Vec<String> = real
+            .iter()
+            .filter(|m| m.tied_with_fastest && m.method != pick.method)
+            .map(|m| m.method.clone())
+            .collect();
+        let decision = if unsure {
+            Decision::Leads(no_call(v, &real))
+        } else if !v.equally_good.is_empty() {
+            Decision::Equal(v.equally_good.clone())
+        } else if tied.is_empty() {
+            Decision::Fastest
+        } else {
+            let cpu = tied.iter().all(|t| {
+                real.iter()
+                    .find(|m| &m.method == t)
+                    .is_some_and(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io)
+            });
+            Decision::Cheaper { with: tied, cpu }
+        };
+        // Without a call, every other method is apart from the leader;
+        // with one, those tied with the pick are not "next".
+        let apart = |m: &&&Ranked| {
+            m.method != pick.method && (unsure || !m.tied_with_fastest) && !m.reference
+        };
+        let versus = |m: &Ranked| versus(pick, m, unsure, &real);
+        let next = real.iter().find(apart).map(|m| versus(m));
+        let habit = real
+            .iter()
+            .filter(apart)
+            .find(|m| m.method == "buffered")
+            .map(|m| versus(m))
+            .or_else(|| next.clone());
+        Some(Answer {
+            pick: pick.method.clone(),
+            decision,
+            next,
+            habit,
+            burst: v
+                .dirty_burst
+                .as_ref()
+                .is_some_and(|b| b.methods.contains(&pick.method)),
+        })
+    }
+}
+
+fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
+    if v.interrupted {
+        NoCall::Interrupted
+    } else if !v.capped.is_empty() {
+        NoCall::CaseTimeout(v.capped.clone())
+    } else {
+        let have = real.iter().map(|m| m.n).min().unwrap_or(0);
+        if v.paired {
+            let need = stats::min_rounds(stats::verdict_alpha(real.len()));
+            NoCall::Rounds { have, need }
+        } else {
+            NoCall::Repetitions { have }
+        }
+    }
+}
+
+/// How `pick` compares with `m`: by the verdict's ratios once it made a
+/// call, by the medians (the table's `vs best`) when it did not.
+fn versus(pick: &Ranked, m: &Ranked, unsure: bool, real: &[&Ranked]) -> Versus {
+    let speed = if unsure && m.bw_bytes_per_s > 0.0 {
+        pick.bw_bytes_per_s / m.bw_bytes_per_s
+    } else {
+        m.fastest_ratio / pick.fastest_ratio.max(f64::MIN_POSITIVE)
+    };
+    let one_size = real.iter().all(|r| r.block_size == pick.block_size);
+    let cpu = (one_size && pick.cpu_ns_per_io > 0.0 && m.cpu_ns_per_io > 0.0)
+        .then(|| pick.cpu_ns_per_io / m.cpu_ns_per_io);
+    Versus {
+        method: m.method.clone(),
+        speed,
+        cpu,
+    }
+}
+
+/// A ratio as the verdicts write it: `1.08x`, `12.3x`, `123x`.
+fn x(r: f64) -> String {
+    if r >= 100.0 {
+        format!("{r:.0}x")
+    } else if r >= 10.0 {
+        format!("{r:.1}x")
+    } else {
+        format!("{r:.2}x")
+    }
+}
+
+/// `a, b and c`.
+fn list(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The pick's CPU per I/O beside another's: `at 40% of its CPU`, `at
+/// 1.80x its CPU`; nothing when within 10% either way.
+fn cpu_words(cpu: Option<f64>) -> String {
+    match cpu {
+        Some(c) if c < 0.9 => format!(" at {:.0}% of its CPU", (c * 100.0).max(1.0)),
+        Some(c) if c > 1.1 => format!(" at {} its CPU", x(c)),
+        _ => String::new(),
+    }
+}
+
+fn why_no_call(n: &NoCall) -> String {
+    match n {
+        NoCall::Rounds { have, need } => format!("ran {have} rounds, needs {need}"),
+        NoCall::Repetitions { have } => format!(
+            "{}: too few",
+            n_of(*have as u64, "repetition", "repetitions")
+        ),
+        NoCall::Interrupted => "interrupted".into(),
+        NoCall::CaseTimeout(m) => format!("--case-timeout stopped {}", list(m)),
+    }
+}
+
+/// A page-cache burst or a figure served from memory, in parentheses.
+fn caveats(a: &Answer, pick_device: Option<f64>) -> String {
+    let mut s = String::new();
+    if a.burst {
+        s.push_str(" (a burst the page cache absorbed)");
+    }
+    if let Some(f) = pick_device {
+        s.push_str(&format!(
+            " (device {}: {} from memory)",
+            crate::model::units::fmt_device_fraction(f),
+            if f < 0.5 { "mostly" } else { "partly" }
+        ));
+    }
+    s
+}
+
+/// The verdict in one line, under its table: the pick and how far ahead
+/// of the next method it is (`→ use uring: 1.19x direct, the next
+/// fastest`), or why there is no call. `pick_device`: the pick's device
+/// fraction when it is low enough to say so.
+pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> String {
+    let next = |lead: &str| match &a.next {
+        Some(n) => format!("{lead}{} {}", x(n.speed), n.method),
+        None => String::new(),
+    };
+    let said = match &a.decision {
+        Decision::Leads(why) => format!(
+            "no call yet ({}): {} leads{}",
+            why_no_call(why),
+            a.pick,
+            next(", ")
+        ),
+        Decision::Fastest if a.next.is_some() => {
+            format!("use {}{}, the next fastest", a.pick, next(": "))
+        }
+        Decision::Fastest => format!("use {}", a.pick),
+        Decision::Cheaper { with, cpu } => format!(
+            "use {}: as fast as {}, with less {}",
+            a.pick,
+            list(with),
+            if *cpu { "CPU per I/O" } else { "memory" }
+        ),
+        Decision::Equal(m) => format!(
+            "{}: equally good in speed, CPU and memory{}",
+            list(m),
+            next("; ")
+        ),
+    };
+    let job = job.map(|j| format!("{j}: ")).unwrap_or_default();
+    format!("→ {job}{said}{}", caveats(a, pick_device))
+}
+
+/// The pattern in words, plural, for the summary (`random reads`).
+pub fn pattern_words(p: &str) -> String {
+    match p {
+        "read" => "sequential reads".into(),
+        "write" => "sequential writes".into(),
+        "randread" => "random reads".into(),
+        "randwrite" => "random writes".into(),
+        "randrw" => "random reads and writes".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The verdict in one line of the closing summary: what to use for the
+/// pattern (`what`: `random reads`, or with its job when the pattern has
+/// several), beside the method people use by habit: `random reads: use
+/// uring, 1.90x buffered at 33% of its CPU`.
+pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String {
+    let habit = match &a.habit {
+        Some(h) => format!(", {} {}{}", x(h.speed), h.method, cpu_words(h.cpu)),
+        None => String::new(),
+    };
+    let said = match &a.decision {
+        Decision::Leads(_) => format!("{what}: {} leads (no call yet){habit}", a.pick),
+        Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
+        Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
+    };
+    format!("{said}{}", short_caveats(a, pick_device))
+}
+
+/// `a, b or c`.
+fn or_list(names: &[String]) -> String {
+    match names {
+        [init @ .., last] if !init.is_empty() => format!("{} or {last}", init.join(", ")),
+        _ => list(names),
+    }
+}
+
+/// [`caveats`] in a few words, for the summary.
+fn short_caveats(a: &Answer, pick_device: Option<f64>) -> String {
+    let mut s = String::new();
+    if a.burst {
+        s.push_str(" (a page-cache burst)");
+    }
+    if let Some(f) = pick_device {
+        s.push_str(&format!(
+            " (device {})",
+            crate::model::units::fmt_device_fraction(f)
+        ));
+    }
+    s
+}
+
+/// What the default view leaves out, and how to see it: `3 warnings, 1
+/// case not run; legend, notes and full verdicts: --explain`.
+pub fn pointer(warnings: usize, not_run: usize) -> String {
+    let mut counts = vec![n_of(warnings as u64, "warning", "warnings")];
+    if not_run > 0 {
+        counts.push(format!("{} not run", n_of(not_run as u64, "case", "cases")));
+    }
+    format!(
+        "{}; legend, notes and full verdicts: --explain",
+        counts.join(", ")
+    )
+}
+
+/// Where the run's file was.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    /// A file without a name (`O_TMPFILE`) in this directory.
+    TemporaryIn(String),
+    /// This file or device.
+    Of(String),
+}
+
+/// What a run measured on, as the one-screen view says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub size: u64,
+    pub place: Place,
+    /// The file system, or `block device`.
+    pub on: String,
+    pub device: Option<String>,
+    pub cache: String,
+}
+
+/// `64 MiB temporary file in /var/tmp (ext4, device vda), cache: cold`.
+pub fn target_line(t: &Target) -> String {
+    let size = crate::model::units::fmt_bytes(t.size);
+    let place = match &t.place {
+        Place::TemporaryIn(d) => format!("{size} temporary file in {d}"),
+        Place::Of(p) => format!("{size} of {p}"),
+    };
+    let device = t
+        .device
+        .as_ref()
+        .map(|d| format!(", device {d}"))
+        .unwrap_or_default();
+    format!("{place} ({}{device}), cache: {}", t.on, t.cache)
+}
+
+/// A case that failed, under its table: `direct 4k Q1T1 failed: ...`.
+pub fn failed_line(case: &str, error: &str) -> String {
+    format!("{case} failed: {error}")
+}
+
+/// The heading of the closing summary.
+pub const SUMMARY: &str = "summary:";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    fn answers() -> Vec<Answer> {
+        fixture().verdicts.iter().filter_map(Answer::of).collect()
+    }
+
+    #[test]
+    fn answers_read_the_verdicts_decisions() {
+        let a = answers();
+        // read: aio and uring tie for speed, uring costs less CPU.
+        assert_eq!(a[0].pick, "uring");
+        assert_eq!(
+            a[0].decision,
+            Decision::Cheaper {
+                with: vec!["aio".into()],
+                cpu: true
+            }
+        );
+        // Next: the first method not tied, by the verdict's ratios
+        // (fastest over it, over the pick's).
+        let next = a[0].next.as_ref().unwrap();
+        assert_eq!(next.method, "direct");
+        let v = &fixture().verdicts[0];
+        let ratio = |m: &str| {
+            v.ranking
+                .iter()
+                .find(|r| r.method == m)
+                .unwrap()
+                .fastest_ratio
+        };
+        assert!((next.speed - ratio("direct") / ratio("uring")).abs() < 1e-9);
+        let habit = a[0].habit.as_ref().unwrap();
+        assert_eq!(habit.method, "buffered");
+        assert!(habit.cpu.unwrap() < 0.1, "{habit:?}");
+        // randread, write: fastest alone.
+        assert_eq!(a[1].decision, Decision::Fastest);
+        assert_eq!(a[1].pick, "mmap");
+        assert_eq!(a[1].next.as_ref().unwrap().method, "uring");
+        assert_eq!(a[2].decision, Decision::Fastest);
+        assert!(!a[2].burst);
+    }
+
+    #[test]
+    fn too_few_rounds_is_no_call_with_the_rounds_it_needs() {
+        let mut v = fixture().verdicts[1].clone();
+        v.paired = true;
+        v.ranking[1].too_few_repetitions = true;
+        let a = Answer::of(&v).unwrap();
+        let need = stats::min_rounds(stats::verdict_alpha(v.ranking.len()));
+        assert_eq!(
+            a.decision,
+            Decision::Leads(NoCall::Rounds { have: 4, need })
+        );
+        // Without a call the ratios are the medians'.
+        let top = &v.ranking[0];
+        let next = a.next.as_ref().unwrap();
+        let m = v.ranking.iter().find(|r| r.method == next.method).unwrap();
+        assert!((next.speed - top.bw_bytes_per_s / m.bw_bytes_per_s).abs() < 1e-9);
+        v.interrupted = true;
+        let a = Answer::of(&v).unwrap();
+        assert_eq!(a.decision, Decision::Leads(NoCall::Interrupted));
+    }
+
+    #[test]
+    fn the_summary_and_verdict_lines_in_words() {
+        let mut unsure = fixture().verdicts[2].clone();
+        unsure.paired = true;
+        unsure.ranking[1].too_few_repetitions = true;
+        let lines: Vec<String> = answers()
+            .iter()
+            .chain(Answer::of(&unsure).as_ref())
+            .flat_map(|a| {
+                [
+                    verdict_line(a, None, None),
+                    summary_line("random reads", a, Some(0.06)),
+                ]
+            })
+            .chain([pointer(1, 0), pointer(3, 2)])
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+}
