@@ -216,6 +216,7 @@ mod tests {
             markdown: Some("-".into()),
             png_dir: Some("charts".into()),
             wide: false,
+            explain: false,
         };
         let flags: Vec<&str> = o.destinations().iter().map(|d| d.exporter.flag()).collect();
         assert_eq!(flags, ["--html", "--markdown", "--png-dir"]);

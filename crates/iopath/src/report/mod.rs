@@ -16,7 +16,6 @@ pub mod json;
 pub mod markdown;
 pub mod prose;
 pub mod screen;
-pub mod screen_width;
 pub mod table;
 pub mod text;
 pub mod width;
@@ -79,7 +78,7 @@ impl Outputs {
         screen::View {
             explain: self.explain,
             wide: self.wide,
-            width: screen_width::detect(),
+            width: width::stdout_width(),
         }
     }
 }

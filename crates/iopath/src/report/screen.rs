@@ -29,7 +29,7 @@ pub struct View {
     /// Everything, with every column of the tables (implies `explain`).
     pub wide: bool,
     /// The width the one-screen view keeps to
-    /// ([`super::screen_width::detect`]).
+    /// ([`super::width::stdout_width`]).
     pub width: usize,
 }
 

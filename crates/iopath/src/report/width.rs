@@ -9,7 +9,7 @@ pub const DEFAULT: usize = 120;
 
 /// The narrowest width honoured: below it, text is laid out for this many
 /// columns (a table of a few columns needs about this much).
-pub const MIN: usize = 40;
+pub const MIN: usize = 60;
 
 /// The columns stdout's text should keep to: the terminal's width when
 /// stdout is a terminal, else `COLUMNS` when it holds a positive number,
