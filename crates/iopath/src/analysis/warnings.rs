@@ -2,9 +2,9 @@
 //! result alone (pure functions), printed under the tables and recorded in
 //! JSON `warnings[]` with a stable `code`.
 
-use crate::model::choice::result_base_method;
 use crate::model::units::fmt_bytes;
-use crate::result::{CaseResult, RunResult};
+use crate::model::{CacheState, Pattern};
+use crate::result::{CaseResult, MethodName, RunResult, TargetKind};
 
 pub use crate::result::records::Warning;
 
@@ -46,10 +46,10 @@ fn labeller(r: &RunResult) -> impl Fn(&CaseResult) -> String {
 /// `buffered`. Classified by the method a result's name reads back to, so
 /// `mmap+random` is `mmap` here (a hint changes read-ahead, not whether
 /// pages are cached).
-fn is_cached_method(m: &str) -> bool {
+fn is_cached_method(m: &MethodName) -> bool {
     use iopath_io::Method as M;
     matches!(
-        result_base_method(m),
+        m.base(),
         Some(
             M::Buffered
                 | M::Mmap
@@ -65,20 +65,18 @@ fn is_cached_method(m: &str) -> bool {
 
 /// A case of a user-space cache ([`iopath_io::Method::is_user_space_cache`]).
 fn is_user_space_cache(c: &CaseResult) -> bool {
-    result_base_method(&c.method).is_some_and(iopath_io::Method::is_user_space_cache)
+    c.method
+        .base()
+        .is_some_and(iopath_io::Method::is_user_space_cache)
 }
 
 /// Methods whose reads go through the page cache, read-ahead included,
 /// whether or not they keep the pages: the cached methods, and `dontcache`
 /// and `uring-dontcache` (`RWF_DONTCACHE` drops the pages once read, but
 /// reads them, read-ahead and all, as `buffered` does).
-fn reads_through_page_cache(m: &str) -> bool {
+fn reads_through_page_cache(m: &MethodName) -> bool {
     use iopath_io::Method as M;
-    is_cached_method(m)
-        || matches!(
-            result_base_method(m),
-            Some(M::Dontcache | M::UringDontcache)
-        )
+    is_cached_method(m) || matches!(m.base(), Some(M::Dontcache | M::UringDontcache))
 }
 
 /// Methods whose writes, with `--sync none`, may end in memory (the page
@@ -87,13 +85,13 @@ fn reads_through_page_cache(m: &str) -> bool {
 /// for it. O_DIRECT methods (`direct`, `uring*` but `uring-buffered` and
 /// `uring-dontcache`, `aio`) hand their writes to the device, and `null`
 /// writes nothing.
-fn writes_may_stay_in_memory(m: &str) -> bool {
-    reads_through_page_cache(m) || result_base_method(m) == Some(iopath_io::Method::MmapDax)
+fn writes_may_stay_in_memory(m: &MethodName) -> bool {
+    reads_through_page_cache(m) || m.base() == Some(iopath_io::Method::MmapDax)
 }
 
 /// The method of a result's case, its hint left aside.
 fn method_is(c: &CaseResult, m: iopath_io::Method) -> bool {
-    result_base_method(&c.method) == Some(m)
+    c.method.base() == Some(m)
 }
 
 /// Which cases ran inside the `--cache-limit` cgroup: what the case
@@ -102,7 +100,7 @@ fn method_is(c: &CaseResult, m: iopath_io::Method) -> bool {
 /// cases it marks `cache_limited` (matched by label and method); none
 /// without a cache limit, or in a preset this version does not know.
 fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
-    let limited: Option<Vec<(Option<String>, String)>> =
+    let limited: Option<Vec<(Option<String>, MethodName)>> =
         match (&r.config.cache_limit, &r.config.preset) {
             (None, _) => Some(Vec::new()),
             (Some(_), None) => None,
@@ -117,7 +115,7 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
                                 pc.method
                                     .iter()
                                     .flat_map(|l| l.0.iter())
-                                    .map(|m| (pc.label.clone(), m.name().to_string()))
+                                    .map(|m| (pc.label.clone(), m.name().into()))
                                     .collect::<Vec<_>>()
                             })
                             .collect()
@@ -135,12 +133,12 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
 }
 
 /// Patterns with reads, whose device fraction is about reads.
-fn is_read(p: &str) -> bool {
-    matches!(p, "read" | "randread" | "randrw")
+fn is_read(p: &Pattern) -> bool {
+    matches!(p, Pattern::Read | Pattern::RandRead | Pattern::RandRw)
 }
 
-fn is_write(p: &str) -> bool {
-    matches!(p, "write" | "randwrite" | "randrw")
+fn is_write(p: &Pattern) -> bool {
+    matches!(p, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
 }
 
 /// `cases` in order, each once (cases of one job at two block sizes read
@@ -181,8 +179,8 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     };
     let measured: Vec<&CaseResult> = r.cases.iter().filter(|c| c.summary.is_some()).collect();
     // A case's own cache state (presets) wins over the run's.
-    let cache_of = |c: &CaseResult| c.cache.clone().unwrap_or_else(|| r.config.cache.clone());
-    let cold = measured.iter().all(|c| cache_of(c) == "cold");
+    let cache_of = |c: &CaseResult| c.cache.unwrap_or(r.config.cache);
+    let cold = measured.iter().all(|c| cache_of(c) == CacheState::Cold);
 
     if let (Some(t), Some(avail)) = (&r.target, r.system.memory_available_bytes) {
         if t.size_bytes <= avail {
@@ -199,8 +197,8 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
             // A cold sequential pass reads each page once: nothing in it
             // is re-read from memory, however much memory there is.
             let one_cold_pass = |c: &CaseResult| {
-                c.pattern == "read"
-                    && cache_of(c) == "cold"
+                c.pattern == Pattern::Read
+                    && cache_of(c) == CacheState::Cold
                     && c.measured().iter().all(|m| m.io_bytes <= t.size_bytes)
             };
             let cases: Vec<String> = measured
@@ -220,7 +218,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 // then, as without device counters, listed when the case
                 // left a tenth of its range cached.
                 .filter(|c| {
-                    cache_of(c) != "cold"
+                    cache_of(c) != CacheState::Cold
                         || c.summary.as_ref().is_some_and(|s| {
                             let range = c.span_bytes.unwrap_or(t.size_bytes).min(t.size_bytes);
                             let cached = s.memory.page_cache_bytes * 10 >= range;
@@ -255,7 +253,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                 "--sparse: the file is truncated before every repetition, so reads of holes return zeros without touching the device and writes allocate blocks (file-system allocation is part of the result)".into(),
                 vec!["all".into()],
             );
-        } else if t.kind == "block-device"
+        } else if t.kind == TargetKind::BlockDevice
             && !t.prefilled
             && t.allocated_bytes
                 .is_some_and(|a| a < t.file_bytes.unwrap_or(t.size_bytes))
@@ -275,7 +273,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
                     .collect(),
             );
         } else if !t.created
-            && t.kind == "file"
+            && t.kind == TargetKind::File
             && t.allocated_bytes.is_some_and(|a| a < t.size_bytes)
         {
             push(
@@ -327,7 +325,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     }
     if r.target.is_some()
         && r.system.device.is_none()
-        && measured.iter().any(|c| c.method != "null")
+        && measured.iter().any(|c| c.method != iopath_io::Method::Null)
     {
         push(
             "no_block_device",
@@ -338,7 +336,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
     {
         let low: Vec<String> = measured
             .iter()
-            .filter(|c| is_read(&c.pattern) && cache_of(c) == "cold")
+            .filter(|c| is_read(&c.pattern) && cache_of(c) == CacheState::Cold)
             .filter(|c| {
                 c.summary
                     .as_ref()
@@ -361,7 +359,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         .any(|c| c.summary.as_ref().is_some_and(|s| s.process_io.is_some()));
     let excess: Vec<String> = measured
         .iter()
-        .filter(|c| c.method != "null" && is_read(&c.pattern))
+        .filter(|c| c.method != iopath_io::Method::Null && is_read(&c.pattern))
         .filter(|c| {
             let Some(s) = c.summary.as_ref() else {
                 return false;
@@ -438,7 +436,7 @@ pub fn collect(r: &RunResult) -> Vec<Warning> {
         "writes with --sync none may end in the page cache: these figures measure memory, not the device".into(),
         measured
             .iter()
-            .filter(|c| (is_write(&c.pattern) || c.pattern == "copy") && c.sync == "none")
+            .filter(|c| (is_write(&c.pattern) || c.pattern == Pattern::Copy) && c.sync == iopath_io::SyncPolicy::None)
             .filter(|c| writes_may_stay_in_memory(&c.method))
             .map(|c| label(c))
             .collect(),
@@ -532,12 +530,12 @@ mod tests {
     ) -> CaseResult {
         CaseResult {
             method: method.into(),
-            pattern: pattern.into(),
+            pattern: crate::model::Pattern::from_name(pattern).unwrap(),
             block_size: 4096,
             queue_depth: qd.0,
             queue_depth_requested: qd.1,
             threads: 1,
-            sync: sync.into(),
+            sync: iopath_io::SyncPolicy::from_name(sync).unwrap(),
             summary: Some(Measurement {
                 io_bytes: 1 << 20,
                 ios: 256,
@@ -577,7 +575,7 @@ mod tests {
             },
             target: Some(TargetInfo {
                 path: "/x/iopath-1.dat".into(),
-                kind: "temporary".into(),
+                kind: crate::result::TargetKind::Temporary,
                 size_bytes: 1 << 30,
                 file_bytes: Some(1 << 30),
                 created: true,
@@ -607,7 +605,7 @@ mod tests {
                 order_seed: None,
                 interval_ns: 100_000_000,
                 seed: 1,
-                cache: cache.into(),
+                cache: crate::model::CacheState::from_name(cache).unwrap(),
                 data: "random".into(),
             },
             probe: vec![],
@@ -649,7 +647,7 @@ mod tests {
         // A case with its own as-is cache is not a cold read case.
         let mut warm = case("buffered", "read", Some(0.0), (1, 1), "end");
         warm.label = Some("asynchronous".into());
-        warm.cache = Some("as-is".into());
+        warm.cache = Some(CacheState::AsIs);
         let r = run(vec![a, b, twin, copy, warm], "cold", 2);
         let w = collect(&r);
         let low = w.iter().find(|w| w.code == "low_device_fraction").unwrap();
@@ -840,7 +838,7 @@ mod tests {
             2,
         );
         let t = r.target.as_mut().unwrap();
-        (t.path, t.kind, t.created) = ("/dev/loop3".into(), "block-device".into(), false);
+        (t.path, t.kind, t.created) = ("/dev/loop3".into(), TargetKind::BlockDevice, false);
         (t.prefilled, t.allocated_bytes) = (false, Some(1 << 20));
         let w = collect(&r);
         let u = w

@@ -6,6 +6,7 @@
 
 use crate::import::preset::Layout;
 use crate::model::units::fmt_count;
+use crate::model::Pattern;
 use crate::result::{CaseResult, RunResult};
 
 /// A small table: a title, a header, rows of cells, notes under it.
@@ -56,8 +57,8 @@ fn mbs(bw: f64) -> String {
     }
 }
 
-fn reads(p: &str) -> bool {
-    matches!(p, "read" | "randread")
+fn reads(p: &Pattern) -> bool {
+    matches!(p, Pattern::Read | Pattern::RandRead)
 }
 
 /// CrystalDiskMark's grid: a row per test label, read and write MB/s side
@@ -130,9 +131,9 @@ fn niobench(r: &RunResult) -> Option<Grid> {
             let f = |v: Option<f64>| v.map_or("-".into(), mbs);
             vec![
                 c.label.clone().unwrap_or_default(),
-                c.pattern.clone(),
+                c.pattern.to_string(),
                 c.name(),
-                c.sync.clone(),
+                c.sync.to_string(),
                 f(st.map(|s| s.median)),
                 f(st.map(|s| s.mean)),
                 f(st.map(|s| s.min)),
@@ -169,7 +170,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
             let m = c.notes.iter().find_map(|n| parse_mapping_note(n))?;
             Some(vec![
                 c.name(),
-                c.pattern.clone(),
+                c.pattern.to_string(),
                 format!("{} ({:#x})", m.fd, m.fd),
                 format!("{:#x} ({})", m.len, crate::model::units::fmt_bytes(m.len)),
                 format!("{:#x}", m.start),
@@ -180,7 +181,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
     let dax: Vec<String> = r
         .cases
         .iter()
-        .filter(|c| c.method == "mmap-dax")
+        .filter(|c| c.method == iopath_io::Method::MmapDax)
         .filter_map(|c| {
             c.skipped
                 .as_ref()
@@ -206,9 +207,9 @@ fn mappings(r: &RunResult) -> Option<Grid> {
 fn numa(r: &RunResult) -> Option<Grid> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let mut groups: Vec<(Option<String>, String)> = Vec::new();
+    let mut groups: Vec<(Option<String>, Pattern)> = Vec::new();
     for c in r.cases.iter().filter(|c| c.pair.is_some()) {
-        let key = (c.label.clone(), c.pattern.clone());
+        let key = (c.label.clone(), c.pattern);
         if !groups.contains(&key) {
             groups.push(key);
         }
@@ -256,7 +257,7 @@ fn numa(r: &RunResult) -> Option<Grid> {
             let placed = c.placement.as_ref();
             rows.push(vec![
                 label.clone().unwrap_or_default(),
-                pattern.clone(),
+                pattern.to_string(),
                 c.pair.clone().unwrap_or_default(),
                 c.summary.as_ref().map_or("-".into(), |s| {
                     format!("{:.1}", s.bw_bytes_per_s / 1048576.0)
@@ -566,7 +567,8 @@ fn published(r: &RunResult) -> Option<Grid> {
             format!(
                 "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
                 if r.cases.iter().any(|c| {
-                    crate::model::choice::result_base_method(&c.method)
+                    c.method
+                        .base()
                         .is_some_and(iopath_io::Method::is_user_space_cache)
                 }) {
                     "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"

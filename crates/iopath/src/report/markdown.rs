@@ -15,6 +15,7 @@ use std::borrow::Cow;
 
 use crate::analysis::verdict::{self, Verdict};
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
+use crate::model::Pattern;
 use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
 };
@@ -83,8 +84,8 @@ pub fn render(r: &RunResult) -> String {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == *p).collect();
         out.push_str(&format!(
             "\n### {} ({})\n\n",
-            escape(pattern_title(p)),
-            code_span(p)
+            escape(pattern_title(p.name())),
+            code_span(p.name())
         ));
         if cases.iter().all(|c| c.not_reached()) {
             // A table of dashes says less than this line (as the terminal's).
@@ -131,22 +132,28 @@ pub fn render(r: &RunResult) -> String {
 }
 
 /// Patterns in the order they first appear (as the terminal table).
-fn patterns(r: &RunResult) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
+fn patterns(r: &RunResult) -> Vec<Pattern> {
+    let mut v: Vec<Pattern> = Vec::new();
     for c in &r.cases {
         if !v.contains(&c.pattern) {
-            v.push(c.pattern.clone());
+            v.push(c.pattern);
         }
     }
     v
 }
 
 /// `iopath: read, randread, write on ext4 (vda)`.
-fn title(r: &RunResult, patterns: &[String]) -> String {
+fn title(r: &RunResult, patterns: &[Pattern]) -> String {
     let what = if patterns.is_empty() {
         "no case ran".to_string()
     } else {
-        escape(&patterns.join(", "))
+        escape(
+            &patterns
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     };
     let mut s = format!("iopath: {what}");
     if r.target.is_some() {
@@ -172,7 +179,7 @@ fn context(r: &RunResult) -> String {
                 "{}, {}, {}",
                 code_span(&t.path.display().to_string()),
                 fmt_bytes(t.size_bytes),
-                escape(&t.kind)
+                escape(t.kind.name())
             );
             if t.created {
                 s.push_str(" (removed after the run)");
@@ -233,7 +240,7 @@ fn context(r: &RunResult) -> String {
         system.push(format!("{} memory", fmt_bytes(m)));
     }
     items.push(("system", system.join(", ")));
-    items.push(("cache", escape(&r.config.cache)));
+    items.push(("cache", escape(r.config.cache.name())));
     let warmup = match r.config.warmup {
         0 => String::new(),
         1 => " after 1 warm-up".into(),
@@ -518,12 +525,12 @@ mod tests {
         r.cases[0].notes = vec!["fell back | to <plain> buffers *twice*\nsee `dmesg`".into()];
         r.cases.push(CaseResult {
             method: "uring|odd".into(),
-            pattern: "read".into(),
+            pattern: crate::model::Pattern::Read,
             block_size: 1 << 20,
             queue_depth: 8,
             queue_depth_requested: 8,
             threads: 1,
-            sync: "end".into(),
+            sync: iopath_io::SyncPolicy::End,
             error: Some("io_uring_enter | EINVAL".into()),
             ..CaseResult::default()
         });

@@ -38,7 +38,7 @@ pub(super) fn notes(
             },
             None => "none".into(),
         });
-        differ("cache state", &|r| r.config.cache.clone());
+        differ("cache state", &|r| r.config.cache.to_string());
         differ("data", &|r| {
             let sparse = r.target.as_ref().is_some_and(|t| t.sparse);
             format!(

@@ -10,18 +10,20 @@
 
 use super::{list, Verdict};
 use crate::model::units::{fmt_bytes, fmt_size_flag};
+use crate::model::Pattern;
 use crate::result::records::DirtyBurst;
-use crate::result::{CacheLimitInfo, CaseResult};
+use crate::result::{CacheLimitInfo, CaseResult, Entrant};
 use crate::system::metrics::dirty::DirtyLimits;
+use iopath_io::SyncPolicy;
 
 /// Methods whose writes land in the page cache first (and stay there until
 /// write-back), hinted or not (`mmap+random` is `mmap`): classified by the
 /// method the result's name reads back to. `dontcache` starts write-back at
 /// once, so it is not among them.
-fn through_page_cache(method: &str) -> bool {
+fn through_page_cache(method: &crate::result::MethodName) -> bool {
     use iopath_io::Method as M;
     matches!(
-        crate::model::choice::result_base_method(method),
+        method.base(),
         Some(M::Buffered | M::Mmap | M::UringBuffered | M::Threadpool | M::Tokio)
     )
 }
@@ -55,9 +57,9 @@ pub fn caveat(
     file: Option<u64>,
     cap: Option<&CacheLimitInfo>,
 ) {
-    let writes = matches!(v.job.pattern.as_str(), "write" | "randwrite" | "randrw");
+    let writes = v.job.pattern.writes();
     // O_SYNC/O_DSYNC and fsync-per-write wait for the device on every write.
-    if !writes || !matches!(v.job.sync.as_str(), "end" | "none") || d.limit_bytes == 0 {
+    if !writes || !matches!(v.job.sync, SyncPolicy::End | SyncPolicy::None) || d.limit_bytes == 0 {
         return;
     }
     let in_group = |c: &CaseResult| match &v.job.group {
@@ -112,22 +114,25 @@ pub fn caveat(
     }
     // Variants of a group are named as the verdict names them; a writer
     // the verdict does not rank is left out.
-    let mut rates: Vec<(String, f64)> = rates
+    let mut rates: Vec<(Entrant, f64)> = rates
         .into_iter()
         .filter_map(|(m, rate)| {
             v.ranking
                 .iter()
-                .find(|r| r.method == m || r.method.starts_with(&format!("{m} ")))
+                .find(|r| {
+                    let n = r.method.to_string();
+                    n == m || n.starts_with(&format!("{m} "))
+                })
                 .map(|r| (r.method.clone(), rate))
         })
         .collect();
-    let named: Vec<String> = rates.iter().map(|(m, _)| m.clone()).collect();
+    let named: Vec<Entrant> = rates.iter().map(|(m, _)| m.clone()).collect();
     if named.is_empty() {
         return;
     }
     let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
-    let span = file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes);
-    let how = if v.job.sync == "none" {
+    let span = file.filter(|&f| v.job.pattern != Pattern::Write && f <= d.limit_bytes);
+    let how = if v.job.sync == SyncPolicy::None {
         "and nothing waited for the device"
     } else {
         "and the timed fsync flushed them in one sorted burst"
@@ -136,7 +141,7 @@ pub fn caveat(
     // that takes each writer at its own median rate (the slowest and the
     // fastest when there are several).
     let twice = 2.0 * d.limit_bytes as f64;
-    let secs_at = |(name, rate): &(String, f64)| {
+    let secs_at = |(name, rate): &(Entrant, f64)| {
         let secs = (twice / rate).ceil().max(1.0);
         format!(
             "{} at {name}'s {}/s",
@@ -158,7 +163,7 @@ pub fn caveat(
         )),
         _ => None,
     };
-    let names: Vec<&str> = named.iter().map(String::as_str).collect();
+    let names: Vec<&Entrant> = named.iter().collect();
     let whose = match capped {
         Some(_) => "the --cache-limit cgroup's dirty limit".to_string(),
         None => "this machine's dirty limit".to_string(),
@@ -228,12 +233,12 @@ mod tests {
             .collect();
         CaseResult {
             method: method.into(),
-            pattern: "randwrite".into(),
+            pattern: crate::model::Pattern::RandWrite,
             block_size: 4096,
             queue_depth: 32,
             queue_depth_requested: 32,
             threads: 1,
-            sync: "end".into(),
+            sync: iopath_io::SyncPolicy::End,
             summary: Measurement::median_of(&reps.iter().collect::<Vec<_>>()),
             repetitions: reps,
             repetition_control: Some(RepetitionControl {

@@ -4,6 +4,7 @@
 
 use super::{ci, pct_slower, x, Ranked, Verdict};
 use crate::model::units::fmt_bytes;
+use crate::result::Entrant;
 
 /// The sentence, when the memory held differs enough to say
 /// ([`Verdict::memory_trade`]); `r` the real methods ranked.
@@ -11,7 +12,7 @@ pub(super) fn sentence(v: &Verdict, r: &[&Ranked]) -> Option<String> {
     let t = v.memory_trade.as_ref()?;
     let k = &t.speed;
     // The same rule for its interval as the speed sentence's.
-    let n = |name: &str| r.iter().find(|m| m.method == name).map_or(0, |m| m.n);
+    let n = |name: &Entrant| r.iter().find(|m| m.method == *name).map_or(0, |m| m.n);
     let few = n(&t.least) < 6 || n(&t.most) < 6;
     if k.undersampled || !v.called {
         // No call on speed: what each held, and no winner.

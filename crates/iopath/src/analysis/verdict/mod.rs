@@ -26,7 +26,7 @@
 
 pub mod neighbour;
 use crate::model::units::{fmt_bytes, fmt_ns};
-use crate::result::{CaseResult, Job, JobKey};
+use crate::result::{CaseResult, Entrant, Job, JobKey, MethodName};
 use crate::stats::{self, Comparison};
 
 /// CPU figures closer than this (max / min) are not worth a sentence.
@@ -68,7 +68,9 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     // burst to tell from sustained writing (the no_block_device warning
     // says what was measured).
     let in_memory = matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
-        && r.target.as_ref().is_some_and(|t| t.kind != "block-device");
+        && r.target
+            .as_ref()
+            .is_some_and(|t| t.kind != crate::result::TargetKind::BlockDevice);
     if let Some(d) = r.system.dirty_limits.as_ref().filter(|_| !in_memory) {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
@@ -92,8 +94,8 @@ fn pick_first(v: &mut Verdict) {
 
 /// True for a method that does no I/O (`null`): a reference, not a
 /// candidate.
-pub fn is_reference(method: &str) -> bool {
-    iopath_io::Method::from_name(method).is_some_and(|m| m.is_null())
+pub fn is_reference(method: &MethodName) -> bool {
+    *method == iopath_io::Method::Null
 }
 
 /// Verdicts for every group with at least two measured real methods (a
@@ -233,7 +235,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         .map(|(i, (m, k))| {
             let reference = i >= real;
             Ranked {
-                method: name_of(m.c),
+                method: name_of(m.c).into(),
                 bw_bytes_per_s: m.s.median,
                 bw_ci95_median: m.s.ci95_median,
                 n: m.s.n,
@@ -250,7 +252,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             }
         })
         .collect();
-    let fastest: Vec<String> = ranking
+    let fastest: Vec<Entrant> = ranking
         .iter()
         .filter(|r| r.tied_with_fastest)
         .map(|r| r.method.clone())
@@ -313,14 +315,14 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     };
     // Methods whose case the case timeout stopped: more rounds take a
     // larger timeout, not only more repetitions.
-    let capped: Vec<String> = ms
+    let capped: Vec<Entrant> = ms
         .iter()
         .filter(|m| {
             m.c.repetition_control
                 .as_ref()
                 .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
         })
-        .map(|m| name_of(m.c))
+        .map(|m| name_of(m.c).into())
         .collect();
     let real_cases: Vec<&CaseResult> = ms[..real].iter().map(|m| m.c).collect();
     let (interrupted, max_time_for_call) =
@@ -408,7 +410,7 @@ fn choose(
     cases: &[&CaseResult],
     group: &[&CaseResult],
     mixed: bool,
-) -> (String, Vec<String>) {
+) -> (Entrant, Vec<Entrant>) {
     // Candidates in the run's order (not by a median that noise reorders).
     let mut cand: Vec<usize> = (0..ranking.len())
         .filter(|&i| ranking[i].tied_with_fastest && !ranking[i].reference)
@@ -457,7 +459,7 @@ fn choose(
         .copied()
         .find(|&i| !cand.iter().any(|&j| j != i && beats(j, i) == Some(true)))
         .unwrap_or(cand[0]);
-    let mut equal: Vec<String> = vec![ranking[best].method.clone()];
+    let mut equal: Vec<Entrant> = vec![ranking[best].method.clone()];
     for &j in &cand {
         if j != best && beats(best, j) != Some(true) {
             equal.push(ranking[j].method.clone());
@@ -468,11 +470,14 @@ fn choose(
 }
 
 /// "a", "a and b", "a, b and c".
-pub(crate) fn list(names: &[&str]) -> String {
+pub(crate) fn list<T: std::fmt::Display>(names: &[T]) -> String {
     match names {
         [] => String::new(),
-        [one] => (*one).to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [one] => one.to_string(),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(ToString::to_string).collect();
+            format!("{} and {last}", init.join(", "))
+        }
     }
 }
 
@@ -555,7 +560,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     };
     let habit = rest
         .iter()
-        .find(|m| m.method == "buffered")
+        .find(|m| m.method == iopath_io::Method::Buffered)
         .or_else(|| rest.last());
     if let Some(h) = habit {
         if !shown.iter().any(|m| m.method == h.method) {
@@ -566,10 +571,10 @@ pub fn words(v: &Verdict) -> Vec<String> {
     // Tied, but with medians far apart: not a "tie for fastest".
     let far: Vec<&Ranked> = tied.iter().copied().filter(|m| !ties::near(m)).collect();
     let far_clause = ties::far_clause(top, &far, &vs);
-    let names: Vec<&str> = tied
+    let names: Vec<&Entrant> = tied
         .iter()
         .filter(|m| ties::near(m))
-        .map(|m| m.method.as_str())
+        .map(|m| &m.method)
         .collect();
     let unsure: Vec<&Ranked> = r
         .iter()
@@ -697,7 +702,11 @@ pub fn words(v: &Verdict) -> Vec<String> {
         if cost(hi) >= cost(lo) * CPU_WORTH_SAYING {
             let ns = |m: &Ranked| fmt_ns(cost(m).round() as u64);
             let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
-            if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
+            if let Some(b) = cpu
+                .iter()
+                .skip(2)
+                .find(|m| m.method == iopath_io::Method::Buffered)
+            {
                 named.push(b);
             }
             let mut others: Vec<String> = named
@@ -742,7 +751,7 @@ pub fn words(v: &Verdict) -> Vec<String> {
     } else if tied.len() == 1 {
         format!("→ use {}.", v.pick)
     } else if !v.equally_good.is_empty() {
-        let eq: Vec<&str> = v.equally_good.iter().map(String::as_str).collect();
+        let eq: Vec<&Entrant> = v.equally_good.iter().collect();
         format!(
             "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
             list(&eq),
@@ -756,9 +765,9 @@ pub fn words(v: &Verdict) -> Vec<String> {
             if eq.len() < tied.len() {
                 // Name the tied methods that cost more, so that the
                 // sentence stands on its own beside the CPU line.
-                let dearer: Vec<&str> = tied
+                let dearer: Vec<&Entrant> = tied
                     .iter()
-                    .map(|m| m.method.as_str())
+                    .map(|m| &m.method)
                     .filter(|m| !eq.contains(m))
                     .collect();
                 format!(

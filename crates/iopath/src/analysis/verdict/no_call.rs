@@ -2,7 +2,7 @@
 //! every other method, why there is no call and what gives one.
 
 use super::{list, x, Ranked, Verdict};
-use crate::result::CaseResult;
+use crate::result::{CaseResult, Entrant};
 use crate::stats::{self, StopReason};
 
 /// Of a job's real methods (`cases`): whether every one was stopped (an
@@ -65,7 +65,7 @@ pub(super) fn advice(v: &Verdict, needed: usize) -> String {
             format!("run longer (--max-time) or --repeat {needed}")
         }
     } else {
-        let names: Vec<&str> = v.capped.iter().map(String::as_str).collect();
+        let names: Vec<&Entrant> = v.capped.iter().collect();
         format!(
             "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
             list(&names)

@@ -162,7 +162,11 @@ fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
         ),
     ];
     let v = &all(&cases)[0];
-    let mmap = v.ranking.iter().find(|m| m.method == "mmap").unwrap();
+    let mmap = v
+        .ranking
+        .iter()
+        .find(|m| m.method == iopath_io::Method::Mmap)
+        .unwrap();
     assert!(
         mmap.tied_with_fastest && mmap.fastest_ratio > 1.5,
         "{mmap:?}"
@@ -175,7 +179,7 @@ fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
     assert!(text.contains(&said), "{text}");
     assert!(text.contains("not shown to differ"), "{text}");
     // The close pair is still a tie for fastest.
-    let lead = &v.ranking[0].method;
+    let lead = &v.ranking[0].method.to_string();
     let other = if lead == "aio" { "uring" } else { "aio" };
     assert!(
         text.contains(&format!("{} tie for fastest", list(&[lead, other])))
@@ -198,7 +202,7 @@ fn the_advice_names_the_tied_method_that_costs_more() {
     ]);
     assert_eq!(v[0].fastest.len(), 3, "{:?}", v[0].text);
     assert_eq!(v[0].equally_good.len(), 2, "{:?}", v[0].text);
-    assert!(!v[0].equally_good.contains(&"ucache".to_string()));
+    assert!(!v[0].equally_good.contains(&"ucache".into()));
     let advice = v[0].text.last().unwrap();
     assert!(advice.contains("equally good"), "{advice}");
     assert!(advice.ends_with("(ucache costs more)."), "{advice}");

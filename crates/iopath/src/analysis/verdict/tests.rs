@@ -23,12 +23,12 @@ pub fn case(method: &str, pattern: &str, mibs: &[f64], cpu_ns: f64, mem: u64) ->
     let sync = ["buffered", "direct", "mmap"].contains(&method);
     CaseResult {
         method: method.into(),
-        pattern: pattern.into(),
+        pattern: crate::model::Pattern::from_name(pattern).unwrap(),
         block_size: 4096,
         queue_depth: if sync { 1 } else { 32 },
         queue_depth_requested: 32,
         threads: 1,
-        sync: "end".into(),
+        sync: iopath_io::SyncPolicy::End,
         repetitions: mibs
             .iter()
             .map(|b| rep(b * 1048576.0, cpu_ns, mem))
@@ -198,9 +198,9 @@ fn aa_arms_that_drift_together_tie() {
     assert_eq!(v.len(), 1);
     assert!(v[0].paired);
     assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
-    let names: Vec<&str> = v[0].ranking.iter().map(|r| r.method.as_str()).collect();
+    let names: Vec<String> = v[0].ranking.iter().map(|r| r.method.to_string()).collect();
     assert!(
-        names.contains(&"direct") && names.contains(&"direct#2"),
+        names.contains(&"direct".into()) && names.contains(&"direct#2".into()),
         "{names:?}"
     );
     // Both ran at depth 1: the job as it ran.
@@ -476,7 +476,7 @@ fn null_is_a_reference_never_the_pick() {
     let v = &all(&with_null())[0];
     assert_eq!(v.pick, "uring");
     assert_eq!(v.fastest, vec!["uring"]);
-    let methods: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let methods: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(methods, ["uring", "buffered", "direct", "null"]);
     let null = &v.ranking[3];
     assert!(null.reference && !null.tied_with_fastest && !null.too_few_repetitions);
@@ -487,7 +487,10 @@ fn null_is_a_reference_never_the_pick() {
     assert_eq!(v.cheapest_cpu.as_ref().unwrap().method, "uring");
     assert_eq!(v.least_memory.as_ref().unwrap().method, "direct");
     let t = v.memory_trade.as_ref().unwrap();
-    assert_eq!((t.least.as_str(), t.most.as_str()), ("direct", "buffered"));
+    assert_eq!(
+        (t.least.to_string(), t.most.to_string()),
+        ("direct".into(), "buffered".into())
+    );
     let text = v.text.join("\n");
     assert!(
         text.starts_with("randread 4k Q32T1: uring is fastest"),
@@ -652,7 +655,7 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
     let v = all(&cases);
     assert_eq!(v.len(), 1, "{v:#?}");
     let v = &v[0];
-    let names: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let names: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(
         names,
         vec![
@@ -819,7 +822,7 @@ fn ranking_puts_the_pick_first() {
     let v = &all(&cases)[0];
     assert_eq!(v.pick, "uring");
     assert_eq!(v.fastest[0], "aio");
-    let order: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let order: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(order, ["uring", "aio", "buffered"]);
     // The ratios stay the fastest's over each; the words are the same
     // from the stored ranking as when the verdict was made.

@@ -30,7 +30,7 @@ pub(super) fn far_clause(top: &Ranked, far: &[&Ranked], vs: &dyn Fn(&Ranked) -> 
 /// usual.
 pub(super) fn sentence(
     label: &str,
-    names: &[&str],
+    names: &[&crate::result::Entrant],
     clause: &str,
     why: &str,
     top: &Ranked,

@@ -18,7 +18,7 @@ fn differences_between_the_runs_become_notes() {
         name: "nvme0n1".into(),
         ..Default::default()
     });
-    b.config.cache = "warm".into();
+    b.config.cache = crate::model::CacheState::Warm;
     b.config.data = "zeros".into();
     b.tool.version = "0.2.0".into();
     b.interrupted = true;

@@ -20,7 +20,7 @@ fn percentages_and_intervals_read_as_changes() {
 #[test]
 fn the_text_shows_labels_changes_and_sync_when_it_varies() {
     let mut dsync = case("aio", "randwrite", None, &BASE);
-    dsync.sync = "dsync".into();
+    dsync.sync = iopath_io::SyncPolicy::Dsync;
     let r = report(
         vec![
             case("uring", "randread", None, &BASE),
