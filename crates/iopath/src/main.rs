@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Result;
-use iopath::analysis::compare;
 use iopath::cli::commands;
 use iopath::cli::{Command, RunArgs};
 use iopath::model::untrusted::Visible;
@@ -25,7 +24,7 @@ fn main() -> ExitCode {
     // keep the default actions, so Ctrl-C stops them at once (even while
     // `compare` waits on a pipe).
     let res = match cli.command {
-        Some(Command::Compare(a)) => compare::run(&a.options()),
+        Some(Command::Compare(a)) => iopath::cli::compare::run(&a.options()),
         Some(Command::Report(a)) => commands::report(&a),
         Some(Command::Presets(a)) => commands::presets(&a),
         Some(Command::Completions { shell }) => write_stdout(&iopath::cli::completions(shell)),
@@ -226,6 +225,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     // verdicts and warnings are computed here, above it, before each write.
     let result = runner.run(&mut |r| {
         iopath::analysis::analyse(r);
+        iopath::report::text::word(r);
         match json_file {
             Some(p) => json::write_file(p, r, args.json_format),
             None => Ok(()),

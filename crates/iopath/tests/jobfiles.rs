@@ -186,7 +186,11 @@ fn a_fio_job_file_runs_each_job_as_a_case_through_its_engine_and_the_others() {
         .find(|w| w["code"] == "ignored_options")
         .expect("the ignored option is a warning");
     assert!(
-        w["message"].as_str().unwrap().contains("thinktime=10 ("),
+        w["facts"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o.as_str().unwrap().starts_with("thinktime=10 (")),
         "{w}"
     );
     // Without --only-fio-engine the job's engine is one method among all.

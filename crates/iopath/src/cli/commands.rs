@@ -216,7 +216,12 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     if result.verdicts.is_empty() {
         // Schema 1 had no verdicts: make them as a run of this version would.
         result.verdicts = crate::analysis::verdict::of_run(&result);
+    } else {
+        // Saved before verdicts had facts: today's facts where they agree.
+        crate::analysis::verdict::add_facts(&mut result);
     }
+    // Warnings in today's words (from facts found again in an older file).
+    crate::report::text::warnings::reword(&mut result);
     match args.json.as_deref() {
         Some(p) if crate::report::is_stdout(p) => {
             crate::report::json::write_stdout(&result, args.json_format)?
@@ -416,6 +421,39 @@ pub fn preset_show(name: &str) -> Result<String> {
             ..Origin::default()
         },
     )?;
+    let mut out = format!(
+        "{}: {}\nsource: {}\n\nrun settings (flags override them): {}\n\n",
+        preset.name,
+        preset.summary,
+        preset.source,
+        run_settings(&plan),
+    );
+    out.push_str(&format!("{}\n", preset_cases(&plan, &preset)));
+    if !preset.job.reading.is_empty() {
+        out.push_str("\nhow to read it:\n");
+        for r in &preset.job.reading {
+            out.push_str(&format!("  - {r}\n"));
+        }
+    }
+    let mut published: Vec<String> = Vec::new();
+    for on in plan.cases.iter().filter_map(|c| c.published.as_ref()) {
+        if !published.contains(&on.on) {
+            published.push(on.on.clone());
+        }
+    }
+    if !published.is_empty() {
+        out.push_str("\npublished figures measured on:\n");
+        for on in published {
+            out.push_str(&format!("  - {on}\n"));
+        }
+    }
+    out.push_str(&format!("\nrun it: iopath run --preset {}\n", preset.name));
+    Ok(crate::report::prose::fit(&out, 120))
+}
+
+/// A plan's run settings, in one line: size, repetitions and their length,
+/// cache state, warm-up, cache limit, case timeout.
+fn run_settings(plan: &Plan) -> String {
     let reps = plan.repeat.map_or("adaptive repetitions".to_string(), |n| {
         format!("{n} repetitions")
     });
@@ -440,14 +478,15 @@ pub fn preset_show(name: &str) -> Result<String> {
             crate::model::units::fmt_duration(t)
         )
     });
-    let mut out = format!(
-        "{}: {}\nsource: {}\n\nrun settings (flags override them): size {}, {reps}{length}, cache {}{warmup}{limit}{timeout}\n\n",
-        preset.name,
-        preset.summary,
-        preset.source,
+    format!(
+        "size {}, {reps}{length}, cache {}{warmup}{limit}{timeout}",
         plan.size.map_or("default".to_string(), fmt_bytes),
         plan.cache.name(),
-    );
+    )
+}
+
+/// The table of a preset's cases, fitted to [`SHOW_WIDTH`].
+fn preset_cases(plan: &Plan, preset: &crate::import::preset::Preset) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -466,36 +505,8 @@ pub fn preset_show(name: &str) -> Result<String> {
             "other",
             "published",
         ]);
+    let limited = plan.cache_limit.is_some() && preset.job.run.cache_limit.is_some();
     for (i, c) in plan.cases.iter().enumerate() {
-        let mut other: Vec<String> = Vec::new();
-        if c.copy_to_user {
-            other.push("copy to a user buffer".into());
-        }
-        if c.sparse {
-            other.push("sparse file".into());
-        }
-        if let Some(g) = &c.group {
-            other.push(format!("group: {g}"));
-        }
-        if let Some(t) = c.io_size {
-            other.push(format!("touch {}", fmt_bytes(t)));
-        }
-        if plan.cache_limit.is_some() && c.cache_limited && preset.job.run.cache_limit.is_some() {
-            other.push("under the cache limit".into());
-        }
-        if let Some(pair) = &c.pair {
-            other.push(format!(
-                "{pair} (cpus {}, {})",
-                c.placement
-                    .cpus
-                    .as_deref()
-                    .map_or("any".into(), crate::system::topology::format_cpulist),
-                c.placement
-                    .mem
-                    .as_ref()
-                    .map_or("default".into(), crate::system::placement::policy_name)
-            ));
-        }
         t.add_row(vec![
             (i + 1).to_string(),
             c.label.clone().unwrap_or_default(),
@@ -507,7 +518,7 @@ pub fn preset_show(name: &str) -> Result<String> {
             c.sync.name().to_string(),
             c.span.map_or("file".to_string(), fmt_bytes),
             c.cache.unwrap_or(plan.cache).name().to_string(),
-            other.join(", "),
+            case_other(c, limited && c.cache_limited),
             c.published.as_ref().map(|p| p.show()).unwrap_or_default(),
         ]);
     }
@@ -518,29 +529,41 @@ pub fn preset_show(name: &str) -> Result<String> {
             col.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
     }
-    out.push_str(&format!("{t}\n"));
-    if !preset.job.reading.is_empty() {
-        out.push_str("\nhow to read it:\n");
-        for r in &preset.job.reading {
-            out.push_str(&format!("  - {r}\n"));
-        }
+    t
+}
+
+/// The "other" cell of a preset's case: what sets it apart beyond the
+/// columns (a copy, a sparse file, its group, a touched size, the cache
+/// limit, a placement pair).
+fn case_other(c: &crate::plan::Case, under_limit: bool) -> String {
+    let mut other: Vec<String> = Vec::new();
+    if c.copy_to_user {
+        other.push("copy to a user buffer".into());
     }
-    let published: Vec<String> = plan
-        .cases
-        .iter()
-        .filter_map(|c| c.published.as_ref().map(|p| p.on.clone()))
-        .fold(Vec::new(), |mut v, on| {
-            if !v.contains(&on) {
-                v.push(on);
-            }
-            v
-        });
-    if !published.is_empty() {
-        out.push_str("\npublished figures measured on:\n");
-        for on in published {
-            out.push_str(&format!("  - {on}\n"));
-        }
+    if c.sparse {
+        other.push("sparse file".into());
     }
-    out.push_str(&format!("\nrun it: iopath run --preset {}\n", preset.name));
-    Ok(crate::report::prose::fit(&out, 120))
+    if let Some(g) = &c.group {
+        other.push(format!("group: {g}"));
+    }
+    if let Some(t) = c.io_size {
+        other.push(format!("touch {}", fmt_bytes(t)));
+    }
+    if under_limit {
+        other.push("under the cache limit".into());
+    }
+    if let Some(pair) = &c.pair {
+        other.push(format!(
+            "{pair} (cpus {}, {})",
+            c.placement
+                .cpus
+                .as_deref()
+                .map_or("any".into(), crate::system::topology::format_cpulist),
+            c.placement
+                .mem
+                .as_ref()
+                .map_or("default".into(), crate::system::placement::policy_name)
+        ));
+    }
+    other.join(", ")
 }

@@ -2,6 +2,7 @@
 //! [`crate::plan`]; a parse error here exits with code 2, as clap does.
 
 pub mod commands;
+pub mod compare;
 
 use std::borrow::Cow;
 use std::path::PathBuf;

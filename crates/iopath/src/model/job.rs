@@ -373,73 +373,16 @@ impl JobSpec {
             }
         }
         let mut job = self.clone();
-        let (r, f) = (&mut job.run, &flags.run);
-        // The target: a flag's file or directory replaces the job's.
-        if f.file.is_some() || f.dir.is_some() {
-            r.file = f.file.clone();
-            r.dir = f.dir.clone();
-        }
-        if r.file.as_deref().is_some_and(file_exists) && f.size.is_none() {
-            r.size = None;
-        }
         let touch = self.has_touch_cases();
-        if let Some(io) = f.io_size {
-            if touch {
-                for c in job.cases.iter_mut().filter(|c| c.touch.is_some()) {
-                    c.touch = Some(io);
-                }
-            } else {
-                r.io_size = Some(io);
-                if f.time.is_none() {
-                    r.time = None;
-                }
-            }
-        }
-        if let (Some(limit), Some(base), Some(size), None) =
-            (r.cache_limit, self.run.size, f.size, f.cache_limit)
-        {
-            let scaled = (limit.0 as u128 * size.0 as u128 / base.0.max(1) as u128) as u64;
-            r.cache_limit = Some(Bytes(scaled.max(32 << 20)));
-        }
-        // Fixed and adaptive repetition exclude each other: the flag's kind
-        // replaces the job's.
-        if f.ci_target.is_some() || f.max_time.is_some() {
-            r.repeat = None;
-        }
-        if f.repeat.is_some() {
-            r.ci_target = None;
-            r.max_time = None;
-        }
-        macro_rules! take {
-            ($($k:ident),*) => {$(if f.$k.is_some() { r.$k = f.$k.clone(); })*};
-        }
-        take!(
-            size,
-            time,
-            repeat,
-            ci_target,
-            max_time,
-            case_timeout,
-            warmup,
-            schedule,
-            order_seed,
-            interval,
-            seed,
-            cache,
-            drop_caches,
-            data,
-            sparse,
-            verify,
-            cache_limit,
-            ucache_size,
-            ucache_page,
-            pool_threads,
-            neighbour,
-            cpus,
-            numa_node,
-            mem_node,
-            mem_policy,
-            sqpoll_cpu
+        merge_run(
+            &mut job.run,
+            &flags.run,
+            MergeContext {
+                base_size: self.run.size,
+                touch,
+                file_exists,
+            },
+            &mut job.cases,
         );
         if job.cases.is_empty() {
             job.cases = vec![over_case];
@@ -452,6 +395,92 @@ impl JobSpec {
         }
         Ok(job)
     }
+}
+
+/// What [`merge_run`] needs to know of the job beyond its run settings.
+struct MergeContext<'a> {
+    /// The job's own file size (a cache limit scales with it).
+    base_size: Option<Bytes>,
+    /// The job has cases with a `touch` of their own.
+    touch: bool,
+    file_exists: &'a dyn Fn(&std::path::Path) -> bool,
+}
+
+/// The flags' run settings `f` over a job's `r`, with the rules of
+/// [`JobSpec::overridden_by`] (a `--file`/`--dir` pair, `--io-size` and
+/// `touch`, a scaled cache limit, fixed or adaptive repetition).
+fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [CaseSpec]) {
+    let MergeContext {
+        base_size,
+        touch,
+        file_exists,
+    } = cx;
+    // The target: a flag's file or directory replaces the job's.
+    if f.file.is_some() || f.dir.is_some() {
+        r.file = f.file.clone();
+        r.dir = f.dir.clone();
+    }
+    if r.file.as_deref().is_some_and(file_exists) && f.size.is_none() {
+        r.size = None;
+    }
+    if let Some(io) = f.io_size {
+        if touch {
+            for c in cases.iter_mut().filter(|c| c.touch.is_some()) {
+                c.touch = Some(io);
+            }
+        } else {
+            r.io_size = Some(io);
+            if f.time.is_none() {
+                r.time = None;
+            }
+        }
+    }
+    if let (Some(limit), Some(base), Some(size), None) =
+        (r.cache_limit, base_size, f.size, f.cache_limit)
+    {
+        let scaled = (limit.0 as u128 * size.0 as u128 / base.0.max(1) as u128) as u64;
+        r.cache_limit = Some(Bytes(scaled.max(32 << 20)));
+    }
+    // Fixed and adaptive repetition exclude each other: the flag's kind
+    // replaces the job's.
+    if f.ci_target.is_some() || f.max_time.is_some() {
+        r.repeat = None;
+    }
+    if f.repeat.is_some() {
+        r.ci_target = None;
+        r.max_time = None;
+    }
+    macro_rules! take {
+        ($($k:ident),*) => {$(if f.$k.is_some() { r.$k = f.$k.clone(); })*};
+    }
+    take!(
+        size,
+        time,
+        repeat,
+        ci_target,
+        max_time,
+        case_timeout,
+        warmup,
+        schedule,
+        order_seed,
+        interval,
+        seed,
+        cache,
+        drop_caches,
+        data,
+        sparse,
+        verify,
+        cache_limit,
+        ucache_size,
+        ucache_page,
+        pool_threads,
+        neighbour,
+        cpus,
+        numa_node,
+        mem_node,
+        mem_policy,
+        sqpoll_cpu
+    );
 }
 
 #[cfg(test)]

@@ -309,11 +309,14 @@ fn verdict_card(h: &mut String, v: &Verdict) -> Result<()> {
         escape(&v.job.label())
     )?;
     let label = v.job.label();
-    for (i, line) in v.text.iter().enumerate() {
+    for (i, line) in crate::report::text::verdict::lines(v)
+        .into_iter()
+        .enumerate()
+    {
         // The first line starts with the group's name, already the title.
         let line = match line.strip_prefix(&format!("{label}: ")) {
             Some(rest) if i == 0 => rest.to_string(),
-            _ => line.clone(),
+            _ => line,
         };
         let class = if line.starts_with('→') {
             " class=\"pick\""
@@ -371,11 +374,10 @@ fn warnings(h: &mut String, r: &RunResult) -> Result<()> {
                 h,
                 "<li><code>{}</code> {}{}</li>",
                 escape(&w.code),
-                escape(&w.message),
-                if w.cases.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", escape(&super::prose::case_groups(&w.cases)))
+                escape(&super::text::warnings::message(w)),
+                match super::text::warnings::case_groups(w, r) {
+                    cases if cases.is_empty() => String::new(),
+                    cases => format!(": {}", escape(&cases)),
                 }
             )?;
         }

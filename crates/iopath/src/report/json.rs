@@ -27,10 +27,24 @@ pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
     // The C1 and bidi controls serde leaves raw are written as `\u0080`
     // (the same data): a terminal showing the JSON obeys none.
     let json = match format {
-        JsonFormat::Iopath => serde_json::to_string_pretty(result)? + "\n",
+        JsonFormat::Iopath => serde_json::to_string_pretty(&*worded(result))? + "\n",
         JsonFormat::Fio => crate::report::fio_json::to_json(result)?,
     };
     Ok(crate::model::untrusted::json_escaped(json).into_bytes())
+}
+
+/// `result` with each verdict's `text` worded from its facts, as the file
+/// carries it for convenience (borrowed when it already is).
+fn worded(result: &RunResult) -> std::borrow::Cow<'_, RunResult> {
+    use crate::report::text::verdict::lines;
+    if result.verdicts.iter().all(|v| v.text == lines(v)) {
+        return std::borrow::Cow::Borrowed(result);
+    }
+    let mut r = result.clone();
+    for v in &mut r.verdicts {
+        v.text = lines(v);
+    }
+    std::borrow::Cow::Owned(r)
 }
 
 /// Write `result` to `path`: a regular file (or one to be created) is

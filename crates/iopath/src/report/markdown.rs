@@ -102,8 +102,8 @@ pub fn render(r: &RunResult) -> String {
             if let Some(caveat) = caveat.take() {
                 out.push_str(&format!("*{}*\n\n", escape(&caveat)));
             }
-            for line in &v.text {
-                out.push_str(&format!("- {}\n", escape(line)));
+            for line in crate::report::text::verdict::lines(v) {
+                out.push_str(&format!("- {}\n", escape(&line)));
             }
         }
     }
@@ -118,12 +118,11 @@ pub fn render(r: &RunResult) -> String {
     if !r.warnings.is_empty() {
         out.push_str("\n### Warnings\n\n");
         for w in &r.warnings {
-            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&w.message)));
-            if !w.cases.is_empty() {
-                out.push_str(&format!(
-                    " ({})",
-                    escape(&crate::report::prose::case_groups(&w.cases))
-                ));
+            let message = crate::report::text::warnings::message(w);
+            out.push_str(&format!("- {}: {}", code_span(&w.code), escape(&message)));
+            let cases = crate::report::text::warnings::case_groups(w, r);
+            if !cases.is_empty() {
+                out.push_str(&format!(" ({})", escape(&cases)));
             }
             out.push('\n');
         }
@@ -505,7 +504,9 @@ mod tests {
         assert_eq!(md.matches("**Verdict:**").count(), 1, "{md}");
         let computed = verdict::all(&r.cases);
         assert_eq!(computed.len(), 1);
-        for line in &computed[0].text {
+        let said = crate::report::text::verdict::lines(&computed[0]);
+        assert!(!said.is_empty());
+        for line in &said {
             assert!(md.contains(&format!("- {}\n", escape(line))), "{line}");
         }
         assert!(md.contains("(result schema 1)"));

@@ -4,6 +4,7 @@
 //! JSON as `iopath run` makes at the end of a run.
 
 pub mod charts;
+pub mod compare;
 pub mod csv;
 pub mod fio_json;
 pub mod grids;
@@ -13,6 +14,7 @@ pub mod markdown;
 pub mod prose;
 pub mod table;
 pub mod text;
+pub mod width;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -501,7 +503,7 @@ pub fn interrupted_caveat(r: &RunResult) -> Option<String> {
         let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
         s.push_str(&format!(
             " during {}",
-            crate::analysis::verdict::list(&jobs)
+            crate::report::text::verdict::list(&jobs)
         ));
     }
     s.push_str(": the verdicts cover the repetitions that finished before it");

@@ -7,7 +7,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
-use super::prose::{case_groups, wrap};
+use super::prose::wrap;
 
 use crate::model::units::{
     fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile,
@@ -159,12 +159,12 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             if let Some(caveat) = caveat.take() {
                 out.push_str(&format!("  {caveat}\n"));
             }
-            for line in &v.text {
+            for line in crate::report::text::verdict::lines(v) {
                 out.push_str(&format!("  {line}\n"));
             }
         }
     }
-    out.push_str(&crate::analysis::verdict::neighbour::text(&r.cases));
+    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
     let skipped = not_run(r);
     if !skipped.is_empty() {
         out.push_str("\nnot run:\n");
@@ -175,9 +175,10 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     if !r.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &r.warnings {
-            let mut line = format!("[{}] {}", w.code, w.message);
-            if !w.cases.is_empty() {
-                line.push_str(&format!(": {}", case_groups(&w.cases)));
+            let mut line = format!("[{}] {}", w.code, super::text::warnings::message(w));
+            let cases = super::text::warnings::case_groups(w, r);
+            if !cases.is_empty() {
+                line.push_str(&format!(": {cases}"));
             }
             out.push_str(&wrap(&line, WIDTH, "  - ", "    "));
         }

@@ -9,6 +9,8 @@ pub mod mpi;
 pub mod names;
 pub mod neighbour;
 pub mod records;
+pub mod verdict_facts;
+pub mod warning;
 
 use serde::{Deserialize, Serialize};
 

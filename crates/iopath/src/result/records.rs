@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::names::{Entrant, TargetKind};
 use super::Job;
 use crate::stats::{self, Comparison};
+use crate::system::metrics::dirty::DirtyLimits;
 
 /// A path as a JSON string, its bytes that are not UTF-8 replaced.
 fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
@@ -57,14 +58,26 @@ pub struct TargetInfo {
     pub allocated_bytes: Option<u64>,
 }
 
+/// A warning: its facts, and the words written for them
+/// (`report::text::warnings`); in JSON `{code, message, cases, facts}`
+/// (see [`super::warning`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    from = "super::warning::WarningDoc",
+    into = "super::warning::WarningDoc"
+)]
 pub struct Warning {
     /// Stable identifier for scripts (`low_device_fraction`, ...).
     pub code: String,
+    /// The words, as rendered when the result was written (empty until
+    /// then); the renderer words the facts again where there are some.
     pub message: String,
     /// The cases it concerns, as `method/pattern`, with a preset's label
-    /// when there is one (`buffered/read (sync write)`).
+    /// when there is one (`buffered/read (sync write)`), as rendered when
+    /// the result was written (empty until then).
     pub cases: Vec<String>,
+    /// What was found; `None` in results written before warnings had facts.
+    pub facts: Option<super::warning::Fact>,
 }
 
 /// The verdict on one group of cases.
@@ -132,7 +145,13 @@ pub struct Verdict {
     /// cache absorbed (the text says so and how to measure past it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_burst: Option<DirtyBurst>,
-    /// The verdict in words, as printed under the table.
+    /// What the verdict says, as facts (a `code` each, and the numbers),
+    /// in the order it says them; empty in results written before them.
+    #[serde(default)]
+    pub facts: Vec<super::verdict_facts::VerdictFact>,
+    /// The verdict in words, as printed under the table when the file was
+    /// written (`report::text::verdict` words the facts; empty until then).
+    #[serde(default)]
     pub text: Vec<String>,
 }
 
@@ -147,6 +166,39 @@ pub struct DirtyBurst {
     pub limit_bytes: u64,
     /// A `--size` above the limit, to measure sustained writes.
     pub suggested_size_bytes: u64,
+    /// The file the random writes addressed, when it is under the limit
+    /// (they never pass it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_bytes: Option<u64>,
+    /// The limit and where it comes from (the `--cache-limit` cgroup's
+    /// when `cgroup`).
+    #[serde(default)]
+    pub limits: DirtyLimits,
+    #[serde(default)]
+    pub cgroup: bool,
+    /// How often the cgroup's cap was hit, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_hits: Option<u64>,
+    /// `--sync none`: nothing waited for the device (else the timed fsync
+    /// flushed the writes).
+    #[serde(default)]
+    pub unsynced: bool,
+    /// Twice the limit: what a `--time` should let the writers write.
+    #[serde(default)]
+    pub past_limit_bytes: u64,
+    /// Each writer's median write rate and the time it takes to write
+    /// `past_limit_bytes` at it, the slowest first.
+    #[serde(default)]
+    pub rates: Vec<WriteRate>,
+}
+
+/// A page-cache writer's rate ([`DirtyBurst::rates`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WriteRate {
+    pub method: Entrant,
+    pub bytes_per_s: f64,
+    /// Whole seconds to write `past_limit_bytes` at that rate (at least 1).
+    pub seconds_past_limit: f64,
 }
 
 fn is_zero(v: &u64) -> bool {

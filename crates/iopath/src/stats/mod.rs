@@ -419,6 +419,11 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
 /// interval includes 1 or lies inside this margin.
 pub const EQUIVALENCE_MARGIN: f64 = 0.03;
 
+/// Below this many repetitions a side, an interval of the median (or of a
+/// ratio) is the min-max range, not one at 95% (see [`describe`]); a
+/// verdict calls nothing on fewer.
+pub const MIN_REPETITIONS_FOR_CI: usize = 6;
+
 /// True when the interval `ci` of a ratio lies inside the equivalence
 /// margin.
 pub fn within_margin(ci: [f64; 2]) -> bool {

@@ -399,8 +399,9 @@ pub fn result_file(bytes: &[u8]) -> bool {
         Some(5.0),
         iopath::analysis::compare::DEFAULT_DRIFT_PCT,
     );
-    let _ = iopath::analysis::compare::render(&report);
-    let _ = serde_json::to_string(&report);
+    let _ = iopath::report::compare::render(&report, 80);
+    let _ = iopath::report::compare::to_json(&report);
+    let _ = iopath::analysis::compare::gate(&report);
     true
 }
 

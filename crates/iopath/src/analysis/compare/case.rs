@@ -3,7 +3,7 @@
 //! a side, [`test::between_runs`] otherwise).
 
 use super::test::{self, Test};
-use super::{CaseComparison, Matched, Status};
+use super::{CaseComparison, Matched, Status, Unmeasured};
 use crate::result::{median, CaseResult};
 
 /// A case's measured throughput and p99 samples in one run, or why there
@@ -15,19 +15,19 @@ struct Measured {
     device_fraction: Option<f64>,
 }
 
-fn measured(c: &CaseResult) -> Result<Measured, String> {
+fn measured(c: &CaseResult) -> Result<Measured, Unmeasured> {
     if let Some(why) = &c.skipped {
-        return Err(format!("skipped: {why}"));
+        return Err(Unmeasured::Skipped { why: why.clone() });
     }
     if let Some(err) = &c.error {
-        return Err(format!("failed: {err}"));
+        return Err(Unmeasured::Failed { error: err.clone() });
     }
     let bw = c.samples(|m| m.bw_bytes_per_s);
     if bw.is_empty() {
-        return Err("no measured repetitions".into());
+        return Err(Unmeasured::NoRepetitions);
     }
     if median(&mut bw.clone()) <= 0.0 {
-        return Err("no throughput (median 0 B/s)".into());
+        return Err(Unmeasured::NoThroughput);
     }
     let p99 = c.samples(|m| m.lat_ns.p99 as f64);
     let mut fractions: Vec<f64> = c
@@ -47,7 +47,7 @@ fn measured(c: &CaseResult) -> Result<Measured, String> {
 struct SideCase {
     present: bool,
     runs: Vec<Measured>,
-    why: Option<String>,
+    why: Option<Unmeasured>,
 }
 
 impl SideCase {
@@ -103,10 +103,10 @@ impl SideCase {
     }
 }
 
-pub(super) fn compare_case(m: &Matched, drift_pct: f64, margin_pct: f64) -> CaseComparison {
+/// A case's figures on each side, not yet compared.
+fn figures(m: &Matched, sa: &SideCase, sb: &SideCase) -> CaseComparison {
     let c = m.a.first().or(m.b.first()).expect("a case is in some run");
-    let (sa, sb) = (SideCase::of(&m.a), SideCase::of(&m.b));
-    let mut out = CaseComparison {
+    CaseComparison {
         method: c.method.clone(),
         arm: m.key.arm,
         name: c.name(),
@@ -128,28 +128,28 @@ pub(super) fn compare_case(m: &Matched, drift_pct: f64, margin_pct: f64) -> Case
         b_p99_ns: sb.p99(),
         a_device_fraction: sa.device_fraction(),
         b_device_fraction: sb.device_fraction(),
-        reason: None,
+        a_not_measured: None,
+        b_not_measured: None,
         undersampled: false,
-    };
+    }
+}
+
+pub(super) fn compare_case(m: &Matched, drift_pct: f64, margin_pct: f64) -> CaseComparison {
+    let (sa, sb) = (SideCase::of(&m.a), SideCase::of(&m.b));
+    let mut out = figures(m, &sa, &sb);
     if !sb.present {
         out.status = Status::OnlyInA;
-        out.reason = Some("only in A".into());
         return out;
     }
     if !sa.present {
         out.status = Status::OnlyInB;
-        out.reason = Some("only in B".into());
         return out;
     }
     let (ra, rb) = (sa.runs.len(), sb.runs.len());
     if ra == 0 || rb == 0 {
-        let (x, y) = (sa.why.unwrap_or_default(), sb.why.unwrap_or_default());
-        out.reason = Some(match (ra, rb) {
-            (0, 0) if x == y => format!("not measured in A or B: {x}"),
-            (0, 0) => format!("not measured in A: {x}; not measured in B: {y}"),
-            (0, _) => format!("not measured in A: {x}"),
-            _ => format!("not measured in B: {y}"),
-        });
+        // Each side's first reason, where that side has no measured run.
+        out.a_not_measured = sa.why.filter(|_| ra == 0);
+        out.b_not_measured = sb.why.filter(|_| rb == 0);
         return out;
     }
     let margin = margin_pct / 100.0;
@@ -158,20 +158,18 @@ pub(super) fn compare_case(m: &Matched, drift_pct: f64, margin_pct: f64) -> Case
     } else {
         test::between_runs(&sa.run_medians(), &sb.run_medians(), margin)
     };
-    match outcome {
-        Some(o) => {
-            out.status = Status::Compared;
-            out.label = Some(o.label);
-            out.test = Some(o.test);
-            out.ratio = Some(o.ratio);
-            out.ratio_ci95 = Some(o.ci95);
-            out.undersampled = o.undersampled;
-            if o.test == Test::WithinRun {
-                out.drift_allowance_pct = Some(drift_pct);
-            }
+    // `None` is not reached (every run measured has a positive median);
+    // the case would stay `not_measured`, with no reason on either side.
+    if let Some(o) = outcome {
+        out.status = Status::Compared;
+        out.label = Some(o.label);
+        out.test = Some(o.test);
+        out.ratio = Some(o.ratio);
+        out.ratio_ci95 = Some(o.ci95);
+        out.undersampled = o.undersampled;
+        if o.test == Test::WithinRun {
+            out.drift_allowance_pct = Some(drift_pct);
         }
-        // Not reached: every run measured has a positive median.
-        None => out.reason = Some("not comparable".into()),
     }
     out
 }

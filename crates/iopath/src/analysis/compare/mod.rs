@@ -14,31 +14,33 @@
 //! - `--fail-above PCT`: a case is a regression when it is labelled
 //!   `slower` and its interval's upper bound is more than PCT% below 1.
 //! - Differences between the first runs of the two sides that make
-//!   comparing them questionable become notes.
+//!   comparing them questionable become notes ([`Note`]).
+//! - `--fail-above` decides a [`Gate`]: pass, regression (exit 1) or
+//!   cannot tell (exit 3).
 //!
-//! docs/compare.md is the user's description of all of this.
+//! All of it is facts: `report::compare` draws the table and
+//! `report::text::compare` words them. docs/compare.md is the user's
+//! description of all of this.
 
 mod case;
-mod command;
+mod gate;
 mod load;
 mod matching;
 mod notes;
-mod render;
+mod options;
 mod report;
 pub mod test;
 
 use crate::result::RunResult;
 
 use case::compare_case;
-pub use command::{parse_drift, parse_fail_above, run, Options};
+pub use gate::{gate, Gate, Unsure};
 pub use load::{load, parse, sides};
 pub use matching::{match_runs, Key, Matched};
-use notes::notes;
-pub use render::{change_text, render};
-pub use report::{CaseComparison, Report, Side, Status};
+pub use notes::{DataSource, DeviceId, Note, ToolId, Which};
+pub use options::{compare_files, parse_drift, parse_fail_above, Options};
+pub use report::{CaseComparison, Report, Side, Status, Unmeasured};
 pub use test::{Label, Test};
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// The drift allowance of a comparison with one run per side, in percent:
 /// measured on this project's test machine with bench/compare-drift.sh
@@ -80,7 +82,7 @@ pub fn compare(
             None => c.label == Some(Label::Slower),
         })
         .count();
-    let notes = notes(a, b, &side_a.name, &side_b.name, &cases);
+    let notes = notes::notes(a, b, &cases);
     Report {
         a: side_a,
         b: side_b,
@@ -94,4 +96,4 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,114 +1,194 @@
 //! The notes of a comparison: what differs between the runs, or happened
-//! in them, that makes comparing them questionable.
+//! in them, that makes comparing them questionable. Each note is a fact
+//! ([`Note`]) with a stable code; `report::text::compare` words it.
+
+use serde::{Deserialize, Serialize};
 
 use super::{CaseComparison, Status, OTHER_TRAFFIC};
-use crate::model::units::{fmt_bytes, fmt_ns};
+use crate::model::CacheState;
 use crate::result::RunResult;
 
-/// What differs between the runs that makes comparing them questionable,
-/// one sentence each: the first run of A against the first of B, and
-/// every interrupted run.
-pub(super) fn notes(
-    a: &[RunResult],
-    b: &[RunResult],
-    na: &str,
-    nb: &str,
-    cases: &[CaseComparison],
-) -> Vec<String> {
-    let mut out = Vec::new();
-    if let (Some(a0), Some(b0)) = (a.first(), b.first()) {
-        let mut differ = |what: &str, f: &dyn Fn(&RunResult) -> String| {
-            let (va, vb) = (f(a0), f(b0));
-            if va != vb {
-                out.push(format!("{what} differs: {na} {va}, {nb} {vb}"));
-            }
-        };
-        differ("target size", &|r| {
-            r.target
-                .as_ref()
-                .map_or("none (no file)".into(), |t| fmt_bytes(t.size_bytes))
-        });
-        differ("file system", &|r| {
-            r.system.fs_type.clone().unwrap_or_else(|| "unknown".into())
-        });
-        differ("device", &|r| match &r.system.device {
-            Some(d) => match &d.model {
-                Some(m) => format!("{} ({m})", d.name),
-                None => d.name.clone(),
-            },
-            None => "none".into(),
-        });
-        differ("cache state", &|r| r.config.cache.to_string());
-        differ("data", &|r| {
-            let sparse = r.target.as_ref().is_some_and(|t| t.sparse);
-            format!(
-                "{}{}",
-                r.config.data,
-                if sparse { " (sparse file)" } else { "" }
-            )
-        });
-        differ("time per repetition", &|r| {
-            r.config.time_limit_ns.map_or("unlimited".into(), fmt_ns)
-        });
-        differ("bytes per repetition", &|r| {
-            r.config.io_size_bytes.map_or("not set".into(), fmt_bytes)
-        });
-        differ("tool version", &|r| {
-            format!(
-                "{} {} (result schema {})",
-                r.tool.name, r.tool.version, r.schema_version
-            )
-        });
+/// A side of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Which {
+    A,
+    B,
+}
+
+/// The disk under a run's target: its kernel name and model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceId {
+    pub name: String,
+    pub model: Option<String>,
+}
+
+/// What a run's file held: `config.data`, and whether it was sparse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataSource {
+    pub data: String,
+    pub sparse: bool,
+}
+
+/// The tool that wrote a result, and its schema version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolId {
+    pub name: String,
+    pub version: String,
+    pub schema_version: u32,
+}
+
+/// One thing that makes comparing the runs questionable. The settings
+/// compared are those of the first run of A (`a`) and the first of B
+/// (`b`); `case` is an index into [`super::Report::cases`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Note {
+    /// `target.size_bytes`; null for a run without a file.
+    TargetSizeDiffers { a: Option<u64>, b: Option<u64> },
+    /// `system.fs_type`; null when unknown.
+    FileSystemDiffers {
+        a: Option<String>,
+        b: Option<String>,
+    },
+    /// `system.device`; null without a block device.
+    DeviceDiffers {
+        a: Option<DeviceId>,
+        b: Option<DeviceId>,
+    },
+    /// `config.cache`.
+    CacheStateDiffers { a: CacheState, b: CacheState },
+    /// `config.data`, and whether the file was sparse.
+    DataDiffers { a: DataSource, b: DataSource },
+    /// `config.time_limit_ns`; null when unlimited.
+    TimePerRepetitionDiffers { a: Option<u64>, b: Option<u64> },
+    /// `config.io_size_bytes`; null when not set.
+    BytesPerRepetitionDiffers { a: Option<u64>, b: Option<u64> },
+    /// The tool's name and version, or the result's schema version.
+    ToolVersionDiffers { a: ToolId, b: ToolId },
+    /// A run was stopped by Ctrl-C: its last case may be cut short. `run`
+    /// (from 1) when its side has several runs.
+    Interrupted { side: Which, run: Option<usize> },
+    /// Every case is only in A or only in B: nothing was compared.
+    NothingMatched,
+    /// A compared case whose device moved more than [`OTHER_TRAFFIC`]
+    /// times the bytes it asked for in `side`.
+    OtherTraffic {
+        side: Which,
+        case: usize,
+        device_fraction: f64,
+    },
+    /// `cases` compared cases had too few repetitions for a change to
+    /// count ([`CaseComparison::blind`]); `first` is the first of them.
+    TooFewRepetitions { cases: usize, first: usize },
+}
+
+/// The settings of the first run of A and of B that differ.
+fn differences(a0: &RunResult, b0: &RunResult) -> Vec<Note> {
+    fn pair<T: PartialEq>(
+        a0: &RunResult,
+        b0: &RunResult,
+        f: impl Fn(&RunResult) -> T,
+    ) -> Option<(T, T)> {
+        let (a, b) = (f(a0), f(b0));
+        (a != b).then_some((a, b))
     }
-    for (runs, name) in [(a, na), (b, nb)] {
-        for (i, r) in runs.iter().enumerate() {
-            if r.interrupted {
-                let which = if runs.len() > 1 {
-                    format!("{name} (run {})", i + 1)
-                } else {
-                    name.to_string()
-                };
-                out.push(format!(
-                    "{which} was interrupted (Ctrl-C): its last case may be cut short"
-                ));
+    let device = |r: &RunResult| {
+        r.system.device.as_ref().map(|d| DeviceId {
+            name: d.name.clone(),
+            model: d.model.clone(),
+        })
+    };
+    let data = |r: &RunResult| DataSource {
+        data: r.config.data.clone(),
+        sparse: r.target.as_ref().is_some_and(|t| t.sparse),
+    };
+    let tool = |r: &RunResult| ToolId {
+        name: r.tool.name.clone(),
+        version: r.tool.version.clone(),
+        schema_version: r.schema_version,
+    };
+    let size = |r: &RunResult| r.target.as_ref().map(|t| t.size_bytes);
+    [
+        pair(a0, b0, size).map(|(a, b)| Note::TargetSizeDiffers { a, b }),
+        pair(a0, b0, |r| r.system.fs_type.clone()).map(|(a, b)| Note::FileSystemDiffers { a, b }),
+        pair(a0, b0, device).map(|(a, b)| Note::DeviceDiffers { a, b }),
+        pair(a0, b0, |r| r.config.cache).map(|(a, b)| Note::CacheStateDiffers { a, b }),
+        pair(a0, b0, data).map(|(a, b)| Note::DataDiffers { a, b }),
+        pair(a0, b0, |r| r.config.time_limit_ns)
+            .map(|(a, b)| Note::TimePerRepetitionDiffers { a, b }),
+        pair(a0, b0, |r| r.config.io_size_bytes)
+            .map(|(a, b)| Note::BytesPerRepetitionDiffers { a, b }),
+        pair(a0, b0, tool).map(|(a, b)| Note::ToolVersionDiffers { a, b }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Every interrupted run, by side.
+fn interrupted(a: &[RunResult], b: &[RunResult]) -> Vec<Note> {
+    let mut out = Vec::new();
+    for (runs, side) in [(a, Which::A), (b, Which::B)] {
+        for (i, _) in runs.iter().enumerate().filter(|(_, r)| r.interrupted) {
+            let run = (runs.len() > 1).then_some(i + 1);
+            out.push(Note::Interrupted { side, run });
+        }
+    }
+    out
+}
+
+/// Compared cases whose device moved more than [`OTHER_TRAFFIC`] times
+/// the bytes asked for, on either side.
+fn other_traffic(cases: &[CaseComparison]) -> Vec<Note> {
+    let mut out = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if c.status != Status::Compared {
+            continue;
+        }
+        for (f, side) in [
+            (c.a_device_fraction, Which::A),
+            (c.b_device_fraction, Which::B),
+        ] {
+            if let Some(f) = f.filter(|&f| f > OTHER_TRAFFIC) {
+                out.push(Note::OtherTraffic {
+                    side,
+                    case: i,
+                    device_fraction: f,
+                });
             }
         }
     }
+    out
+}
+
+/// What differs between the runs that makes comparing them questionable:
+/// the first run of A against the first of B, every interrupted run,
+/// nothing matched, other traffic, too few repetitions.
+pub(super) fn notes(a: &[RunResult], b: &[RunResult], cases: &[CaseComparison]) -> Vec<Note> {
+    let mut out = match (a.first(), b.first()) {
+        (Some(a0), Some(b0)) => differences(a0, b0),
+        _ => Vec::new(),
+    };
+    out.extend(interrupted(a, b));
     if !cases.is_empty()
         && cases
             .iter()
             .all(|c| matches!(c.status, Status::OnlyInA | Status::OnlyInB))
     {
-        out.push(format!(
-            "no case of {na} matches one of {nb} (same method and arm, pattern, block size, queue depth asked for, threads, sync, rwmix and the rest of the job, docs/compare.md): nothing was compared"
-        ));
+        out.push(Note::NothingMatched);
     }
-    for c in cases.iter().filter(|c| c.status == Status::Compared) {
-        for (f, name) in [(c.a_device_fraction, na), (c.b_device_fraction, nb)] {
-            if let Some(f) = f.filter(|&f| f > OTHER_TRAFFIC) {
-                out.push(format!(
-                    "other traffic shared the disk during {name}'s {} {}: the device moved {f:.1}x the bytes the case asked for, so its figures are partly that traffic's (rerun, or give several runs a side)",
-                    c.name,
-                    c.job(),
-                ));
-            }
-        }
-    }
+    out.extend(other_traffic(cases));
     // Below 6 repetitions `distinct` needs a complete separation that
     // chance alone would give less than 5% of the time: a case whose
     // samples are apart but too few (`undersampled`), or so few that no
     // outcome could count, reads "inconclusive" for lack of repetitions.
-    let blind: Vec<&CaseComparison> = cases.iter().filter(|c| c.blind()).collect();
-    if let Some(first) = blind.first() {
-        out.push(format!(
-            "{} compared case{} had too few repetitions to call a change real ({} {}: {} in {na}, {} in {nb}): run both with --repeat 6 or more",
-            blind.len(),
-            if blind.len() == 1 { "" } else { "s" },
-            first.name,
-            first.job(),
-            first.a_n,
-            first.b_n
-        ));
+    let blind: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].blind()).collect();
+    if let Some(&first) = blind.first() {
+        out.push(Note::TooFewRepetitions {
+            cases: blind.len(),
+            first,
+        });
     }
     out
 }

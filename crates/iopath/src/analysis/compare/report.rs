@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::test::{self, Label, Test};
+use super::Note;
 use crate::result::Job;
 use crate::stats;
 
@@ -20,6 +21,20 @@ pub enum Status {
     /// In both, but skipped, failed or without measured repetitions in
     /// every run of at least one side.
     NotMeasured,
+}
+
+/// Why a side has no measurement of a case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Unmeasured {
+    /// The case was skipped (`skipped` in the result).
+    Skipped { why: String },
+    /// The case failed (`error` in the result).
+    Failed { error: String },
+    /// No measured repetition (warm-ups only, or none).
+    NoRepetitions,
+    /// A median throughput of 0 B/s.
+    NoThroughput,
 }
 
 /// One side of the comparison: one run or several.
@@ -86,8 +101,11 @@ pub struct CaseComparison {
     /// bytes / bytes the case asked for); null without a block device.
     pub a_device_fraction: Option<f64>,
     pub b_device_fraction: Option<f64>,
-    /// Why the case is not compared; null when it is.
-    pub reason: Option<String>,
+    /// Why A has no measurement of the case (every run of A that holds
+    /// it skipped, failed or empty: the first run's reason); null
+    /// otherwise.
+    pub a_not_measured: Option<Unmeasured>,
+    pub b_not_measured: Option<Unmeasured>,
     /// The samples do not overlap but are too few for that to count
     /// ([`stats::Comparison::undersampled`]); said in a note.
     #[serde(skip)]
@@ -174,7 +192,7 @@ pub struct Report {
     pub cases: Vec<CaseComparison>,
     /// What differs between the runs that makes comparing them
     /// questionable.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Cases that break the `--fail-above` rule; without it, cases labelled
     /// slower.
     pub regressions: usize,

@@ -59,17 +59,6 @@ pub enum Label {
     Inconclusive,
 }
 
-impl Label {
-    pub fn name(self) -> &'static str {
-        match self {
-            Label::Faster => "faster",
-            Label::Slower => "slower",
-            Label::NoChange => "no change",
-            Label::Inconclusive => "inconclusive",
-        }
-    }
-}
-
 /// The outcome of either test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Outcome {

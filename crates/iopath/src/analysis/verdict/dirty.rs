@@ -8,10 +8,9 @@
 //! keeps its figures and says so, with a `--size` beyond the limit (and a
 //! `--time` that writes past it) to measure sustained writes.
 
-use super::{list, Verdict};
-use crate::model::units::{fmt_bytes, fmt_size_flag};
+use super::Verdict;
 use crate::model::Pattern;
-use crate::result::records::DirtyBurst;
+use crate::result::records::{DirtyBurst, WriteRate};
 use crate::result::{CacheLimitInfo, CaseResult, Entrant};
 use crate::system::metrics::dirty::DirtyLimits;
 use iopath_io::SyncPolicy;
@@ -47,20 +46,92 @@ fn under_cap(d: &DirtyLimits, cap: u64) -> DirtyLimits {
     }
 }
 
-/// Add the caveat to `v` when its page-cache writers stayed under the
-/// limit. `cases` are the run's; `file` the bytes the cases address;
-/// `cap` the run's `--cache-limit` cgroup, when it had one.
-pub fn caveat(
-    v: &mut Verdict,
+/// A writer through the page cache and its median write rate.
+struct Writer {
+    method: Entrant,
+    bytes_per_s: f64,
+}
+
+/// The most any of the group's page-cache writers wrote in a repetition,
+/// and each writer (named as the verdict ranks it), when every one of
+/// their measured repetitions stayed under `d`'s limit.
+struct Absorbed {
+    written: u64,
+    writers: Vec<Writer>,
+}
+
+impl Absorbed {
+    fn of(
+        v: &Verdict,
+        cases: &[CaseResult],
+        in_group: &dyn Fn(&CaseResult) -> bool,
+        d: &DirtyLimits,
+    ) -> Absorbed {
+        let mut written = 0u64;
+        let mut writers: Vec<Writer> = Vec::new();
+        for c in cases
+            .iter()
+            .filter(|c| in_group(c) && through_page_cache(&c.method))
+        {
+            let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
+                continue;
+            };
+            // A burst only when every measured repetition stayed under the
+            // limit: "at most" is then the largest of them.
+            let measured = c.measured();
+            let most = measured
+                .iter()
+                .map(|m| m.write_bytes)
+                .max()
+                .unwrap_or(s.write_bytes)
+                .max(s.write_bytes);
+            if most > d.limit_bytes {
+                continue;
+            }
+            written = written.max(most);
+            // Its write rate, the median over its repetitions (as the
+            // table's MiB/s is the median of theirs).
+            let mut per_rep: Vec<f64> = measured
+                .iter()
+                .filter(|m| m.duration_ns > 0)
+                .map(|m| m.write_bytes as f64 * 1e9 / m.duration_ns as f64)
+                .collect();
+            let bytes_per_s = if per_rep.is_empty() {
+                s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64
+            } else {
+                crate::result::median(&mut per_rep)
+            };
+            // Variants of a group are named as the verdict names them; a
+            // writer the verdict does not rank is left out.
+            let name = c.name();
+            if let Some(r) = v.ranking.iter().find(|r| {
+                let n = r.method.to_string();
+                n == name || n.starts_with(&format!("{name} "))
+            }) {
+                writers.push(Writer {
+                    method: r.method.clone(),
+                    bytes_per_s,
+                });
+            }
+        }
+        Absorbed { written, writers }
+    }
+}
+
+/// The burst of `v`, when its page-cache writers stayed under the limit.
+/// `cases` are the run's; `file` the bytes the cases address; `cap` the
+/// run's `--cache-limit` cgroup, when it had one.
+pub fn burst(
+    v: &Verdict,
     cases: &[CaseResult],
     d: &DirtyLimits,
     file: Option<u64>,
     cap: Option<&CacheLimitInfo>,
-) {
+) -> Option<DirtyBurst> {
     let writes = v.job.pattern.writes();
     // O_SYNC/O_DSYNC and fsync-per-write wait for the device on every write.
     if !writes || !matches!(v.job.sync, SyncPolicy::End | SyncPolicy::None) || d.limit_bytes == 0 {
-        return;
+        return None;
     }
     let in_group = |c: &CaseResult| match &v.job.group {
         Some(g) => c.group.as_ref() == Some(g) && c.pattern == v.job.pattern,
@@ -73,147 +144,45 @@ pub fn caveat(
             .iter()
             .any(|c| in_group(c) && c.cache_limited != Some(false))
     });
-    let limits = capped.map_or(*d, |c| under_cap(d, c.limit_bytes));
-    let d = &limits;
-    let mut written = 0u64;
-    // Each writer's median rate, as the table gives it.
-    let mut rates: Vec<(String, f64)> = Vec::new();
-    for c in cases
-        .iter()
-        .filter(|c| in_group(c) && through_page_cache(&c.method))
-    {
-        let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
-            continue;
-        };
-        // A burst only when every measured repetition stayed under the
-        // limit: "at most" is then the largest of them.
-        let measured = c.measured();
-        let most = measured
-            .iter()
-            .map(|m| m.write_bytes)
-            .max()
-            .unwrap_or(s.write_bytes)
-            .max(s.write_bytes);
-        if most > d.limit_bytes {
-            continue;
-        }
-        written = written.max(most);
-        // Its write rate, the median over its repetitions (as the table's
-        // MiB/s is the median of theirs).
-        let mut per_rep: Vec<f64> = measured
-            .iter()
-            .filter(|m| m.duration_ns > 0)
-            .map(|m| m.write_bytes as f64 * 1e9 / m.duration_ns as f64)
-            .collect();
-        let rate = if per_rep.is_empty() {
-            s.write_bytes as f64 * 1e9 / s.duration_ns.max(1) as f64
-        } else {
-            crate::result::median(&mut per_rep)
-        };
-        rates.push((c.name(), rate));
+    let d = capped.map_or(*d, |c| under_cap(d, c.limit_bytes));
+    let Absorbed { written, writers } = Absorbed::of(v, cases, &in_group, &d);
+    if writers.is_empty() {
+        return None;
     }
-    // Variants of a group are named as the verdict names them; a writer
-    // the verdict does not rank is left out.
-    let mut rates: Vec<(Entrant, f64)> = rates
-        .into_iter()
-        .filter_map(|(m, rate)| {
-            v.ranking
-                .iter()
-                .find(|r| {
-                    let n = r.method.to_string();
-                    n == m || n.starts_with(&format!("{m} "))
-                })
-                .map(|r| (r.method.clone(), rate))
+    // Twice the limit, so that most of a repetition is past it: how long
+    // that takes each writer at its own median rate.
+    let twice = 2.0 * d.limit_bytes as f64;
+    let mut rates: Vec<WriteRate> = writers
+        .iter()
+        .filter(|w| w.bytes_per_s > 0.0)
+        .map(|w| WriteRate {
+            method: w.method.clone(),
+            bytes_per_s: w.bytes_per_s,
+            seconds_past_limit: (twice / w.bytes_per_s).ceil().max(1.0),
         })
         .collect();
-    let named: Vec<Entrant> = rates.iter().map(|(m, _)| m.clone()).collect();
-    if named.is_empty() {
-        return;
-    }
-    let suggested = (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two();
-    let span = file.filter(|&f| v.job.pattern != Pattern::Write && f <= d.limit_bytes);
-    let how = if v.job.sync == SyncPolicy::None {
-        "and nothing waited for the device"
-    } else {
-        "and the timed fsync flushed them in one sorted burst"
-    };
-    // Twice the limit, so that most of a repetition is past it: how long
-    // that takes each writer at its own median rate (the slowest and the
-    // fastest when there are several).
-    let twice = 2.0 * d.limit_bytes as f64;
-    let secs_at = |(name, rate): &(Entrant, f64)| {
-        let secs = (twice / rate).ceil().max(1.0);
-        format!(
-            "{} at {name}'s {}/s",
-            crate::model::units::fmt_wall(std::time::Duration::from_secs_f64(secs)),
-            fmt_bytes(*rate as u64)
-        )
-    };
-    rates.retain(|(_, r)| *r > 0.0);
-    rates.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let time = match (rates.first(), rates.last()) {
-        (Some(slow), Some(fast)) => Some(format!(
-            " and a --time long enough to write {}, twice the limit (about {})",
-            fmt_bytes(twice as u64),
-            if rates.len() == 1 {
-                secs_at(slow)
-            } else {
-                format!("{} to {}", secs_at(fast), secs_at(slow))
-            }
-        )),
-        _ => None,
-    };
-    let names: Vec<&Entrant> = named.iter().collect();
-    let whose = match capped {
-        Some(_) => "the --cache-limit cgroup's dirty limit".to_string(),
-        None => "this machine's dirty limit".to_string(),
-    };
-    let hits = match capped.and_then(|c| c.limit_hits) {
-        Some(n) if n > 0 => format!("; the cgroup's cap was hit {n} times"),
-        _ => String::new(),
-    };
-    let sentence = format!(
-        "Writes: {} wrote at most {} a repetition{}, under {whose} of {} ({}{hits}): the page cache absorbed them {how}, so their speed is a burst's, not sustained writing{}. For sustained writes: --size {} or more{}.",
-        list(&names),
-        fmt_bytes(written),
-        span.map_or(String::new(), |f| format!(" to a {} file", fmt_bytes(f))),
-        fmt_bytes(d.limit_bytes),
-        d.source(),
-        if span.is_some() {
-            " (random writes to a file under the limit never pass it)"
-        } else {
-            ""
-        },
-        fmt_size_flag(suggested),
-        time.unwrap_or_default()
-    );
-    let at = v
-        .text
-        .iter()
-        .position(|t| t.starts_with('→'))
-        .unwrap_or(v.text.len());
-    v.text.insert(at, sentence);
-    if named.contains(&v.pick) {
-        if let Some(last) = v.text.last_mut().filter(|t| t.starts_with('→')) {
-            if let Some(stem) = last.strip_suffix('.') {
-                *last = format!("{stem} (for bursts under the dirty limit: see above).");
-            }
-        }
-    }
-    v.dirty_burst = Some(DirtyBurst {
-        methods: named,
+    rates.sort_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s));
+    Some(DirtyBurst {
+        methods: writers.into_iter().map(|w| w.method).collect(),
         written_bytes: written,
         limit_bytes: d.limit_bytes,
-        suggested_size_bytes: suggested,
-    });
+        suggested_size_bytes: (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two(),
+        file_bytes: file.filter(|&f| v.job.pattern != Pattern::Write && f <= d.limit_bytes),
+        limits: d,
+        cgroup: capped.is_some(),
+        cap_hits: capped.and_then(|c| c.limit_hits).filter(|&n| n > 0),
+        unsynced: v.job.sync == SyncPolicy::None,
+        past_limit_bytes: twice as u64,
+        rates,
+    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::{Measurement, RepetitionControl};
 
-    fn case(method: &str, written: u64, duration_ns: u64, round: u32) -> CaseResult {
+    pub(crate) fn case(method: &str, written: u64, duration_ns: u64, round: u32) -> CaseResult {
         let m = |bw: f64| Measurement {
             write_bytes: written,
             io_bytes: written,
@@ -254,7 +223,7 @@ mod tests {
         }
     }
 
-    fn limits(limit: u64) -> DirtyLimits {
+    pub(crate) fn limits(limit: u64) -> DirtyLimits {
         DirtyLimits {
             limit_bytes: limit,
             background_bytes: limit / 2,
@@ -265,6 +234,8 @@ mod tests {
         }
     }
 
+    const MIB: f64 = (1 << 20) as f64;
+
     #[test]
     fn buffered_writes_under_the_dirty_limit_are_called_a_burst() {
         // buffered wrote 120 MiB in 150 ms (800 MiB/s), direct 30 MiB: the
@@ -273,43 +244,40 @@ mod tests {
             case("buffered", 120 << 20, 150_000_000, 1),
             case("direct", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
+        let v = crate::analysis::verdict::all(&cases).remove(0);
         assert_eq!(v.pick, "buffered");
-        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30), None);
-        let b = v.dirty_burst.as_ref().expect("a burst");
+        let b = burst(&v, &cases, &limits(4 << 30), Some(1 << 30), None).expect("a burst");
         assert_eq!(b.methods, vec!["buffered".to_string()]);
         assert_eq!((b.written_bytes, b.limit_bytes), (120 << 20, 4 << 30));
         assert_eq!(b.suggested_size_bytes, 8 << 30);
+        // The machine's limit: vm.dirty_ratio 20% of 20 GiB available.
+        assert_eq!(
+            (b.limits.ratio_pct, b.limits.base_bytes),
+            (Some(20), 20 << 30)
+        );
+        assert!(!b.cgroup && !b.unsynced && b.cap_hits.is_none());
+        // Random writes to a 1 GiB file under the limit never pass it.
+        assert_eq!(b.file_bytes, Some(1 << 30));
+        // 8 GiB, twice the limit, takes 11 s at buffered's 800 MiB/s.
+        assert_eq!(b.past_limit_bytes, 8 << 30);
+        assert_eq!(b.rates.len(), 1);
+        assert_eq!(b.rates[0].method, "buffered");
+        assert!((b.rates[0].bytes_per_s - 800.0 * MIB).abs() < 1.0);
+        assert_eq!(b.rates[0].seconds_past_limit, 11.0);
         // Just above a power of two: the next one.
-        let mut odd = crate::analysis::verdict::all(&cases).remove(0);
-        caveat(
-            &mut odd,
-            &cases,
-            &limits(4_600_000_000),
-            Some(1 << 30),
-            None,
-        );
-        assert_eq!(odd.dirty_burst.unwrap().suggested_size_bytes, 8 << 30);
-        let text = v.text.join("\n");
-        assert!(
-            text.contains("dirty limit of 4 GiB (vm.dirty_ratio 20% of 20 GiB available)"),
-            "{text}"
-        );
-        assert!(text.contains("--size 8G or more"), "{text}");
-        assert!(
-            text.contains("to a 1 GiB file") && text.contains("never pass it"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "a --time long enough to write 8 GiB, twice the limit (about 11 s at buffered's 800 MiB/s)"
-            ),
-            "{text}"
-        );
-        let last = v.text.last().unwrap();
-        assert!(
-            last.starts_with("→ use buffered") && last.contains("for bursts under the dirty limit"),
-            "{last}"
+        let odd = burst(&v, &cases, &limits(4_600_000_000), Some(1 << 30), None);
+        assert_eq!(odd.unwrap().suggested_size_bytes, 8 << 30);
+        // The run's verdict says it before what to do.
+        let mut r = crate::report::testdata::fixture();
+        r.cases = cases;
+        r.system.fs_type = Some("ext4".into());
+        r.system.dirty_limits = Some(limits(4 << 30));
+        let v = crate::analysis::verdict::of_run(&r).remove(0);
+        let codes: Vec<&str> = v.facts.iter().map(|f| f.code()).collect();
+        assert_eq!(codes, ["fastest", "dirty_burst", "use"]);
+        assert_eq!(
+            v.dirty_burst.as_ref().map(|b| b.written_bytes),
+            Some(120 << 20)
         );
     }
 
@@ -319,17 +287,14 @@ mod tests {
             case("buffered", 600 << 20, 1_000_000_000, 1),
             case("direct", 300 << 20, 1_000_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
-        let before = v.text.clone();
-        caveat(&mut v, &cases, &limits(512 << 20), Some(8 << 30), None);
-        assert_eq!((v.dirty_burst.is_none(), &v.text), (true, &before));
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        assert!(burst(&v, &cases, &limits(512 << 20), Some(8 << 30), None).is_none());
         let direct = vec![
             case("direct", 30 << 20, 150_000_000, 1),
             case("aio", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&direct).remove(0);
-        caveat(&mut v, &direct, &limits(4 << 30), Some(1 << 30), None);
-        assert!(v.dirty_burst.is_none());
+        let v = crate::analysis::verdict::all(&direct).remove(0);
+        assert!(burst(&v, &direct, &limits(4 << 30), Some(1 << 30), None).is_none());
     }
 
     /// A hinted page-cache writer (`mmap+random`) and the thread-pool
@@ -341,20 +306,18 @@ mod tests {
             case("mmap+random", 120 << 20, 150_000_000, 1),
             case("direct", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
-        caveat(&mut v, &cases, &limits(4 << 30), Some(1 << 30), None);
-        let b = v.dirty_burst.as_ref().expect("a burst");
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        let b = burst(&v, &cases, &limits(4 << 30), Some(1 << 30), None).expect("a burst");
         assert_eq!(b.methods, vec!["mmap+random".to_string()]);
         let pool = vec![
             case("threadpool", 120 << 20, 150_000_000, 1),
             case("direct", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&pool).remove(0);
-        caveat(&mut v, &pool, &limits(4 << 30), Some(1 << 30), None);
-        assert!(v.dirty_burst.is_some());
+        let v = crate::analysis::verdict::all(&pool).remove(0);
+        assert!(burst(&v, &pool, &limits(4 << 30), Some(1 << 30), None).is_some());
     }
 
-    fn cap(limit: u64, hits: u64) -> CacheLimitInfo {
+    pub(crate) fn cap(limit: u64, hits: u64) -> CacheLimitInfo {
         CacheLimitInfo {
             limit_bytes: limit,
             cgroup_version: 1,
@@ -373,18 +336,10 @@ mod tests {
             case("buffered", 120 << 20, 150_000_000, 1),
             case("direct", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
-        let before = v.text.clone();
-        caveat(
-            &mut v,
-            &cases,
-            &limits(4 << 30),
-            Some(1 << 30),
-            Some(&cap(48 << 20, 7)),
-        );
-        assert_eq!((v.dirty_burst.is_none(), &v.text), (true, &before));
-        let text = v.text.join("\n");
-        assert!(!text.contains("4 GiB"), "{text}");
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        let cap = cap(48 << 20, 7);
+        let b = burst(&v, &cases, &limits(4 << 30), Some(1 << 30), Some(&cap));
+        assert!(b.is_none());
     }
 
     /// Writes that fit under the cap's dirty limit are still a burst, said
@@ -395,24 +350,19 @@ mod tests {
             case("buffered", 100 << 20, 150_000_000, 1),
             case("direct", 30 << 20, 150_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
-        caveat(
-            &mut v,
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        let b = burst(
+            &v,
             &cases,
             &limits(4 << 30),
             Some(1 << 30),
             Some(&cap(1 << 30, 3)),
-        );
-        let b = v.dirty_burst.as_ref().expect("a burst");
+        )
+        .expect("a burst");
+        // 204.8 MiB: 20% of the memory cgroup's 1 GiB.
         assert_eq!(b.limit_bytes, (1u64 << 30) / 100 * 20);
-        let text = v.text.join("\n");
-        assert!(
-            text.contains("under the --cache-limit cgroup's dirty limit of 204.8 MiB"),
-            "{text}"
-        );
-        assert!(text.contains("(the memory cgroup's limit)"), "{text}");
-        assert!(text.contains("cap was hit 3 times"), "{text}");
-        assert!(!text.contains("this machine's dirty limit"), "{text}");
+        assert!(b.cgroup && b.limits.base_is_cgroup);
+        assert_eq!((b.limits.base_bytes, b.cap_hits), (1 << 30, Some(3)));
         // A case marked outside the cgroup keeps the machine's limit.
         let outside: Vec<CaseResult> = cases
             .iter()
@@ -422,15 +372,11 @@ mod tests {
                 c
             })
             .collect();
-        let mut v = crate::analysis::verdict::all(&outside).remove(0);
-        caveat(
-            &mut v,
-            &outside,
-            &limits(4 << 30),
-            Some(1 << 30),
-            Some(&cap(48 << 20, 3)),
-        );
-        assert_eq!(v.dirty_burst.as_ref().unwrap().limit_bytes, 4 << 30);
+        let v = crate::analysis::verdict::all(&outside).remove(0);
+        let cap = cap(48 << 20, 3);
+        let b = burst(&v, &outside, &limits(4 << 30), Some(1 << 30), Some(&cap));
+        let b = b.expect("a burst");
+        assert_eq!((b.limit_bytes, b.cgroup), (4 << 30, false));
     }
 
     /// Acceptance of issue 18 (the default run's randwrite verdict): the
@@ -448,20 +394,26 @@ mod tests {
             case("mmap", 20 << 20, 500_000_000, 1),
             case("direct", 30 << 20, 500_000_000, 1),
         ];
-        let mut v = crate::analysis::verdict::all(&cases).remove(0);
-        caveat(&mut v, &cases, &limits(1 << 30), None, None);
-        let text = v.text.join("\n");
-        assert!(
-            text.contains("wrote at most 170 MiB a repetition"),
-            "{text}"
-        );
-        assert_eq!(v.dirty_burst.as_ref().unwrap().written_bytes, 170 << 20);
-        // 2 GiB at buffered's 300 MiB/s is 6.8 s, at mmap's 40 MiB/s 51.2 s.
-        assert!(
-            text.contains(
-                "a --time long enough to write 2 GiB, twice the limit (about 7 s at buffered's 300 MiB/s to 52 s at mmap's 40 MiB/s)"
-            ),
-            "{text}"
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        let b = burst(&v, &cases, &limits(1 << 30), None, None).expect("a burst");
+        assert_eq!(b.written_bytes, 170 << 20);
+        // 2 GiB at buffered's 300 MiB/s is 6.8 s, at mmap's 40 MiB/s 51.2 s:
+        // the slowest first.
+        assert_eq!(b.past_limit_bytes, 2 << 30);
+        let at: Vec<(String, f64, f64)> = b
+            .rates
+            .iter()
+            .map(|r| {
+                (
+                    r.method.to_string(),
+                    (r.bytes_per_s / MIB).round(),
+                    r.seconds_past_limit,
+                )
+            })
+            .collect();
+        assert_eq!(
+            at,
+            [("mmap".into(), 40.0, 52.0), ("buffered".into(), 300.0, 7.0)]
         );
     }
 }

@@ -1,75 +1,64 @@
-//! The verdict's memory sentence: what the method holding least costs in
+//! The verdict's memory fact: what the method holding least costs in
 //! speed against the one holding most ([`Verdict::memory_trade`]); with no
 //! call on speed, only what each held, and no winner.
 
-use super::{ci, pct_slower, x, Ranked, Verdict};
-use crate::model::units::fmt_bytes;
+use super::facts::few;
+use super::{Ranked, Verdict};
+use crate::result::verdict_facts::{MemoryInterval, MemoryNoCall, MemorySpeed, VerdictFact};
 use crate::result::Entrant;
 
-/// The sentence, when the memory held differs enough to say
+/// The fact, when the memory held differs enough to say
 /// ([`Verdict::memory_trade`]); `r` the real methods ranked.
-pub(super) fn sentence(v: &Verdict, r: &[&Ranked]) -> Option<String> {
+pub(super) fn fact(v: &Verdict, r: &[&Ranked]) -> Option<VerdictFact> {
     let t = v.memory_trade.as_ref()?;
     let k = &t.speed;
-    // The same rule for its interval as the speed sentence's.
-    let n = |name: &Entrant| r.iter().find(|m| m.method == *name).map_or(0, |m| m.n);
-    let few = n(&t.least) < 6 || n(&t.most) < 6;
+    // The same rule for its interval as the speed fact's.
+    let short = |name: &Entrant| r.iter().find(|m| m.method == *name).is_none_or(|m| few(m));
+    let few_repetitions = short(&t.least) || short(&t.most);
     if k.undersampled || !v.called {
         // No call on speed: what each held, and no winner.
-        return Some(format!(
-            "Memory: {} held {}, {} {} ({}).",
-            t.least,
-            fmt_bytes(t.least_bytes),
-            t.most,
-            fmt_bytes(t.most_bytes),
-            if v.called {
-                "too few repetitions to tell which is faster"
+        return Some(VerdictFact::MemoryHeld {
+            least: t.least.clone(),
+            least_bytes: t.least_bytes,
+            most: t.most.clone(),
+            most_bytes: t.most_bytes,
+            why: if v.called {
+                MemoryNoCall::TooFewRepetitions
             } else {
-                "which is faster: no call yet"
-            }
-        ));
+                MemoryNoCall::NoCall
+            },
+        });
     }
     let speed = if !k.distinct {
         // Not "no difference": the interval may lie wholly on one side of
         // even and only reach into the margin (1.02-2.65x).
         let [lo, hi] = k.ratio_ci95;
         let margin = 1.0 + crate::stats::EQUIVALENCE_MARGIN;
-        let why = if !(lo > 0.0 && hi.is_finite()) {
+        MemorySpeed::NotShownToDiffer {
             // No interval (no rounds to pair): nothing to show.
-            String::new()
-        } else if lo <= margin && hi >= 1.0 / margin {
-            format!(
-                " ({}: it reaches within 3% of even)",
-                ci(k.ratio_ci95, few, v.ci_level)
-            )
-        } else {
-            // Unpaired (sequential schedule): the medians' intervals
-            // overlap, though the ratio's lies beyond the margin.
-            format!(
-                " ({}; the medians' own intervals overlap)",
-                ci(k.ratio_ci95, few, v.ci_level)
-            )
-        };
-        format!("is not shown to differ in speed from {}{why}", t.most)
+            interval: (lo > 0.0 && hi.is_finite()).then_some(MemoryInterval {
+                ratio_ci: k.ratio_ci95,
+                few_repetitions,
+                // Else (unpaired, sequential schedule) the medians'
+                // intervals overlap, though the ratio's lies beyond the
+                // margin.
+                reaches_even: lo <= margin && hi >= 1.0 / margin,
+            }),
+        }
     } else if k.ratio < 1.0 {
-        format!("is {} slower than {}", pct_slower(k.ratio), t.most)
+        MemorySpeed::Slower { ratio: k.ratio }
     } else {
-        format!(
-            "is {} faster than {} ({})",
-            x(k.ratio),
-            t.most,
-            ci(k.ratio_ci95, few, v.ci_level)
-        )
+        MemorySpeed::Faster {
+            ratio: k.ratio,
+            ratio_ci: k.ratio_ci95,
+            few_repetitions,
+        }
     };
-    Some(format!(
-        "Memory: {} {speed} {} {} instead of {}.",
-        t.least,
-        if k.distinct && k.ratio < 1.0 {
-            "but holds"
-        } else {
-            "and holds"
-        },
-        fmt_bytes(t.least_bytes),
-        fmt_bytes(t.most_bytes)
-    ))
+    Some(VerdictFact::MemoryTrade {
+        least: t.least.clone(),
+        least_bytes: t.least_bytes,
+        most: t.most.clone(),
+        most_bytes: t.most_bytes,
+        speed,
+    })
 }

@@ -25,11 +25,10 @@
 //! and picked from among themselves.
 
 pub mod neighbour;
-use crate::model::units::{fmt_bytes, fmt_ns};
 use crate::result::{CaseResult, Entrant, Job, JobKey, MethodName};
 use crate::stats::{self, Comparison};
 
-/// CPU figures closer than this (max / min) are not worth a sentence.
+/// CPU figures closer than this (max / min) are not worth a fact.
 const CPU_WORTH_SAYING: f64 = 1.10;
 /// Nor worth a pick: a CPU-per-I/O difference decides between methods
 /// tied for speed only when its interval lies beyond this margin.
@@ -40,13 +39,13 @@ const MEM_WORTH_SAYING: f64 = 2.0;
 const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 
 pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
+pub use crate::result::verdict_facts::VerdictFact;
 
-mod dirty;
+pub(crate) mod dirty;
+pub mod facts;
 mod memory;
 mod no_call;
 mod ties;
-mod words_fmt;
-use words_fmt::{ci, pct_slower, x};
 mod variants;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
@@ -61,7 +60,7 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     if !r.interrupted {
         for verdict in v.iter_mut().filter(|v| v.interrupted) {
             verdict.interrupted = false;
-            verdict.text = words(verdict);
+            verdict.facts = facts::of(verdict);
         }
     }
     // On tmpfs the file is the page cache: no write-back, no device, no
@@ -74,11 +73,36 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     if let Some(d) = r.system.dirty_limits.as_ref().filter(|_| !in_memory) {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
-            dirty::caveat(verdict, &r.cases, d, file, r.config.cache_limit.as_ref());
+            let cap = r.config.cache_limit.as_ref();
+            if let Some(b) = dirty::burst(verdict, &r.cases, d, file, cap) {
+                // Said before what to do (the last fact).
+                let at = verdict.facts.len().saturating_sub(1);
+                verdict.facts.insert(at, VerdictFact::DirtyBurst(b.clone()));
+                verdict.dirty_burst = Some(b);
+            }
         }
     }
     v.iter_mut().for_each(pick_first);
     v
+}
+
+/// Facts for the verdicts of `r` saved without them (results written
+/// before facts existed): each takes those of today's verdict on its job
+/// when that makes the same call (pick, fastest, call); one that does not
+/// keeps only its saved words.
+pub fn add_facts(r: &mut crate::result::RunResult) {
+    if r.verdicts.iter().all(|v| !v.facts.is_empty()) {
+        return;
+    }
+    let today = of_run(r);
+    for v in r.verdicts.iter_mut().filter(|v| v.facts.is_empty()) {
+        let same = |t: &&Verdict| {
+            t.job == v.job && t.pick == v.pick && t.fastest == v.fastest && t.called == v.called
+        };
+        if let Some(t) = today.iter().find(same) {
+            v.facts = t.facts.clone();
+        }
+    }
 }
 
 /// The pick moved to the front of the ranking, the others keeping their
@@ -146,44 +170,44 @@ fn in_speed_order(cases: &[CaseResult]) -> Vec<Verdict> {
         .collect()
 }
 
-fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict> {
-    let name_of = |c: &CaseResult| {
-        group
+/// A measured case of a group and the statistics of its throughput.
+#[derive(Clone)]
+struct Sampled<'a> {
+    c: &'a CaseResult,
+    s: stats::Stats,
+}
+
+/// The group's measured cases, the real ones (highest median first), then
+/// the references; `real` of them are real.
+struct Measured<'a> {
+    ms: Vec<Sampled<'a>>,
+    real: usize,
+}
+
+impl<'a> Measured<'a> {
+    /// `None` without two real methods: as with one method alone, there
+    /// is nothing to judge (`null` beside one method is no choice).
+    fn of(group: &[&'a CaseResult]) -> Option<Measured<'a>> {
+        let (mut ms, mut refs): (Vec<Sampled>, Vec<Sampled>) = group
             .iter()
-            .position(|g| std::ptr::eq(*g, c))
-            .map_or_else(|| c.name(), |i| names[i].clone())
-    };
-    #[derive(Clone)]
-    struct M<'a> {
-        c: &'a CaseResult,
-        s: stats::Stats,
+            .filter(|c| c.skipped.is_none() && c.error.is_none())
+            .filter_map(|&c| {
+                let s = stats::describe(&c.samples(|m| m.bw_bytes_per_s))?;
+                (s.median > 0.0).then_some(Sampled { c, s })
+            })
+            .partition(|m| !is_reference(&m.c.method));
+        if ms.len() < 2 {
+            return None;
+        }
+        ms.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
+        refs.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
+        let real = ms.len();
+        ms.extend(refs);
+        Some(Measured { ms, real })
     }
-    let (mut ms, mut refs): (Vec<M>, Vec<M>) = group
-        .iter()
-        .filter(|c| c.skipped.is_none() && c.error.is_none())
-        .filter_map(|&c| {
-            let s = stats::describe(&c.samples(|m| m.bw_bytes_per_s))?;
-            (s.median > 0.0).then_some(M { c, s })
-        })
-        .partition(|m| !is_reference(&m.c.method));
-    // As with one method alone, there is nothing to judge without two real
-    // ones: `null` beside one method is no choice.
-    if ms.len() < 2 {
-        return None;
-    }
-    ms.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
-    refs.sort_by(|a, b| b.s.median.total_cmp(&a.s.median));
-    // The real methods first, then the references: `ms[i]` is `ranking[i]`.
-    let real = ms.len();
-    ms.extend(refs);
-    let bw = |m: &crate::result::Measurement| m.bw_bytes_per_s;
-    // Paired when every method shares rounds with the one of highest median.
-    let paired = ms.iter().all(|m| !pairs(ms[0].c, m.c, &bw).is_empty());
-    // Each of the other real methods is compared with the fastest: the
-    // verdict errs at most 5% of the time over all of them (Bonferroni).
-    let alpha = stats::verdict_alpha(real);
-    // Each method against the first of `ms`.
-    let compare = |ms: &[M]| -> Vec<Comparison> {
+
+    /// Each method against the first of `ms` (`alpha` each).
+    fn compare(ms: &[Sampled], alpha: f64) -> Vec<Comparison> {
         let top = &ms[0];
         ms.iter()
             .map(|m| {
@@ -195,16 +219,25 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
                 })
             })
             .collect()
-    };
-    let calls = |cmp: &[Comparison]| !cmp[1..real].iter().any(|k| k.undersampled);
-    let mut cmp = compare(&ms);
-    if paired {
-        // Paired, the ranking follows the paired estimate (each method
-        // against the one with the highest median), so that the fastest is
-        // never measured slower than another by its own ratios. Without a
-        // call (too few rounds) it stays on the medians, as the table's
-        // "best" does, unless the medians' leader would make a call the
-        // paired ranking does not.
+    }
+
+    /// True when none of the real methods is apart by too few rounds.
+    fn calls(&self, cmp: &[Comparison]) -> bool {
+        !cmp[1..self.real].iter().any(|k| k.undersampled)
+    }
+
+    /// Paired, the ranking follows the paired estimate (each method
+    /// against the one with the highest median), so that the fastest is
+    /// never measured slower than another by its own ratios. Without a
+    /// call (too few rounds) it stays on the medians, as the table's
+    /// "best" does, unless the medians' leader would make a call the
+    /// paired ranking does not. Returns the comparisons with the first.
+    fn order(&mut self, paired: bool, alpha: f64) -> Vec<Comparison> {
+        let cmp = Self::compare(&self.ms, alpha);
+        if !paired {
+            return cmp;
+        }
+        let (ms, real) = (&self.ms, self.real);
         let lead = ms[0].c;
         let score: Vec<f64> = ms[..real]
             .iter()
@@ -214,75 +247,54 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .collect();
         let mut idx: Vec<usize> = (0..real).collect();
         idx.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
-        let sorted: Vec<M> = idx
+        let sorted: Vec<Sampled> = idx
             .into_iter()
             .chain(real..ms.len())
             .map(|i| ms[i].clone())
             .collect();
-        let by_pairs = compare(&sorted);
-        if calls(&by_pairs) || calls(&cmp) {
-            ms = sorted;
-            cmp = by_pairs;
+        let by_pairs = Self::compare(&sorted, alpha);
+        if self.calls(&by_pairs) || self.calls(&cmp) {
+            self.ms = sorted;
+            return by_pairs;
         }
+        cmp
     }
-    let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
-        stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
-    };
-    let ranking: Vec<Ranked> = ms
-        .iter()
-        .zip(&cmp)
-        .enumerate()
-        .map(|(i, (m, k))| {
-            let reference = i >= real;
-            Ranked {
-                method: name_of(m.c).into(),
-                bw_bytes_per_s: m.s.median,
-                bw_ci95_median: m.s.ci95_median,
-                n: m.s.n,
-                queue_depth: m.c.queue_depth,
-                fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
-                fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
-                // Too few rounds to tell is not a tie either.
-                tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
-                too_few_repetitions: i > 0 && !reference && k.undersampled,
-                cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
-                block_size: m.c.block_size,
-                memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
-                reference,
-            }
-        })
-        .collect();
-    let fastest: Vec<Entrant> = ranking
-        .iter()
-        .filter(|r| r.tied_with_fastest)
-        .map(|r| r.method.clone())
-        .collect();
-    let min_by = |f: &dyn Fn(&Ranked) -> f64| {
-        ranking
+
+    /// The ranking, each method named by `name_of`.
+    fn ranking(&self, cmp: &[Comparison], name_of: &dyn Fn(&CaseResult) -> String) -> Vec<Ranked> {
+        let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
+            stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
+        };
+        self.ms
             .iter()
-            .filter(|r| !r.reference && f(r) > 0.0)
-            .min_by(|a, b| f(a).total_cmp(&f(b)))
-            .map(|r| Cost {
-                method: r.method.clone(),
-                value: f(r),
+            .zip(cmp)
+            .enumerate()
+            .map(|(i, (m, k))| {
+                let reference = i >= self.real;
+                Ranked {
+                    method: name_of(m.c).into(),
+                    bw_bytes_per_s: m.s.median,
+                    bw_ci95_median: m.s.ci95_median,
+                    n: m.s.n,
+                    queue_depth: m.c.queue_depth,
+                    fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
+                    fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
+                    // Too few rounds to tell is not a tie either.
+                    tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
+                    too_few_repetitions: i > 0 && !reference && k.undersampled,
+                    cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
+                    block_size: m.c.block_size,
+                    memory_bytes: med(m.c, &|m| m.memory.total_bytes as f64).round() as u64,
+                    reference,
+                }
             })
-    };
-    let mixed = mixed_sizes(&ranking);
-    let cheapest_cpu = min_by(&|r| cpu_cost(r, mixed));
-    let least_memory = min_by(&|r| r.memory_bytes as f64);
-    let called = !ranking.iter().any(|r| r.too_few_repetitions);
-    let (pick, equally_good) = if called {
-        choose(
-            &ranking,
-            &ms.iter().map(|m| m.c).collect::<Vec<_>>(),
-            group,
-            mixed,
-        )
-    } else {
-        // No call: the leader on these numbers, nothing to weigh it against.
-        (ranking[0].method.clone(), Vec::new())
-    };
-    let memory_trade = {
+            .collect()
+    }
+
+    /// The real method holding least memory beside the one holding most,
+    /// when they differ by [`MEM_WORTH_SAYING`] and
+    /// [`MEM_WORTH_SAYING_BYTES`], with their speed compared.
+    fn memory_trade(&self, ranking: &[Ranked], alpha: f64) -> Option<MemoryTrade> {
         let held: Vec<(usize, u64)> = ranking
             .iter()
             .enumerate()
@@ -290,62 +302,114 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
             .map(|(i, r)| (i, r.memory_bytes))
             .filter(|&(_, b)| b > 0)
             .collect();
-        let lo = held.iter().min_by_key(|&&(i, b)| (b, i)).copied();
-        let hi = held
+        let (li, lb) = held.iter().min_by_key(|&&(i, b)| (b, i)).copied()?;
+        let (hi, hb) = held
             .iter()
             .max_by_key(|&&(i, b)| (b, usize::MAX - i))
-            .copied();
-        match (lo, hi) {
-            (Some((li, lb)), Some((hi_i, hb)))
-                if hb as f64 >= lb as f64 * MEM_WORTH_SAYING
-                    && hb - lb >= MEM_WORTH_SAYING_BYTES =>
-            {
-                versus(ms[hi_i].c, ms[li].c, &bw, stats::EQUIVALENCE_MARGIN, alpha).map(|speed| {
-                    MemoryTrade {
-                        least: ranking[li].method.clone(),
-                        least_bytes: lb,
-                        most: ranking[hi_i].method.clone(),
-                        most_bytes: hb,
-                        speed,
-                    }
-                })
-            }
-            _ => None,
+            .copied()?;
+        if (hb as f64) < lb as f64 * MEM_WORTH_SAYING || hb - lb < MEM_WORTH_SAYING_BYTES {
+            return None;
         }
-    };
-    // Methods whose case the case timeout stopped: more rounds take a
-    // larger timeout, not only more repetitions.
-    let capped: Vec<Entrant> = ms
-        .iter()
-        .filter(|m| {
-            m.c.repetition_control
-                .as_ref()
-                .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
+        let speed = versus(
+            self.ms[hi].c,
+            self.ms[li].c,
+            &bw,
+            stats::EQUIVALENCE_MARGIN,
+            alpha,
+        )?;
+        Some(MemoryTrade {
+            least: ranking[li].method.clone(),
+            least_bytes: lb,
+            most: ranking[hi].method.clone(),
+            most_bytes: hb,
+            speed,
         })
-        .map(|m| name_of(m.c).into())
+    }
+
+    /// Methods whose case the case timeout stopped: more rounds take a
+    /// larger timeout, not only more repetitions.
+    fn capped(&self, name_of: &dyn Fn(&CaseResult) -> String) -> Vec<Entrant> {
+        self.ms
+            .iter()
+            .filter(|m| {
+                m.c.repetition_control
+                    .as_ref()
+                    .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
+            })
+            .map(|m| name_of(m.c).into())
+            .collect()
+    }
+}
+
+/// Throughput, the metric the verdict ranks by.
+fn bw(m: &crate::result::Measurement) -> f64 {
+    m.bw_bytes_per_s
+}
+
+/// The real method least in `f` (above 0), and its value.
+fn least(ranking: &[Ranked], f: &dyn Fn(&Ranked) -> f64) -> Option<Cost> {
+    ranking
+        .iter()
+        .filter(|r| !r.reference && f(r) > 0.0)
+        .min_by(|a, b| f(a).total_cmp(&f(b)))
+        .map(|r| Cost {
+            method: r.method.clone(),
+            value: f(r),
+        })
+}
+
+fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict> {
+    let name_of = |c: &CaseResult| {
+        group
+            .iter()
+            .position(|g| std::ptr::eq(*g, c))
+            .map_or_else(|| c.name(), |i| names[i].clone())
+    };
+    let mut m = Measured::of(group)?;
+    // Paired when every method shares rounds with the one of highest median.
+    let paired = m.ms.iter().all(|s| !pairs(m.ms[0].c, s.c, &bw).is_empty());
+    // Each of the other real methods is compared with the fastest: the
+    // verdict errs at most 5% of the time over all of them (Bonferroni).
+    let alpha = stats::verdict_alpha(m.real);
+    let cmp = m.order(paired, alpha);
+    let ranking = m.ranking(&cmp, &name_of);
+    let fastest: Vec<Entrant> = ranking
+        .iter()
+        .filter(|r| r.tied_with_fastest)
+        .map(|r| r.method.clone())
         .collect();
-    let real_cases: Vec<&CaseResult> = ms[..real].iter().map(|m| m.c).collect();
+    let mixed = mixed_sizes(&ranking);
+    let called = !ranking.iter().any(|r| r.too_few_repetitions);
+    let (pick, equally_good) = if called {
+        let cases: Vec<&CaseResult> = m.ms.iter().map(|s| s.c).collect();
+        choose(&ranking, &cases, group, mixed)
+    } else {
+        // No call: the leader on these numbers, nothing to weigh it against.
+        (ranking[0].method.clone(), Vec::new())
+    };
+    let real_cases: Vec<&CaseResult> = m.ms[..m.real].iter().map(|s| s.c).collect();
     let (interrupted, max_time_for_call) =
         no_call::shortfall(&real_cases, called || !paired, alpha);
     let mut v = Verdict {
         job,
         fastest,
+        cheapest_cpu: least(&ranking, &|r| cpu_cost(r, mixed)),
+        least_memory: least(&ranking, &|r| r.memory_bytes as f64),
+        memory_trade: m.memory_trade(&ranking, alpha),
         ranking,
-        cheapest_cpu,
-        least_memory,
-        memory_trade,
         pick,
         equally_good,
         paired,
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
-        capped,
+        capped: m.capped(&name_of),
         interrupted,
         max_time_for_call,
         dirty_burst: None,
+        facts: Vec::new(),
         text: Vec::new(),
     };
-    v.text = words(&v);
+    v.facts = facts::of(&v);
     Some(v)
 }
 
@@ -467,342 +531,6 @@ fn choose(
     }
     let pick = equal[0].clone();
     (pick, if equal.len() > 1 { equal } else { Vec::new() })
-}
-
-/// "a", "a and b", "a, b and c".
-pub(crate) fn list<T: std::fmt::Display>(names: &[T]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(ToString::to_string).collect();
-            format!("{} and {last}", init.join(", "))
-        }
-    }
-}
-
-/// The job as it ran: the group's label, with the depth every real method
-/// ran at when that is below the depth asked (`randread 4k Q1T1` for
-/// `direct,direct` asked for Q32).
-fn ran_label(v: &Verdict, real: &[&Ranked]) -> String {
-    if v.job.group.is_some() {
-        return v.job.label();
-    }
-    let depths: Vec<u32> = real.iter().map(|m| m.queue_depth).collect();
-    match depths.first() {
-        Some(&d) if d > 0 && d < v.job.queue_depth && depths.iter().all(|&x| x == d) => {
-            v.job.label_at(d)
-        }
-        _ => v.job.label(),
-    }
-}
-
-/// " at QD1" for a method that ran at a lower depth than the group asked.
-fn depth_note(m: &Ranked, v: &Verdict) -> String {
-    let real: Vec<&Ranked> = v.ranking.iter().filter(|r| !r.reference).collect();
-    // Already in the label when every method ran at that depth.
-    let all_at = real.iter().all(|r| r.queue_depth == m.queue_depth);
-    // A variant's name says its depth.
-    if v.job.group.is_some() {
-        return String::new();
-    }
-    if m.queue_depth > 0 && m.queue_depth < v.job.queue_depth && !all_at {
-        format!(" at QD{}", m.queue_depth)
-    } else {
-        String::new()
-    }
-}
-
-/// The verdict's sentences.
-pub fn words(v: &Verdict) -> Vec<String> {
-    // The real methods are judged; the references only named.
-    let (mut r, refs): (Vec<&Ranked>, Vec<&Ranked>) = v.ranking.iter().partition(|m| !m.reference);
-    // The fastest first, the ratios' reference (a stored ranking has the
-    // pick first: `pick_first`).
-    if let Some(i) = r.iter().position(|m| v.fastest.first() == Some(&m.method)) {
-        let top = r.remove(i);
-        r.insert(0, top);
-    }
-    let label = ran_label(v, &r);
-    let overlap = |few: bool| {
-        if few {
-            "their repetitions overlap"
-        } else if v.paired {
-            "the interval of their per-round ratio reaches within 3% of even"
-        } else {
-            "their 95% intervals overlap"
-        }
-    };
-    let Some(&top) = r.first() else {
-        return Vec::new();
-    };
-    let tied: Vec<&Ranked> = r.iter().copied().filter(|m| m.tied_with_fastest).collect();
-    let rest: Vec<&Ranked> = r.iter().copied().filter(|m| !m.tied_with_fastest).collect();
-    let mut out = Vec::new();
-
-    // Speed.
-    let vs = |m: &Ranked| {
-        format!(
-            "{} {}{} ({})",
-            x(m.fastest_ratio),
-            m.method,
-            depth_note(m, v),
-            ci(m.fastest_ratio_ci95, m.n < 6 || top.n < 6, v.ci_level)
-        )
-    };
-    // Beside the next method, the one people use by habit (buffered), or
-    // else the slowest; a group's variants (a preset's ways to do one
-    // thing) all, each is what the preset is about.
-    let mut shown: Vec<&Ranked> = if v.job.group.is_some() {
-        rest.clone()
-    } else {
-        rest.iter().copied().take(1).collect()
-    };
-    let habit = rest
-        .iter()
-        .find(|m| m.method == iopath_io::Method::Buffered)
-        .or_else(|| rest.last());
-    if let Some(h) = habit {
-        if !shown.iter().any(|m| m.method == h.method) {
-            shown.push(h);
-        }
-    }
-    let shown: Vec<String> = shown.into_iter().map(vs).collect();
-    // Tied, but with medians far apart: not a "tie for fastest".
-    let far: Vec<&Ranked> = tied.iter().copied().filter(|m| !ties::near(m)).collect();
-    let far_clause = ties::far_clause(top, &far, &vs);
-    let names: Vec<&Entrant> = tied
-        .iter()
-        .filter(|m| ties::near(m))
-        .map(|m| &m.method)
-        .collect();
-    let unsure: Vec<&Ranked> = r
-        .iter()
-        .copied()
-        .filter(|m| m.too_few_repetitions)
-        .collect();
-    let needed = if v.paired {
-        stats::min_rounds(stats::verdict_alpha(r.len()))
-    } else {
-        6
-    };
-    let fewest = r.iter().map(|m| m.n).min().unwrap_or(0);
-    let noun = if v.job.group.is_some() {
-        "variants"
-    } else {
-        "methods"
-    };
-    let advice = no_call::advice(v, needed);
-    if !unsure.is_empty() && v.paired && fewest >= 6 {
-        // Enough rounds for one comparison, not for as many as this verdict
-        // makes (the level is shared among them).
-        let measured = no_call::others_measured(&r);
-        out.push(format!(
-            "{label}: {} measured {}, but {fewest} rounds are too few to call that real among {} {noun} (it takes {needed}); {advice}.",
-            top.method,
-            measured,
-            r.len()
-        ));
-    } else if !unsure.is_empty() {
-        // Name the methods with too few repetitions, the fastest first.
-        let short: Vec<String> = std::iter::once(top)
-            .chain(unsure.iter().copied())
-            .filter(|m| m.n < 6)
-            .enumerate()
-            .map(|(i, m)| {
-                if i == 0 {
-                    format!(
-                        "{} ran {} repetition{}",
-                        m.method,
-                        m.n,
-                        if m.n == 1 { "" } else { "s" }
-                    )
-                } else {
-                    format!("{} {}", m.method, m.n)
-                }
-            })
-            .collect();
-        let measured = no_call::others_measured(&r);
-        // Every method named ran as many: say it once.
-        let named: Vec<&Ranked> = std::iter::once(top).chain(unsure.iter().copied()).collect();
-        let same = named.len() > 2
-            && named.iter().all(|m| m.n == top.n && m.n < 6)
-            && short.len() == named.len();
-        let short = if same {
-            format!(
-                "each ran {} repetition{}",
-                top.n,
-                if top.n == 1 { "" } else { "s" }
-            )
-        } else {
-            list(&short.iter().map(String::as_str).collect::<Vec<_>>())
-        };
-        out.push(format!(
-            "{label}: {} measured {}, but {short}: too few to call that real; {advice}.",
-            top.method, measured,
-        ));
-    } else if !far.is_empty() {
-        let why = overlap(tied.iter().any(|m| m.n < 6));
-        out.push(ties::sentence(
-            &label,
-            &names,
-            &far_clause,
-            why,
-            top,
-            &shown,
-            rest.is_empty(),
-        ));
-    } else if rest.is_empty() {
-        let why = overlap(r.iter().any(|m| m.n < 6));
-        out.push(format!(
-            "{label}: {} tie ({why}; the fastest measured {} the slowest): no measurable difference in throughput at this precision.",
-            if names.len() == 2 {
-                list(&names)
-            } else {
-                format!("all {} {noun}", names.len())
-            },
-            x(r.last().map_or(1.0, |m| m.fastest_ratio))
-        ));
-    } else if tied.len() == 1 {
-        out.push(format!(
-            "{label}: {} is fastest, {}.",
-            top.method,
-            list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
-        ));
-    } else {
-        out.push(format!(
-            "{label}: {} tie for fastest ({}); {} is {}.",
-            list(&names),
-            overlap(tied.iter().any(|m| m.n < 6)),
-            top.method,
-            list(&shown.iter().map(String::as_str).collect::<Vec<_>>())
-        ));
-    }
-
-    // The reference, in one sentence.
-    for m in &refs {
-        out.push(format!(
-            "Ceiling: {} (no I/O, iopath's own overhead) reached {}/s; the verdict leaves it out.",
-            m.method,
-            fmt_bytes(m.bw_bytes_per_s.round() as u64)
-        ));
-    }
-
-    // CPU: the cheapest, the next cheapest, and buffered (the habit).
-    let mixed = mixed_sizes(&v.ranking);
-    let cost = |m: &Ranked| cpu_cost(m, mixed);
-    let per = if mixed {
-        "CPU per MiB moved"
-    } else {
-        "CPU per I/O"
-    };
-    let mut cpu: Vec<&Ranked> = r.iter().copied().filter(|m| cost(m) > 0.0).collect();
-    cpu.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
-    if let (Some(lo), Some(hi)) = (cpu.first(), cpu.last()) {
-        if cost(hi) >= cost(lo) * CPU_WORTH_SAYING {
-            let ns = |m: &Ranked| fmt_ns(cost(m).round() as u64);
-            let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
-            if let Some(b) = cpu
-                .iter()
-                .skip(2)
-                .find(|m| m.method == iopath_io::Method::Buffered)
-            {
-                named.push(b);
-            }
-            let mut others: Vec<String> = named
-                .iter()
-                .map(|m| format!("{} {}", m.method, ns(m)))
-                .collect();
-            if lo.method != top.method && !named.iter().any(|m| m.method == top.method) {
-                others.push(format!("{} (fastest) {}", top.method, ns(top)));
-            }
-            let eq = |m: &Ranked| v.equally_good.contains(&m.method);
-            match cpu.get(1) {
-                // The pick found no real difference between the two
-                // cheapest: their medians are not a ranking.
-                Some(&next) if eq(lo) && eq(next) => out.push(format!(
-                    "{per}: {} {} and {} {} (medians) are not shown to differ{}.",
-                    lo.method,
-                    ns(lo),
-                    next.method,
-                    ns(next),
-                    if others.len() > 1 {
-                        format!("; {}", others[1..].join(", "))
-                    } else {
-                        String::new()
-                    }
-                )),
-                _ => out.push(format!(
-                    "{per}: {} is cheapest at {}; {}.",
-                    lo.method,
-                    ns(lo),
-                    others.join(", ")
-                )),
-            }
-        }
-    }
-
-    // Memory: what the frugal method costs in speed against the greedy one.
-    out.extend(memory::sentence(v, &r));
-
-    // What to do.
-    out.push(if !unsure.is_empty() {
-        format!("→ no call yet; on these numbers {} leads.", top.method)
-    } else if tied.len() == 1 {
-        format!("→ use {}.", v.pick)
-    } else if !v.equally_good.is_empty() {
-        let eq: Vec<&Entrant> = v.equally_good.iter().collect();
-        format!(
-            "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
-            list(&eq),
-            if !far.is_empty() {
-                "not shown to differ"
-            } else if rest.is_empty() {
-                "tied"
-            } else {
-                "tied for fastest"
-            },
-            if eq.len() < tied.len() {
-                // Name the tied methods that cost more, so that the
-                // sentence stands on its own beside the CPU line.
-                let dearer: Vec<&Entrant> = tied
-                    .iter()
-                    .map(|m| &m.method)
-                    .filter(|m| !eq.contains(m))
-                    .collect();
-                format!(
-                    " ({} {} more)",
-                    list(&dearer),
-                    if dearer.len() == 1 { "costs" } else { "cost" }
-                )
-            } else {
-                String::new()
-            }
-        )
-    } else {
-        let p = tied.iter().find(|m| m.method == v.pick);
-        let cheapest_cpu = p.is_some_and(|p| {
-            cost(p) > 0.0
-                && tied
-                    .iter()
-                    .all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
-        });
-        format!(
-            "→ use {}: {}, and the least {} of those (a real difference).",
-            v.pick,
-            if far.is_empty() {
-                "tied for fastest"
-            } else {
-                "not shown to differ in speed"
-            },
-            if cheapest_cpu {
-                per.to_string()
-            } else {
-                "memory".to_string()
-            }
-        )
-    });
-    out
 }
 
 #[cfg(test)]

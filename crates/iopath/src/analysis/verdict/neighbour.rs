@@ -1,7 +1,7 @@
 //! `--neighbour`: what each method did to the reader next to it, per job:
 //! the neighbour's p50/p99 and hit ratio alone (before) and beside the
-//! method (during), medians over the measured repetitions, and one
-//! sentence naming the gentlest and the harshest method.
+//! method (during), medians over the measured repetitions, and the
+//! gentlest and the harshest method (`report::text::verdict` words them).
 //!
 //! The neighbour's p99 moves between windows even alone, so a method is
 //! said to hurt it only when its during/before ratio exceeds the noise:
@@ -9,7 +9,6 @@
 //! of every case of the job. Hit ratios are unknown (`?`) where the file
 //! system refuses `RWF_NOWAIT` (tmpfs).
 
-use crate::model::units::fmt_ns;
 use crate::result::neighbour::NeighbourWindow;
 use crate::result::CaseResult;
 use crate::stats::median_sorted;
@@ -85,45 +84,38 @@ pub fn noise(cases: &[&CaseResult]) -> f64 {
     }
 }
 
-/// A hit ratio as a percentage, `?` when unknown.
-fn pct(h: Option<f64>) -> String {
-    h.map_or("?".into(), |h| format!("{:.0}%", h * 100.0))
+/// The neighbour beside one job: each method's effect, the noise floor
+/// ([`noise`]), and the gentlest and harshest methods by p99.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighbourJob {
+    /// The job's label, as the cases group by it.
+    pub job: String,
+    pub effects: Vec<Effect>,
+    pub noise: f64,
 }
 
-/// The sentence: the method that hurt the neighbour least and the one
-/// that hurt it most, each judged against `noise` ([`noise`]), with their
-/// hit ratios before and during.
-pub fn sentence(effects: &[Effect], noise: f64) -> Option<String> {
-    let least = effects
-        .iter()
-        .min_by(|a, b| a.p99_ratio().total_cmp(&b.p99_ratio()))?;
-    let most = effects
-        .iter()
-        .max_by(|a, b| a.p99_ratio().total_cmp(&b.p99_ratio()))?;
-    let judge = |e: &Effect| {
-        let r = e.p99_ratio();
-        let what = if r <= noise {
-            format!("keeps the neighbour's p99 within noise ({r:.2}x)")
-        } else {
-            format!("raises the neighbour's p99 {r:.2}x")
-        };
-        format!(
-            "{} {what} (hit ratio {} → {})",
-            e.method,
-            pct(e.before_hit),
-            pct(e.during_hit)
-        )
-    };
-    let floor = format!("noise: the neighbour's p99 alone varied {noise:.2}x across repetitions");
-    if effects.len() < 2 || least.method == most.method {
-        return Some(format!("{}; {floor}.", judge(least)));
+impl NeighbourJob {
+    /// The method that hurt the neighbour least, and the one that hurt it
+    /// most when there is another.
+    pub fn extremes(&self) -> Option<(&Effect, Option<&Effect>)> {
+        let by = |a: &&Effect, b: &&Effect| a.p99_ratio().total_cmp(&b.p99_ratio());
+        let least = self.effects.iter().min_by(by)?;
+        let most = self.effects.iter().max_by(by)?;
+        let other = (self.effects.len() >= 2 && least.method != most.method).then_some(most);
+        Some((least, other))
     }
-    Some(format!("{}; {}; {floor}.", judge(least), judge(most)))
 }
 
-/// The text block for cases measured with a neighbour (empty without).
-pub fn text(cases: &[CaseResult]) -> String {
-    let mut out = String::new();
+impl Effect {
+    /// True when its p99 ratio is within the job's `noise`.
+    pub fn within(&self, noise: f64) -> bool {
+        self.p99_ratio() <= noise
+    }
+}
+
+/// The jobs measured with a neighbour, in the order they first come
+/// (none without).
+pub fn jobs(cases: &[CaseResult]) -> Vec<NeighbourJob> {
     let mut jobs: Vec<String> = Vec::new();
     for c in cases.iter().filter(|c| !c.neighbour.is_empty()) {
         let j = c.job().label();
@@ -131,30 +123,17 @@ pub fn text(cases: &[CaseResult]) -> String {
             jobs.push(j);
         }
     }
-    for j in jobs {
-        let of_job: Vec<&CaseResult> = cases.iter().filter(|c| c.job().label() == j).collect();
-        let effects: Vec<Effect> = of_job.iter().copied().filter_map(Effect::of).collect();
-        out.push_str(&format!(
-            "\nneighbour (random 4 KiB cached reads) beside {j}:\n"
-        ));
-        for e in &effects {
-            out.push_str(&format!(
-                "  {:<18} before p50 {} p99 {} hit {}   during p50 {} p99 {} ({:.1}x) hit {}\n",
-                e.method,
-                fmt_ns(e.before_p50 as u64),
-                fmt_ns(e.before_p99 as u64),
-                pct(e.before_hit),
-                fmt_ns(e.during_p50 as u64),
-                fmt_ns(e.during_p99 as u64),
-                e.p99_ratio(),
-                pct(e.during_hit)
-            ));
-        }
-        if let Some(s) = sentence(&effects, noise(&of_job)) {
-            out.push_str(&format!("  → {s}\n"));
-        }
-    }
-    out
+    jobs.into_iter()
+        .map(|job| {
+            let of_job: Vec<&CaseResult> =
+                cases.iter().filter(|c| c.job().label() == job).collect();
+            NeighbourJob {
+                effects: of_job.iter().copied().filter_map(Effect::of).collect(),
+                noise: noise(&of_job),
+                job,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -189,26 +168,44 @@ mod tests {
         }
     }
 
+    /// The p99 ratio of each extreme, and whether it is within noise.
+    fn extremes(cases: &[CaseResult]) -> Vec<(String, f64, bool)> {
+        let j = jobs(cases).remove(0);
+        let (least, most) = j.extremes().unwrap();
+        std::iter::once(least)
+            .chain(most)
+            .map(|e| {
+                (
+                    e.method.clone(),
+                    (e.p99_ratio() * 100.0).round() / 100.0,
+                    e.within(j.noise),
+                )
+            })
+            .collect()
+    }
+
     #[test]
-    fn the_sentence_names_the_gentlest_and_the_harshest_method() {
+    fn the_gentlest_and_the_harshest_method_are_named() {
         let cases = [
             case("buffered", &[(10_000, 80_000, Some(60))]),
             case("dontcache", &[(10_000, 10_300, Some(100))]),
         ];
         // Before p99s all alike: the noise floor is 1x, 1.03x is over it.
-        let t = text(&cases);
-        assert!(
-            t.contains("neighbour (random 4 KiB cached reads) beside write 1M"),
-            "{t}"
+        let j = jobs(&cases);
+        assert_eq!(j.len(), 1);
+        assert!(j[0].job.starts_with("write 1M"), "{}", j[0].job);
+        assert_eq!(j[0].noise, 1.0);
+        assert_eq!(
+            extremes(&cases),
+            [
+                ("dontcache".to_string(), 1.03, false),
+                ("buffered".to_string(), 8.0, false)
+            ]
         );
-        let s = t.lines().find(|l| l.contains('→')).unwrap();
-        assert!(
-            s.contains("dontcache raises the neighbour's p99 1.03x (hit ratio 100% → 100%)"),
-            "{s}"
-        );
-        assert!(
-            s.contains("buffered raises the neighbour's p99 8.00x (hit ratio 100% → 60%)"),
-            "{s}"
+        let buffered = &j[0].effects[0];
+        assert_eq!(
+            (buffered.before_hit, buffered.during_hit),
+            (Some(1.0), Some(0.6))
         );
     }
 
@@ -230,35 +227,30 @@ mod tests {
         ];
         let refs: Vec<&CaseResult> = cases.iter().collect();
         assert!((noise(&refs) - 1.5).abs() < 1e-9);
-        let t = text(&cases);
-        let s = t.lines().find(|l| l.contains('→')).unwrap();
         // direct: median during 15 us over median before 12.5 us = 1.2x.
-        assert!(
-            s.contains("direct keeps the neighbour's p99 within noise (1.20x)"),
-            "{s}"
+        assert_eq!(
+            extremes(&cases),
+            [
+                ("direct".to_string(), 1.2, true),
+                ("buffered".to_string(), 5.25, false)
+            ]
         );
-        assert!(
-            s.contains("buffered raises the neighbour's p99 5.25x"),
-            "{s}"
-        );
-        assert!(s.contains("(hit ratio 100% → 45%)"), "{s}");
-        assert!(s.contains("varied 1.50x"), "{s}");
+        let b = Effect::of(&cases[1]).unwrap();
+        assert_eq!((b.before_hit, b.during_hit), (Some(1.0), Some(0.45)));
     }
 
     #[test]
-    fn unknown_hits_show_as_a_question_mark() {
+    fn unknown_hits_are_none() {
         let cases = [case("buffered", &[(10_000, 30_000, None)])];
         let e = Effect::of(&cases[0]).unwrap();
         assert_eq!((e.before_hit, e.during_hit), (None, None));
-        let t = text(&cases);
-        assert!(t.contains("hit ?   during"), "{t}");
-        assert!(t.contains("(hit ratio ? → ?)"), "{t}");
+        assert_eq!(extremes(&cases).len(), 1);
     }
 
     #[test]
-    fn no_neighbour_no_text() {
+    fn no_neighbour_no_job() {
         let mut c = case("buffered", &[(1, 1, Some(1))]);
         c.neighbour.clear();
-        assert_eq!(text(&[c]), "");
+        assert!(jobs(&[c]).is_empty());
     }
 }

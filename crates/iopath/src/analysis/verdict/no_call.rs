@@ -1,8 +1,9 @@
 //! What a verdict without a call says: what the leader measured against
 //! every other method, why there is no call and what gives one.
 
-use super::{list, x, Ranked, Verdict};
-use crate::result::{CaseResult, Entrant};
+use super::{Ranked, Verdict};
+use crate::result::verdict_facts::{Measured, MedianRatio, NoCallAdvice};
+use crate::result::CaseResult;
 use crate::stats::{self, StopReason};
 
 /// Of a job's real methods (`cases`): whether every one was stopped (an
@@ -52,49 +53,55 @@ pub(super) fn shortfall(
 
 /// What gives a call: the `needed` rounds, by the flag that fits why the
 /// job has fewer.
-pub(super) fn advice(v: &Verdict, needed: usize) -> String {
-    if v.capped.is_empty() {
-        if v.interrupted {
-            format!(
-                "the run was interrupted ({}) before it had them: run it again to the end",
-                crate::stop_cause()
-            )
-        } else if let Some(t) = &v.max_time_for_call {
-            format!("--max-time {t} or --repeat {needed} gives them")
-        } else {
-            format!("run longer (--max-time) or --repeat {needed}")
+pub(super) fn advice(v: &Verdict, needed: usize) -> NoCallAdvice {
+    if !v.capped.is_empty() {
+        NoCallAdvice::CaseTimeout {
+            methods: v.capped.clone(),
+            repeat: needed,
+        }
+    } else if v.interrupted {
+        NoCallAdvice::Interrupted
+    } else if let Some(t) = &v.max_time_for_call {
+        NoCallAdvice::MaxTime {
+            max_time: t.clone(),
+            repeat: needed,
         }
     } else {
-        let names: Vec<&Entrant> = v.capped.iter().collect();
-        format!(
-            "--case-timeout stopped {} early: give a larger --case-timeout (0 for none) with --repeat {needed}, or less work per repetition (a smaller --size or --io-size)",
-            list(&names)
-        )
+        NoCallAdvice::RunLonger { repeat: needed }
     }
 }
 
+/// How many of the others a verdict without a call lists: all up to this
+/// many, else one fewer and "N others".
+const LISTED: usize = 5;
+
 /// Without a call, what the leader measured against every other method
 /// (`r`: the real methods, the leader first), the closest first: all of
-/// them up to five, else the closest four "and N others". The ratios are
-/// the medians' (the table's "vs best"), the order the leader's is on.
-pub(super) fn others_measured(r: &[&Ranked]) -> String {
+/// them up to five, else the closest four and how many more. The ratios
+/// are the medians' (the table's "vs best"), the order the leader's is on.
+pub(super) fn others_measured(r: &[&Ranked]) -> Measured {
     let Some(top) = r.first() else {
-        return String::new();
+        return Measured {
+            ratios: Vec::new(),
+            others: 0,
+        };
     };
-    let all: Vec<String> = r
+    let mut ratios: Vec<MedianRatio> = r
         .iter()
         .skip(1)
-        .map(|m| {
-            let ratio = if m.bw_bytes_per_s > 0.0 {
+        .map(|m| MedianRatio {
+            method: m.method.clone(),
+            ratio: if m.bw_bytes_per_s > 0.0 {
                 top.bw_bytes_per_s / m.bw_bytes_per_s
             } else {
                 m.fastest_ratio
-            };
-            format!("{} {}", x(ratio), m.method)
+            },
         })
         .collect();
-    if all.len() <= 5 {
-        return list(&all.iter().map(String::as_str).collect::<Vec<_>>());
+    if ratios.len() <= LISTED {
+        return Measured { ratios, others: 0 };
     }
-    format!("{} and {} others", all[..4].join(", "), all.len() - 4)
+    let others = ratios.len() - (LISTED - 1);
+    ratios.truncate(LISTED - 1);
+    Measured { ratios, others }
 }

@@ -2,8 +2,9 @@
 //! items 3 and 4): without a call, the ranking the table shows, every
 //! method named and advice that fits the cause; far medians no tie.
 
-use super::tests::rounds;
+use super::tests::{fact, rounds};
 use super::*;
+use crate::result::verdict_facts::*;
 use crate::result::RepetitionControl;
 
 fn stopped(mut c: CaseResult, why: stats::StopReason, rep_s: f64) -> CaseResult {
@@ -34,19 +35,24 @@ fn without_a_call_the_ranking_is_the_medians() {
         rounds("mmap", None, &[10.0, 11.0, 12.0], &one),
     ];
     let v = &all(&cases)[0];
-    assert!(!v.called, "{:?}", v.text);
-    assert_eq!(v.ranking[0].method, "direct", "{:?}", v.text);
+    assert!(!v.called, "{:#?}", v.facts);
+    assert_eq!(v.ranking[0].method, "direct", "{:#?}", v.facts);
     assert_eq!(v.pick, "direct");
-    assert!(v.text[0].contains(": direct measured"), "{:?}", v.text);
+    let VerdictFact::NoCallRepetitions {
+        leader, measured, ..
+    } = &v.facts[0]
+    else {
+        panic!("{:#?}", v.facts)
+    };
+    assert_eq!(leader, "direct");
     // Its ratios are the medians': no "0.67x uring" beside "leads".
-    assert!(v.text[0].contains("1.01x uring"), "{:?}", v.text);
-    assert!(
-        v.text
-            .last()
-            .unwrap()
-            .contains("on these numbers direct leads"),
-        "{:?}",
-        v.text
+    assert_eq!(measured.ratios[0].method, "uring");
+    assert!((measured.ratios[0].ratio - 100.0 / 99.0).abs() < 1e-9);
+    assert_eq!(
+        v.facts.last(),
+        Some(&VerdictFact::NoCallYet {
+            leader: "direct".into()
+        })
     );
 }
 
@@ -61,12 +67,19 @@ fn without_a_call_every_method_is_named() {
         rounds("buffered", None, &[30.0, 31.0, 32.0, 33.0, 34.0], &one),
     ];
     let v = &all(&cases)[0];
-    assert!(!v.called, "{:?}", v.text);
-    let first = &v.text[0];
-    assert!(
-        first.contains("uring") && first.contains("buffered"),
-        "{first}"
-    );
+    assert!(!v.called, "{:#?}", v.facts);
+    let named = |v: &Verdict| -> (Vec<String>, usize) {
+        let VerdictFact::NoCallRepetitions { measured, .. } = &v.facts[0] else {
+            panic!("{:#?}", v.facts)
+        };
+        let m = measured
+            .ratios
+            .iter()
+            .map(|r| r.method.to_string())
+            .collect();
+        (m, measured.others)
+    };
+    assert_eq!(named(v), (vec!["uring".into(), "buffered".into()], 0));
     // More than five: the closest four and how many more.
     let names = ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"];
     let many: Vec<CaseResult> = names
@@ -80,13 +93,9 @@ fn without_a_call_every_method_is_named() {
         })
         .collect();
     let v = &all(&many)[0];
-    let first = &v.text[0];
-    assert!(first.contains("a8 measured"), "{first}");
-    assert!(
-        first.contains("a7, ") && first.contains("a4 and 3 others"),
-        "{first}"
-    );
-    assert!(!first.contains("a3"), "{first}");
+    assert_eq!(v.pick, "a8");
+    let closest: Vec<String> = ["a7", "a6", "a5", "a4"].map(String::from).to_vec();
+    assert_eq!(named(v), (closest, 3));
 }
 
 /// The advice fits the cause: an interrupt says so; a job that stopped
@@ -111,19 +120,28 @@ fn without_a_call_the_advice_fits_the_cause() {
     let v = &all(&pair(stats::StopReason::Stopped))[0];
     assert!(v.interrupted && !v.called);
     assert!(
-        v.text[0].contains("the run was interrupted (Ctrl-C or SIGTERM) before it had them"),
-        "{:?}",
-        v.text
+        matches!(
+            &v.facts[0],
+            VerdictFact::NoCallRepetitions {
+                advice: NoCallAdvice::Interrupted,
+                ..
+            }
+        ),
+        "{:#?}",
+        v.facts
     );
-    assert!(!v.text[0].contains("run longer"), "{:?}", v.text);
     // 6 rounds of 2 × 0.5 s within twice the budget: 1.5 s a method.
     let v = &all(&pair(stats::StopReason::MaxTime))[0];
     assert!(!v.interrupted);
     assert_eq!(v.max_time_for_call.as_deref(), Some("1.5s"));
+    let advice = NoCallAdvice::MaxTime {
+        max_time: "1.5s".into(),
+        repeat: 6,
+    };
     assert!(
-        v.text[0].contains("--max-time 1.5s or --repeat 6 gives them"),
-        "{:?}",
-        v.text
+        matches!(&v.facts[0], VerdictFact::NoCallRepetitions { advice: a, .. } if *a == advice),
+        "{:#?}",
+        v.facts
     );
 }
 
@@ -171,21 +189,20 @@ fn far_medians_that_are_not_shown_to_differ_are_no_tie_for_fastest() {
         mmap.tied_with_fastest && mmap.fastest_ratio > 1.5,
         "{mmap:?}"
     );
-    let text = v.text.join(" ");
-    assert!(text.contains("tie for fastest"), "{text}");
-    assert!(!text.contains("mmap tie"), "{text}");
-    assert!(!text.contains("and mmap tie"), "{text}");
-    let said = format!("measured {} mmap", x(mmap.fastest_ratio));
-    assert!(text.contains(&said), "{text}");
-    assert!(text.contains("not shown to differ"), "{text}");
-    // The close pair is still a tie for fastest.
-    let lead = &v.ranking[0].method.to_string();
-    let other = if lead == "aio" { "uring" } else { "aio" };
-    assert!(
-        text.contains(&format!("{} tie for fastest", list(&[lead, other])))
-            || text.contains(&format!("{} tie for fastest", list(&[other, lead]))),
-        "{text}"
+    let VerdictFact::TieNearAndFar { near, far, .. } = &v.facts[0] else {
+        panic!("{:#?}", v.facts)
+    };
+    // mmap is not shown to differ, at its own ratio; no tie for fastest.
+    assert_eq!(far.len(), 1);
+    assert_eq!(
+        (far[0].method.to_string().as_str(), far[0].ratio),
+        ("mmap", mmap.fastest_ratio)
     );
+    assert!(!near.contains(&"mmap".into()));
+    // The close pair is still a tie for fastest.
+    let mut near: Vec<String> = near.iter().map(ToString::to_string).collect();
+    near.sort();
+    assert_eq!(near, ["aio", "uring"]);
 }
 
 /// hmmap at defaults (RR at 16 threads): three methods tie for speed and
@@ -200,12 +217,14 @@ fn the_advice_names_the_tied_method_that_costs_more() {
         rounds("uffd-wp", None, &shift(1.0), &[8_800.0; 8]),
         rounds("uffd", None, &shift(0.995), &[8_900.0; 8]),
     ]);
-    assert_eq!(v[0].fastest.len(), 3, "{:?}", v[0].text);
-    assert_eq!(v[0].equally_good.len(), 2, "{:?}", v[0].text);
+    assert_eq!(v[0].fastest.len(), 3, "{:#?}", v[0].facts);
+    assert_eq!(v[0].equally_good.len(), 2, "{:#?}", v[0].facts);
     assert!(!v[0].equally_good.contains(&"ucache".into()));
-    let advice = v[0].text.last().unwrap();
-    assert!(advice.contains("equally good"), "{advice}");
-    assert!(advice.ends_with("(ucache costs more)."), "{advice}");
+    assert!(
+        matches!(v[0].facts.last(), Some(VerdictFact::EquallyGood { dearer, .. }) if dearer == &["ucache"]),
+        "{:#?}",
+        v[0].facts
+    );
 }
 
 /// Second review of issue 18: without rounds to pair, "not shown to
@@ -221,28 +240,21 @@ fn the_memory_sentence_says_why_it_makes_no_call_on_speed() {
         super::tests::case("buffered", "randread", &b, 1_000.0, 1 << 30),
     ];
     let v = all(&cases);
-    let text = v[0].text.join("\n");
-    let memory = v[0]
-        .text
-        .iter()
-        .find(|t| t.starts_with("Memory:"))
-        .unwrap_or_else(|| panic!("{text}"));
-    assert!(memory.contains("not shown to differ"), "{text}");
-    {
-        let t = v[0].memory_trade.as_ref().unwrap();
-        let [lo, hi] = t.speed.ratio_ci95;
-        let within = lo <= 1.03 && hi >= 1.0 / 1.03;
-        // This sample: the ratio lies past the margin (about 1.05-1.23x).
-        assert!(!within, "{memory}");
-        assert_eq!(
-            memory.contains("it reaches within 3% of even"),
-            within,
-            "{memory}"
-        );
-        assert_eq!(
-            memory.contains("the medians' own intervals overlap"),
-            !within,
-            "{memory}"
-        );
-    }
+    let VerdictFact::MemoryTrade { speed, .. } = fact(&v[0], "memory_trade") else {
+        unreachable!()
+    };
+    let MemorySpeed::NotShownToDiffer {
+        interval: Some(interval),
+    } = speed
+    else {
+        panic!("{speed:?}")
+    };
+    let t = v[0].memory_trade.as_ref().unwrap();
+    let [lo, hi] = t.speed.ratio_ci95;
+    let within = lo <= 1.03 && hi >= 1.0 / 1.03;
+    // This sample: the ratio lies past the margin (about 1.05-1.23x):
+    // the medians' own intervals overlap.
+    assert!(!within, "{t:?}");
+    assert_eq!(interval.reaches_even, within);
+    assert_eq!(interval.ratio_ci, t.speed.ratio_ci95);
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::result::verdict_facts::*;
 use crate::result::{Cpu, Measurement, Memory};
 
 fn rep(bw: f64, cpu_ns: f64, mem: u64) -> Measurement {
@@ -61,11 +62,15 @@ fn a_clear_winner_is_named_with_its_ratio() {
     let b = &v.ranking[1];
     assert!((b.fastest_ratio - 2.31).abs() < 1e-9, "{}", b.fastest_ratio);
     assert!(b.fastest_ratio_ci95[0] > 2.2 && b.fastest_ratio_ci95[1] < 2.4);
-    assert!(
-        v.text[0].starts_with("randread 4k Q32T1: uring is fastest, 2.31x buffered"),
-        "{}",
-        v.text[0]
+    let VerdictFact::Fastest { leader, slower } = &v.facts[0] else {
+        panic!("{:#?}", v.facts)
+    };
+    assert_eq!(
+        (leader.to_string(), slower[0].method.to_string()),
+        ("uring".to_string(), "buffered".to_string())
     );
+    assert_eq!(slower[0].ratio, b.fastest_ratio);
+    assert_eq!(codes(v), ["fastest", "cpu_cheapest", "memory_trade", "use"]);
 }
 
 #[test]
@@ -90,7 +95,7 @@ fn overlapping_intervals_are_a_tie() {
     assert_eq!(v.fastest.len(), 2);
     assert!(v.ranking.iter().all(|r| r.tied_with_fastest));
     assert_eq!(v.pick, "uring", "cheaper CPU breaks the tie");
-    assert!(v.text[0].contains("tie"), "{}", v.text[0]);
+    assert_eq!(codes(v), ["all_tie", "cpu_cheapest", "use_cheaper"]);
 }
 
 #[test]
@@ -135,30 +140,17 @@ fn around(m: f64, pct: f64) -> Vec<f64> {
         .collect()
 }
 
-fn text(cases: &[CaseResult]) -> String {
-    all(cases)
+/// The fact of `v` with this `code`.
+pub(crate) fn fact<'a>(v: &'a Verdict, code: &str) -> &'a VerdictFact {
+    v.facts
         .iter()
-        .map(|v| v.text.join("\n"))
-        .collect::<Vec<_>>()
-        .join("\n\n")
+        .find(|f| f.code() == code)
+        .unwrap_or_else(|| panic!("no {code} in {:#?}", v.facts))
 }
 
-const GIB: u64 = 1 << 30;
-
-#[test]
-fn wording_clear_winner_with_costs() {
-    insta::assert_snapshot!(text(&[
-        case(
-            "buffered",
-            "randread",
-            &around(100.0, 2.0),
-            11_700.0,
-            1_717_986_918
-        ),
-        case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
-        case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
-        case("aio", "randread", &around(190.0, 2.0), 3_400.0, 131_072),
-    ]));
+/// The codes of `v`'s facts, in order.
+pub(crate) fn codes(v: &Verdict) -> Vec<&'static str> {
+    v.facts.iter().map(|f| f.code()).collect()
 }
 
 /// `case`, run in rounds: repetition i in round i + 1, with its own
@@ -197,18 +189,15 @@ fn aa_arms_that_drift_together_tie() {
     ]);
     assert_eq!(v.len(), 1);
     assert!(v[0].paired);
-    assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
+    assert_eq!(v[0].fastest.len(), 2, "{:#?}", v[0].facts);
     let names: Vec<String> = v[0].ranking.iter().map(|r| r.method.to_string()).collect();
     assert!(
         names.contains(&"direct".into()) && names.contains(&"direct#2".into()),
         "{names:?}"
     );
-    // Both ran at depth 1: the job as it ran.
-    assert!(
-        v[0].text[0].starts_with("randread 4k Q1T1: direct"),
-        "{:?}",
-        v[0].text
-    );
+    // Both ran at depth 1 (the job as it ran), tied.
+    assert!(v[0].ranking.iter().all(|r| r.queue_depth == 1));
+    assert_eq!(fact(&v[0], "all_tie").code(), "all_tie");
     // The same samples without rounds: the unpaired rule sees no
     // difference either (the drift is symmetric), but the ratio's
     // interval is far wider than the paired one.
@@ -250,12 +239,12 @@ fn cpu_noise_does_not_decide_the_pick() {
             rounds("uring", None, &bw, &flip(lo_first)),
             rounds("aio", None, &bw, &flip(!lo_first)),
         ]);
-        assert_eq!(v[0].pick, "uring", "{:?}", v[0].text);
+        assert_eq!(v[0].pick, "uring", "{:#?}", v[0].facts);
         assert_eq!(v[0].equally_good, vec!["uring", "aio"]);
         assert!(
-            v[0].text.last().unwrap().contains("equally good"),
-            "{:?}",
-            v[0].text
+            matches!(v[0].facts.last(), Some(VerdictFact::EquallyGood { methods, .. }) if methods == &v[0].equally_good),
+            "{:#?}",
+            v[0].facts
         );
     }
     // Even a steady 9% (4.7 against 4.3 us in every round) is inside
@@ -301,7 +290,7 @@ fn rounds_with_nothing_to_pair_do_not_panic() {
     let b = rounds("uring", None, &[5.0, 0.0, 5.0, 0.0, 5.0, 0.0], &[1.0; 6]);
     let v = all(&[a, b]);
     assert_eq!(v.len(), 1);
-    assert_eq!(v[0].fastest.len(), 2, "{:?}", v[0].text);
+    assert_eq!(v[0].fastest.len(), 2, "{:#?}", v[0].facts);
 }
 
 /// Regression (review of issue 13): every method was tested against
@@ -374,9 +363,18 @@ fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
     };
     let v = all(&apart(7));
     assert!(
-        v[0].text[0].contains("but 7 rounds are too few to call that real among 7 methods (it takes 8); run longer (--max-time) or --repeat 8."),
-        "{:?}",
-        v[0].text
+        matches!(
+            &v[0].facts[0],
+            VerdictFact::NoCallRounds {
+                rounds: 7,
+                among: 7,
+                needed: 8,
+                advice: NoCallAdvice::RunLonger { repeat: 8 },
+                ..
+            }
+        ),
+        "{:#?}",
+        v[0].facts
     );
     // The JSON says the same: no call; the leader alone, not a tie of
     // all seven, and no pick weighed on costs.
@@ -389,74 +387,16 @@ fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
         .all(|r| !r.tied_with_fastest && r.too_few_repetitions));
     // With 8 rounds the same differences are called.
     let v = all(&apart(8));
-    assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:?}", v[0].text);
+    assert_eq!(v[0].fastest, vec!["uring-buffered"], "{:#?}", v[0].facts);
     assert!(v[0].called);
     // Six comparisons share 5%: each interval is a 99.2% one, and says so.
-    assert!(v[0].text[0].contains("99.2% CI"), "{:?}", v[0].text);
-}
-
-#[test]
-fn wording_tie_for_fastest() {
-    insta::assert_snapshot!(text(&[
-        case("aio", "randread", &around(100.0, 4.0), 3_000.0, 131_072),
-        case("uring", "randread", &around(102.0, 4.0), 2_500.0, 131_072),
-        case(
-            "buffered",
-            "randread",
-            &around(40.0, 4.0),
-            11_000.0,
-            2 * GIB
-        ),
-    ]));
-}
-
-#[test]
-fn wording_everything_ties() {
-    insta::assert_snapshot!(text(&[
-        case("direct", "write", &around(500.0, 5.0), 20_000.0, 1 << 20),
-        case("uring", "write", &around(505.0, 5.0), 19_000.0, 1 << 20),
-    ]));
-}
-
-#[test]
-fn wording_frugal_method_as_fast_as_the_greedy_one() {
-    insta::assert_snapshot!(text(&[
-        case("buffered", "read", &around(1000.0, 3.0), 30_000.0, GIB),
-        case("direct", "read", &around(1010.0, 3.0), 20_000.0, 8 << 20),
-    ]));
-}
-
-#[test]
-fn wording_too_few_repetitions_to_separate() {
-    insta::assert_snapshot!(text(&[
-        case("buffered", "randwrite", &[454.0, 457.0], 3_700.0, 200 << 20),
-        case(
-            "uring-buffered",
-            "randwrite",
-            &[524.0, 532.0],
-            4_800.0,
-            230 << 20
-        ),
-    ]));
-}
-
-#[test]
-fn wording_few_repetitions_never_claim_a_tie_or_an_interval() {
-    insta::assert_snapshot!(text(&[
-        case(
-            "buffered",
-            "randread",
-            &[100.0, 101.0, 99.0],
-            11_000.0,
-            1_717_986_918
-        ),
-        case("direct", "randread", &[60.0, 61.0, 59.0], 9_000.0, 131_072),
-    ]));
+    assert!((v[0].ci_level - (1.0 - 0.05 / 6.0)).abs() < 1e-12);
+    assert_eq!(fact(&v[0], "fastest").code(), "fastest");
 }
 
 /// `null` far ahead of three real methods, with the least CPU and
 /// memory of all.
-fn with_null() -> Vec<CaseResult> {
+pub(crate) fn with_null() -> Vec<CaseResult> {
     vec![
         case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096),
         case(
@@ -489,15 +429,20 @@ fn null_is_a_reference_never_the_pick() {
     let t = v.memory_trade.as_ref().unwrap();
     assert_eq!(
         (t.least.to_string(), t.most.to_string()),
-        ("direct".into(), "buffered".into())
+        ("direct".to_string(), "buffered".to_string())
     );
-    let text = v.text.join("\n");
+    assert!(matches!(&v.facts[0], VerdictFact::Fastest { leader, .. } if leader == "uring"));
+    // null is named once, as the ceiling.
+    assert_eq!(
+        codes(v),
+        ["fastest", "ceiling", "cpu_cheapest", "memory_trade", "use"]
+    );
     assert!(
-        text.starts_with("randread 4k Q32T1: uring is fastest"),
-        "{text}"
+        matches!(fact(v, "ceiling"), VerdictFact::Ceiling { method, .. } if *method == iopath_io::Method::Null)
     );
-    assert!(!text.contains("use null"), "{text}");
-    assert_eq!(text.matches("null").count(), 1, "{text}");
+    assert!(
+        matches!(fact(v, "use"), VerdictFact::Use { method } if *method == iopath_io::Method::Uring)
+    );
 }
 
 #[test]
@@ -523,56 +468,6 @@ fn null_alone_or_beside_one_method_gets_no_verdict() {
 }
 
 #[test]
-fn wording_null_is_a_ceiling_not_a_candidate() {
-    insta::assert_snapshot!(text(&with_null()));
-}
-
-#[test]
-fn wording_memory_with_few_repetitions() {
-    // 4 against 4, apart: real (1 in 35 by chance), but no 95% interval.
-    let t = text(&[
-        case(
-            "buffered",
-            "randread",
-            &[100.0, 101.0, 99.0, 102.0],
-            11_000.0,
-            1_717_986_918,
-        ),
-        case(
-            "direct",
-            "randread",
-            &[173.0, 175.0, 171.0, 174.0],
-            9_000.0,
-            131_072,
-        ),
-    ]);
-    let memory = t.lines().find(|l| l.starts_with("Memory")).unwrap();
-    assert!(memory.contains("over few repetitions"), "{memory}");
-    assert!(!t.contains("95% CI"), "{t}");
-    insta::assert_snapshot!(t);
-}
-
-#[test]
-fn wording_frugal_method_much_slower() {
-    // The speed sentence's ratio and the memory sentence's percentage
-    // are one figure: 33.3x is 97% slower.
-    insta::assert_snapshot!(text(&[
-        case("mmap", "read", &around(2_000.0, 2.0), 2_000.0, 32 << 20),
-        case("direct", "read", &around(60.0, 2.0), 9_000.0, 4096),
-    ]));
-}
-
-#[test]
-fn percentages_slower_never_round_to_all_or_nothing() {
-    assert_eq!(pct_slower(0.82), "18%");
-    assert_eq!(pct_slower(1.0 / 33.3), "97%");
-    assert_eq!(pct_slower(0.02), "98%");
-    assert_eq!(pct_slower(0.004), "99.6%");
-    assert_eq!(pct_slower(0.0001), "over 99.9%");
-    assert_eq!(pct_slower(0.996), "0.4%");
-}
-
-#[test]
 fn the_fastest_methods_cpu_is_named_even_when_a_longer_name_shares_its_prefix() {
     let v = &all(&[
         case("uring", "randread", &around(300.0, 1.0), 4_000.0, 131_072),
@@ -585,8 +480,19 @@ fn the_fastest_methods_cpu_is_named_even_when_a_longer_name_shares_its_prefix() 
             131_072,
         ),
     ])[0];
-    let cpu = v.text.iter().find(|l| l.starts_with("CPU")).unwrap();
-    assert!(cpu.contains("uring (fastest) 4.0 us"), "{cpu}");
+    let VerdictFact::CpuCheapest {
+        cheapest, others, ..
+    } = fact(v, "cpu_cheapest")
+    else {
+        unreachable!()
+    };
+    assert_eq!(cheapest.method, "aio");
+    let fastest = CpuCost {
+        method: "uring".into(),
+        ns: 4_000.0,
+        fastest: true,
+    };
+    assert!(others.contains(&fastest), "{others:?}");
 }
 
 /// Regression (issue 18): glommio-scan's variants (one label each, and
@@ -666,31 +572,35 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
             "direct 4k Q1T1"
         ]
     );
-    assert!(v.called, "8 paired rounds call it among five: {:?}", v.text);
-    assert_eq!(v.job.group.as_deref(), Some("ways to scan"));
     assert!(
-        v.text[0].starts_with("read, ways to scan: uring-iopoll 512k Q5T1 is fastest"),
-        "{}",
-        v.text[0]
+        v.called,
+        "8 paired rounds call it among five: {:#?}",
+        v.facts
     );
-    // Issue 18 (output): a group's sentence names every variant it ran,
-    // the copy and the polled ones included, not only the next and
+    assert_eq!(v.job.group.as_deref(), Some("ways to scan"));
+    // Issue 18 (output): a group's speed fact names every variant it
+    // ran, the copy and the polled ones included, not only the next and
     // buffered.
-    for name in [
-        "uring 512k Q5T1 (",
-        "buffered 4k Q1T1 (",
-        "uring 4k Q8T1 +copy (",
-        "direct 4k Q1T1 (",
-    ] {
-        assert!(v.text[0].contains(name), "{name}: {}", v.text[0]);
-    }
+    let VerdictFact::Fastest { leader, slower } = &v.facts[0] else {
+        panic!("{:#?}", v.facts)
+    };
+    assert_eq!(leader, "uring-iopoll 512k Q5T1");
+    let shown: Vec<String> = slower.iter().map(|s| s.method.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "uring 512k Q5T1",
+            "buffered 4k Q1T1",
+            "uring 4k Q8T1 +copy",
+            "direct 4k Q1T1"
+        ]
+    );
     // Variants of different block sizes are compared on CPU per MiB moved,
     // not per I/O (a 512 KiB request costs more than a 4 KiB one).
-    let cpu = v.text.iter().find(|t| t.starts_with("CPU per")).unwrap();
-    assert!(
-        cpu.starts_with("CPU per MiB moved: uring-iopoll 512k Q5T1 is cheapest"),
-        "{cpu}"
-    );
+    assert!(matches!(
+        fact(v, "cpu_cheapest"),
+        VerdictFact::CpuCheapest { unit: CpuUnit::PerMib, cheapest, .. } if cheapest.method == Entrant::Variant("uring-iopoll 512k Q5T1".into())
+    ));
     assert_eq!(
         v.cheapest_cpu.as_ref().unwrap().method,
         "uring-iopoll 512k Q5T1"
@@ -731,9 +641,12 @@ fn a_verdict_on_cases_the_case_timeout_stopped_says_so_in_its_advice() {
     assert_eq!(v.capped, vec!["uffd".to_string()]);
     assert!(!v.called);
     assert!(
-        v.text[0].contains("--case-timeout stopped uffd early: give a larger --case-timeout"),
-        "{}",
-        v.text[0]
+        matches!(
+            &v.facts[0],
+            VerdictFact::NoCallRepetitions { advice: NoCallAdvice::CaseTimeout { methods, repeat: 6 }, .. } if methods == &["uffd"]
+        ),
+        "{:#?}",
+        v.facts
     );
 }
 
@@ -752,20 +665,19 @@ fn with_no_call_the_memory_sentence_is_an_observation() {
         case("direct", "randwrite", &[10.0, 30.0, 12.0], 21_000.0, 4096),
         case("uring", "randwrite", &[80.0, 95.0, 60.0], 6_000.0, 1 << 20),
     ])[0];
-    assert!(!v.called, "{:?}", v.text);
-    assert!(
-        v.text[0].contains("too few to call that real"),
-        "{}",
-        v.text[0]
-    );
-    let mem = v.text.iter().find(|l| l.starts_with("Memory")).unwrap();
+    assert!(!v.called, "{:#?}", v.facts);
+    assert_eq!(fact(v, "no_call_repetitions").code(), "no_call_repetitions");
     assert_eq!(
-        mem,
-        "Memory: direct held 4 KiB, buffered 150 MiB (which is faster: no call yet)."
+        fact(v, "memory_held"),
+        &VerdictFact::MemoryHeld {
+            least: "direct".into(),
+            least_bytes: 4096,
+            most: "buffered".into(),
+            most_bytes: 150 << 20,
+            why: MemoryNoCall::NoCall,
+        }
     );
-    for claim in ["faster than", "slower than", "x ", "%"] {
-        assert!(!mem.contains(claim), "{claim}: {mem}");
-    }
+    assert!(!codes(v).contains(&"memory_trade"));
 }
 
 /// Issue 18 (output): methods that all ran as many repetitions are said
@@ -784,9 +696,15 @@ fn few_repetitions_alike_are_said_once() {
         case("aio", "randwrite", &[40.0, 41.0, 39.0], 6_000.0, 4096),
     ])[0];
     assert!(
-        v.text[0].contains("but each ran 3 repetitions: too few"),
-        "{}",
-        v.text[0]
+        matches!(
+            &v.facts[0],
+            VerdictFact::NoCallRepetitions {
+                short: ShortOf::Each { n: 3 },
+                ..
+            }
+        ),
+        "{:#?}",
+        v.facts
     );
 }
 
@@ -824,8 +742,8 @@ fn ranking_puts_the_pick_first() {
     assert_eq!(v.fastest[0], "aio");
     let order: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(order, ["uring", "aio", "buffered"]);
-    // The ratios stay the fastest's over each; the words are the same
+    // The ratios stay the fastest's over each; the facts are the same
     // from the stored ranking as when the verdict was made.
     assert_eq!(v.ranking[1].fastest_ratio, 1.0);
-    assert_eq!(words(v), v.text);
+    assert_eq!(facts::of(v), v.facts);
 }

@@ -14,22 +14,13 @@
 //! sleeps would otherwise read as starved for a short wait at each
 //! wake-up.)
 
+use super::{some, Fact, Run};
+use crate::result::warning::CaseStarved;
 use crate::result::{CaseResult, Measurement};
 
 /// The share of the repetition's time the workers spent waiting for a CPU
 /// at and above which a case is flagged.
 pub const STARVED_WAIT_SHARE: f64 = 0.25;
-
-/// One starved case: how its workers shared the CPU.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Starved<'a> {
-    pub case: &'a CaseResult,
-    /// Median over the repetitions of run-queue delay / (duration x
-    /// threads).
-    pub wait_share: f64,
-    /// Median involuntary context switches per repetition (preemptions).
-    pub ctx_invol: u64,
-}
 
 /// The share of one repetition's time its `threads` workers spent waiting
 /// for a CPU; `None` when the kernel recorded no delay (older results, or
@@ -40,11 +31,11 @@ pub fn wait_share(m: &Measurement, threads: u32) -> Option<f64> {
     (wait > 0.0 && span > 0.0).then(|| wait / span)
 }
 
-/// The measured cases whose median wait share is at least
-/// [`STARVED_WAIT_SHARE`].
-pub fn starved<'a>(cases: &[&'a CaseResult]) -> Vec<Starved<'a>> {
+/// The cases (with their index) whose median wait share is at least
+/// [`STARVED_WAIT_SHARE`], with their preemptions.
+pub fn starved(cases: &[(usize, &CaseResult)]) -> Vec<CaseStarved> {
     let mut out = Vec::new();
-    for &c in cases {
+    for &(case, c) in cases {
         let mut shares: Vec<f64> = c
             .repetitions
             .iter()
@@ -55,38 +46,21 @@ pub fn starved<'a>(cases: &[&'a CaseResult]) -> Vec<Starved<'a>> {
         }
         let share = crate::result::median(&mut shares);
         if share >= STARVED_WAIT_SHARE {
-            out.push(Starved {
-                case: c,
+            out.push(CaseStarved {
+                case,
                 wait_share: share,
-                ctx_invol: c.summary.as_ref().map_or(0, |s| s.cpu.ctx_invol),
+                preemptions: c.summary.as_ref().map_or(0, |s| s.cpu.ctx_invol),
             });
         }
     }
     out
 }
 
-/// The warning's sentence and its cases (`label (41% waiting, 1,204
-/// preemptions)`).
-pub fn words(
-    found: &[Starved<'_>],
-    label: &dyn Fn(&CaseResult) -> String,
-) -> (String, Vec<String>) {
-    let message = format!(
-        "these cases' workers waited for a CPU for {:.0}% or more of the time they ran (runnable but not running: the run-queue delay): their speed and latency measure the CPU share iopath was given as much as the I/O path, and a difference between them and other methods may be that share; run on an idler machine, give the workers CPUs of their own (--cpus), or fewer threads than cores (io_uring's SQPOLL and io-wq threads compete too)",
-        STARVED_WAIT_SHARE * 100.0
-    );
-    let cases = found
-        .iter()
-        .map(|s| {
-            format!(
-                "{} ({:.0}% waiting, {} preemptions)",
-                label(s.case),
-                s.wait_share * 100.0,
-                s.ctx_invol
-            )
-        })
-        .collect();
-    (message, cases)
+/// `cpu_starved`: the measured cases that waited for a CPU.
+pub fn cpu_starved(run: &Run<'_>) -> Option<Fact> {
+    Some(Fact::CpuStarved {
+        cases: some(starved(&run.measured))?,
+    })
 }
 
 #[cfg(test)]
@@ -122,35 +96,25 @@ mod tests {
         let hog = case(&[500_000_000, 450_000_000, 520_000_000]);
         // 10 ms of 1.5 s: an ordinary busy machine.
         let quiet = case(&[10_000_000, 12_000_000, 9_000_000]);
-        let found = starved(&[&hog, &quiet]);
+        let found = starved(&[(0, &hog), (1, &quiet)]);
         assert_eq!(found.len(), 1);
-        assert!(std::ptr::eq(found[0].case, &hog));
+        assert_eq!(found[0].case, 0);
         assert!((found[0].wait_share - 1.0 / 3.0).abs() < 0.01, "{found:?}");
-        assert_eq!(found[0].ctx_invol, 500);
+        assert_eq!(found[0].preemptions, 500);
     }
 
     #[test]
     fn the_median_repetition_decides_not_one_outlier() {
         let once = case(&[2_000_000_000, 1_000_000, 2_000_000]);
-        assert!(starved(&[&once]).is_empty());
+        assert!(starved(&[(0, &once)]).is_empty());
     }
 
     #[test]
     fn results_without_a_run_queue_delay_are_never_starved() {
         // Written before run_delay_ns, or a kernel without schedstat.
         let old = case(&[0, 0, 0]);
-        assert!(starved(&[&old]).is_empty());
+        assert!(starved(&[(0, &old)]).is_empty());
         assert_eq!(wait_share(&old.repetitions[0], 1), None);
-    }
-
-    #[test]
-    fn the_threshold_is_said_and_each_case_has_its_share() {
-        let hog = case(&[500_000_000]);
-        let (message, cases) = words(&starved(&[&hog]), &|c| {
-            format!("{}/{}", c.method, c.pattern)
-        });
-        assert!(message.contains(&format!("{:.0}%", STARVED_WAIT_SHARE * 100.0)));
-        assert_eq!(cases, ["buffered/randread (33% waiting, 500 preemptions)"]);
     }
 
     /// Review of issue 29's warning: a worker that mostly sleeps (io_uring
@@ -163,12 +127,15 @@ mod tests {
         for m in &mut c.repetitions {
             m.cpu.cpu_ns = 5_000_000;
         }
-        assert!(starved(&[&c]).is_empty());
+        assert!(starved(&[(0, &c)]).is_empty());
         // Four workers share the repetition's time four ways.
         let mut four = case(&[1_000_000_000, 1_000_000_000, 1_000_000_000]);
         four.threads = 4;
-        assert!(starved(&[&four]).is_empty(), "1 s of 4 x 1.5 s: a sixth");
+        assert!(
+            starved(&[(0, &four)]).is_empty(),
+            "1 s of 4 x 1.5 s: a sixth"
+        );
         four.threads = 1;
-        assert_eq!(starved(&[&four]).len(), 1);
+        assert_eq!(starved(&[(0, &four)]).len(), 1);
     }
 }

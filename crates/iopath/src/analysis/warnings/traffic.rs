@@ -14,11 +14,94 @@
 //! Results without `process_io` (older ones, kernels without task I/O
 //! accounting) fall back to the device counters alone.
 
-use crate::result::Measurement;
+use super::{is_read, is_user_space_cache, reads_through_page_cache, some, Fact, Run};
+use crate::result::warning::{AmplificationCause, CaseFraction};
+use crate::result::{CaseResult, Measurement};
 
 /// Other processes' reads, as a share of the bytes a case asked for, from
 /// which a case is said to have shared its disk.
 pub const OTHER_TRAFFIC_SHARE: f64 = 0.2;
+
+/// A read case through the page cache that fetched more than this many
+/// times the bytes it asked for is amplified.
+pub const AMPLIFIED_READS: f64 = 2.0;
+
+/// The share of a read case's bytes that other processes read from its
+/// disk, when it is over [`OTHER_TRAFFIC_SHARE`]: beyond the case's own
+/// reads where the process recorded them; without that, only a case that
+/// bypasses the page cache (no read-ahead) can tell, by its excess over
+/// what it asked.
+fn other_traffic(c: &CaseResult) -> Option<f64> {
+    let s = c.summary.as_ref()?;
+    if c.method == iopath_io::Method::Null || !is_read(&c.pattern) {
+        return None;
+    }
+    match other_read_share(s) {
+        Some(other) => (other > OTHER_TRAFFIC_SHARE).then_some(other),
+        None if !reads_through_page_cache(&c.method) => s
+            .device_fraction
+            .filter(|&f| f > 1.0 + OTHER_TRAFFIC_SHARE)
+            .map(|f| f - 1.0),
+        None => None,
+    }
+}
+
+/// True when some measured case recorded the process's own I/O.
+fn own_accounting(run: &Run<'_>) -> bool {
+    run.measured
+        .iter()
+        .any(|(_, c)| c.summary.as_ref().is_some_and(|s| s.process_io.is_some()))
+}
+
+/// Read cases whose disk read others' bytes too.
+fn others(run: &Run<'_>) -> Vec<CaseFraction> {
+    run.measured
+        .iter()
+        .filter_map(|&(case, c)| other_traffic(c).map(|fraction| CaseFraction { case, fraction }))
+        .collect()
+}
+
+/// `other_disk_traffic`: the disk read more than these cases did.
+pub fn other_disk_traffic(run: &Run<'_>) -> Option<Fact> {
+    Some(Fact::OtherDiskTraffic {
+        cases: some(others(run))?,
+        own_accounting: own_accounting(run),
+    })
+}
+
+/// `read_amplification`: read cases through the page cache (or a
+/// user-space cache) that fetched more than [`AMPLIFIED_READS`] times
+/// their bytes, each with its own read fraction.
+pub fn read_amplification(run: &Run<'_>) -> Option<Fact> {
+    let amplified: Vec<(CaseFraction, bool)> = run
+        .measured
+        .iter()
+        .filter(|(_, c)| reads_through_page_cache(&c.method) && is_read(&c.pattern))
+        .filter_map(|&(case, c)| {
+            let fraction = c.summary.as_ref().and_then(own_read_fraction)?;
+            (fraction > AMPLIFIED_READS)
+                .then_some((CaseFraction { case, fraction }, is_user_space_cache(c)))
+        })
+        .collect();
+    let user = amplified.iter().any(|&(_, u)| u);
+    let kernel = amplified.iter().any(|&(_, u)| !u);
+    let cause = match (kernel, user) {
+        (true, false) => AmplificationCause::ReadAhead,
+        (false, true) => AmplificationCause::UserSpaceCache,
+        _ => AmplificationCause::Both,
+    };
+    Some(Fact::ReadAmplification {
+        cases: some(amplified.into_iter().map(|(c, _)| c).collect())?,
+        cause,
+        read_ahead_kb: run
+            .result
+            .system
+            .device
+            .as_ref()
+            .and_then(|d| d.read_ahead_kb),
+        other_traffic_unaccounted: !own_accounting(run) && !others(run).is_empty(),
+    })
+}
 
 /// The bytes a read case fetched from the device over the bytes it asked
 /// for: its own reads where the process recorded them, else the device's.

@@ -14,3 +14,13 @@ pub mod events;
 pub mod summary;
 pub mod verdict;
 pub mod warnings;
+
+/// Word a result's facts in place: each verdict's `text` and each
+/// warning's `message`, as the JSON carries them for convenience. Called
+/// after [`crate::analysis::analyse`], before a result is written.
+pub fn word(result: &mut crate::result::RunResult) {
+    for v in &mut result.verdicts {
+        v.text = verdict::lines(v);
+    }
+    warnings::word(result);
+}

@@ -47,8 +47,10 @@ fn cases_match_on_every_part_of_the_key_including_rwmix() {
     use Status::*;
     assert_eq!(st, [OnlyInA, Compared, OnlyInA, OnlyInB, OnlyInB]);
     assert_eq!(r.cases[1].job.rwmix_read_pct, Some(70));
-    assert_eq!(r.cases[0].reason.as_deref(), Some("only in A"));
-    assert_eq!(r.cases[3].reason.as_deref(), Some("only in B"));
+    assert!(r
+        .cases
+        .iter()
+        .all(|c| c.a_not_measured.is_none() && c.b_not_measured.is_none()));
 }
 
 #[test]
@@ -111,11 +113,6 @@ fn the_job_shown_is_the_one_that_ran() {
     assert_eq!(c.job(), "randread 4k Q1T1");
     assert_eq!(c.job.queue_depth, 32, "the key keeps the depth asked for");
     assert_eq!(c.queue_depth_effective, 1);
-    assert!(
-        render(&r).contains("│ direct ┆ randread 4k Q1T1 "),
-        "{}",
-        render(&r)
-    );
     let j = serde_json::to_value(c).unwrap();
     assert_eq!(
         (

@@ -1,19 +1,19 @@
-//! Unit tests of loading, matching, labels, the fail rule, the notes and
-//! the text; here, the results they are made of.
+//! Unit tests of loading, matching, labels, the fail rule and the notes;
+//! here, the results they are made of (`report::compare`'s tests use them
+//! too).
 
 mod input;
 mod labels;
 mod matching;
 mod notes;
-mod text;
 
 use super::*;
 use crate::result::{CaseResult, Latency, Measurement, RunConfig, Tool, SCHEMA_VERSION};
 
-const MB: f64 = 1024.0 * 1024.0;
+pub(crate) const MB: f64 = 1024.0 * 1024.0;
 
 /// A measured case with these throughputs (MiB/s) and p99 100 us.
-fn case(method: &str, pattern: &str, rwmix: Option<u8>, mibs: &[f64]) -> CaseResult {
+pub(crate) fn case(method: &str, pattern: &str, rwmix: Option<u8>, mibs: &[f64]) -> CaseResult {
     CaseResult {
         method: method.into(),
         pattern: crate::model::Pattern::from_name(pattern).unwrap(),
@@ -38,7 +38,7 @@ fn case(method: &str, pattern: &str, rwmix: Option<u8>, mibs: &[f64]) -> CaseRes
     }
 }
 
-fn run(cases: Vec<CaseResult>) -> RunResult {
+pub(crate) fn run(cases: Vec<CaseResult>) -> RunResult {
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -81,7 +81,7 @@ fn run(cases: Vec<CaseResult>) -> RunResult {
     }
 }
 
-fn side(name: &str) -> Side {
+pub(crate) fn side(name: &str) -> Side {
     Side {
         path: name.into(),
         name: name.into(),
@@ -92,17 +92,17 @@ fn side(name: &str) -> Side {
 }
 
 /// One run a side, drift allowance 0 (the repetitions' own test).
-fn report(a: Vec<CaseResult>, b: Vec<CaseResult>, fail: Option<f64>) -> Report {
+pub(crate) fn report(a: Vec<CaseResult>, b: Vec<CaseResult>, fail: Option<f64>) -> Report {
     compare(&[run(a)], &[run(b)], side("A"), side("B"), fail, 0.0)
 }
 
-const BASE: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
+pub(crate) const BASE: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
 
-fn times(f: f64) -> Vec<f64> {
+pub(crate) fn times(f: f64) -> Vec<f64> {
     BASE.iter().map(|x| x * f).collect()
 }
 
-fn one(a: &[f64], b: &[f64]) -> CaseComparison {
+pub(crate) fn one(a: &[f64], b: &[f64]) -> CaseComparison {
     let r = report(
         vec![case("uring", "randread", None, a)],
         vec![case("uring", "randread", None, b)],

@@ -1,6 +1,7 @@
 //! What differs between the runs becomes notes.
 
 use super::*;
+use crate::model::CacheState;
 
 #[test]
 fn differences_between_the_runs_become_notes() {
@@ -30,18 +31,47 @@ fn differences_between_the_runs_become_notes() {
         None,
         0.0,
     );
-    let all = r.notes.join("\n");
-    for want in [
-        "file system differs: old unknown, new xfs",
-        "device differs: old none, new nvme0n1",
-        "cache state differs: old cold, new warm",
-        "data differs: old random, new zeros",
-        "tool version differs: old iopath 0.1.0 (result schema 3), new iopath 0.2.0 (result schema 3)",
-        "new was interrupted",
-    ] {
-        assert!(all.contains(want), "missing {want:?} in:\n{all}");
-    }
-    assert_eq!(r.notes.len(), 6, "{all}");
+    let tool = |version: &str| ToolId {
+        name: "iopath".into(),
+        version: version.into(),
+        schema_version: SCHEMA_VERSION,
+    };
+    let data = |data: &str| DataSource {
+        data: data.into(),
+        sparse: false,
+    };
+    assert_eq!(
+        r.notes,
+        [
+            Note::FileSystemDiffers {
+                a: None,
+                b: Some("xfs".into())
+            },
+            Note::DeviceDiffers {
+                a: None,
+                b: Some(DeviceId {
+                    name: "nvme0n1".into(),
+                    model: None
+                })
+            },
+            Note::CacheStateDiffers {
+                a: CacheState::Cold,
+                b: CacheState::Warm
+            },
+            Note::DataDiffers {
+                a: data("random"),
+                b: data("zeros")
+            },
+            Note::ToolVersionDiffers {
+                a: tool("0.1.0"),
+                b: tool("0.2.0")
+            },
+            Note::Interrupted {
+                side: Which::B,
+                run: None
+            },
+        ]
+    );
     // Several runs: an interrupted one is named by its place.
     let r = compare(
         std::slice::from_ref(&a),
@@ -52,9 +82,10 @@ fn differences_between_the_runs_become_notes() {
         0.0,
     );
     assert!(
-        r.notes
-            .iter()
-            .any(|n| n.starts_with("new (run 2) was interrupted")),
+        r.notes.contains(&Note::Interrupted {
+            side: Which::B,
+            run: Some(2)
+        }),
         "{:?}",
         r.notes
     );
@@ -67,23 +98,14 @@ fn nothing_matched_and_too_few_repetitions_are_noted() {
         vec![case("null", "write", None, &BASE)],
         None,
     );
-    assert!(
-        r.notes.iter().any(|n| n.contains("nothing was compared")),
-        "{:?}",
-        r.notes
-    );
+    assert_eq!(r.notes, [Note::NothingMatched]);
     let r = report(
         vec![case("null", "read", None, &[100.0, 101.0])],
         vec![case("null", "read", None, &[50.0, 51.0])],
         None,
     );
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("too few repetitions") && n.contains("2 in A, 2 in B")),
-        "{:?}",
-        r.notes
-    );
+    assert_eq!(r.notes, [Note::TooFewRepetitions { cases: 1, first: 0 }]);
+    assert_eq!((r.cases[0].a_n, r.cases[0].b_n), (2, 2));
     // Four against four can be real (2/70 < 5%): no note.
     let r = report(
         vec![case("null", "read", None, &BASE[..4])],

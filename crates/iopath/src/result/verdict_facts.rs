@@ -1,0 +1,302 @@
+//! What a verdict says, as facts: each a stable `code` (snake_case) and
+//! the numbers it rests on. `analysis::verdict` computes them, in the order
+//! the verdict says them (speed, the reference, CPU, memory, the dirty
+//! limit, what to do); `report::text::verdict` words them.
+
+use serde::{Deserialize, Serialize};
+
+use super::names::Entrant;
+use super::records::DirtyBurst;
+
+/// One fact of a verdict (`verdicts[].facts[]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum VerdictFact {
+    /// No call: enough rounds for one comparison, not for as many as the
+    /// verdict makes among `among` methods (it takes `needed`).
+    NoCallRounds {
+        leader: Entrant,
+        measured: Measured,
+        rounds: usize,
+        among: usize,
+        needed: usize,
+        advice: NoCallAdvice,
+    },
+    /// No call: too few repetitions (fewer than
+    /// [`crate::stats::MIN_CALL_REPETITIONS`]) on some side.
+    NoCallRepetitions {
+        leader: Entrant,
+        measured: Measured,
+        short: ShortOf,
+        advice: NoCallAdvice,
+    },
+    /// Methods not shown to differ from the leader whose medians are far
+    /// from it (`far`); the `near` ones tie for fastest.
+    TieNearAndFar {
+        near: Vec<Entrant>,
+        leader: Entrant,
+        far: Vec<Versus>,
+        why: Overlap,
+        slower: Vec<Versus>,
+    },
+    /// Every method ties; `slowest_ratio` is the fastest over the slowest.
+    AllTie {
+        methods: Vec<Entrant>,
+        why: Overlap,
+        slowest_ratio: f64,
+    },
+    /// One method is fastest; `slower` are those shown beside it.
+    Fastest {
+        leader: Entrant,
+        slower: Vec<Versus>,
+    },
+    /// Several methods tie for fastest, the leader ahead of `slower`.
+    TieForFastest {
+        methods: Vec<Entrant>,
+        why: Overlap,
+        leader: Entrant,
+        slower: Vec<Versus>,
+    },
+    /// A reference method (`null`, no I/O) and its throughput.
+    Ceiling {
+        method: Entrant,
+        bw_bytes_per_s: f64,
+    },
+    /// The cheapest in CPU, and others beside it.
+    CpuCheapest {
+        unit: CpuUnit,
+        cheapest: CpuCost,
+        others: Vec<CpuCost>,
+    },
+    /// The two cheapest in CPU, as good as each other by the pick's rule.
+    CpuNotShownToDiffer {
+        unit: CpuUnit,
+        first: CpuCost,
+        second: CpuCost,
+        others: Vec<CpuCost>,
+    },
+    /// Memory held, with no call on speed between the two.
+    MemoryHeld {
+        least: Entrant,
+        least_bytes: u64,
+        most: Entrant,
+        most_bytes: u64,
+        why: MemoryNoCall,
+    },
+    /// What holding less memory costs in speed.
+    MemoryTrade {
+        least: Entrant,
+        least_bytes: u64,
+        most: Entrant,
+        most_bytes: u64,
+        speed: MemorySpeed,
+    },
+    /// Page-cache writes under the dirty limit: a burst.
+    DirtyBurst(DirtyBurst),
+    /// No call yet: the leader on these numbers.
+    NoCallYet { leader: Entrant },
+    /// Use the one fastest method.
+    Use { method: Entrant },
+    /// The methods equally good (the pick first); `dearer` tie for speed
+    /// but cost more.
+    EquallyGood {
+        methods: Vec<Entrant>,
+        speed: SpeedTie,
+        dearer: Vec<Entrant>,
+    },
+    /// Use the pick: tied in speed, really cheaper `by`.
+    UseCheaper {
+        method: Entrant,
+        speed: SpeedTie,
+        by: CheaperBy,
+    },
+}
+
+impl VerdictFact {
+    /// The fact's `code`, as the JSON writes it.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NoCallRounds { .. } => "no_call_rounds",
+            Self::NoCallRepetitions { .. } => "no_call_repetitions",
+            Self::TieNearAndFar { .. } => "tie_near_and_far",
+            Self::AllTie { .. } => "all_tie",
+            Self::Fastest { .. } => "fastest",
+            Self::TieForFastest { .. } => "tie_for_fastest",
+            Self::Ceiling { .. } => "ceiling",
+            Self::CpuCheapest { .. } => "cpu_cheapest",
+            Self::CpuNotShownToDiffer { .. } => "cpu_not_shown_to_differ",
+            Self::MemoryHeld { .. } => "memory_held",
+            Self::MemoryTrade { .. } => "memory_trade",
+            Self::DirtyBurst(_) => "dirty_burst",
+            Self::NoCallYet { .. } => "no_call_yet",
+            Self::Use { .. } => "use",
+            Self::EquallyGood { .. } => "equally_good",
+            Self::UseCheaper { .. } => "use_cheaper",
+        }
+    }
+
+    /// True for the last fact, what to do.
+    pub fn is_action(&self) -> bool {
+        matches!(
+            self,
+            Self::NoCallYet { .. }
+                | Self::Use { .. }
+                | Self::EquallyGood { .. }
+                | Self::UseCheaper { .. }
+        )
+    }
+}
+
+/// A method against the fastest, as the speed sentence gives it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Versus {
+    pub method: Entrant,
+    /// The fastest over this method, and its interval (at the verdict's
+    /// `ci_level`).
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    /// Too few repetitions on either side for the interval to be one at
+    /// that level.
+    #[serde(default)]
+    pub few_repetitions: bool,
+    /// The depth it ran at, when below the depth asked and not every
+    /// method's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_depth: Option<u32>,
+}
+
+/// Without a call, what the leader measured against the others: the
+/// medians' ratios, the closest first; `others` more not listed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Measured {
+    pub ratios: Vec<MedianRatio>,
+    #[serde(default)]
+    pub others: usize,
+}
+
+/// The leader's median over a method's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MedianRatio {
+    pub method: Entrant,
+    pub ratio: f64,
+}
+
+/// Which methods ran too few repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ShortOf {
+    /// Every method named ran `n`.
+    Each { n: usize },
+    /// Each method and its count, the leader first.
+    Listed { methods: Vec<Repetitions> },
+}
+
+/// A method's measured repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Repetitions {
+    pub method: Entrant,
+    pub n: usize,
+}
+
+/// What gives a verdict without a call its rounds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NoCallAdvice {
+    /// The run was interrupted: run it again to the end.
+    Interrupted,
+    /// The job stopped at its budget: this `--max-time`, or `--repeat`.
+    MaxTime { max_time: String, repeat: usize },
+    /// More time or `--repeat`.
+    RunLonger { repeat: usize },
+    /// `--case-timeout` stopped these methods.
+    CaseTimeout {
+        methods: Vec<Entrant>,
+        repeat: usize,
+    },
+}
+
+/// Why methods are not shown to differ in speed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Overlap {
+    /// Too few repetitions: their repetitions overlap.
+    FewRepetitions,
+    /// Paired: the per-round ratio's interval reaches within
+    /// [`crate::stats::EQUIVALENCE_MARGIN`] of even.
+    WithinMargin,
+    /// Unpaired: the medians' intervals overlap.
+    IntervalsOverlap,
+}
+
+/// What CPU is compared by.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuUnit {
+    PerIo,
+    /// Among variants of different block sizes.
+    PerMib,
+}
+
+/// A method's CPU cost (median ns per I/O, or per MiB moved).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CpuCost {
+    pub method: Entrant,
+    pub ns: f64,
+    /// Named as the fastest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fastest: bool,
+}
+
+/// Why the memory fact calls nothing on speed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryNoCall {
+    TooFewRepetitions,
+    NoCall,
+}
+
+/// The frugal method's speed against the greedy one's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemorySpeed {
+    /// Not shown to differ; the interval, when there is one.
+    NotShownToDiffer { interval: Option<MemoryInterval> },
+    /// Slower by `ratio` (< 1).
+    Slower { ratio: f64 },
+    /// Faster by `ratio`.
+    Faster {
+        ratio: f64,
+        ratio_ci: [f64; 2],
+        few_repetitions: bool,
+    },
+}
+
+/// The interval of a memory trade not shown to differ in speed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryInterval {
+    pub ratio_ci: [f64; 2],
+    pub few_repetitions: bool,
+    /// It reaches within the equivalence margin of even; else (unpaired)
+    /// the medians' own intervals overlap.
+    pub reaches_even: bool,
+}
+
+/// How methods as good as each other compare in speed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeedTie {
+    NotShownToDiffer,
+    Tied,
+    TiedForFastest,
+}
+
+/// What makes the pick better than the others tied with it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CheaperBy {
+    /// Less CPU per I/O.
+    CpuPerIo,
+    /// Less CPU per MiB moved (variants of different block sizes).
+    CpuPerMib,
+    Memory,
+}
