@@ -434,6 +434,12 @@ impl SyncPolicy {
     }
 }
 
+impl fmt::Display for SyncPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How an engine is opened. One engine serves one worker thread.
 #[derive(Debug, Clone)]
 pub struct OpenSpec {

@@ -4,8 +4,8 @@
 //! `report::text::warnings` words them under the tables and in JSON
 //! `warnings[]`, each with a stable `code`.
 
-use crate::model::choice::result_base_method;
-use crate::result::{CaseResult, RunResult};
+use crate::model::{CacheState, Pattern};
+use crate::result::{CaseResult, MethodName, RunResult};
 
 pub use crate::result::records::Warning;
 pub use crate::result::warning::{
@@ -41,17 +41,15 @@ impl<'a> Run<'a> {
     }
 
     /// A case's cache state: its own (presets) wins over the run's.
-    pub fn cache_of(&self, c: &CaseResult) -> String {
-        c.cache
-            .clone()
-            .unwrap_or_else(|| self.result.config.cache.clone())
+    pub fn cache_of(&self, c: &CaseResult) -> CacheState {
+        c.cache.unwrap_or(self.result.config.cache)
     }
 
     /// True when every measured case started from a cold cache.
     pub fn all_cold(&self) -> bool {
         self.measured
             .iter()
-            .all(|(_, c)| self.cache_of(c) == "cold")
+            .all(|(_, c)| self.cache_of(c) == CacheState::Cold)
     }
 
     /// The indexes of the measured cases that `keep` keeps, in order.
@@ -75,10 +73,10 @@ fn some<T>(cases: Vec<T>) -> Option<Vec<T>> {
 /// `buffered`. Classified by the method a result's name reads back to, so
 /// `mmap+random` is `mmap` here (a hint changes read-ahead, not whether
 /// pages are cached).
-fn is_cached_method(m: &str) -> bool {
+fn is_cached_method(m: &MethodName) -> bool {
     use iopath_io::Method as M;
     matches!(
-        result_base_method(m),
+        m.base(),
         Some(
             M::Buffered
                 | M::Mmap
@@ -94,20 +92,18 @@ fn is_cached_method(m: &str) -> bool {
 
 /// A case of a user-space cache ([`iopath_io::Method::is_user_space_cache`]).
 fn is_user_space_cache(c: &CaseResult) -> bool {
-    result_base_method(&c.method).is_some_and(iopath_io::Method::is_user_space_cache)
+    c.method
+        .base()
+        .is_some_and(iopath_io::Method::is_user_space_cache)
 }
 
 /// Methods whose reads go through the page cache, read-ahead included,
 /// whether or not they keep the pages: the cached methods, and `dontcache`
 /// and `uring-dontcache` (`RWF_DONTCACHE` drops the pages once read, but
 /// reads them, read-ahead and all, as `buffered` does).
-fn reads_through_page_cache(m: &str) -> bool {
+fn reads_through_page_cache(m: &MethodName) -> bool {
     use iopath_io::Method as M;
-    is_cached_method(m)
-        || matches!(
-            result_base_method(m),
-            Some(M::Dontcache | M::UringDontcache)
-        )
+    is_cached_method(m) || matches!(m.base(), Some(M::Dontcache | M::UringDontcache))
 }
 
 /// Methods whose writes, with `--sync none`, may end in memory (the page
@@ -116,22 +112,22 @@ fn reads_through_page_cache(m: &str) -> bool {
 /// for it. O_DIRECT methods (`direct`, `uring*` but `uring-buffered` and
 /// `uring-dontcache`, `aio`) hand their writes to the device, and `null`
 /// writes nothing.
-fn writes_may_stay_in_memory(m: &str) -> bool {
-    reads_through_page_cache(m) || result_base_method(m) == Some(iopath_io::Method::MmapDax)
+fn writes_may_stay_in_memory(m: &MethodName) -> bool {
+    reads_through_page_cache(m) || m.base() == Some(iopath_io::Method::MmapDax)
 }
 
 /// The method of a result's case, its hint left aside.
 fn method_is(c: &CaseResult, m: iopath_io::Method) -> bool {
-    result_base_method(&c.method) == Some(m)
+    c.method.base() == Some(m)
 }
 
 /// Patterns with reads, whose device fraction is about reads.
-fn is_read(p: &str) -> bool {
-    matches!(p, "read" | "randread" | "randrw")
+fn is_read(p: &Pattern) -> bool {
+    matches!(p, Pattern::Read | Pattern::RandRead | Pattern::RandRw)
 }
 
-fn is_write(p: &str) -> bool {
-    matches!(p, "write" | "randwrite" | "randrw")
+fn is_write(p: &Pattern) -> bool {
+    matches!(p, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
 }
 
 /// A rule: the fact it finds in a run, if any.

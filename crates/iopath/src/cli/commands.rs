@@ -161,7 +161,7 @@ pub fn render_probe(r: &ProbeReport) -> String {
             text.push_str(n);
         }
         t.add_row(vec![
-            m.method.clone(),
+            m.method.to_string(),
             if m.usable { "yes".into() } else { "NO".into() },
             text,
         ]);
@@ -280,8 +280,11 @@ pub fn nothing_measured(r: &crate::result::RunResult) -> Option<String> {
     if r.interrupted {
         return None;
     }
-    let io: Vec<&crate::result::CaseResult> =
-        r.cases.iter().filter(|c| c.method != "null").collect();
+    let io: Vec<&crate::result::CaseResult> = r
+        .cases
+        .iter()
+        .filter(|c| c.method != iopath_io::Method::Null)
+        .collect();
     let judged = if io.is_empty() {
         r.cases.iter().collect()
     } else {

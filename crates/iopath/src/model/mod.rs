@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 pub struct UsageError(pub String);
 
 /// An access pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
+    #[default]
     Read,
     Write,
     RandRead,
@@ -126,6 +127,36 @@ impl CacheState {
         [CacheState::Cold, CacheState::Warm, CacheState::AsIs]
             .into_iter()
             .find(|c| c.name() == s)
+    }
+}
+
+/// Written as its name (`cold`, `warm`, `as-is`), as results record it.
+impl Serialize for CacheState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for CacheState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CacheState, D::Error> {
+        let s = String::deserialize(d)?;
+        CacheState::from_name(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown cache state '{s}' (expected cold, warm or as-is)"
+            ))
+        })
+    }
+}
+
+impl std::fmt::Display for CacheState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -75,7 +75,7 @@ pub fn target_line(r: &RunResult, t: &crate::result::TargetInfo) -> String {
         "target: {} ({}, {}{}{}), cache: {}",
         t.path.display(),
         fmt_bytes(t.size_bytes),
-        if t.kind == "block-device" {
+        if t.kind == crate::result::names::TargetKind::BlockDevice {
             block_device_words(r)
         } else {
             r.system

@@ -311,7 +311,7 @@ fn header(h: &mut String, r: &RunResult) -> Result<()> {
                 .unwrap_or_default()
         ));
     }
-    facts.push(format!("cache {}", escape(&r.config.cache)));
+    facts.push(format!("cache {}", escape(r.config.cache.name())));
     facts.push(escape(&r.started_at));
     if let Some(host) = &r.system.hostname {
         facts.push(format!("on {}", escape(host)));
@@ -537,7 +537,7 @@ fn not_run(h: &mut String, r: &RunResult) -> Result<()> {
             writeln!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&p.method),
+                escape(&p.method.to_string()),
                 if p.usable { "yes" } else { "no" },
                 escape(&why.join("; "))
             )?;

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 
 use crate::analysis::verdict::{self, Verdict};
 use crate::model::units::{fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile};
+use crate::model::Pattern;
 use crate::report::export::{visible_bytes, Export, Exporter};
 use crate::report::table::{
     dedup_vec as dedup, depth_note, job, measured_n, other_notes, pattern_title, spread,
@@ -120,7 +121,7 @@ fn grid(g: &crate::report::grids::Grid) -> String {
 
 /// Each pattern's table and its verdicts (the interruption's caveat
 /// before the first).
-fn patterns_with_verdicts(r: &RunResult, patterns: &[String]) -> String {
+fn patterns_with_verdicts(r: &RunResult, patterns: &[Pattern]) -> String {
     let mut out = String::new();
     let verdicts: Cow<[Verdict]> = if r.verdicts.is_empty() {
         // Schema 1 recorded none: the same rules, on its repetitions.
@@ -133,8 +134,8 @@ fn patterns_with_verdicts(r: &RunResult, patterns: &[String]) -> String {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == *p).collect();
         out.push_str(&format!(
             "\n### {} ({})\n\n",
-            escape(pattern_title(p)),
-            code_span(p)
+            escape(pattern_title(p.name())),
+            code_span(p.name())
         ));
         if cases.iter().all(|c| c.not_reached()) {
             // A table of dashes says less than this line (as the terminal's).
@@ -161,22 +162,28 @@ fn patterns_with_verdicts(r: &RunResult, patterns: &[String]) -> String {
 }
 
 /// Patterns in the order they first appear (as the terminal table).
-fn patterns(r: &RunResult) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
+fn patterns(r: &RunResult) -> Vec<Pattern> {
+    let mut v: Vec<Pattern> = Vec::new();
     for c in &r.cases {
         if !v.contains(&c.pattern) {
-            v.push(c.pattern.clone());
+            v.push(c.pattern);
         }
     }
     v
 }
 
 /// `iopath: read, randread, write on ext4 (vda)`.
-fn title(r: &RunResult, patterns: &[String]) -> String {
+fn title(r: &RunResult, patterns: &[Pattern]) -> String {
     let what = if patterns.is_empty() {
         "no case ran".to_string()
     } else {
-        escape(&patterns.join(", "))
+        escape(
+            &patterns
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     };
     let mut s = format!("iopath: {what}");
     if r.target.is_some() {
@@ -215,7 +222,7 @@ fn context(r: &RunResult) -> String {
         items.push(item("device", device(r)));
     }
     items.push(item("system", system(r)));
-    items.push(item("cache", escape(&r.config.cache)));
+    items.push(item("cache", escape(r.config.cache.name())));
     items.push(item("repetitions", repetitions(r)));
     items.push(item("date", escape(&r.started_at)));
     items.push(item(
@@ -248,7 +255,7 @@ fn target(r: &RunResult) -> String {
                 "{}, {}, {}",
                 code_span(&t.path.display().to_string()),
                 fmt_bytes(t.size_bytes),
-                escape(&t.kind)
+                escape(t.kind.name())
             );
             if t.created {
                 s.push_str(" (removed after the run)");
@@ -576,12 +583,12 @@ mod tests {
         r.cases[0].notes = vec!["fell back | to <plain> buffers *twice*\nsee `dmesg`".into()];
         r.cases.push(CaseResult {
             method: "uring|odd".into(),
-            pattern: "read".into(),
+            pattern: crate::model::Pattern::Read,
             block_size: 1 << 20,
             queue_depth: 8,
             queue_depth_requested: 8,
             threads: 1,
-            sync: "end".into(),
+            sync: iopath_io::SyncPolicy::End,
             error: Some("io_uring_enter | EINVAL".into()),
             ..CaseResult::default()
         });

@@ -11,6 +11,7 @@ use super::text::summary::{self, Answer};
 use crate::model::units::{fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile, wrap};
 use std::collections::HashMap;
 
+use crate::model::Pattern;
 use crate::result::records::Verdict;
 use crate::result::{CaseResult, Job, RunResult};
 
@@ -63,10 +64,10 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
         if cases.iter().all(|c| c.not_reached()) {
-            out.push_str(&para(&table::not_reached_line(p, cases.len())));
+            out.push_str(&para(&table::not_reached_line(p.name(), cases.len())));
             continue;
         }
-        out.push_str(&pattern_table(p, &cases));
+        out.push_str(&pattern_table(p.name(), &cases));
         // A failure is never only behind --explain.
         for c in cases.iter().filter(|c| c.skipped.is_none()) {
             if let Some(e) = &c.error {
@@ -88,8 +89,8 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
             let job = several.then(|| short_job(&v.job));
             out.push_str(&para(&summary::verdict_line(&a, device, job.as_deref())));
             let what = match &job {
-                Some(j) => format!("{} ({j})", summary::pattern_words(p)),
-                None => summary::pattern_words(p),
+                Some(j) => format!("{} ({j})", summary::pattern_words(p.name())),
+                None => summary::pattern_words(p.name()),
             };
             summary_lines.push(summary::summary_line(&what, &a, device));
         }
@@ -126,7 +127,7 @@ fn target(r: &RunResult, t: &crate::result::TargetInfo) -> String {
     } else {
         summary::Place::Of(t.path.display().to_string())
     };
-    let on = if t.kind == "block-device" {
+    let on = if t.kind == crate::result::names::TargetKind::BlockDevice {
         "block device".to_string()
     } else {
         r.system
@@ -139,16 +140,16 @@ fn target(r: &RunResult, t: &crate::result::TargetInfo) -> String {
         place,
         on,
         device: r.system.device.as_ref().map(|d| d.name.clone()),
-        cache: r.config.cache.clone(),
+        cache: r.config.cache.name().to_string(),
     })
 }
 
 /// The patterns of a run, in the order they first appear.
-fn patterns(r: &RunResult) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
+fn patterns(r: &RunResult) -> Vec<Pattern> {
+    let mut out: Vec<Pattern> = Vec::new();
     for c in &r.cases {
-        if !out.contains(&c.pattern.as_str()) {
-            out.push(&c.pattern);
+        if !out.contains(&c.pattern) {
+            out.push(c.pattern);
         }
     }
     out
@@ -159,7 +160,7 @@ fn patterns(r: &RunResult) -> Vec<&str> {
 fn short_job(j: &Job) -> String {
     let label = j.label();
     match label.split_once(' ') {
-        Some((p, rest)) if p == j.pattern => rest.to_string(),
+        Some((p, rest)) if p == j.pattern.name() => rest.to_string(),
         _ => label,
     }
 }
@@ -188,7 +189,9 @@ impl<'a> Index<'a> {
 /// The pick's device fraction, when it read with a cold cache and the
 /// device served too little of it for its speed to be the device's.
 fn pick_device(r: &RunResult, cases: &Index, v: &Verdict, a: &Answer) -> Option<f64> {
-    if r.config.cache != "cold" || !v.job.pattern.contains("read") {
+    if r.config.cache != crate::model::CacheState::Cold
+        || !matches!(v.job.pattern, Pattern::Read | Pattern::RandRead)
+    {
         return None;
     }
     let case = if v.job.group.is_some() {
@@ -263,7 +266,7 @@ fn by_job<'a>(cases: &[&'a CaseResult]) -> Vec<(Job, Vec<&'a CaseResult>)> {
 fn best_bw(cases: &[&CaseResult]) -> f64 {
     cases
         .iter()
-        .filter(|c| c.method != "null")
+        .filter(|c| c.method != iopath_io::Method::Null)
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0, f64::max)
@@ -276,7 +279,7 @@ fn vs_best(c: &CaseResult, best: f64) -> String {
         (_, Some(_), _) => "not run".into(),
         (_, _, Some(_)) => "FAILED".into(),
         (None, _, _) => "-".into(),
-        (Some(_), _, _) if c.method == "null" => "ceiling".into(),
+        (Some(_), _, _) if c.method == iopath_io::Method::Null => "ceiling".into(),
         (Some(s), _, _) => {
             let rel = if best > 0.0 {
                 s.bw_bytes_per_s / best
@@ -305,7 +308,7 @@ fn figure(c: &CaseResult, iops: bool) -> String {
 /// figures, each group in run order.
 fn by_speed<'a>(cases: &[&'a CaseResult]) -> Vec<&'a CaseResult> {
     let mut v = cases.to_vec();
-    let rank = |c: &CaseResult| match (&c.summary, c.method == "null") {
+    let rank = |c: &CaseResult| match (&c.summary, c.method == iopath_io::Method::Null) {
         (Some(_), false) => 0,
         (Some(_), true) => 1,
         (None, _) => 2,

@@ -13,7 +13,8 @@ use super::prose::wrap;
 use crate::model::units::{
     fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile,
 };
-use crate::result::{CaseResult, RunResult};
+use crate::model::Pattern;
+use crate::result::{CaseResult, RunResult, TargetKind};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -30,7 +31,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     if let Some(t) = &r.target {
         out.push_str(&target_line(r, t));
         out.push('\n');
-        let in_memory = t.kind != "block-device"
+        let in_memory = t.kind != TargetKind::BlockDevice
             && matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"));
         out.push_str(&wrap(&legend(wide, in_memory), WIDTH, "", ""));
     }
@@ -42,15 +43,16 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         out.push('\n');
         out.push_str(&super::grids::text(&g, wide));
     }
-    let mut patterns: Vec<&str> = Vec::new();
+    let mut patterns: Vec<Pattern> = Vec::new();
     for c in &r.cases {
-        if !patterns.contains(&c.pattern.as_str()) {
-            patterns.push(&c.pattern);
+        if !patterns.contains(&c.pattern) {
+            patterns.push(c.pattern);
         }
     }
     let mut caveat = super::interrupted_caveat(r);
-    for p in patterns {
-        let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
+    for pattern in patterns {
+        let p = pattern.name();
+        let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == pattern).collect();
         out.push('\n');
         if cases.iter().all(|c| c.not_reached()) {
             // A table of dashes says less than this line.
@@ -59,7 +61,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             continue;
         }
         out.push_str(&render_pattern(p, &cases, show_placement(r), wide));
-        for v in r.verdicts.iter().filter(|v| v.job.pattern == p) {
+        for v in r.verdicts.iter().filter(|v| v.job.pattern == pattern) {
             out.push_str("verdict:\n");
             if let Some(caveat) = caveat.take() {
                 out.push_str(&format!("  {caveat}\n"));
@@ -202,7 +204,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
     // method, and null's own cell says what it is.
     let best_bw = cases
         .iter()
-        .filter(|c| c.method != "null")
+        .filter(|c| c.method != iopath_io::Method::Null)
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0f64, f64::max);
@@ -283,7 +285,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
                     right(s.device_fraction.map_or("-".into(), fmt_device_fraction)),
                     right(fmt_ns(s.cpu.ns_per_io.round() as u64)),
                     right(fmt_bytes(s.memory.page_cache_bytes)),
-                    right(if c.method == "null" {
+                    right(if c.method == iopath_io::Method::Null {
                         "ceiling".to_string()
                     } else if rel >= 0.9995 {
                         "best".to_string()

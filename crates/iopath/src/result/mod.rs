@@ -6,6 +6,7 @@
 
 pub mod latency;
 pub mod mpi;
+pub mod names;
 pub mod neighbour;
 pub mod records;
 pub mod verdict_facts;
@@ -17,6 +18,7 @@ use crate::system::metrics::blockdev::DiskCounters;
 pub use crate::system::metrics::procfs::ProcessIo;
 use crate::system::sysinfo::System;
 pub use latency::{Latency, LatencyBins};
+pub use names::{Entrant, MethodName, TargetKind};
 pub use records::{TargetInfo, Warning};
 
 /// 2: adaptive repetition (`config.repeat` null), warm-up repetitions,
@@ -137,14 +139,14 @@ pub struct RunConfig {
     pub seed: u64,
     /// `cold`: dirty pages written back and the file's cached pages dropped
     /// (posix_fadvise DONTNEED) before every repetition.
-    pub cache: String,
+    pub cache: crate::model::CacheState,
     /// `random`: incompressible data from a seeded generator.
     pub data: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProbeEntry {
-    pub method: String,
+    pub method: MethodName,
     pub usable: bool,
     pub reason: Option<String>,
     pub notes: Vec<String>,
@@ -153,14 +155,15 @@ pub struct ProbeEntry {
 /// One case: a method on a pattern at one block size, depth and thread count.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CaseResult {
-    pub method: String,
-    pub pattern: String,
+    pub method: MethodName,
+    pub pattern: crate::model::Pattern,
     pub block_size: u64,
     /// Effective depth per thread (1 for synchronous methods).
     pub queue_depth: u32,
     pub queue_depth_requested: u32,
     pub threads: u32,
-    pub sync: String,
+    #[serde(with = "names::sync_name")]
+    pub sync: iopath_io::SyncPolicy,
     /// Read share of randrw, in percent; null for other patterns.
     pub rwmix_read_pct: Option<u8>,
     /// The arm of a method named more than once (`--methods direct,direct`
@@ -183,7 +186,7 @@ pub struct CaseResult {
     pub sparse: bool,
     /// The case's own cache state, when not the run's (`config.cache`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<String>,
+    pub cache: Option<crate::model::CacheState>,
     /// `false`: the case ran outside the run's `--cache-limit` cgroup (a
     /// job that limits only the cases it marks); absent: inside it, when
     /// the run has one (older results never say).
@@ -265,12 +268,13 @@ pub struct CaseResult {
 /// case across runs (`iopath compare`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Job {
-    pub pattern: String,
+    pub pattern: crate::model::Pattern,
     pub block_size: u64,
     /// The depth asked for (synchronous methods ran at 1 either way).
     pub queue_depth: u32,
     pub threads: u32,
-    pub sync: String,
+    #[serde(with = "names::sync_name")]
+    pub sync: iopath_io::SyncPolicy,
     pub rwmix_read_pct: Option<u8>,
     /// A preset's name for the case; cases of a preset group by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -295,7 +299,10 @@ pub struct Job {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum JobKey {
     Job(Job),
-    Group { group: String, pattern: String },
+    Group {
+        group: String,
+        pattern: crate::model::Pattern,
+    },
 }
 
 impl Job {
@@ -384,7 +391,7 @@ impl CaseResult {
     pub fn name(&self) -> String {
         match self.arm {
             Some(a) if a > 1 => format!("{}#{a}", self.method),
-            _ => self.method.clone(),
+            _ => self.method.to_string(),
         }
     }
 
@@ -397,11 +404,11 @@ impl CaseResult {
     /// What the case ran, apart from its method.
     pub fn job(&self) -> Job {
         Job {
-            pattern: self.pattern.clone(),
+            pattern: self.pattern,
             block_size: self.block_size,
             queue_depth: self.queue_depth_requested,
             threads: self.threads,
-            sync: self.sync.clone(),
+            sync: self.sync,
             rwmix_read_pct: self.rwmix_read_pct,
             label: self.label.clone(),
             span_bytes: self.span_bytes,
@@ -418,7 +425,7 @@ impl CaseResult {
         match &self.group {
             Some(g) => JobKey::Group {
                 group: g.clone(),
-                pattern: self.pattern.clone(),
+                pattern: self.pattern,
             },
             None => JobKey::Job(self.job()),
         }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::names::{Entrant, TargetKind};
 use super::Job;
 use crate::stats::{self, Comparison};
 use crate::system::metrics::dirty::DirtyLimits;
@@ -32,7 +33,7 @@ pub struct TargetInfo {
     #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// `temporary`, `file` or `block-device`.
-    pub kind: String,
+    pub kind: TargetKind,
     pub size_bytes: u64,
     /// Length of the whole file (or device); cases address `size_bytes` of it.
     #[serde(default)]
@@ -88,7 +89,7 @@ pub struct Verdict {
     pub job: Job,
     /// The methods tied for fastest, highest median first (never a
     /// reference method).
-    pub fastest: Vec<String>,
+    pub fastest: Vec<Entrant>,
     /// Every measured method: the pick first (`ranking[0]` is `pick`),
     /// then the other real ones, highest median throughput first, then the
     /// reference ones (`null`), flagged. Each ratio is the fastest's
@@ -106,12 +107,12 @@ pub struct Verdict {
     /// cheaper in CPU per I/O (or, failing that, really smaller in memory)
     /// than the others; when none is, the first of them in the run's order
     /// (never a reference method).
-    pub pick: String,
+    pub pick: Entrant,
     /// Methods as good as the pick: tied for fastest and not really
     /// different from it in CPU per I/O or memory (the pick first); empty
     /// when the pick stands alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub equally_good: Vec<String>,
+    pub equally_good: Vec<Entrant>,
     /// True when the ratios come from repetitions of the same rounds (an
     /// interleaved run); false for the unpaired rule.
     #[serde(default)]
@@ -128,7 +129,7 @@ pub struct Verdict {
     /// Methods whose case `--case-timeout` stopped (fewer repetitions than
     /// asked, or a part of one); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub capped: Vec<String>,
+    pub capped: Vec<Entrant>,
     /// True when the run was interrupted (Ctrl-C or SIGTERM) while this
     /// job ran: its methods stopped short of the rounds they would have
     /// run. Absent when false.
@@ -158,7 +159,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DirtyBurst {
     /// The methods that wrote through the page cache, within the limit.
-    pub methods: Vec<String>,
+    pub methods: Vec<Entrant>,
     /// The most any of them wrote in one repetition (median repetition).
     pub written_bytes: u64,
     /// The dirty limit (`system.dirty_limits.limit_bytes`).
@@ -194,7 +195,7 @@ pub struct DirtyBurst {
 /// A page-cache writer's rate ([`DirtyBurst::rates`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WriteRate {
-    pub method: String,
+    pub method: Entrant,
     pub bytes_per_s: f64,
     /// Whole seconds to write `past_limit_bytes` at that rate (at least 1).
     pub seconds_past_limit: f64,
@@ -207,7 +208,7 @@ fn is_zero(v: &u64) -> bool {
 /// One method's place in a group.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Ranked {
-    pub method: String,
+    pub method: Entrant,
     /// Median throughput and its 95% interval (order statistics).
     pub bw_bytes_per_s: f64,
     #[serde(deserialize_with = "stats::interval")]
@@ -247,9 +248,9 @@ pub struct Ranked {
 /// What holding less memory costs in speed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MemoryTrade {
-    pub least: String,
+    pub least: Entrant,
     pub least_bytes: u64,
-    pub most: String,
+    pub most: Entrant,
     pub most_bytes: u64,
     /// Median throughput of `least` / that of `most`, its 95% interval,
     /// and whether the difference is real.
@@ -259,6 +260,6 @@ pub struct MemoryTrade {
 /// A method and one of its costs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cost {
-    pub method: String,
+    pub method: Entrant,
     pub value: f64,
 }

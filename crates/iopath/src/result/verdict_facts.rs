@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::names::Entrant;
 use super::records::DirtyBurst;
 
 /// One fact of a verdict (`verdicts[].facts[]`).
@@ -14,7 +15,7 @@ pub enum VerdictFact {
     /// No call: enough rounds for one comparison, not for as many as the
     /// verdict makes among `among` methods (it takes `needed`).
     NoCallRounds {
-        leader: String,
+        leader: Entrant,
         measured: Measured,
         rounds: usize,
         among: usize,
@@ -24,7 +25,7 @@ pub enum VerdictFact {
     /// No call: too few repetitions (fewer than
     /// [`crate::stats::MIN_CALL_REPETITIONS`]) on some side.
     NoCallRepetitions {
-        leader: String,
+        leader: Entrant,
         measured: Measured,
         short: ShortOf,
         advice: NoCallAdvice,
@@ -32,29 +33,35 @@ pub enum VerdictFact {
     /// Methods not shown to differ from the leader whose medians are far
     /// from it (`far`); the `near` ones tie for fastest.
     TieNearAndFar {
-        near: Vec<String>,
-        leader: String,
+        near: Vec<Entrant>,
+        leader: Entrant,
         far: Vec<Versus>,
         why: Overlap,
         slower: Vec<Versus>,
     },
     /// Every method ties; `slowest_ratio` is the fastest over the slowest.
     AllTie {
-        methods: Vec<String>,
+        methods: Vec<Entrant>,
         why: Overlap,
         slowest_ratio: f64,
     },
     /// One method is fastest; `slower` are those shown beside it.
-    Fastest { leader: String, slower: Vec<Versus> },
+    Fastest {
+        leader: Entrant,
+        slower: Vec<Versus>,
+    },
     /// Several methods tie for fastest, the leader ahead of `slower`.
     TieForFastest {
-        methods: Vec<String>,
+        methods: Vec<Entrant>,
         why: Overlap,
-        leader: String,
+        leader: Entrant,
         slower: Vec<Versus>,
     },
     /// A reference method (`null`, no I/O) and its throughput.
-    Ceiling { method: String, bw_bytes_per_s: f64 },
+    Ceiling {
+        method: Entrant,
+        bw_bytes_per_s: f64,
+    },
     /// The cheapest in CPU, and others beside it.
     CpuCheapest {
         unit: CpuUnit,
@@ -70,36 +77,36 @@ pub enum VerdictFact {
     },
     /// Memory held, with no call on speed between the two.
     MemoryHeld {
-        least: String,
+        least: Entrant,
         least_bytes: u64,
-        most: String,
+        most: Entrant,
         most_bytes: u64,
         why: MemoryNoCall,
     },
     /// What holding less memory costs in speed.
     MemoryTrade {
-        least: String,
+        least: Entrant,
         least_bytes: u64,
-        most: String,
+        most: Entrant,
         most_bytes: u64,
         speed: MemorySpeed,
     },
     /// Page-cache writes under the dirty limit: a burst.
     DirtyBurst(DirtyBurst),
     /// No call yet: the leader on these numbers.
-    NoCallYet { leader: String },
+    NoCallYet { leader: Entrant },
     /// Use the one fastest method.
-    Use { method: String },
+    Use { method: Entrant },
     /// The methods equally good (the pick first); `dearer` tie for speed
     /// but cost more.
     EquallyGood {
-        methods: Vec<String>,
+        methods: Vec<Entrant>,
         speed: SpeedTie,
-        dearer: Vec<String>,
+        dearer: Vec<Entrant>,
     },
     /// Use the pick: tied in speed, really cheaper `by`.
     UseCheaper {
-        method: String,
+        method: Entrant,
         speed: SpeedTie,
         by: CheaperBy,
     },
@@ -143,7 +150,7 @@ impl VerdictFact {
 /// A method against the fastest, as the speed sentence gives it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Versus {
-    pub method: String,
+    pub method: Entrant,
     /// The fastest over this method, and its interval (at the verdict's
     /// `ci_level`).
     pub ratio: f64,
@@ -170,7 +177,7 @@ pub struct Measured {
 /// The leader's median over a method's.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MedianRatio {
-    pub method: String,
+    pub method: Entrant,
     pub ratio: f64,
 }
 
@@ -187,7 +194,7 @@ pub enum ShortOf {
 /// A method's measured repetitions.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Repetitions {
-    pub method: String,
+    pub method: Entrant,
     pub n: usize,
 }
 
@@ -202,7 +209,10 @@ pub enum NoCallAdvice {
     /// More time or `--repeat`.
     RunLonger { repeat: usize },
     /// `--case-timeout` stopped these methods.
-    CaseTimeout { methods: Vec<String>, repeat: usize },
+    CaseTimeout {
+        methods: Vec<Entrant>,
+        repeat: usize,
+    },
 }
 
 /// Why methods are not shown to differ in speed.
@@ -230,7 +240,7 @@ pub enum CpuUnit {
 /// A method's CPU cost (median ns per I/O, or per MiB moved).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CpuCost {
-    pub method: String,
+    pub method: Entrant,
     pub ns: f64,
     /// Named as the fastest.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -182,7 +182,7 @@ pub(super) fn passes_note(
             "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} keeps no cache: every pass {} the file itself again, not a cached copy)",
             p.passes,
             cr.method,
-            if cr.pattern == "write" { "writes" } else { "reads" }
+            if cr.pattern == Pattern::Write { "writes" } else { "reads" }
         ),
         // A caching method started over from a warm cache: memory is what
         // was asked for.
@@ -192,8 +192,8 @@ pub(super) fn passes_note(
             format!(
                 "ran the whole --time {limit}, {:.1} passes over its range per repetition from a warm cache ({}: every pass {} memory, as --cache warm asks)",
                 p.passes,
-                why_one_pass(case.method, &cr.method),
-                if cr.pattern == "write" { "writes to" } else { "reads from" },
+                why_one_pass(case.method, &cr.method.to_string()),
+                if cr.pattern == Pattern::Write { "writes to" } else { "reads from" },
             )
         }
         // A caching method started over because its case asked for it
@@ -202,14 +202,14 @@ pub(super) fn passes_note(
         PassKind::Wrapped => format!(
             "ran the whole --time {limit}, {:.1} passes over its range per repetition, as its job asks (until = \"time\", fio's time_based); {}, so passes after the first may {} memory, not the device",
             p.passes,
-            why_one_pass(case.method, &cr.method),
-            if cr.pattern == "write" { "write to" } else { "read" },
+            why_one_pass(case.method, &cr.method.to_string()),
+            if cr.pattern == Pattern::Write { "write to" } else { "read" },
         ),
         PassKind::OnePass => format!(
             "capped at one pass: {:.2} s of the --time {limit} ({}, so a second pass could {} memory); for repetitions that last {limit}, give --size {} or more",
             s.duration_ns as f64 / 1e9,
-            why_one_pass(case.method, &cr.method),
-            if cr.pattern == "write" { "write to" } else { "read" },
+            why_one_pass(case.method, &cr.method.to_string()),
+            if cr.pattern == Pattern::Write { "write to" } else { "read" },
             p.suggested_size_bytes.map_or("larger".into(), crate::model::units::fmt_size_flag)
         ),
     })
@@ -257,8 +257,8 @@ mod tests {
         };
         let note = |case: &Case| {
             let cr = CaseResult {
-                method: case.method.name().to_string(),
-                pattern: "write".into(),
+                method: case.method.into(),
+                pattern: Pattern::Write,
                 summary: Some(crate::result::Measurement::default()),
                 ..Default::default()
             };

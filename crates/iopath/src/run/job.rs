@@ -700,7 +700,7 @@ fn memory_fs(at: &std::path::Path) -> bool {
 /// copied), or for writes to a sparse file the span they may fill. 0 on a
 /// disk, and for writes over a prefilled file (its pages exist already).
 pub fn new_pages_in_memory(t: &Target, case: &Case, in_memory: bool) -> u64 {
-    if !in_memory || t.info.kind == "block-device" {
+    if !in_memory || t.info.kind == crate::result::TargetKind::BlockDevice {
         return 0;
     }
     let span = case.span.map_or(t.size(), |s| s.min(t.size()));

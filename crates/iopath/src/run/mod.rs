@@ -194,7 +194,7 @@ impl Runner<'_> {
                     .then_some(plan.order_seed),
                 interval_ns: plan.interval.as_nanos() as u64,
                 seed: plan.seed,
-                cache: plan.cache.name().into(),
+                cache: plan.cache,
                 data: plan.data.name(),
             },
             probe: probes
@@ -781,20 +781,20 @@ pub fn time_limit(plan: &Plan) -> Option<std::time::Duration> {
 /// A case's result before it runs: what it is, nothing measured.
 fn case_result(case: &Case) -> CaseResult {
     CaseResult {
-        method: case.method_name(),
+        method: case.method_name().into(),
         arm: (case.arm > 1).then_some(case.arm),
-        pattern: case.pattern.name().into(),
+        pattern: case.pattern,
         block_size: case.block_size,
         queue_depth: case.queue_depth_requested,
         queue_depth_requested: case.queue_depth_requested,
         threads: case.threads,
-        sync: case.sync.name().into(),
+        sync: case.sync,
         rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
         label: case.label.clone(),
         span_bytes: case.span,
         copy_to_user: case.copy_to_user,
         sparse: case.sparse,
-        cache: case.cache.map(|c| c.name().to_string()),
+        cache: case.cache,
         cache_limited: (!case.cache_limited).then_some(false),
         published: case.published.clone(),
         pair: case.pair.clone(),

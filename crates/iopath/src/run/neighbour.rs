@@ -32,7 +32,7 @@ pub fn hot_set_dir(target: Option<&crate::run::target::Target>) -> Result<std::p
     let Some(t) = target else {
         return std::env::current_dir().context("the current directory");
     };
-    if t.info.kind != "block-device" {
+    if t.info.kind != crate::result::TargetKind::BlockDevice {
         return Ok(t.dir().to_path_buf());
     }
     let tmp = std::env::temp_dir();

@@ -41,6 +41,7 @@ use iopath_io::data::{DataMode, Rng};
 
 use crate::model::units::fmt_bytes;
 use crate::plan::{TargetSpec, UsageError, DEFAULT_SIZE};
+use crate::result::TargetKind;
 use crate::run::progress::Progress;
 use crate::Interrupted;
 
@@ -216,7 +217,7 @@ pub fn prepare(
                     }
                 }
             };
-            create_prefilled(made, size, "temporary", fill, stop, progress)
+            create_prefilled(made, size, TargetKind::Temporary, fill, stop, progress)
         }
         TargetSpec::File {
             path,
@@ -252,7 +253,7 @@ pub fn prepare(
                         }
                     }
                 };
-                create_prefilled(made, size, "file", fill, stop, progress)
+                create_prefilled(made, size, TargetKind::File, fill, stop, progress)
             }
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
             Ok(meta) => {
@@ -614,9 +615,9 @@ fn open_existing(
         meta.len()
     };
     let kind = if ft.is_block_device() {
-        "block-device"
+        TargetKind::BlockDevice
     } else {
-        "file"
+        TargetKind::File
     };
     let size = match size {
         Some(s) if s > len => {
@@ -662,7 +663,7 @@ fn open_existing(
         info: TargetInfo {
             path: path.to_path_buf(),
             unnamed: false,
-            kind: kind.into(),
+            kind,
             size_bytes: size,
             file_bytes: Some(len),
             created: false,
@@ -805,7 +806,7 @@ fn write_fill(
 fn create_prefilled(
     made: Made,
     size: u64,
-    kind: &str,
+    kind: TargetKind,
     fill: Fill,
     stop: &AtomicBool,
     progress: &Progress,
@@ -819,7 +820,7 @@ fn create_prefilled(
         info: TargetInfo {
             path: path.clone(),
             unnamed: made.unnamed,
-            kind: kind.into(),
+            kind,
             size_bytes: size,
             file_bytes: Some(size),
             created: true,

@@ -371,6 +371,9 @@ pub fn result_file(bytes: &[u8]) -> bool {
     if r.verdicts.is_empty() {
         r.verdicts = iopath::analysis::verdict::all(&r.cases);
     }
+    // The words the JSON carries beside the facts, as `report --json`
+    // writes them (verdicts made here have none yet).
+    iopath::report::text::word(&mut r);
     let _ = iopath::report::table::render(&r, false);
     let _ = iopath::report::table::render(&r, true);
     let _ = iopath::report::markdown::render(&r);

@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use crate::result::{CaseResult, Job, RunResult};
+use crate::result::{CaseResult, Job, MethodName, RunResult};
 
 /// The identity of a case across results: method, arm (`direct#2`), and
 /// the job.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
-    pub method: String,
+    pub method: MethodName,
     /// `None` for the first arm (absent or 1 in the results).
     pub arm: Option<u32>,
     pub job: Job,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{CaseComparison, Status, OTHER_TRAFFIC};
+use crate::model::CacheState;
 use crate::result::RunResult;
 
 /// A side of the comparison.
@@ -56,7 +57,7 @@ pub enum Note {
         b: Option<DeviceId>,
     },
     /// `config.cache`.
-    CacheStateDiffers { a: String, b: String },
+    CacheStateDiffers { a: CacheState, b: CacheState },
     /// `config.data`, and whether the file was sparse.
     DataDiffers { a: DataSource, b: DataSource },
     /// `config.time_limit_ns`; null when unlimited.
@@ -112,7 +113,7 @@ fn differences(a0: &RunResult, b0: &RunResult) -> Vec<Note> {
         pair(a0, b0, size).map(|(a, b)| Note::TargetSizeDiffers { a, b }),
         pair(a0, b0, |r| r.system.fs_type.clone()).map(|(a, b)| Note::FileSystemDiffers { a, b }),
         pair(a0, b0, device).map(|(a, b)| Note::DeviceDiffers { a, b }),
-        pair(a0, b0, |r| r.config.cache.clone()).map(|(a, b)| Note::CacheStateDiffers { a, b }),
+        pair(a0, b0, |r| r.config.cache).map(|(a, b)| Note::CacheStateDiffers { a, b }),
         pair(a0, b0, data).map(|(a, b)| Note::DataDiffers { a, b }),
         pair(a0, b0, |r| r.config.time_limit_ns)
             .map(|(a, b)| Note::TimePerRepetitionDiffers { a, b }),

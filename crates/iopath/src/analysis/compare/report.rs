@@ -55,7 +55,7 @@ pub struct Side {
 /// One case of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseComparison {
-    pub method: String,
+    pub method: crate::result::MethodName,
     /// The arm of a method named twice in a run (2 for `direct#2`); absent
     /// for the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,18 +9,20 @@
 //! `--time` that writes past it) to measure sustained writes.
 
 use super::Verdict;
+use crate::model::Pattern;
 use crate::result::records::{DirtyBurst, WriteRate};
-use crate::result::{CacheLimitInfo, CaseResult};
+use crate::result::{CacheLimitInfo, CaseResult, Entrant};
 use crate::system::metrics::dirty::DirtyLimits;
+use iopath_io::SyncPolicy;
 
 /// Methods whose writes land in the page cache first (and stay there until
 /// write-back), hinted or not (`mmap+random` is `mmap`): classified by the
 /// method the result's name reads back to. `dontcache` starts write-back at
 /// once, so it is not among them.
-fn through_page_cache(method: &str) -> bool {
+fn through_page_cache(method: &crate::result::MethodName) -> bool {
     use iopath_io::Method as M;
     matches!(
-        crate::model::choice::result_base_method(method),
+        method.base(),
         Some(M::Buffered | M::Mmap | M::UringBuffered | M::Threadpool | M::Tokio)
     )
 }
@@ -46,7 +48,7 @@ fn under_cap(d: &DirtyLimits, cap: u64) -> DirtyLimits {
 
 /// A writer through the page cache and its median write rate.
 struct Writer {
-    method: String,
+    method: Entrant,
     bytes_per_s: f64,
 }
 
@@ -102,11 +104,10 @@ impl Absorbed {
             // Variants of a group are named as the verdict names them; a
             // writer the verdict does not rank is left out.
             let name = c.name();
-            if let Some(r) = v
-                .ranking
-                .iter()
-                .find(|r| r.method == name || r.method.starts_with(&format!("{name} ")))
-            {
+            if let Some(r) = v.ranking.iter().find(|r| {
+                let n = r.method.to_string();
+                n == name || n.starts_with(&format!("{name} "))
+            }) {
                 writers.push(Writer {
                     method: r.method.clone(),
                     bytes_per_s,
@@ -127,9 +128,9 @@ pub fn burst(
     file: Option<u64>,
     cap: Option<&CacheLimitInfo>,
 ) -> Option<DirtyBurst> {
-    let writes = matches!(v.job.pattern.as_str(), "write" | "randwrite" | "randrw");
+    let writes = v.job.pattern.writes();
     // O_SYNC/O_DSYNC and fsync-per-write wait for the device on every write.
-    if !writes || !matches!(v.job.sync.as_str(), "end" | "none") || d.limit_bytes == 0 {
+    if !writes || !matches!(v.job.sync, SyncPolicy::End | SyncPolicy::None) || d.limit_bytes == 0 {
         return None;
     }
     let in_group = |c: &CaseResult| match &v.job.group {
@@ -166,11 +167,11 @@ pub fn burst(
         written_bytes: written,
         limit_bytes: d.limit_bytes,
         suggested_size_bytes: (d.limit_bytes.saturating_add(d.limit_bytes / 4)).next_power_of_two(),
-        file_bytes: file.filter(|&f| v.job.pattern != "write" && f <= d.limit_bytes),
+        file_bytes: file.filter(|&f| v.job.pattern != Pattern::Write && f <= d.limit_bytes),
         limits: d,
         cgroup: capped.is_some(),
         cap_hits: capped.and_then(|c| c.limit_hits).filter(|&n| n > 0),
-        unsynced: v.job.sync == "none",
+        unsynced: v.job.sync == SyncPolicy::None,
         past_limit_bytes: twice as u64,
         rates,
     })
@@ -201,12 +202,12 @@ pub(crate) mod tests {
             .collect();
         CaseResult {
             method: method.into(),
-            pattern: "randwrite".into(),
+            pattern: crate::model::Pattern::RandWrite,
             block_size: 4096,
             queue_depth: 32,
             queue_depth_requested: 32,
             threads: 1,
-            sync: "end".into(),
+            sync: iopath_io::SyncPolicy::End,
             summary: Measurement::median_of(&reps.iter().collect::<Vec<_>>()),
             repetitions: reps,
             repetition_control: Some(RepetitionControl {
@@ -399,17 +400,20 @@ pub(crate) mod tests {
         // 2 GiB at buffered's 300 MiB/s is 6.8 s, at mmap's 40 MiB/s 51.2 s:
         // the slowest first.
         assert_eq!(b.past_limit_bytes, 2 << 30);
-        let at: Vec<(&str, f64, f64)> = b
+        let at: Vec<(String, f64, f64)> = b
             .rates
             .iter()
             .map(|r| {
                 (
-                    r.method.as_str(),
+                    r.method.to_string(),
                     (r.bytes_per_s / MIB).round(),
                     r.seconds_past_limit,
                 )
             })
             .collect();
-        assert_eq!(at, [("mmap", 40.0, 52.0), ("buffered", 300.0, 7.0)]);
+        assert_eq!(
+            at,
+            [("mmap".into(), 40.0, 52.0), ("buffered".into(), 300.0, 7.0)]
+        );
     }
 }

@@ -8,6 +8,7 @@ use super::{memory, no_call, ties, Ranked, Verdict, CPU_WORTH_SAYING};
 use crate::result::verdict_facts::{
     CheaperBy, CpuCost, CpuUnit, Overlap, ShortOf, SpeedTie, VerdictFact, Versus,
 };
+use crate::result::Entrant;
 use crate::stats;
 
 /// Fewer repetitions than an interval at its level needs.
@@ -26,7 +27,7 @@ struct Speed<'a> {
     /// Tied, but with medians far from the fastest's.
     far: Vec<&'a Ranked>,
     /// Tied and near: the names of a "tie for fastest".
-    near: Vec<String>,
+    near: Vec<Entrant>,
     /// Apart by too few repetitions to call.
     unsure: Vec<&'a Ranked>,
 }
@@ -115,7 +116,7 @@ impl<'a> Speed<'a> {
         let habit = self
             .rest
             .iter()
-            .find(|m| m.method == "buffered")
+            .find(|m| m.method == iopath_io::Method::Buffered)
             .or_else(|| self.rest.last());
         if let Some(h) = habit {
             if !shown.iter().any(|m| m.method == h.method) {
@@ -255,7 +256,11 @@ fn cpu(v: &Verdict, s: &Speed) -> Option<VerdictFact> {
         fastest,
     };
     let mut named: Vec<&Ranked> = cpu.iter().skip(1).take(1).copied().collect();
-    if let Some(b) = cpu.iter().skip(2).find(|m| m.method == "buffered") {
+    if let Some(b) = cpu
+        .iter()
+        .skip(2)
+        .find(|m| m.method == iopath_io::Method::Buffered)
+    {
         named.push(b);
     }
     let mut others: Vec<CpuCost> = named.iter().map(|m| at(m, false)).collect();

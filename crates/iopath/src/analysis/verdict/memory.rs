@@ -5,6 +5,7 @@
 use super::facts::few;
 use super::{Ranked, Verdict};
 use crate::result::verdict_facts::{MemoryInterval, MemoryNoCall, MemorySpeed, VerdictFact};
+use crate::result::Entrant;
 
 /// The fact, when the memory held differs enough to say
 /// ([`Verdict::memory_trade`]); `r` the real methods ranked.
@@ -12,7 +13,7 @@ pub(super) fn fact(v: &Verdict, r: &[&Ranked]) -> Option<VerdictFact> {
     let t = v.memory_trade.as_ref()?;
     let k = &t.speed;
     // The same rule for its interval as the speed fact's.
-    let short = |name: &str| r.iter().find(|m| m.method == name).is_none_or(|m| few(m));
+    let short = |name: &Entrant| r.iter().find(|m| m.method == *name).is_none_or(|m| few(m));
     let few_repetitions = short(&t.least) || short(&t.most);
     if k.undersampled || !v.called {
         // No call on speed: what each held, and no winner.

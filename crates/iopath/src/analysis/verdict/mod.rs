@@ -25,7 +25,7 @@
 //! and picked from among themselves.
 
 pub mod neighbour;
-use crate::result::{CaseResult, Job, JobKey};
+use crate::result::{CaseResult, Entrant, Job, JobKey, MethodName};
 use crate::stats::{self, Comparison};
 
 /// CPU figures closer than this (max / min) are not worth a fact.
@@ -67,7 +67,9 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
     // burst to tell from sustained writing (the no_block_device warning
     // says what was measured).
     let in_memory = matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
-        && r.target.as_ref().is_some_and(|t| t.kind != "block-device");
+        && r.target
+            .as_ref()
+            .is_some_and(|t| t.kind != crate::result::TargetKind::BlockDevice);
     if let Some(d) = r.system.dirty_limits.as_ref().filter(|_| !in_memory) {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
@@ -116,8 +118,8 @@ fn pick_first(v: &mut Verdict) {
 
 /// True for a method that does no I/O (`null`): a reference, not a
 /// candidate.
-pub fn is_reference(method: &str) -> bool {
-    iopath_io::Method::from_name(method).is_some_and(|m| m.is_null())
+pub fn is_reference(method: &MethodName) -> bool {
+    *method == iopath_io::Method::Null
 }
 
 /// Verdicts for every group with at least two measured real methods (a
@@ -270,7 +272,7 @@ impl<'a> Measured<'a> {
             .map(|(i, (m, k))| {
                 let reference = i >= self.real;
                 Ranked {
-                    method: name_of(m.c),
+                    method: name_of(m.c).into(),
                     bw_bytes_per_s: m.s.median,
                     bw_ci95_median: m.s.ci95_median,
                     n: m.s.n,
@@ -326,7 +328,7 @@ impl<'a> Measured<'a> {
 
     /// Methods whose case the case timeout stopped: more rounds take a
     /// larger timeout, not only more repetitions.
-    fn capped(&self, name_of: &dyn Fn(&CaseResult) -> String) -> Vec<String> {
+    fn capped(&self, name_of: &dyn Fn(&CaseResult) -> String) -> Vec<Entrant> {
         self.ms
             .iter()
             .filter(|m| {
@@ -334,7 +336,7 @@ impl<'a> Measured<'a> {
                     .as_ref()
                     .is_some_and(|r| r.stopped_by == stats::StopReason::CaseTimeout)
             })
-            .map(|m| name_of(m.c))
+            .map(|m| name_of(m.c).into())
             .collect()
     }
 }
@@ -371,7 +373,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     let alpha = stats::verdict_alpha(m.real);
     let cmp = m.order(paired, alpha);
     let ranking = m.ranking(&cmp, &name_of);
-    let fastest: Vec<String> = ranking
+    let fastest: Vec<Entrant> = ranking
         .iter()
         .filter(|r| r.tied_with_fastest)
         .map(|r| r.method.clone())
@@ -472,7 +474,7 @@ fn choose(
     cases: &[&CaseResult],
     group: &[&CaseResult],
     mixed: bool,
-) -> (String, Vec<String>) {
+) -> (Entrant, Vec<Entrant>) {
     // Candidates in the run's order (not by a median that noise reorders).
     let mut cand: Vec<usize> = (0..ranking.len())
         .filter(|&i| ranking[i].tied_with_fastest && !ranking[i].reference)
@@ -521,7 +523,7 @@ fn choose(
         .copied()
         .find(|&i| !cand.iter().any(|&j| j != i && beats(j, i) == Some(true)))
         .unwrap_or(cand[0]);
-    let mut equal: Vec<String> = vec![ranking[best].method.clone()];
+    let mut equal: Vec<Entrant> = vec![ranking[best].method.clone()];
     for &j in &cand {
         if j != best && beats(best, j) != Some(true) {
             equal.push(ranking[j].method.clone());

@@ -155,7 +155,7 @@ mod tests {
     fn case(method: &str, reps: &[(u64, u64, Option<u64>)]) -> CaseResult {
         CaseResult {
             method: method.into(),
-            pattern: "write".into(),
+            pattern: crate::model::Pattern::Write,
             block_size: 1 << 20,
             neighbour: reps
                 .iter()

@@ -24,12 +24,12 @@ pub fn case(method: &str, pattern: &str, mibs: &[f64], cpu_ns: f64, mem: u64) ->
     let sync = ["buffered", "direct", "mmap"].contains(&method);
     CaseResult {
         method: method.into(),
-        pattern: pattern.into(),
+        pattern: crate::model::Pattern::from_name(pattern).unwrap(),
         block_size: 4096,
         queue_depth: if sync { 1 } else { 32 },
         queue_depth_requested: 32,
         threads: 1,
-        sync: "end".into(),
+        sync: iopath_io::SyncPolicy::End,
         repetitions: mibs
             .iter()
             .map(|b| rep(b * 1048576.0, cpu_ns, mem))
@@ -66,8 +66,8 @@ fn a_clear_winner_is_named_with_its_ratio() {
         panic!("{:#?}", v.facts)
     };
     assert_eq!(
-        (leader.as_str(), slower[0].method.as_str()),
-        ("uring", "buffered")
+        (leader.to_string(), slower[0].method.to_string()),
+        ("uring".to_string(), "buffered".to_string())
     );
     assert_eq!(slower[0].ratio, b.fastest_ratio);
     assert_eq!(codes(v), ["fastest", "cpu_cheapest", "memory_trade", "use"]);
@@ -190,9 +190,9 @@ fn aa_arms_that_drift_together_tie() {
     assert_eq!(v.len(), 1);
     assert!(v[0].paired);
     assert_eq!(v[0].fastest.len(), 2, "{:#?}", v[0].facts);
-    let names: Vec<&str> = v[0].ranking.iter().map(|r| r.method.as_str()).collect();
+    let names: Vec<String> = v[0].ranking.iter().map(|r| r.method.to_string()).collect();
     assert!(
-        names.contains(&"direct") && names.contains(&"direct#2"),
+        names.contains(&"direct".into()) && names.contains(&"direct#2".into()),
         "{names:?}"
     );
     // Both ran at depth 1 (the job as it ran), tied.
@@ -416,7 +416,7 @@ fn null_is_a_reference_never_the_pick() {
     let v = &all(&with_null())[0];
     assert_eq!(v.pick, "uring");
     assert_eq!(v.fastest, vec!["uring"]);
-    let methods: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let methods: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(methods, ["uring", "buffered", "direct", "null"]);
     let null = &v.ranking[3];
     assert!(null.reference && !null.tied_with_fastest && !null.too_few_repetitions);
@@ -427,15 +427,22 @@ fn null_is_a_reference_never_the_pick() {
     assert_eq!(v.cheapest_cpu.as_ref().unwrap().method, "uring");
     assert_eq!(v.least_memory.as_ref().unwrap().method, "direct");
     let t = v.memory_trade.as_ref().unwrap();
-    assert_eq!((t.least.as_str(), t.most.as_str()), ("direct", "buffered"));
+    assert_eq!(
+        (t.least.to_string(), t.most.to_string()),
+        ("direct".to_string(), "buffered".to_string())
+    );
     assert!(matches!(&v.facts[0], VerdictFact::Fastest { leader, .. } if leader == "uring"));
     // null is named once, as the ceiling.
     assert_eq!(
         codes(v),
         ["fastest", "ceiling", "cpu_cheapest", "memory_trade", "use"]
     );
-    assert!(matches!(fact(v, "ceiling"), VerdictFact::Ceiling { method, .. } if method == "null"));
-    assert!(matches!(fact(v, "use"), VerdictFact::Use { method } if method == "uring"));
+    assert!(
+        matches!(fact(v, "ceiling"), VerdictFact::Ceiling { method, .. } if *method == iopath_io::Method::Null)
+    );
+    assert!(
+        matches!(fact(v, "use"), VerdictFact::Use { method } if *method == iopath_io::Method::Uring)
+    );
 }
 
 #[test]
@@ -554,7 +561,7 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
     let v = all(&cases);
     assert_eq!(v.len(), 1, "{v:#?}");
     let v = &v[0];
-    let names: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let names: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(
         names,
         vec![
@@ -578,7 +585,7 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
         panic!("{:#?}", v.facts)
     };
     assert_eq!(leader, "uring-iopoll 512k Q5T1");
-    let shown: Vec<&str> = slower.iter().map(|s| s.method.as_str()).collect();
+    let shown: Vec<String> = slower.iter().map(|s| s.method.to_string()).collect();
     assert_eq!(
         shown,
         [
@@ -592,7 +599,7 @@ fn the_variants_of_a_group_get_one_verdict_named_by_what_differs() {
     // not per I/O (a 512 KiB request costs more than a 4 KiB one).
     assert!(matches!(
         fact(v, "cpu_cheapest"),
-        VerdictFact::CpuCheapest { unit: CpuUnit::PerMib, cheapest, .. } if cheapest.method == "uring-iopoll 512k Q5T1"
+        VerdictFact::CpuCheapest { unit: CpuUnit::PerMib, cheapest, .. } if cheapest.method == Entrant::Variant("uring-iopoll 512k Q5T1".into())
     ));
     assert_eq!(
         v.cheapest_cpu.as_ref().unwrap().method,
@@ -733,7 +740,7 @@ fn ranking_puts_the_pick_first() {
     let v = &all(&cases)[0];
     assert_eq!(v.pick, "uring");
     assert_eq!(v.fastest[0], "aio");
-    let order: Vec<&str> = v.ranking.iter().map(|r| r.method.as_str()).collect();
+    let order: Vec<String> = v.ranking.iter().map(|r| r.method.to_string()).collect();
     assert_eq!(order, ["uring", "aio", "buffered"]);
     // The ratios stay the fastest's over each; the facts are the same
     // from the stored ranking as when the verdict was made.

@@ -3,8 +3,9 @@
 //! served too little of a cold read).
 
 use super::{is_cached_method, is_read, is_user_space_cache, some, Fact, Run};
+use crate::model::{CacheState, Pattern};
 use crate::result::warning::CaseFraction;
-use crate::result::{CaseResult, RunResult};
+use crate::result::{CaseResult, MethodName, RunResult};
 
 /// A cold read case whose device served less than this share of the bytes
 /// it asked for got the rest from memory.
@@ -28,7 +29,7 @@ pub const SUGGESTED_LIMIT_DIVISOR: u64 = 4;
 /// cases it marks `cache_limited` (matched by label and method); none
 /// without a cache limit, or in a preset this version does not know.
 fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
-    let limited: Option<Vec<(Option<String>, String)>> =
+    let limited: Option<Vec<(Option<String>, MethodName)>> =
         match (&r.config.cache_limit, &r.config.preset) {
             (None, _) => Some(Vec::new()),
             (Some(_), None) => None,
@@ -43,7 +44,7 @@ fn cache_limited(r: &RunResult) -> impl Fn(&CaseResult) -> bool {
                                 pc.method
                                     .iter()
                                     .flat_map(|l| l.0.iter())
-                                    .map(|m| (pc.label.clone(), m.name().to_string()))
+                                    .map(|m| (pc.label.clone(), m.name().into()))
                                     .collect::<Vec<_>>()
                             })
                             .collect()
@@ -99,8 +100,8 @@ pub fn file_fits_in_memory(run: &Run<'_>) -> Option<Fact> {
     // A cold sequential pass reads each page once: nothing in it is re-read
     // from memory, however much memory there is.
     let one_cold_pass = |c: &CaseResult| {
-        c.pattern == "read"
-            && run.cache_of(c) == "cold"
+        c.pattern == Pattern::Read
+            && run.cache_of(c) == CacheState::Cold
             && c.measured().iter().all(|m| m.io_bytes <= t.size_bytes)
     };
     let cases = run.cases(|c| {
@@ -112,7 +113,7 @@ pub fn file_fits_in_memory(run: &Run<'_>) -> Option<Fact> {
             && !is_user_space_cache(c)
             && !capped(c)
             && !one_cold_pass(c)
-            && (run.cache_of(c) != "cold" || cold_read_found_memory(c, t.size_bytes))
+            && (run.cache_of(c) != CacheState::Cold || cold_read_found_memory(c, t.size_bytes))
     });
     Some(Fact::FileFitsInMemory {
         cases: some(cases)?,
@@ -130,7 +131,7 @@ pub fn low_device_fraction(run: &Run<'_>) -> Option<Fact> {
     let cases: Vec<CaseFraction> = run
         .measured
         .iter()
-        .filter(|(_, c)| is_read(&c.pattern) && run.cache_of(c) == "cold")
+        .filter(|(_, c)| is_read(&c.pattern) && run.cache_of(c) == CacheState::Cold)
         .filter_map(|&(case, c)| {
             let fraction = c.summary.as_ref()?.device_fraction?;
             (fraction < LOW_DEVICE_FRACTION).then_some(CaseFraction { case, fraction })

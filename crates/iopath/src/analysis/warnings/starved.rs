@@ -82,7 +82,7 @@ mod tests {
         };
         CaseResult {
             method: "buffered".into(),
-            pattern: "randread".into(),
+            pattern: crate::model::Pattern::RandRead,
             threads: 1,
             repetitions: waits.iter().map(|&w| rep(w)).collect(),
             summary: Some(rep(waits[waits.len() / 2])),

@@ -4,6 +4,7 @@
 //! span smaller than the file.
 
 use super::{is_read, some, Fact, Run};
+use crate::result::TargetKind;
 
 /// The fio job file's options left out (`--ignore-unknown`).
 pub fn ignored_options(run: &Run<'_>) -> Option<Fact> {
@@ -24,7 +25,10 @@ pub fn holes(run: &Run<'_>) -> Option<Fact> {
     if t.sparse {
         return Some(Fact::SparseTarget {});
     }
-    if t.kind == "block-device" && !t.prefilled && t.allocated_bytes.is_some_and(|a| a < whole) {
+    if t.kind == TargetKind::BlockDevice
+        && !t.prefilled
+        && t.allocated_bytes.is_some_and(|a| a < whole)
+    {
         let cases = run.cases(|c| is_read(&c.pattern));
         return Some(Fact::UnwrittenDeviceRanges {
             cases: some(cases)?,
@@ -33,7 +37,10 @@ pub fn holes(run: &Run<'_>) -> Option<Fact> {
             file_bytes: whole,
         });
     }
-    if !t.created && t.kind == "file" && t.allocated_bytes.is_some_and(|a| a < t.size_bytes) {
+    if !t.created
+        && t.kind == TargetKind::File
+        && t.allocated_bytes.is_some_and(|a| a < t.size_bytes)
+    {
         return Some(Fact::SparseFile {
             path: t.path.clone(),
             allocated_bytes: t.allocated_bytes.unwrap_or(0),
@@ -72,7 +79,10 @@ pub fn no_block_device(run: &Run<'_>) -> Option<Fact> {
     let r = run.result;
     (r.target.is_some()
         && r.system.device.is_none()
-        && run.measured.iter().any(|(_, c)| c.method != "null"))
+        && run
+            .measured
+            .iter()
+            .any(|(_, c)| c.method != iopath_io::Method::Null))
     .then_some(Fact::NoBlockDevice {})
 }
 

@@ -7,12 +7,12 @@ use crate::system::sysinfo::System;
 fn case(method: &str, pattern: &str, frac: Option<f64>, qd: (u32, u32), sync: &str) -> CaseResult {
     CaseResult {
         method: method.into(),
-        pattern: pattern.into(),
+        pattern: crate::model::Pattern::from_name(pattern).unwrap(),
         block_size: 4096,
         queue_depth: qd.0,
         queue_depth_requested: qd.1,
         threads: 1,
-        sync: sync.into(),
+        sync: iopath_io::SyncPolicy::from_name(sync).unwrap(),
         summary: Some(Measurement {
             io_bytes: 1 << 20,
             ios: 256,
@@ -52,7 +52,7 @@ fn run(cases: Vec<CaseResult>, cache: &str, cpus: usize) -> RunResult {
         },
         target: Some(TargetInfo {
             path: "/x/iopath-1.dat".into(),
-            kind: "temporary".into(),
+            kind: crate::result::TargetKind::Temporary,
             size_bytes: 1 << 30,
             file_bytes: Some(1 << 30),
             created: true,
@@ -82,7 +82,7 @@ fn run(cases: Vec<CaseResult>, cache: &str, cpus: usize) -> RunResult {
             order_seed: None,
             interval_ns: 100_000_000,
             seed: 1,
-            cache: cache.into(),
+            cache: crate::model::CacheState::from_name(cache).unwrap(),
             data: "random".into(),
         },
         probe: vec![],
@@ -144,7 +144,7 @@ fn preset_cases_are_named_with_their_label_and_copies_count_as_writes() {
     // A case with its own as-is cache is not a cold read case.
     let mut warm = case("buffered", "read", Some(0.0), (1, 1), "end");
     warm.label = Some("asynchronous".into());
-    warm.cache = Some("as-is".into());
+    warm.cache = Some(crate::model::CacheState::AsIs);
     let r = run(vec![a, b, twin, copy, warm], "cold", 2);
     let w = worded(&r);
     let low = w.iter().find(|w| w.code == "low_device_fraction").unwrap();
@@ -355,7 +355,11 @@ fn a_sparse_loop_device_warns_of_unwritten_ranges_until_prefilled() {
         2,
     );
     let t = r.target.as_mut().unwrap();
-    (t.path, t.kind, t.created) = ("/dev/loop3".into(), "block-device".into(), false);
+    (t.path, t.kind, t.created) = (
+        "/dev/loop3".into(),
+        crate::result::TargetKind::BlockDevice,
+        false,
+    );
     (t.prefilled, t.allocated_bytes) = (false, Some(1 << 20));
     let w = worded(&r);
     let u = w

@@ -33,7 +33,7 @@ pub const AMPLIFIED_READS: f64 = 2.0;
 /// what it asked.
 fn other_traffic(c: &CaseResult) -> Option<f64> {
     let s = c.summary.as_ref()?;
-    if c.method == "null" || !is_read(&c.pattern) {
+    if c.method == iopath_io::Method::Null || !is_read(&c.pattern) {
         return None;
     }
     match other_read_share(s) {

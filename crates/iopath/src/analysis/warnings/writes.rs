@@ -3,9 +3,10 @@
 //! SQPOLL thread without a core of its own.
 
 use super::{is_write, method_is, some, writes_may_stay_in_memory, Fact, Run};
+use crate::model::Pattern;
 use crate::result::warning::{CaseBytes, CaseDepth};
 use crate::result::CaseResult;
-use iopath_io::Method;
+use iopath_io::{Method, SyncPolicy};
 
 /// A RWF_DONTCACHE write that left at least this much more of the file in
 /// the page cache kept its pages.
@@ -27,8 +28,8 @@ pub fn compressible_data(run: &Run<'_>) -> Option<Fact> {
 /// in memory.
 pub fn sync_none(run: &Run<'_>) -> Option<Fact> {
     let cases = run.cases(|c| {
-        (is_write(&c.pattern) || c.pattern == "copy")
-            && c.sync == "none"
+        (is_write(&c.pattern) || c.pattern == Pattern::Copy)
+            && c.sync == SyncPolicy::None
             && writes_may_stay_in_memory(&c.method)
     });
     Some(Fact::SyncNone {

@@ -164,7 +164,7 @@ fn drawn<'c>(cases: &[&'c CaseResult]) -> Vec<&'c CaseResult> {
 }
 
 fn is_reference(c: &CaseResult) -> bool {
-    c.method == "null"
+    c.method == iopath_io::Method::Null
 }
 
 /// A name short enough for an axis or a legend.
@@ -188,7 +188,7 @@ pub fn job_id(job: &Job) -> String {
         job.queue_depth,
         job.threads
     );
-    if job.sync != "end" {
+    if job.sync != iopath_io::SyncPolicy::End {
         s.push_str(&format!("-sync-{}", job.sync));
     }
     if let Some(p) = job.rwmix_read_pct {
@@ -430,7 +430,7 @@ mod tests {
             !svg_has_text(&drawn, "null"),
             "null drawn beside real methods"
         );
-        assert!(svg_has_text(&drawn, &r.cases[0].method));
+        assert!(svg_has_text(&drawn, &r.cases[0].method.to_string()));
         assert!(
             figs[0].caption.contains("null (no I/O"),
             "{}",
@@ -477,7 +477,7 @@ mod tests {
     #[test]
     fn job_ids_are_file_names() {
         let mut j = fixture().cases[0].job();
-        j.sync = "none".into();
+        j.sync = iopath_io::SyncPolicy::None;
         j.rwmix_read_pct = Some(70);
         let id = job_id(&j);
         assert!(id

@@ -140,7 +140,11 @@ mod tests {
     #[test]
     fn the_median_repetition_skips_warmups() {
         let r = fixture();
-        let c = r.cases.iter().find(|c| c.method == "uring").unwrap();
+        let c = r
+            .cases
+            .iter()
+            .find(|c| c.method == iopath_io::Method::Uring)
+            .unwrap();
         let (place, m) = median_repetition(c).unwrap();
         assert!(!c.repetitions[place - 1].warmup);
         let mut bw = c.samples(|m| m.bw_bytes_per_s);

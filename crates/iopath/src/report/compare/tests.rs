@@ -6,13 +6,14 @@ use super::*;
 use crate::analysis::compare::tests::{case, one, report, run, side, times, BASE};
 use crate::analysis::compare::{compare, gate, DataSource, DeviceId, ToolId, Unsure, Which};
 use crate::analysis::compare::{Gate, Label};
+use crate::model::CacheState;
 use crate::report::text::compare::{change_text, gate_lines, pct};
 
 /// Three cases A/B (one slower, one unchanged, one only in A) with sync
 /// policies that differ.
 fn mixed() -> Report {
     let mut dsync = case("aio", "randwrite", None, &BASE);
-    dsync.sync = "dsync".into();
+    dsync.sync = iopath_io::SyncPolicy::Dsync;
     report(
         vec![
             case("uring", "randread", None, &BASE),
@@ -172,8 +173,8 @@ fn noted() -> Report {
                 }),
             },
             Note::CacheStateDiffers {
-                a: "cold".into(),
-                b: "warm".into(),
+                a: CacheState::Cold,
+                b: CacheState::Warm,
             },
             Note::DataDiffers {
                 a: data("random", false),

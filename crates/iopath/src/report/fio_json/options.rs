@@ -3,7 +3,9 @@
 //! threads, the fio engine and flags of the method, cache and sync), with
 //! sizes and durations written as fio reads them.
 
+use crate::model::{CacheState, Pattern};
 use crate::result::{CaseResult, RunResult};
+use iopath_io::SyncPolicy;
 
 use super::{jobname, Options};
 
@@ -29,7 +31,7 @@ pub(super) fn global_options(r: &RunResult) -> Options {
 pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
     let mut o = Options::default();
     o.set("name", jobname(c));
-    o.set("rw", c.pattern.clone());
+    o.set("rw", c.pattern.name());
     if let Some(p) = c.rwmix_read_pct {
         o.set("rwmixread", p.to_string());
     }
@@ -42,7 +44,7 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
     if let Some(span) = c.span_bytes {
         o.set("size", fio_size(span));
     }
-    let (engine, direct, extra) = fio_engine(&c.method);
+    let (engine, direct, extra) = fio_engine(&c.method.to_string());
     if let Some(e) = engine {
         o.set("ioengine", e);
     }
@@ -52,28 +54,27 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
     for (k, v) in extra {
         o.set(k, v);
     }
-    if engine.is_some() && base_method(&c.method) == Some(iopath_io::Method::UringBatch) {
+    if engine.is_some() && c.method.base() == Some(iopath_io::Method::UringBatch) {
         // uring-batch waits for a quarter of the depth and submits what
         // the wait freed, as fio does with these two.
         let batch = (c.queue_depth / 4).max(1).to_string();
         o.set("iodepth_batch_submit", batch.clone());
         o.set("iodepth_batch_complete_min", batch);
     }
-    match c.cache.as_deref().unwrap_or(&r.config.cache) {
-        "cold" => o.set("invalidate", "1"),
-        "warm" | "as-is" => o.set("invalidate", "0"),
-        _ => {}
+    match c.cache.unwrap_or(r.config.cache) {
+        CacheState::Cold => o.set("invalidate", "1"),
+        CacheState::Warm | CacheState::AsIs => o.set("invalidate", "0"),
     }
     if matches!(
-        c.pattern.as_str(),
-        "write" | "randwrite" | "randrw" | "copy"
+        c.pattern,
+        Pattern::Write | Pattern::RandWrite | Pattern::RandRw | Pattern::Copy
     ) {
-        match c.sync.as_str() {
-            "end" => o.set("end_fsync", "1"),
-            "dsync" => o.set("sync", "dsync"),
-            "osync" => o.set("sync", "sync"),
-            "each" => o.set("fsync", "1"),
-            _ => {}
+        match c.sync {
+            SyncPolicy::End => o.set("end_fsync", "1"),
+            SyncPolicy::Dsync => o.set("sync", "dsync"),
+            SyncPolicy::Osync => o.set("sync", "sync"),
+            SyncPolicy::Each => o.set("fsync", "1"),
+            SyncPolicy::None => {}
         }
     }
     o
@@ -101,10 +102,6 @@ type Engine = (
     Option<&'static str>,
     Vec<(&'static str, &'static str)>,
 );
-
-fn base_method(name: &str) -> Option<iopath_io::Method> {
-    crate::model::choice::parse_result_method(name).map(|c| c.method)
-}
 
 fn fio_engine(name: &str) -> Engine {
     use iopath_io::{Hint, Method as M};

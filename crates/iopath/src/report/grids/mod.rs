@@ -11,6 +11,7 @@ use numa::numa;
 use crate::import::preset::Layout;
 use crate::model::job::Published;
 use crate::model::units::fmt_count;
+use crate::model::Pattern;
 use crate::result::{CaseResult, RunResult};
 
 /// A small table: a title, a header, rows of cells, notes under it.
@@ -61,8 +62,8 @@ fn mbs(bw: f64) -> String {
     }
 }
 
-fn reads(p: &str) -> bool {
-    matches!(p, "read" | "randread")
+fn reads(p: &Pattern) -> bool {
+    matches!(p, Pattern::Read | Pattern::RandRead)
 }
 
 /// CrystalDiskMark's grid: a row per test label, read and write MB/s side
@@ -135,9 +136,9 @@ fn niobench(r: &RunResult) -> Option<Grid> {
             let f = |v: Option<f64>| v.map_or("-".into(), mbs);
             vec![
                 c.label.clone().unwrap_or_default(),
-                c.pattern.clone(),
+                c.pattern.to_string(),
                 c.name(),
-                c.sync.clone(),
+                c.sync.to_string(),
                 f(st.map(|s| s.median)),
                 f(st.map(|s| s.mean)),
                 f(st.map(|s| s.min)),
@@ -174,7 +175,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
             let m = c.notes.iter().find_map(|n| parse_mapping_note(n))?;
             Some(vec![
                 c.name(),
-                c.pattern.clone(),
+                c.pattern.to_string(),
                 format!("{} ({:#x})", m.fd, m.fd),
                 format!("{:#x} ({})", m.len, crate::model::units::fmt_bytes(m.len)),
                 format!("{:#x}", m.start),
@@ -185,7 +186,7 @@ fn mappings(r: &RunResult) -> Option<Grid> {
     let dax: Vec<String> = r
         .cases
         .iter()
-        .filter(|c| c.method == "mmap-dax")
+        .filter(|c| c.method == iopath_io::Method::MmapDax)
         .filter_map(|c| {
             c.skipped
                 .as_ref()
@@ -473,7 +474,8 @@ fn published_notes(r: &RunResult) -> Vec<String> {
         format!(
             "memory held: the file's pages left in the page cache plus the I/O buffers (median); a direct scan holds about depth x block size{}",
             if r.cases.iter().any(|c| {
-                crate::model::choice::result_base_method(&c.method)
+                c.method
+                    .base()
                     .is_some_and(iopath_io::Method::is_user_space_cache)
             }) {
                 "; ucache, uffd and uffd-wp count their cache's budget (--ucache-size): what they may hold, not what they filled"

@@ -9,6 +9,7 @@ use crate::analysis::compare::{
     Unmeasured, Unsure, Which,
 };
 use crate::model::units::{fmt_bytes, fmt_ns};
+use crate::model::CacheState;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -235,7 +236,7 @@ pub fn note(r: &Report, n: &Note) -> String {
         Note::TargetSizeDiffers { a, b } => differs(r, "target size", a, b, target_size),
         Note::FileSystemDiffers { a, b } => differs(r, "file system", a, b, file_system),
         Note::DeviceDiffers { a, b } => differs(r, "device", a, b, device),
-        Note::CacheStateDiffers { a, b } => differs(r, "cache state", a, b, String::clone),
+        Note::CacheStateDiffers { a, b } => differs(r, "cache state", a, b, CacheState::to_string),
         Note::DataDiffers { a, b } => differs(r, "data", a, b, data),
         Note::TimePerRepetitionDiffers { a, b } => differs(r, "time per repetition", a, b, |v| {
             v.map_or("unlimited".into(), fmt_ns)

@@ -70,18 +70,18 @@ impl Answer {
         let tied: Vec<String> = real
             .iter()
             .filter(|m| m.tied_with_fastest && m.method != pick.method)
-            .map(|m| m.method.clone())
+            .map(|m| m.method.to_string())
             .collect();
         let decision = if unsure {
             Decision::Leads(no_call(v, &real))
         } else if !v.equally_good.is_empty() {
-            Decision::Equal(v.equally_good.clone())
+            Decision::Equal(v.equally_good.iter().map(|e| e.to_string()).collect())
         } else if tied.is_empty() {
             Decision::Fastest
         } else {
             let cpu = tied.iter().all(|t| {
                 real.iter()
-                    .find(|m| &m.method == t)
+                    .find(|m| m.method.to_string() == *t)
                     .is_some_and(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io)
             });
             Decision::Cheaper { with: tied, cpu }
@@ -96,11 +96,11 @@ impl Answer {
         let habit = real
             .iter()
             .filter(apart)
-            .find(|m| m.method == "buffered")
+            .find(|m| m.method == iopath_io::Method::Buffered)
             .map(|m| versus(m))
             .or_else(|| next.clone());
         Some(Answer {
-            pick: pick.method.clone(),
+            pick: pick.method.to_string(),
             decision,
             next,
             habit,
@@ -116,7 +116,7 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
     if v.interrupted {
         NoCall::Interrupted
     } else if !v.capped.is_empty() {
-        NoCall::CaseTimeout(v.capped.clone())
+        NoCall::CaseTimeout(v.capped.iter().map(|e| e.to_string()).collect())
     } else {
         let have = real.iter().map(|m| m.n).min().unwrap_or(0);
         if v.paired {
@@ -140,7 +140,7 @@ fn versus(pick: &Ranked, m: &Ranked, unsure: bool, real: &[&Ranked]) -> Versus {
     let cpu = (one_size && pick.cpu_ns_per_io > 0.0 && m.cpu_ns_per_io > 0.0)
         .then(|| pick.cpu_ns_per_io / m.cpu_ns_per_io);
     Versus {
-        method: m.method.clone(),
+        method: m.method.to_string(),
         speed,
         cpu,
     }

@@ -11,17 +11,17 @@ use crate::result::verdict_facts::{
     CheaperBy, CpuCost, CpuUnit, Measured, MemoryInterval, MemoryNoCall, MemorySpeed, NoCallAdvice,
     Overlap, ShortOf, SpeedTie, VerdictFact, Versus,
 };
-use crate::result::CaseResult;
+use crate::result::{CaseResult, Entrant};
 use crate::stats;
 
 /// "a", "a and b", "a, b and c".
-pub fn list<S: AsRef<str>>(names: &[S]) -> String {
+pub fn list<T: std::fmt::Display>(names: &[T]) -> String {
     match names {
         [] => String::new(),
-        [one] => one.as_ref().to_string(),
+        [one] => one.to_string(),
         [init @ .., last] => {
-            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
-            format!("{} and {}", init.join(", "), last.as_ref())
+            let init: Vec<String> = init.iter().map(ToString::to_string).collect();
+            format!("{} and {last}", init.join(", "))
         }
     }
 }
@@ -103,8 +103,8 @@ pub fn one_line(v: &Verdict) -> String {
             .unwrap_or_default();
     };
     // The ratio is the leader's: named when the pick is another.
-    let beside = |leader: &str, slower: &[Versus]| match slower.first() {
-        Some(s) if leader == v.pick => w.versus(s),
+    let beside = |leader: &Entrant, slower: &[Versus]| match slower.first() {
+        Some(s) if *leader == v.pick => w.versus(s),
         Some(s) => format!("{leader} {}", w.versus(s)),
         None => String::new(),
     };
@@ -372,7 +372,7 @@ impl Words<'_> {
     }
 
     /// The frugal method's speed against the greedy one (`most`).
-    fn memory_speed(&self, speed: &MemorySpeed, most: &str) -> String {
+    fn memory_speed(&self, speed: &MemorySpeed, most: &Entrant) -> String {
         let level = self.v.ci_level;
         match speed {
             MemorySpeed::NotShownToDiffer { interval } => {

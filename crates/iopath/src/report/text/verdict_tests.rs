@@ -387,7 +387,7 @@ fn wording_writes_under_the_dirty_limit() {
         r.system.dirty_limits = Some(limits(limit));
         if let Some(t) = r.target.as_mut() {
             t.size_bytes = file;
-            t.kind = "file".into();
+            t.kind = crate::result::TargetKind::File;
         }
         r.config.cache_limit = cap_of.map(|(l, h)| cap(l, h));
         verdict::of_run(&r)
@@ -411,7 +411,7 @@ fn wording_writes_under_the_dirty_limit() {
     ];
     let mut unsynced = pair(120 << 20);
     for c in &mut unsynced {
-        c.sync = "none".into();
+        c.sync = iopath_io::SyncPolicy::None;
     }
     insta::assert_snapshot!([
         run(pair(120 << 20), 4 << 30, 1 << 30, None),
@@ -460,7 +460,7 @@ fn wording_the_neighbour() {
     };
     let case = |method: &str, reps: &[(u64, u64, Option<u64>)]| CaseResult {
         method: method.into(),
-        pattern: "write".into(),
+        pattern: crate::model::Pattern::Write,
         block_size: 1 << 20,
         neighbour: reps
             .iter()

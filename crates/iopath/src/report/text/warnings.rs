@@ -30,7 +30,7 @@ impl std::fmt::Display for Label {
 fn short(c: &CaseResult) -> Label {
     let what = match &c.label {
         Some(l) => format!("{} ({l})", c.pattern),
-        None => c.pattern.clone(),
+        None => c.pattern.to_string(),
     };
     Label {
         method: c.name(),

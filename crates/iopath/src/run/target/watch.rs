@@ -85,7 +85,7 @@ impl Target {
     /// Block devices (whose length nothing can cut) and a target that
     /// could not be checked give `None`.
     pub fn changed(&self, sees: Sees) -> Option<Change> {
-        if self.info.kind == "block-device" {
+        if self.info.kind == crate::result::TargetKind::BlockDevice {
             return None;
         }
         let held = self.held.as_ref()?.metadata().ok()?;
@@ -124,7 +124,7 @@ impl Target {
     /// The file's ctime and whether it is fully allocated; `None` for a
     /// block device, or when it cannot be read.
     fn stamp_now(&self) -> Option<Stamp> {
-        if self.info.kind == "block-device" {
+        if self.info.kind == crate::result::TargetKind::BlockDevice {
             return None;
         }
         let m = self.held.as_ref()?.metadata().ok()?;

@@ -40,7 +40,7 @@ fn cases_match_on_every_part_of_the_key_including_rwmix() {
     assert!(keys[2].1.is_none());
     // Then B's unmatched cases, in B's order.
     assert!(keys[3].0.is_none() && keys[3].1.as_ref().unwrap().job.block_size == 8192);
-    assert!(keys[4].0.is_none() && keys[4].1.as_ref().unwrap().method == "direct");
+    assert!(keys[4].0.is_none() && keys[4].1.as_ref().unwrap().method == iopath_io::Method::Direct);
 
     let r = report(a, b, None);
     let st: Vec<Status> = r.cases.iter().map(|c| c.status).collect();
@@ -62,7 +62,7 @@ fn matching_uses_the_requested_depth_and_sync() {
     b_depth.queue_depth_requested = 8;
     b_depth.queue_depth = 1;
     let mut b_sync = case("buffered", "randread", None, &BASE);
-    b_sync.sync = "dsync".into();
+    b_sync.sync = iopath_io::SyncPolicy::Dsync;
     let b_same = case("buffered", "randread", None, &BASE);
     let (ra, rb) = (
         [run(vec![a])],

@@ -16,12 +16,12 @@ pub(crate) const MB: f64 = 1024.0 * 1024.0;
 pub(crate) fn case(method: &str, pattern: &str, rwmix: Option<u8>, mibs: &[f64]) -> CaseResult {
     CaseResult {
         method: method.into(),
-        pattern: pattern.into(),
+        pattern: crate::model::Pattern::from_name(pattern).unwrap(),
         block_size: 4096,
         queue_depth: 32,
         queue_depth_requested: 32,
         threads: 1,
-        sync: "end".into(),
+        sync: iopath_io::SyncPolicy::End,
         rwmix_read_pct: rwmix,
         repetitions: mibs
             .iter()
@@ -70,7 +70,7 @@ pub(crate) fn run(cases: Vec<CaseResult>) -> RunResult {
             order_seed: None,
             interval_ns: 100_000_000,
             seed: 1,
-            cache: "cold".into(),
+            cache: crate::model::CacheState::Cold,
             data: "random".into(),
         },
         probe: Vec::new(),

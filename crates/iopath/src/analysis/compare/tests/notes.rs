@@ -1,6 +1,7 @@
 //! What differs between the runs becomes notes.
 
 use super::*;
+use crate::model::CacheState;
 
 #[test]
 fn differences_between_the_runs_become_notes() {
@@ -18,7 +19,7 @@ fn differences_between_the_runs_become_notes() {
         name: "nvme0n1".into(),
         ..Default::default()
     });
-    b.config.cache = "warm".into();
+    b.config.cache = crate::model::CacheState::Warm;
     b.config.data = "zeros".into();
     b.tool.version = "0.2.0".into();
     b.interrupted = true;
@@ -54,8 +55,8 @@ fn differences_between_the_runs_become_notes() {
                 })
             },
             Note::CacheStateDiffers {
-                a: "cold".into(),
-                b: "warm".into()
+                a: CacheState::Cold,
+                b: CacheState::Warm
             },
             Note::DataDiffers {
                 a: data("random"),

@@ -89,12 +89,12 @@ fn rep(read: (u64, u64), write: (u64, u64), duration_ns: u64) -> Measurement {
 fn case(method: &str, pattern: &str, reps: Vec<Measurement>) -> CaseResult {
     CaseResult {
         method: method.into(),
-        pattern: pattern.into(),
+        pattern: crate::model::Pattern::from_name(pattern).unwrap(),
         block_size: 4096,
         queue_depth: 32,
         queue_depth_requested: 32,
         threads: 1,
-        sync: "end".into(),
+        sync: iopath_io::SyncPolicy::End,
         repetitions: reps,
         ..CaseResult::default()
     }
@@ -127,9 +127,9 @@ fn odd_run() -> RunResult {
         vec![rep((0, 0), (4096 * 1000, 1000), 100_000_000)],
     );
     threads.threads = 4;
-    threads.sync = "each".into();
+    threads.sync = iopath_io::SyncPolicy::Each;
     threads.span_bytes = Some(1 << 30);
-    threads.cache = Some("warm".into());
+    threads.cache = Some(crate::model::CacheState::Warm);
     let mut old = rep((1 << 20, 1), (0, 0), 5_000_000);
     old.lat_ns.count = 0;
     old.lat_ns.stddev = None;
