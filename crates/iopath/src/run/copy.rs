@@ -17,6 +17,7 @@ use iopath_io::copy::{CopyMethod, CopySpec};
 use iopath_io::{EngineError, Method};
 
 use crate::plan::Case;
+use crate::result::facts::CaseNote;
 use crate::run::target::Target;
 
 use super::observe::{Observer, WorkerCost};
@@ -211,7 +212,7 @@ impl Runner<'_> {
         let _ = std::fs::remove_file(&spec.dst);
         drop(held);
         check.map_err(RepError::Fail)?;
-        let (out, mut notes) = match res {
+        let (out, engine_notes) = match res {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
             Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
@@ -249,30 +250,35 @@ impl Runner<'_> {
             },
             ..WorkerCost::default()
         };
+        let mut facts = Vec::new();
         if case.threads > 1 {
-            notes.push(format!(
-                "one thread copies: --threads {} does not apply to the copy pattern",
-                case.threads
-            ));
+            facts.push(CaseNote::CopyOneThread {
+                threads: case.threads,
+            });
         }
         if self.plan.io_size.is_some() {
-            notes.push(format!(
-                "the copy moves the whole {} (--io-size does not apply to it)",
-                if case.span.is_some() { "span" } else { "file" }
-            ));
+            facts.push(CaseNote::CopyWhole {
+                span: case.span.is_some(),
+            });
         }
         let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
         self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // One thread copies: this one (not pinned; the copy methods own
         // their buffers, so no buffer nodes are read back).
         if !case.placement.is_default() {
-            notes.push(
-                "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
-            );
+            facts.push(CaseNote::CopyUnplaced);
         }
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
         let mut placed = self.placement_result(case, affinity, Vec::new());
         (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok((m, notes, depth, placed, hist, verified))
+        Ok(RepOk {
+            measurement: m,
+            engine_notes,
+            facts,
+            queue_depth: depth,
+            placement: placed,
+            hist,
+            verified,
+        })
     }
 }

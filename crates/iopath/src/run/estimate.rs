@@ -291,95 +291,29 @@ impl Estimate {
         Duration::from_secs_f64(s)
     }
 
-    /// The line printed before any I/O: `estimated duration: about 52 s
-    /// (32 cases; ...)`.
-    pub fn describe(&self, plan: &Plan) -> String {
-        let n = self.cases.len();
-        let mut parts = vec![crate::model::units::n_of(n as u64, "case", "cases")];
-        parts.push(match (plan.repeat, plan.time_limit(), plan.whole_pass) {
-            (Some(r), Some(t), _) => format!(
-                "{r} repetition{} of up to {} each",
-                if r == 1 { "" } else { "s" },
-                crate::model::units::fmt_duration(t)
-            ),
-            (Some(r), None, _) => format!("{r} repetition{}", if r == 1 { "" } else { "s" }),
-            (None, t, _) => format!(
-                "adaptive repetitions{}, about {} per method of a job (up to twice that for the rounds a verdict needs)",
-                t.map_or(String::new(), |t| format!(
-                    " of up to {}",
-                    crate::model::units::fmt_duration(t)
-                )),
-                crate::model::units::fmt_duration(plan.max_time)
-            ),
-        });
-        if let Some(c) = plan.case_timeout {
-            // A write's final flush is in its timed interval and cannot be
-            // cut: a first repetition (no flush seen yet to keep room for)
-            // may end past the cap by its flush.
-            let flushes = plan
-                .cases
-                .iter()
-                .any(|c| c.pattern.writes() && c.sync == iopath_io::SyncPolicy::End);
-            parts.push(format!(
-                "each case capped at {} (--case-timeout){}",
-                crate::model::units::fmt_duration(c),
-                if flushes {
-                    ", a write's final flush, which cannot be cut, past it"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let assumed = self.cases.iter().filter(|c| c.assumed).count();
-        if assumed > 0 {
-            parts.push(format!(
-                "{assumed} case{} bounded by bytes at an assumed speed until measured",
-                if assumed == 1 { "" } else { "s" }
-            ));
-        }
-        let open = self.cases.iter().filter(|c| c.open_ended).count();
-        let total = self.total();
-        let mut line = format!(
-            "estimated duration: about {}",
-            crate::model::units::fmt_wall(total)
-        );
-        if let Some(c) = plan.case_timeout {
-            // Every case within its cap: the run is bounded.
-            let most = self.prefill_s + n as f64 * (c.as_secs_f64() + SETUP_S);
-            line = if most <= 1.05 * total.as_secs_f64() {
-                format!(
-                    "estimated duration: at most about {}",
-                    crate::model::units::fmt_wall(total)
-                )
-            } else {
-                format!(
-                    "{line}, at most about {}",
-                    crate::model::units::fmt_wall(Duration::from_secs_f64(most))
-                )
-            };
-        }
-        line.push_str(&format!(" ({})", parts.join("; ")));
-        if let Some(short) = self.short_text(plan) {
-            line.push_str("; ");
-            line.push_str(&short);
-        }
-        if open > 0 {
-            line.push_str(&format!(
-                "; {open} case{} only when {} bytes are done, however long that takes: --case-timeout DURATION caps each case",
-                if open == 1 { " ends" } else { "s end" },
-                if open == 1 { "its" } else { "their" }
-            ));
-        }
-        line
+    /// With `--case-timeout`: the most the run can take, every case at
+    /// its cap.
+    pub fn most(&self, plan: &Plan) -> Option<Duration> {
+        let c = plan.case_timeout?;
+        let n = self.cases.len() as f64;
+        Some(Duration::from_secs_f64(
+            self.prefill_s + n * (c.as_secs_f64() + SETUP_S),
+        ))
     }
-}
 
-impl Estimate {
-    /// What the cases whose verdicts will not get the rounds they need
-    /// lack, and the flag that gives them: `12 cases will not run the 9
-    /// rounds their verdicts need to make a call: --max-time 2s or --repeat
-    /// 9 gives them`.
-    pub fn short_text(&self, plan: &Plan) -> Option<String> {
+    /// Cases bounded by bytes whose time comes from an assumed speed.
+    pub fn assumed(&self) -> usize {
+        self.cases.iter().filter(|c| c.assumed).count()
+    }
+
+    /// Cases that end only when their bytes are done, with no cap.
+    pub fn open_ended(&self) -> usize {
+        self.cases.iter().filter(|c| c.open_ended).count()
+    }
+
+    /// The cases whose verdicts will not get the rounds they need, and the
+    /// flag that gives them; `None` when every case gets them.
+    pub fn short(&self, plan: &Plan) -> Option<Short> {
         let short: Vec<(&CaseTime, usize)> = self
             .cases
             .iter()
@@ -387,35 +321,51 @@ impl Estimate {
             .collect();
         let most = short.iter().map(|(_, w)| *w).max()?;
         let least = short.iter().map(|(_, w)| *w).min().unwrap_or(most);
-        let rounds = if least == most {
-            most.to_string()
-        } else {
-            format!("{least} to {most}")
+        let remedy = match short.iter().filter_map(|(c, _)| c.max_time_for_call).max() {
+            _ if short.iter().any(|(c, _)| c.short_by_timeout) => Remedy::CaseTimeout {
+                repeat: plan.repeat.is_some_and(|r| (r as usize) < most),
+            },
+            Some(t) => Remedy::MaxTime(t),
+            None => Remedy::Repeat,
         };
-        let n = short.len();
-        let flag = match short.iter().filter_map(|(c, _)| c.max_time_for_call).max() {
-            _ if short.iter().any(|(c, _)| c.short_by_timeout) => format!(
-                "{}a larger --case-timeout (0 for none) or a smaller --size gives them",
-                if plan.repeat.is_some_and(|r| (r as usize) < most) {
-                    format!("--repeat {most} with ")
-                } else {
-                    String::new()
-                }
-            ),
-            Some(t) => format!(
-                "--max-time {} or --repeat {most} gives them",
-                crate::model::units::fmt_duration(t)
-            ),
-            None => format!("--repeat {most} gives them"),
-        };
-        Some(format!(
-            "{n} case{} will not run the {rounds} rounds {} verdict{} need{} to make a call: {flag}",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "its" } else { "their" },
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "s" } else { "" },
-        ))
+        Some(Short {
+            cases: short.len(),
+            least,
+            most,
+            remedy,
+        })
     }
+}
+
+/// Cases that will not run the rounds their verdicts need to make a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Short {
+    pub cases: usize,
+    /// The fewest and most rounds among them.
+    pub least: usize,
+    pub most: usize,
+    pub remedy: Remedy,
+}
+
+/// What gives them those rounds (besides `--repeat`, named with `most`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// A larger `--case-timeout` or a smaller `--size` (`repeat`: with
+    /// `--repeat` at least the rounds, when fewer are asked).
+    CaseTimeout { repeat: bool },
+    /// `--max-time` at least this, or `--repeat`.
+    MaxTime(Duration),
+    /// `--repeat`.
+    Repeat,
+}
+
+/// True when some write of `plan` ends with a flush in its timed
+/// interval: a first repetition (no flush seen yet to keep room for) may
+/// end past the case timeout by it.
+pub fn flushes_past_cap(plan: &Plan) -> bool {
+    plan.cases
+        .iter()
+        .any(|c| c.pattern.writes() && c.sync == iopath_io::SyncPolicy::End)
 }
 
 /// The time left while a run goes: the estimate, refined as cases finish
@@ -604,13 +554,11 @@ mod tests {
         }
         let total = e.total().as_secs_f64();
         assert!((total - (2.0 * 5.0 * 2.02 + 64.0 * 1048576.0 / 500e6)).abs() < 1e-6);
-        let line = e.describe(&p);
-        assert!(
-            line.starts_with(
-                "estimated duration: about 20 s (2 cases; 5 repetitions of up to 2s each)"
-            ),
-            "{line}"
-        );
+        // Its words: `report::text::events` (snapshot `estimate_lines`).
+        let short = e.short(&p).map(|s| (s.cases, s.most, s.remedy));
+        assert_eq!(short, Some((2, 6, Remedy::Repeat)));
+        assert_eq!((e.assumed(), e.open_ended()), (0, 0));
+        assert_eq!(e.most(&p), None);
     }
 
     #[test]
@@ -626,15 +574,14 @@ mod tests {
             .cases
             .iter()
             .all(|c| c.short_of.is_none() && c.reps >= 9.0));
-        let line = e.describe(&p);
-        assert!(
-            line.contains("adaptive repetitions of up to 150ms"),
-            "{line}"
+        assert_eq!(
+            (p.repeat, p.time_limit()),
+            (None, Some(Duration::from_millis(150)))
         );
-        assert!(!line.contains("will not run"), "{line}");
+        assert_eq!(e.short(&p), None);
         // Its sequential passes of caching methods end at 150 ms at any
-        // assumed speed: no "bounded by bytes at an assumed speed".
-        assert!(!line.contains("assumed speed"), "{line}");
+        // assumed speed: none bounded by bytes at an assumed speed.
+        assert_eq!(e.assumed(), 0);
         // A buffered write's flush is in its repetition.
         let w = p
             .cases
@@ -652,12 +599,6 @@ mod tests {
         let p = plan(&["--max-time", "500ms"]);
         let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
         assert!(e.cases.iter().all(|c| c.short_of == Some(9)), "{e:?}");
-        let line = e.describe(&p);
-        assert!(
-            line.contains("38 cases will not run the 9 rounds their verdicts need to make a call: --max-time "),
-            "{line}"
-        );
-        assert!(line.contains("or --repeat 9 gives them"), "{line}");
         // The --max-time it names is enough.
         let t = e
             .cases
@@ -665,6 +606,15 @@ mod tests {
             .filter_map(|c| c.max_time_for_call)
             .max()
             .unwrap();
+        assert_eq!(
+            e.short(&p),
+            Some(Short {
+                cases: 38,
+                least: 9,
+                most: 9,
+                remedy: Remedy::MaxTime(t)
+            })
+        );
         let more = plan(&["--max-time", &crate::model::units::fmt_duration(t)]);
         let e2 = Estimate::of(&more, 1 << 30, true, &arms(&more), &none);
         assert!(e2.cases.iter().all(|c| c.short_of.is_none()), "{t:?}");
@@ -679,9 +629,15 @@ mod tests {
         ]);
         let e3 = Estimate::of(&few, 1 << 30, true, &arms(&few), &none);
         assert_eq!(e3.cases[0].short_of, Some(6));
-        assert!(e3.describe(&few).ends_with(
-            "2 cases will not run the 6 rounds their verdicts need to make a call: --repeat 6 gives them"
-        ));
+        assert_eq!(
+            e3.short(&few),
+            Some(Short {
+                cases: 2,
+                least: 6,
+                most: 6,
+                remedy: Remedy::Repeat
+            })
+        );
         // A case timeout that ends the job first, and too few --repeat: both.
         let capped = plan(&[
             "--repeat",
@@ -697,9 +653,15 @@ mod tests {
         ]);
         let e5 = Estimate::of(&capped, 1 << 30, true, &arms(&capped), &none);
         assert!(e5.cases.iter().all(|c| c.short_by_timeout), "{e5:?}");
-        assert!(e5.describe(&capped).ends_with(
-            "--repeat 6 with a larger --case-timeout (0 for none) or a smaller --size gives them"
-        ));
+        assert_eq!(
+            e5.short(&capped),
+            Some(Short {
+                cases: 2,
+                least: 6,
+                most: 6,
+                remedy: Remedy::CaseTimeout { repeat: true }
+            })
+        );
         // One method: no verdict to wait for.
         let one = plan(&["--repeat", "2", "--methods", "direct", "--patterns", "read"]);
         let e4 = Estimate::of(&one, 1 << 30, true, &arms(&one), &none);
@@ -722,9 +684,7 @@ mod tests {
         let guess = Estimate::of(&p, 1 << 30, false, &arms(&p), &none);
         assert!(guess.cases[0].assumed && guess.cases[0].open_ended);
         assert!((guess.cases[0].rep_s - ((1u64 << 30) as f64 / 500e6 + SETUP_S)).abs() < 1e-9);
-        assert!(guess
-            .describe(&p)
-            .contains("--case-timeout DURATION caps each case"));
+        assert_eq!(guess.open_ended(), 1);
         let measured = Estimate::of(&p, 1 << 30, false, &arms(&p), &|_| Some(100.0 * 1048576.0));
         assert!(!measured.cases[0].assumed);
         assert!((measured.cases[0].rep_s - (10.24 + SETUP_S)).abs() < 1e-9);
@@ -845,9 +805,12 @@ mod tests {
             }
             if e.cases.iter().any(|t| t.short_by_timeout) {
                 // hmmap: W and R jobs of 5 methods need 8, RR's of 4 need 7.
-                let line = e.describe(&p);
-                assert!(line.contains("a larger --case-timeout"), "{line}");
-                assert!(line.contains("will not run the 7 to 8 rounds"), "{line}");
+                let short = e.short(&p).unwrap();
+                assert_eq!((short.least, short.most), (7, 8), "{short:?}");
+                assert!(
+                    matches!(short.remedy, Remedy::CaseTimeout { .. }),
+                    "{short:?}"
+                );
             }
             let total = e.total().as_secs_f64();
             assert!(total < 20.0 * 60.0, "{}: {total}", preset.name);
@@ -875,15 +838,13 @@ mod tests {
         assert!(e.cases[rr].total_s > 44.0, "{:?}", e.cases[rr]);
         let most = p.cases.len() as f64 * (45.0 + SETUP_S) + e.prefill_s;
         assert!(e.total().as_secs_f64() <= most + 1e-6);
-        let line = e.describe(&p);
-        assert!(line.contains("at most about"), "{line}");
-        assert!(line.contains("capped at 45s"), "{line}");
+        // Every case within its cap: "at most about" the total.
+        let at_most = e.most(&p).unwrap().as_secs_f64();
+        assert!((at_most - most).abs() < 1e-6, "{at_most}");
+        assert!(at_most <= 1.05 * e.total().as_secs_f64(), "{at_most}");
         // Its W cases' flushes may pass the cap (ucache's write-back at
-        // close took 3 to 6 s past it here): the line says so.
-        assert!(
-            line.contains("final flush, which cannot be cut, past it"),
-            "{line}"
-        );
+        // close took 3 to 6 s past it here): the estimate says so.
+        assert!(flushes_past_cap(&p));
     }
 
     /// hmmap as shipped: 1 s slices (with a write's flush and the cold-cache

@@ -25,6 +25,7 @@ use super::repeat::{self, ArmEnd, RepOutcome};
 use super::{case_result, set_cache_state, RepError, Runner, SKIP_RETRIES, SKIP_RETRY_WAIT};
 use crate::model::units::fmt_bytes;
 use crate::plan::{Case, Pattern, Schedule};
+use crate::result::facts::CaseNote;
 use crate::result::{
     CacheLimitInfo, CaseResult, Latency, Measurement, RepetitionControl, RunResult,
 };
@@ -254,7 +255,7 @@ impl Runner<'_> {
             if a.end
                 .is_some_and(|e| e.stopped_by == StopReason::CaseTimeout)
             {
-                cr.notes.push(timeout_note(cr, self.plan));
+                cr.facts.push(timeout_note(cr, self.plan));
             }
             let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
                 t.size()
@@ -266,17 +267,16 @@ impl Runner<'_> {
             cr.pass_bytes = pass_bytes(a.case, self.plan, size, ranks);
             if let Some(p) = passes_of(cr, a.case, self.plan, size, ranks) {
                 if let Some(n) = passes_note(&p, cr, a.case, self.plan) {
-                    cr.notes.push(n);
+                    cr.facts.push(n);
                 }
                 cr.passes = Some(p);
             }
             if let (Some(b), Some(ns)) = (cr.verified_bytes, cr.verify_ns) {
                 // The table's notes: what --verify checked.
-                cr.notes.push(format!(
-                    "verified {} ({:.2} s checking)",
-                    fmt_bytes(b),
-                    ns as f64 / 1e9
-                ));
+                cr.facts.push(CaseNote::Verified {
+                    bytes: b,
+                    checking_ns: ns,
+                });
             }
             if let Some(p) = &mut cr.placement {
                 if let Some(topo) = &result.system.topology {
@@ -355,11 +355,10 @@ impl Runner<'_> {
                 capped / case.block_size * case.block_size
             });
             if capped < span {
-                cr.notes.push(format!(
-                    "span {} capped at the file size, {} (use a larger --size)",
-                    fmt_bytes(span),
-                    fmt_bytes(capped)
-                ));
+                cr.facts.push(CaseNote::SpanCapped {
+                    span_bytes: span,
+                    file_bytes: capped,
+                });
             }
         }
         // Under the cap, the process's own memory (thread stacks, I/O
@@ -433,8 +432,12 @@ impl Runner<'_> {
             return cr;
         }
         if let Some(s) = status {
-            cr.notes
-                .extend(s.notes.iter().filter(|n| n.contains("tmpfs")).cloned());
+            cr.facts.extend(
+                s.notes
+                    .iter()
+                    .filter(|n| n.contains("tmpfs"))
+                    .map(|n| CaseNote::Engine { text: n.clone() }),
+            );
         }
         cr
     }
@@ -500,12 +503,20 @@ impl Runner<'_> {
         let cr = &mut result.cases[arm.idx];
         let done = cr.repetitions.len();
         for n in prep_notes {
-            if !cr.notes.contains(&n) {
-                cr.notes.push(n);
+            if !cr.facts.contains(&n) {
+                cr.facts.push(n);
             }
         }
         let outcome = match rep {
-            Ok((mut m, caps_notes, qd, placed, hist, verified)) => {
+            Ok(super::RepOk {
+                measurement: mut m,
+                engine_notes,
+                facts,
+                queue_depth: qd,
+                placement: placed,
+                hist,
+                verified,
+            }) => {
                 cr.queue_depth = qd;
                 arm.flush_ns = arm.flush_ns.max(verified.flush_ns);
                 if self.plan.verify {
@@ -515,16 +526,7 @@ impl Runner<'_> {
                 if cr.placement.is_none() {
                     cr.placement = Some(placed);
                 }
-                for n in caps_notes {
-                    // The mapping's address changes every repetition: the
-                    // first one stands for them.
-                    let mapping = iopath_io::engines::mmap::MAPPING_NOTE_PREFIX;
-                    let again =
-                        n.starts_with(mapping) && cr.notes.iter().any(|o| o.starts_with(mapping));
-                    if !again && !cr.notes.contains(&n) {
-                        cr.notes.push(n);
-                    }
-                }
+                add_notes(cr, engine_notes, facts);
                 m.warmup = warmup;
                 (m.round, m.seq) = (book.round, Some(book.seq));
                 if !warmup {
@@ -560,11 +562,11 @@ impl Runner<'_> {
             // whenever it comes: the run exits 1, and the repetitions
             // before it stay in the JSON.)
             Err(RepError::Skip(reason)) if done > 0 => {
-                cr.notes.push(format!(
-                    "repetition {} could not run ({reason}); the case keeps its {} earlier",
-                    done + 1,
-                    crate::model::units::n_of(done as u64, "repetition", "repetitions")
-                ));
+                cr.facts.push(CaseNote::RepetitionRefused {
+                    repetition: done as u32 + 1,
+                    reason,
+                    earlier: done as u32,
+                });
                 RepOutcome::Stop
             }
             Err(RepError::Skip(reason)) => {
@@ -598,7 +600,7 @@ impl Runner<'_> {
         cr: &CaseResult,
     ) -> (
         Result<super::RepOk, RepError>,
-        Vec<String>,
+        Vec<CaseNote>,
         Option<crate::result::neighbour::NeighbourRep>,
     ) {
         let (case, target) = (arm.case, sh.target);
@@ -619,7 +621,10 @@ impl Runner<'_> {
         if let Some(t) = target {
             let cache = case.cache.unwrap_or(self.plan.cache);
             if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches) {
-                notes.push(format!("could not make the cache {}: {e:#}", cache.name()));
+                notes.push(CaseNote::CacheNotMade {
+                    cache: cache.name().into(),
+                    error: format!("{e:#}"),
+                });
             }
         }
         let beside = neighbour
@@ -772,6 +777,29 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
     });
 }
 
+/// A repetition's notes into its case's, each once: the engines' own
+/// (the mapping's address changes every repetition: the first one stands
+/// for them) and the runner's facts.
+fn add_notes(cr: &mut CaseResult, engine_notes: Vec<String>, facts: Vec<CaseNote>) {
+    let mapping = iopath_io::engines::mmap::MAPPING_NOTE_PREFIX;
+    for text in engine_notes {
+        let again = text.starts_with(mapping)
+            && cr
+                .facts
+                .iter()
+                .any(|o| matches!(o, CaseNote::Engine { text } if text.starts_with(mapping)));
+        let n = CaseNote::Engine { text };
+        if !again && !cr.facts.contains(&n) {
+            cr.facts.push(n);
+        }
+    }
+    for n in facts {
+        if !cr.facts.contains(&n) {
+            cr.facts.push(n);
+        }
+    }
+}
+
 /// Messages as a person reads them: the `/proc/<pid>/fd/<n>` engines open
 /// (an unnamed test file, or an existing file or device pinned) named as
 /// the target (`DIR/(unnamed O_TMPFILE)`, or the name given).
@@ -788,7 +816,7 @@ fn name_paths(result: &mut RunResult, target: Option<&crate::run::target::Target
             .error
             .iter_mut()
             .chain(c.skipped.iter_mut())
-            .chain(c.notes.iter_mut())
+            .chain(c.facts.iter_mut().flat_map(CaseNote::texts_mut))
         {
             if m.contains(&from) {
                 *m = m.replace(&from, &to);
