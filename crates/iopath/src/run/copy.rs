@@ -142,6 +142,34 @@ pub fn run(
 }
 
 impl Runner<'_> {
+    /// `--verify`, after the timing: the copy at `dst` holds the source's
+    /// blocks. What was checked, and the check's outcome.
+    fn verify_copy(
+        &self,
+        t: &Target,
+        dst: &Path,
+        len: u64,
+        pass: u32,
+    ) -> (Verified, Result<(), String>) {
+        let Some(unit) = self.plan.verify_unit() else {
+            return (Verified::default(), Ok(()));
+        };
+        let t0 = Instant::now();
+        let expect = iopath_io::verify::Expect {
+            offset: 0,
+            seed: self.plan.seed,
+            max_pass: if t.info.created { pass } else { u32::MAX },
+            exact_pass: None,
+        };
+        let r = super::verify::check_file(dst, len, unit, expect);
+        let verified = Verified {
+            bytes: *r.as_ref().unwrap_or(&0),
+            ns: t0.elapsed().as_nanos() as u64,
+            flush_ns: 0,
+        };
+        (verified, r.map(|_| ()))
+    }
+
     /// One repetition of the copy pattern: the test file to a new file
     /// beside it, removed afterwards whatever happened.
     pub(super) fn run_copy_repetition(
@@ -188,25 +216,9 @@ impl Runner<'_> {
             &mut held,
         );
         // `--verify`, after the timing: the copy holds the source's blocks.
-        let mut verified = Verified::default();
-        let check = match (&res, self.plan.verify_unit()) {
-            (Ok(_), Some(unit)) => {
-                let t0 = Instant::now();
-                let expect = iopath_io::verify::Expect {
-                    offset: 0,
-                    seed: self.plan.seed,
-                    max_pass: if t.info.created { pass } else { u32::MAX },
-                    exact_pass: None,
-                };
-                let r = super::verify::check_file(&spec.dst, len, unit, expect);
-                verified = Verified {
-                    bytes: *r.as_ref().unwrap_or(&0),
-                    ns: t0.elapsed().as_nanos() as u64,
-                    flush_ns: 0,
-                };
-                r.map(|_| ())
-            }
-            _ => Ok(()),
+        let (verified, check) = match &res {
+            Ok(_) => self.verify_copy(t, &spec.dst, len, pass),
+            Err(_) => (Verified::default(), Ok(())),
         };
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
@@ -227,29 +239,7 @@ impl Runner<'_> {
                 ))
             }
         };
-        let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
-        let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
-        let cost = WorkerCost {
-            cpu: out.cpu,
-            // The copy's own buffers: none for the kernel's copies and the
-            // mapped source, one chunk for the loops, a chunk per slot in
-            // flight for io_uring.
-            buffers_bytes: match cm {
-                iopath_io::copy::CopyMethod::CopyFileRange
-                | iopath_io::copy::CopyMethod::Sendfile
-                | iopath_io::copy::CopyMethod::MmapWrite => 0,
-                iopath_io::copy::CopyMethod::Uring => {
-                    u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
-                }
-                _ => case.block_size,
-            },
-            kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
-                self_ns.saturating_sub(main_ns)
-            } else {
-                0
-            },
-            ..WorkerCost::default()
-        };
+        let cost = copy_cost(cm, case, &out, len, depth, (&self0, &main0));
         let mut facts = Vec::new();
         if case.threads > 1 {
             facts.push(CaseNote::CopyOneThread {
@@ -280,5 +270,42 @@ impl Runner<'_> {
             hist,
             verified,
         })
+    }
+}
+
+/// What a copy cost: its thread's CPU, its buffers, and for io_uring the
+/// CPU of its kernel threads (what the process used beyond this thread,
+/// from `usage0`).
+fn copy_cost(
+    cm: CopyMethod,
+    case: &Case,
+    out: &WorkerOut,
+    len: u64,
+    depth: u32,
+    usage0: (&iopath_io::sys::ThreadUsage, &iopath_io::sys::ThreadUsage),
+) -> WorkerCost {
+    let (self0, main0) = usage0;
+    let self_ns = iopath_io::sys::process_usage().since(self0).cpu_ns;
+    let main_ns = iopath_io::sys::thread_usage().since(main0).cpu_ns;
+    WorkerCost {
+        cpu: out.cpu,
+        // The copy's own buffers: none for the kernel's copies and the
+        // mapped source, one chunk for the loops, a chunk per slot in
+        // flight for io_uring.
+        buffers_bytes: match cm {
+            iopath_io::copy::CopyMethod::CopyFileRange
+            | iopath_io::copy::CopyMethod::Sendfile
+            | iopath_io::copy::CopyMethod::MmapWrite => 0,
+            iopath_io::copy::CopyMethod::Uring => {
+                u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
+            }
+            _ => case.block_size,
+        },
+        kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
+            self_ns.saturating_sub(main_ns)
+        } else {
+            0
+        },
+        ..WorkerCost::default()
     }
 }
