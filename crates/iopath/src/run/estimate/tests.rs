@@ -4,12 +4,7 @@ use super::*;
 use iopath_io::Method;
 
 fn plan(args: &[&str]) -> Plan {
-    let mut v = vec!["iopath", "run"];
-    v.extend_from_slice(args);
-    let Some(crate::cli::Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {
-        unreachable!()
-    };
-    crate::cli::commands::plan_of(&r).unwrap()
+    super::plan_of_args(args)
 }
 
 fn arms(p: &Plan) -> Vec<Vec<usize>> {
