@@ -207,12 +207,21 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         .map(|a| shell_quote_os(&a))
         .collect::<Vec<_>>()
         .join(" ");
+    // The runner's events, in words on stderr (none under --quiet, none
+    // from ranks other than 0).
+    let quiet = args.quiet || !rank0;
+    let say = move |e: &iopath::run::Event<'_>| {
+        if !quiet {
+            iopath::report::text::events::to_stderr(e);
+        }
+    };
     let runner = Runner {
         plan: &plan,
         command,
         stop,
-        progress: Progress::new(args.quiet || !rank0),
+        progress: Progress::new(quiet),
         ranks,
+        events: iopath::run::Events(&say),
     };
     // `-` and `/dev/stdout` alike: the JSON alone on stdout, the tables on
     // stderr.
@@ -224,6 +233,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
     // The runner hands over the result after every round and case; its
     // verdicts and warnings are computed here, above it, before each write.
     let result = runner.run(&mut |r| {
+        iopath::report::text::events::word_notes(r);
         iopath::analysis::analyse(r);
         iopath::report::text::word(r);
         match json_file {

@@ -121,6 +121,18 @@ fn a_case_timeout_keeps_what_it_measured_and_marks_the_extrapolated_time() {
     assert_eq!(capped["case_timeout_ns"], 50_000_000);
     // The summary is that repetition, marked too.
     assert_eq!(c["summary"]["capped"], *capped);
+    // The case's note, as a fact: repetition 1 cut by the 50 ms cap, with
+    // the share done and the extrapolation of the result.
+    let cut = c["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "timeout_cut")
+        .unwrap_or_else(|| panic!("{}", c["facts"]));
+    assert_eq!(cut["repetition"], 1);
+    assert_eq!(cut["case_timeout_ns"], 50_000_000);
+    assert_eq!(cut["fraction_done"], capped["fraction_done"]);
+    assert_eq!(cut["extrapolated_ns"], capped["extrapolated_ns"]);
     // The verdict-less table says it in words, with "extrapolated" (a
     // note under the table: --explain).
     let out = iopath()

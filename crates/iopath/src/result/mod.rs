@@ -4,6 +4,7 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
+pub mod facts;
 pub mod latency;
 pub mod mpi;
 pub mod names;
@@ -245,8 +246,13 @@ pub struct CaseResult {
     /// measured repetition; absent without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub neighbour: Vec<neighbour::NeighbourRep>,
-    /// Departures from what was asked (capped depth, fallbacks).
+    /// Departures from what was asked (capped depth, fallbacks), in words
+    /// as they were when the result was written.
     pub notes: Vec<String>,
+    /// The same notes as typed facts ([`facts::CaseNote`]); absent in
+    /// results written before them, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<facts::CaseNote>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:
     /// the per-iteration series ("cardiogram").
     pub repetitions: Vec<Repetition>,

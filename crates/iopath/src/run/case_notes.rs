@@ -3,35 +3,37 @@
 //! range, or one pass short of the limit).
 
 use crate::plan::{CacheState, Case, Pattern};
+use crate::result::facts::{CaseNote, Keeper, PassNote};
 use crate::result::CaseResult;
 
 /// What `--case-timeout` did to a case, for its notes: a repetition cut
 /// part-way (the share done, the whole repetition extrapolated), or
 /// repetitions not started because they would not have fit.
-pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> String {
-    let cap = plan
-        .case_timeout
-        .map_or_else(String::new, crate::model::units::fmt_duration);
-    let measured = cr.repetitions.iter().filter(|m| !m.warmup).count();
-    match cr.repetitions.iter().rev().find_map(|m| m.capped.map(|c| (m, c))) {
-        Some((m, c)) => format!(
-            "--case-timeout {cap} stopped repetition {measured} part-way: {:.1}% of it done in {:.2} s{}; the whole repetition extrapolated to ~{:.1} s (an estimate; give a larger --case-timeout, 0 for none, to measure it)",
-            c.fraction_done * 100.0,
-            m.duration_ns as f64 / 1e9,
+pub(super) fn timeout_note(cr: &CaseResult, plan: &crate::plan::Plan) -> CaseNote {
+    let case_timeout_ns = plan.case_timeout.map(|d| d.as_nanos() as u64);
+    let measured = cr.repetitions.iter().filter(|m| !m.warmup).count() as u32;
+    match cr
+        .repetitions
+        .iter()
+        .rev()
+        .find_map(|m| m.capped.map(|c| (m, c)))
+    {
+        Some((m, c)) => CaseNote::TimeoutCut {
+            case_timeout_ns,
+            repetition: measured,
+            fraction_done: c.fraction_done,
+            duration_ns: m.duration_ns,
             // A flush worth naming: 10 ms and 1% of the time, or more.
-            c.flush_ns
-                .filter(|&f| f >= 10_000_000 && f * 100 >= m.duration_ns)
-                .map_or(String::new(), |f| format!(
-                ", its final flush included ({:.2} s: a flush cannot be cut, so it counts in the time and may end past the cap)",
-                f as f64 / 1e9
-            )),
-            c.extrapolated_ns as f64 / 1e9
-        ),
-        None => format!(
-            "--case-timeout {cap}: {} ran{}; the next would not have fit",
-            crate::model::units::n_of(measured as u64, "repetition", "repetitions"),
-            plan.repeat.map_or(String::new(), |n| format!(" of the {n} asked"))
-        ),
+            flush_ns: c
+                .flush_ns
+                .filter(|&f| f >= 10_000_000 && f * 100 >= m.duration_ns),
+            extrapolated_ns: c.extrapolated_ns,
+        },
+        None => CaseNote::TimeoutStopped {
+            case_timeout_ns,
+            repetitions: measured,
+            asked: plan.repeat,
+        },
     }
 }
 
@@ -149,69 +151,54 @@ impl RankFiles {
     }
 }
 
-/// Why a caching method's sequential case stops after one pass, in words
-/// that are true of the method (`name` as the result names it).
-fn why_one_pass(m: iopath_io::Method, name: &str) -> String {
+/// What keeps a caching method's pages, for why its sequential case stops
+/// after one pass.
+fn keeper(m: iopath_io::Method) -> Keeper {
     use iopath_io::Method as M;
     match m {
         // RWF_DONTCACHE drops a page once its I/O is done, but not one
         // that was cached before, and on ext4 not an overwrite's
         // (warning dontcache_pages_kept).
-        M::Dontcache | M::UringDontcache => format!(
-            "{name} drops pages after its I/O, but keeps those cached before it and, on ext4, those of overwrites"
-        ),
-        M::Ucache | M::Uffd | M::UffdWp => format!("{name} keeps pages in its own cache"),
-        _ => format!("{name} keeps pages in the page cache"),
+        M::Dontcache | M::UringDontcache => Keeper::DropsAfter,
+        M::Ucache | M::Uffd | M::UffdWp => Keeper::OwnCache,
+        _ => Keeper::PageCache,
     }
 }
 
-/// The sentence for the table's notes.
+/// The fact for the table's notes: how the case used its time limit.
 pub(super) fn passes_note(
     p: &crate::result::Passes,
     cr: &CaseResult,
     case: &Case,
     plan: &crate::plan::Plan,
-) -> Option<String> {
+) -> Option<CaseNote> {
     use crate::result::PassKind;
     let limit = plan.case_time_limit(case)?;
-    let limit = crate::model::units::fmt_duration(limit);
     let s = cr.summary.as_ref()?;
-    Some(match p.kind {
+    let kind = match p.kind {
         // The file itself: the device's blocks, or on tmpfs its memory.
-        PassKind::Wrapped if !crate::model::method_caches(case.method) => format!(
-            "ran the whole --time {limit}, {:.1} passes over its range per repetition ({} keeps no cache: every pass {} the file itself again, not a cached copy)",
-            p.passes,
-            cr.method,
-            if cr.pattern == Pattern::Write { "writes" } else { "reads" }
-        ),
+        PassKind::Wrapped if !crate::model::method_caches(case.method) => PassNote::WrappedUncached,
         // A caching method started over from a warm cache: memory is what
         // was asked for.
         PassKind::Wrapped
             if case.until.is_none() && case.cache.unwrap_or(plan.cache) == CacheState::Warm =>
         {
-            format!(
-                "ran the whole --time {limit}, {:.1} passes over its range per repetition from a warm cache ({}: every pass {} memory, as --cache warm asks)",
-                p.passes,
-                why_one_pass(case.method, &cr.method.to_string()),
-                if cr.pattern == Pattern::Write { "writes to" } else { "reads from" },
-            )
+            PassNote::WrappedWarm
         }
         // A caching method started over because its case asked for it
-        // (`until = "time"`, fio's `time_based`): passes after the first
-        // may be served by its cache.
-        PassKind::Wrapped => format!(
-            "ran the whole --time {limit}, {:.1} passes over its range per repetition, as its job asks (until = \"time\", fio's time_based); {}, so passes after the first may {} memory, not the device",
-            p.passes,
-            why_one_pass(case.method, &cr.method.to_string()),
-            if cr.pattern == Pattern::Write { "write to" } else { "read" },
-        ),
-        PassKind::OnePass => format!(
-            "capped at one pass: {:.2} s of the --time {limit} ({}, so a second pass could {} memory); for repetitions that last {limit}, give --size {} or more",
-            s.duration_ns as f64 / 1e9,
-            why_one_pass(case.method, &cr.method.to_string()),
-            if cr.pattern == Pattern::Write { "write to" } else { "read" },
-            p.suggested_size_bytes.map_or("larger".into(), crate::model::units::fmt_size_flag)
-        ),
+        // (`until = "time"`, fio's `time_based`).
+        PassKind::Wrapped => PassNote::WrappedAsAsked,
+        PassKind::OnePass => PassNote::OnePass,
+    };
+    Some(CaseNote::Passes {
+        kind,
+        limit_ns: limit.as_nanos() as u64,
+        passes: p.passes,
+        method: cr.method.clone(),
+        keeps: keeper(case.method),
+        writes: cr.pattern == crate::model::Pattern::Write,
+        duration_ns: s.duration_ns,
+        suggested_size_bytes: p.suggested_size_bytes,
     })
 }
 
@@ -221,17 +208,14 @@ mod tests {
     use iopath_io::Method;
 
     /// Issue 18 (output): RWF_DONTCACHE drops pages after the I/O; the
-    /// note says why its cases still stop after one pass, truthfully.
+    /// note says why its cases still stop after one pass, truthfully (the
+    /// words: `report::text::events`).
     #[test]
     fn why_one_pass_is_true_of_each_method() {
-        let d = why_one_pass(Method::Dontcache, "dontcache");
-        assert!(d.contains("drops pages after its I/O"), "{d}");
-        assert!(d.contains("on ext4, those of overwrites"), "{d}");
-        assert!(!d.contains("dontcache caches"), "{d}");
-        let b = why_one_pass(Method::Buffered, "buffered+noreuse");
-        assert_eq!(b, "buffered+noreuse keeps pages in the page cache");
-        let u = why_one_pass(Method::Ucache, "ucache");
-        assert_eq!(u, "ucache keeps pages in its own cache");
+        assert_eq!(keeper(Method::Dontcache), Keeper::DropsAfter);
+        assert_eq!(keeper(Method::UringDontcache), Keeper::DropsAfter);
+        assert_eq!(keeper(Method::Buffered), Keeper::PageCache);
+        assert_eq!(keeper(Method::Ucache), Keeper::OwnCache);
     }
 
     /// Issue 26 item 11: a caching method told to run its whole time
@@ -262,15 +246,28 @@ mod tests {
                 summary: Some(crate::result::Measurement::default()),
                 ..Default::default()
             };
-            passes_note(&passes, &cr, case, &p).unwrap()
+            match passes_note(&passes, &cr, case, &p) {
+                Some(CaseNote::Passes {
+                    kind,
+                    keeps,
+                    passes,
+                    limit_ns,
+                    ..
+                }) => (kind, keeps, passes, limit_ns),
+                other => panic!("{other:?}"),
+            }
         };
         let (buffered, direct) = (note(&p.cases[0]), note(&p.cases[1]));
-        assert!(!buffered.contains("keeps no cache"), "{buffered}");
-        assert!(
-            buffered.contains("buffered keeps pages in the page cache"),
-            "{buffered}"
+        assert_eq!(
+            buffered,
+            (
+                PassNote::WrappedAsAsked,
+                Keeper::PageCache,
+                3.0,
+                2_000_000_000
+            )
         );
-        assert!(direct.contains("direct keeps no cache"), "{direct}");
+        assert_eq!(direct.0, PassNote::WrappedUncached);
     }
 
     fn plan(args: &[&str]) -> crate::plan::Plan {

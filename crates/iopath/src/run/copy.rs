@@ -17,6 +17,7 @@ use iopath_io::copy::{CopyMethod, CopySpec};
 use iopath_io::{EngineError, Method};
 
 use crate::plan::Case;
+use crate::result::facts::CaseNote;
 use crate::run::target::Target;
 
 use super::observe::{Observer, WorkerCost};
@@ -141,6 +142,34 @@ pub fn run(
 }
 
 impl Runner<'_> {
+    /// `--verify`, after the timing: the copy at `dst` holds the source's
+    /// blocks. What was checked, and the check's outcome.
+    fn verify_copy(
+        &self,
+        t: &Target,
+        dst: &Path,
+        len: u64,
+        pass: u32,
+    ) -> (Verified, Result<(), String>) {
+        let Some(unit) = self.plan.verify_unit() else {
+            return (Verified::default(), Ok(()));
+        };
+        let t0 = Instant::now();
+        let expect = iopath_io::verify::Expect {
+            offset: 0,
+            seed: self.plan.seed,
+            max_pass: if t.info.created { pass } else { u32::MAX },
+            exact_pass: None,
+        };
+        let r = super::verify::check_file(dst, len, unit, expect);
+        let verified = Verified {
+            bytes: *r.as_ref().unwrap_or(&0),
+            ns: t0.elapsed().as_nanos() as u64,
+            flush_ns: 0,
+        };
+        (verified, r.map(|_| ()))
+    }
+
     /// One repetition of the copy pattern: the test file to a new file
     /// beside it, removed afterwards whatever happened.
     pub(super) fn run_copy_repetition(
@@ -187,31 +216,15 @@ impl Runner<'_> {
             &mut held,
         );
         // `--verify`, after the timing: the copy holds the source's blocks.
-        let mut verified = Verified::default();
-        let check = match (&res, self.plan.verify_unit()) {
-            (Ok(_), Some(unit)) => {
-                let t0 = Instant::now();
-                let expect = iopath_io::verify::Expect {
-                    offset: 0,
-                    seed: self.plan.seed,
-                    max_pass: if t.info.created { pass } else { u32::MAX },
-                    exact_pass: None,
-                };
-                let r = super::verify::check_file(&spec.dst, len, unit, expect);
-                verified = Verified {
-                    bytes: *r.as_ref().unwrap_or(&0),
-                    ns: t0.elapsed().as_nanos() as u64,
-                    flush_ns: 0,
-                };
-                r.map(|_| ())
-            }
-            _ => Ok(()),
+        let (verified, check) = match &res {
+            Ok(_) => self.verify_copy(t, &spec.dst, len, pass),
+            Err(_) => (Verified::default(), Ok(())),
         };
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
         drop(held);
         check.map_err(RepError::Fail)?;
-        let (out, mut notes) = match res {
+        let (out, engine_notes) = match res {
             Ok(r) => r,
             Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
             Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
@@ -226,53 +239,73 @@ impl Runner<'_> {
                 ))
             }
         };
-        let self_ns = iopath_io::sys::process_usage().since(&self0).cpu_ns;
-        let main_ns = iopath_io::sys::thread_usage().since(&main0).cpu_ns;
-        let cost = WorkerCost {
-            cpu: out.cpu,
-            // The copy's own buffers: none for the kernel's copies and the
-            // mapped source, one chunk for the loops, a chunk per slot in
-            // flight for io_uring.
-            buffers_bytes: match cm {
-                iopath_io::copy::CopyMethod::CopyFileRange
-                | iopath_io::copy::CopyMethod::Sendfile
-                | iopath_io::copy::CopyMethod::MmapWrite => 0,
-                iopath_io::copy::CopyMethod::Uring => {
-                    u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
-                }
-                _ => case.block_size,
-            },
-            kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
-                self_ns.saturating_sub(main_ns)
-            } else {
-                0
-            },
-            ..WorkerCost::default()
-        };
+        let cost = copy_cost(cm, case, &out, len, depth, (&self0, &main0));
+        let mut facts = Vec::new();
         if case.threads > 1 {
-            notes.push(format!(
-                "one thread copies: --threads {} does not apply to the copy pattern",
-                case.threads
-            ));
+            facts.push(CaseNote::CopyOneThread {
+                threads: case.threads,
+            });
         }
         if self.plan.io_size.is_some() {
-            notes.push(format!(
-                "the copy moves the whole {} (--io-size does not apply to it)",
-                if case.span.is_some() { "span" } else { "file" }
-            ));
+            facts.push(CaseNote::CopyWhole {
+                span: case.span.is_some(),
+            });
         }
         let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
         self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // One thread copies: this one (not pinned; the copy methods own
         // their buffers, so no buffer nodes are read back).
         if !case.placement.is_default() {
-            notes.push(
-                "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
-            );
+            facts.push(CaseNote::CopyUnplaced);
         }
         let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
         let mut placed = self.placement_result(case, affinity, Vec::new());
         (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok((m, notes, depth, placed, hist, verified))
+        Ok(RepOk {
+            measurement: m,
+            engine_notes,
+            facts,
+            queue_depth: depth,
+            placement: placed,
+            hist,
+            verified,
+        })
+    }
+}
+
+/// What a copy cost: its thread's CPU, its buffers, and for io_uring the
+/// CPU of its kernel threads (what the process used beyond this thread,
+/// from `usage0`).
+fn copy_cost(
+    cm: CopyMethod,
+    case: &Case,
+    out: &WorkerOut,
+    len: u64,
+    depth: u32,
+    usage0: (&iopath_io::sys::ThreadUsage, &iopath_io::sys::ThreadUsage),
+) -> WorkerCost {
+    let (self0, main0) = usage0;
+    let self_ns = iopath_io::sys::process_usage().since(self0).cpu_ns;
+    let main_ns = iopath_io::sys::thread_usage().since(main0).cpu_ns;
+    WorkerCost {
+        cpu: out.cpu,
+        // The copy's own buffers: none for the kernel's copies and the
+        // mapped source, one chunk for the loops, a chunk per slot in
+        // flight for io_uring.
+        buffers_bytes: match cm {
+            iopath_io::copy::CopyMethod::CopyFileRange
+            | iopath_io::copy::CopyMethod::Sendfile
+            | iopath_io::copy::CopyMethod::MmapWrite => 0,
+            iopath_io::copy::CopyMethod::Uring => {
+                u64::from(depth).min(len.div_ceil(case.block_size).max(1)) * case.block_size
+            }
+            _ => case.block_size,
+        },
+        kernel_threads_ns: if cm == iopath_io::copy::CopyMethod::Uring {
+            self_ns.saturating_sub(main_ns)
+        } else {
+            0
+        },
+        ..WorkerCost::default()
     }
 }

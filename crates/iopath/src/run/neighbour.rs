@@ -86,12 +86,14 @@ impl Beside {
     pub(super) fn start(
         plan: &Plan,
         sh: &mut super::job::Shared<'_>,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<crate::result::facts::CaseNote>,
     ) -> Option<Beside> {
         match before(plan, sh) {
             Ok((alone, running)) => Some(Beside { alone, running }),
             Err(e) => {
-                notes.push(format!("neighbour: {e:#}"));
+                notes.push(crate::result::facts::CaseNote::NeighbourFailed {
+                    error: format!("{e:#}"),
+                });
                 None
             }
         }

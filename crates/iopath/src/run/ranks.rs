@@ -435,7 +435,12 @@ impl<'p> Ranks<'p> {
             return rep;
         }
         let part = match &rep {
-            Ok((m, _, _, _, hist, verified)) => {
+            Ok(RepOk {
+                measurement: m,
+                hist,
+                verified,
+                ..
+            }) => {
                 let release = self.release.lock().ok().and_then(|r| *r);
                 let span = self.span.lock().ok().and_then(|s| *s);
                 let now = Instant::now();
@@ -455,7 +460,10 @@ impl<'p> Ranks<'p> {
                     (verified.bytes, verified.ns),
                 );
                 ran.case = case.to_string();
-                ran.notes = rep.as_ref().map(|r| r.1.clone()).unwrap_or_default();
+                ran.notes = rep
+                    .as_ref()
+                    .map(|r| r.engine_notes.clone())
+                    .unwrap_or_default();
                 ran.disk = self.disk.lock().ok().and_then(|mut d| d.take());
                 Part::Ran(Box::new(ran))
             }
@@ -519,7 +527,12 @@ impl<'p> Ranks<'p> {
             info.cases = super::ranks_sum::case_summaries(&info.repetitions);
         }
         // This rank's own part ran (else it failed or was refused above).
-        rep.map(|(_, notes, qd, placed, _, _)| (m, notes, qd, placed, hist, verified))
+        rep.map(|r| RepOk {
+            measurement: m,
+            hist,
+            verified,
+            ..r
+        })
     }
 }
 

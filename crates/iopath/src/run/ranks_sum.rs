@@ -186,7 +186,7 @@ pub fn aggregate(
     let end = parts.iter().map(|p| p.2.end_ns).max().unwrap_or(1);
     let common = end.saturating_sub(start).max(1);
     let mut m = first.m.clone();
-    let sum = |f: &dyn Fn(&Measurement) -> u64| parts.iter().map(|p| f(&p.2.m)).sum::<u64>();
+    let sum = |f: &dyn Fn(&Measurement) -> u64| sum_of(parts, f);
     m.io_bytes = sum(&|x| x.io_bytes);
     m.ios = sum(&|x| x.ios);
     m.read_ios = sum(&|x| x.read_ios);
@@ -205,7 +205,39 @@ pub fn aggregate(
         verified.ns += p.verified.1;
     }
     m.lat_ns = Latency::from_hist(&hist);
-    // Per host: what every rank there sees alike, counted once.
+    let hosts = host_books(parts);
+    m.device = hosts
+        .values()
+        .fold(None, |d, h| add_disk(d, h.device))
+        .filter(|_| parts.iter().any(|p| p.2.m.device.is_some()));
+    m.device_fraction = m.device.map(|d| {
+        if m.read_bytes > 0 {
+            d.read_bytes as f64 / m.read_bytes as f64
+        } else {
+            d.write_bytes as f64 / m.write_bytes.max(1) as f64
+        }
+    });
+    sum_cpu(&mut m, parts, common);
+    sum_memory(&mut m, parts, &hosts, shared_file);
+    m.interrupted = parts.iter().any(|p| p.2.m.interrupted);
+    m.capped = parts
+        .iter()
+        .filter_map(|p| p.2.m.capped)
+        .min_by(|a, b| a.fraction_done.total_cmp(&b.fraction_done));
+    m.series = series(parts, start, common);
+    let row = mpi_row(parts, &m, hosts, (start, end));
+    (m, hist, row, verified)
+}
+
+/// The sum of `f` over the ranks' measurements.
+fn sum_of(parts: &[(u32, &str, &Ran)], f: &dyn Fn(&Measurement) -> u64) -> u64 {
+    parts.iter().map(|p| f(&p.2.m)).sum()
+}
+
+/// Per host: what every rank there sees alike, counted once. A host whose
+/// every rank sent raw counters: per set of disks, the last rank's after
+/// minus the first rank's before.
+fn host_books<'p>(parts: &[(u32, &'p str, &'p Ran)]) -> BTreeMap<&'p str, HostAcc<'p>> {
     let mut hosts: BTreeMap<&str, HostAcc> = BTreeMap::new();
     for &(r, h, p) in parts {
         let acc = hosts.entry(h).or_insert_with(|| HostAcc {
@@ -230,8 +262,6 @@ pub fn aggregate(
         acc.cache_max = acc.cache_max.max(p.m.memory.page_cache_bytes);
         acc.cache_before_max = acc.cache_before_max.max(p.m.memory.page_cache_before_bytes);
     }
-    // A host whose every rank sent raw counters: per set of disks, the
-    // last rank's after minus the first rank's before.
     let ranks_of = |h: &str| parts.iter().filter(|p| p.1 == h).count();
     for (h, acc) in hosts.iter_mut() {
         let all_raw = parts
@@ -245,17 +275,13 @@ pub fn aggregate(
                 .fold(None, |d, (b, a)| add_disk(d, Some(a.delta(b))));
         }
     }
-    m.device = hosts
-        .values()
-        .fold(None, |d, h| add_disk(d, h.device))
-        .filter(|_| parts.iter().any(|p| p.2.m.device.is_some()));
-    m.device_fraction = m.device.map(|d| {
-        if m.read_bytes > 0 {
-            d.read_bytes as f64 / m.read_bytes as f64
-        } else {
-            d.write_bytes as f64 / m.write_bytes.max(1) as f64
-        }
-    });
+    hosts
+}
+
+/// The ranks' CPU summed, and their I/O accounting (each rank is a
+/// process of its own: its accounting is its own).
+fn sum_cpu(m: &mut Measurement, parts: &[(u32, &str, &Ran)], common: u64) {
+    let sum = |f: &dyn Fn(&Measurement) -> u64| sum_of(parts, f);
     let c = &mut m.cpu;
     c.cpu_ns = sum(&|x| x.cpu.cpu_ns);
     c.user_ns = sum(&|x| x.cpu.user_ns);
@@ -266,7 +292,9 @@ pub fn aggregate(
     c.minflt = sum(&|x| x.cpu.minflt);
     c.majflt = sum(&|x| x.cpu.majflt);
     c.run_delay_ns = sum(&|x| x.cpu.run_delay_ns);
-    // Each rank is a process of its own: its I/O accounting is its own.
+    let busy = (c.cpu_ns + c.sqpoll_ns) as f64;
+    c.ns_per_io = busy / m.ios.max(1) as f64;
+    c.utilization = busy / common as f64;
     m.process_io =
         parts
             .iter()
@@ -277,9 +305,17 @@ pub fn aggregate(
                 read_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.read_syscalls)),
                 write_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.write_syscalls)),
             });
-    let busy = (c.cpu_ns + c.sqpoll_ns) as f64;
-    c.ns_per_io = busy / m.ios.max(1) as f64;
-    c.utilization = busy / common as f64;
+}
+
+/// The ranks' memory: their own summed; the page cache per host when they
+/// share one file (its cached pages are one host's, not one per rank).
+fn sum_memory(
+    m: &mut Measurement,
+    parts: &[(u32, &str, &Ran)],
+    hosts: &BTreeMap<&str, HostAcc<'_>>,
+    shared_file: bool,
+) {
+    let sum = |f: &dyn Fn(&Measurement) -> u64| sum_of(parts, f);
     let mem = &mut m.memory;
     mem.buffers_bytes = sum(&|x| x.memory.buffers_bytes);
     mem.rss_peak_bytes = sum(&|x| x.memory.rss_peak_bytes);
@@ -294,18 +330,21 @@ pub fn aggregate(
     mem.total_bytes = mem.page_cache_bytes + mem.buffers_bytes;
     mem.cached_delta_bytes = hosts.values().map(|h| h.cached_delta).sum();
     mem.dirty_after_bytes = hosts.values().map(|h| h.dirty).sum();
-    m.interrupted = parts.iter().any(|p| p.2.m.interrupted);
-    m.capped = parts
-        .iter()
-        .filter_map(|p| p.2.m.capped)
-        .min_by(|a, b| a.fraction_done.total_cmp(&b.fraction_done));
-    m.series = series(parts, start, common);
-    // Stonewall: when the first rank finished.
+}
+
+/// The repetition's row for the result's `mpi` object: the whole, the
+/// stonewall (when the first rank finished), each rank and each host.
+fn mpi_row(
+    parts: &[(u32, &str, &Ran)],
+    m: &Measurement,
+    hosts: BTreeMap<&str, HostAcc<'_>>,
+    (start, end): (u64, u64),
+) -> MpiRep {
     let first_end = parts.iter().map(|p| p.2.end_ns).min().unwrap_or(end);
     let stonewall_bytes: u64 = parts.iter().map(|p| p.2.bytes_by(first_end)).sum();
     let stonewall_ns = first_end.saturating_sub(start).max(1);
-    let row = MpiRep {
-        common_ns: common,
+    MpiRep {
+        common_ns: m.duration_ns,
         io_bytes: m.io_bytes,
         ios: m.ios,
         bw_bytes_per_s: m.bw_bytes_per_s,
@@ -344,8 +383,7 @@ pub fn aggregate(
             })
             .collect(),
         ..MpiRep::default()
-    };
-    (m, hist, row, verified)
+    }
 }
 
 #[derive(Debug, Default)]

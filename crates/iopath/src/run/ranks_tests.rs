@@ -293,7 +293,15 @@ fn ranks_that_ran_different_cases_in_one_slot_fail_it() {
             ..Measurement::default()
         };
         let h = Histogram::<u64>::new_with_bounds(1, crate::run::worker::MAX_LAT_NS, 3).unwrap();
-        let ok: RepOk = (m, Vec::new(), 1, Default::default(), h, Default::default());
+        let ok = RepOk {
+            measurement: m,
+            engine_notes: Vec::new(),
+            facts: Vec::new(),
+            queue_depth: 1,
+            placement: Default::default(),
+            hist: h,
+            verified: Default::default(),
+        };
         let mut result: RunResult =
             serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
         result.mpi = r.info();

@@ -1,0 +1,48 @@
+//! What the runner reports while it runs, as typed events with the facts
+//! they rest on: the estimate before any I/O, the estimate revised by
+//! measured speeds, cases refused before any I/O, the ranks' notes. The runner writes no sentences: it hands each event to the
+//! caller's [`Events`] sink, and the CLI words them
+//! (`report::text::events`) onto stderr.
+
+use std::time::Duration;
+
+use crate::plan::Plan;
+use crate::run::estimate::Estimate;
+
+/// One thing the runner reports.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// Before any I/O: how long the run will take, and which cases will
+    /// not get the rounds their verdicts need ([`Estimate`]).
+    Estimate {
+        estimate: &'a Estimate,
+        plan: &'a Plan,
+    },
+    /// Cases refused before any I/O (the probe's refusals, alignment, the
+    /// cache limit), and the time left without them.
+    Refused { cases: usize, left: Duration },
+    /// Without a progress line, after the first job: the measured speeds
+    /// moved the estimate far from the first.
+    Revised { left: Duration, spent: Duration },
+    /// A note on the ranks of an MPI run (`mpi.notes` in the result).
+    RankNote(&'a str),
+}
+
+/// Where the runner's events go: the caller's sink.
+#[derive(Clone, Copy)]
+pub struct Events<'a>(pub &'a (dyn Fn(&Event<'_>) + Sync));
+
+impl Events<'_> {
+    /// Nowhere (tests, callers that say nothing).
+    pub const NONE: Events<'static> = Events(&|_| {});
+
+    pub fn emit(&self, e: Event<'_>) {
+        (self.0)(&e)
+    }
+}
+
+impl std::fmt::Debug for Events<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Events(..)")
+    }
+}

@@ -1,0 +1,488 @@
+//! One job: the cases that differ only by method (or by the arm of one
+//! method named twice), run as the arms of [`repeat::run_job`]: warm-ups of
+//! each arm first, then rounds of one repetition per arm in a shuffled
+//! order (or, with `--schedule sequential`, a job of one case).
+//!
+//! Per repetition: the cgroup of `--cache-limit` entered (and left after),
+//! a sparse file truncated again, the cache state made, with `--neighbour`
+//! the neighbour measured alone and started, the engines run
+//! (`run_repetition`), and the measurement booked into the case with its
+//! round and its place in the run's order. The JSON is rewritten after every
+//! round, so that a killed run keeps every round it finished. Latency
+//! summaries come from the merged histograms of the measured repetitions.
+
+mod case;
+mod rep;
+
+pub use case::new_pages_in_memory;
+pub use rep::cap_for_work;
+use rep::Book;
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Result;
+use hdrhistogram::Histogram;
+use iopath_io::MethodStatus;
+
+use super::case_notes::{pass_bytes, passes_note, passes_of, timeout_note, RankFiles};
+use super::live::Live;
+use super::observe::Observer;
+use super::repeat::{self, ArmEnd, RepOutcome};
+use super::{case_result, Runner};
+use crate::plan::{Case, Schedule};
+use crate::result::facts::CaseNote;
+use crate::result::{
+    CacheLimitInfo, CaseResult, Latency, Measurement, RepetitionControl, RunResult,
+};
+use crate::run::cgroup::CacheLimit;
+use crate::run::target::Target;
+use crate::stats::StopReason;
+
+/// The jobs of a plan, as lists of its cases' indices: the cases that
+/// differ only by method (the verdict's groups), wherever they stand in the
+/// plan, in the order their first case appears (interleaved); or each case
+/// alone (sequential).
+pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Vec<usize>> {
+    if schedule == Schedule::Sequential {
+        return (0..cases.len()).map(|i| vec![i]).collect();
+    }
+    // Each key's job, in the order keys first come: linear in the cases.
+    let mut at: std::collections::HashMap<crate::result::JobKey, usize> = Default::default();
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let j = *at.entry(case_result(c).job_key()).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[j].push(i);
+    }
+    out
+}
+
+/// How the progress line names a case: `direct randread 4k Q1T1`, the
+/// job as the method will run it (synchronous methods at depth 1).
+pub fn progress_name(case: &Case) -> String {
+    let mut c = case_result(case);
+    if !case.method.is_async() {
+        c.queue_depth = 1;
+    }
+    // A job file's label: shown, not obeyed, on the progress line.
+    let name = format!("{} {}", c.name(), c.ran_label());
+    crate::model::untrusted::visible(&name).into_owned()
+}
+
+/// What a run carries from job to job.
+#[derive(Debug)]
+pub struct Shared<'r> {
+    pub target: Option<&'r Target>,
+    pub probes: &'r [MethodStatus],
+    pub obs: &'r Observer,
+    pub limit: &'r mut Option<CacheLimit>,
+    /// Repetitions run so far in the whole run (the next one's `seq` - 1).
+    pub seq: u32,
+    /// Measured rounds run so far in the whole run: the next job's rounds
+    /// are numbered after them, so that rounds pair only within a job.
+    pub rounds: u32,
+    /// `--neighbour`: its hot set, made on first use (inside the
+    /// `--cache-limit` cgroup, so that its pages are charged there).
+    pub hot: Option<iopath_io::neighbour::HotSet>,
+    /// The time left, for the progress line.
+    pub eta: super::estimate::Eta,
+}
+
+/// The progress line's time left: `, about 2 min 10 s left`.
+pub fn left_text(left: std::time::Duration) -> String {
+    format!(", about {} left", crate::model::units::fmt_wall(left))
+}
+
+/// One arm of the job being run.
+struct Arm<'c> {
+    case: &'c Case,
+    /// Its index in the plan.
+    at: usize,
+    /// Its index in `RunResult::cases`.
+    idx: usize,
+    /// How the progress line names it.
+    name: String,
+    live: Option<Live>,
+    /// Merged latency of the measured repetitions: complete ones, and
+    /// those cut short by Ctrl-C (counted only when nothing else is there,
+    /// as [`CaseResult::measured`] does). Made at the first repetition
+    /// that has one, and only as wide as the longest latency recorded
+    /// (docs/performance.md, "Memory"): a case waiting for its turn holds
+    /// none.
+    complete: Option<Histogram<u64>>,
+    cut: Option<Histogram<u64>>,
+    /// Wall time of its repetitions so far, set-up included.
+    elapsed_ns: u64,
+    /// The longest final flush of its write repetitions so far: the room
+    /// the case timeout keeps for the next one's.
+    flush_ns: u64,
+    end: Option<ArmEnd>,
+}
+
+/// After a Ctrl-C, the time a job's end may spend merging its cases'
+/// latencies before the exit.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// A merged latency histogram: the workers' precision (3 significant
+/// digits from 1 ns), growing to the longest latency added to it.
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new(3).expect("valid precision")
+}
+
+pub fn limit_info(l: &CacheLimit) -> CacheLimitInfo {
+    CacheLimitInfo {
+        limit_bytes: l.limit,
+        cgroup_version: l.version,
+        dir: l.dir.display().to_string(),
+        peak_bytes: l.peak_bytes(),
+        limit_hits: l.limit_hits(),
+    }
+}
+
+impl Runner<'_> {
+    /// Run the job `cases` (number `job_no` of the run) into `result`,
+    /// rewriting it through `on_case` after every round. Returns true when
+    /// the run was interrupted.
+    pub(super) fn run_job(
+        &self,
+        job_no: usize,
+        cases: &[&Case],
+        sh: &mut Shared<'_>,
+        result: &mut RunResult,
+        on_case: &mut dyn FnMut(&mut RunResult) -> Result<()>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<bool> {
+        let target = sh.target;
+        let mut arms = self.arms(cases, sh, result, bar);
+        let interleaved = self.plan.schedule == Schedule::Interleaved;
+        let sched = self.schedule(job_no, &arms, sh.rounds);
+        let mut fatal: Option<anyhow::Error> = None;
+        let mut last_round = 0;
+        let end = repeat::run_job(arms.len(), &sched, |call| {
+            if call.round > 1 && call.round != last_round {
+                // A round is over: the JSON gets it now.
+                if let Err(e) = self.round_over(&arms, result, target, on_case) {
+                    fatal = e;
+                    return RepOutcome::Abort;
+                }
+            }
+            last_round = call.round;
+            if self.stop.load(Ordering::Relaxed) {
+                return RepOutcome::Abort;
+            }
+            sh.seq += 1;
+            let arm = &mut arms[call.arm];
+            let book = Book {
+                round: interleaved.then_some(call.round),
+                seq: sh.seq,
+                budget: call.budget_ns.map(std::time::Duration::from_nanos),
+            };
+            let out = match self.one_repetition(arm, call.warmup, book, sh, result, bar) {
+                Ok(o) => o,
+                Err(e) => {
+                    fatal = Some(e);
+                    RepOutcome::Abort
+                }
+            };
+            sh.eta.spent(arm.at, arm.elapsed_ns as f64 / 1e9);
+            bar.set_prefix(left_text(sh.eta.left()));
+            out
+        });
+        for (a, e) in arms.iter_mut().zip(&end.arms) {
+            a.end = Some(*e);
+        }
+        sh.rounds += end.rounds;
+        // After a Ctrl-C, the merged latencies of a large job's cases would
+        // hold the exit back (a pass over each case's histogram): past
+        // STOP_GRACE, the cases left take their repetitions' medians.
+        let t_end = Instant::now();
+        for a in &arms {
+            let merge = !self.stop.load(Ordering::Relaxed) || t_end.elapsed() < STOP_GRACE;
+            self.close_case(a, result, merge, target);
+        }
+        if let Some(e) = fatal {
+            return Err(e);
+        }
+        let interrupted = end.aborted
+            || self.stop.load(Ordering::Relaxed)
+            || arms.iter().any(|a| {
+                result.cases[a.idx]
+                    .repetitions
+                    .iter()
+                    .any(|r| r.interrupted)
+            });
+        name_paths(result, target);
+        self.ranks.agree(on_case(result))?;
+        self.job_done(cases, sh, result, bar);
+        Ok(interrupted)
+    }
+
+    /// The job's cases into `result`, prepared; the arms of those that run.
+    fn arms<'c>(
+        &self,
+        cases: &[&'c Case],
+        sh: &Shared<'_>,
+        result: &mut RunResult,
+        bar: &indicatif::ProgressBar,
+    ) -> Vec<Arm<'c>> {
+        let mut arms = Vec::new();
+        for &case in cases {
+            let mut cr = self.prepare_case(case, sh);
+            cr.skipped = self.ranks.agree_skip(cr.skipped);
+            let idx = result.cases.len();
+            let runs = cr.skipped.is_none();
+            result.cases.push(cr);
+            if runs {
+                // `direct randread 4k Q1T1`: the job as this method runs it.
+                let name = progress_name(case);
+                let live = self
+                    .progress
+                    .is_enabled()
+                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+                arms.push(Arm {
+                    case,
+                    at: self.plan_index(case),
+                    idx,
+                    name,
+                    live,
+                    complete: None,
+                    cut: None,
+                    elapsed_ns: 0,
+                    flush_ns: 0,
+                    end: None,
+                });
+            }
+        }
+        arms
+    }
+
+    /// How the job's arms repeat. Adaptive jobs try to reach the rounds a
+    /// verdict among their real methods needs to make a call (6 for two, 8
+    /// for seven), when they fit within twice their budget
+    /// (`VERDICT_GRACE`).
+    fn schedule(&self, job_no: usize, arms: &[Arm<'_>], round_base: u32) -> repeat::Schedule {
+        let interleaved = self.plan.schedule == Schedule::Interleaved;
+        let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
+        let rule = self.plan.stop_rule().map(|mut r| {
+            if real >= 2 && interleaved {
+                let alpha = crate::stats::verdict_alpha(real);
+                r.wanted_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
+            }
+            r
+        });
+        repeat::Schedule {
+            fixed: self.plan.repeat,
+            rule,
+            warmup: self.plan.warmup,
+            seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            round_base,
+            case_timeout_ns: self.plan.case_timeout.map(|d| d.as_nanos() as u64),
+        }
+    }
+
+    /// A round is over: every arm summarized and the JSON rewritten (a
+    /// Ctrl-C skips it: the job's end summarizes every case anyway).
+    /// `Err(None)`: stopped; `Err(Some(e))`: the write failed.
+    fn round_over(
+        &self,
+        arms: &[Arm<'_>],
+        result: &mut RunResult,
+        target: Option<&Target>,
+        on_case: &mut dyn FnMut(&mut RunResult) -> Result<()>,
+    ) -> Result<(), Option<anyhow::Error>> {
+        for a in arms {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(None);
+            }
+            summarize(&mut result.cases[a.idx], a, true);
+        }
+        name_paths(result, target);
+        // Rank 0 alone writes: its failure is every rank's.
+        self.ranks.agree(on_case(result)).map_err(Some)
+    }
+
+    /// An arm's case at the job's end: summarized, with its facts (the
+    /// case timeout, its passes, what was verified) and where it ran.
+    fn close_case(
+        &self,
+        a: &Arm<'_>,
+        result: &mut RunResult,
+        merge: bool,
+        target: Option<&Target>,
+    ) {
+        let cr = &mut result.cases[a.idx];
+        summarize(cr, a, merge);
+        if a.end
+            .is_some_and(|e| e.stopped_by == StopReason::CaseTimeout)
+        {
+            cr.facts.push(timeout_note(cr, self.plan));
+        }
+        let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
+            t.size()
+        });
+        let ranks = RankFiles {
+            ranks: self.ranks.count() as u64,
+            sharing: self.ranks.sharing(),
+        };
+        cr.pass_bytes = pass_bytes(a.case, self.plan, size, ranks);
+        if let Some(p) = passes_of(cr, a.case, self.plan, size, ranks) {
+            if let Some(n) = passes_note(&p, cr, a.case, self.plan) {
+                cr.facts.push(n);
+            }
+            cr.passes = Some(p);
+        }
+        if let (Some(b), Some(ns)) = (cr.verified_bytes, cr.verify_ns) {
+            // The table's notes: what --verify checked.
+            cr.facts.push(CaseNote::Verified {
+                bytes: b,
+                checking_ns: ns,
+            });
+        }
+        if let Some(p) = &mut cr.placement {
+            if let Some(topo) = &result.system.topology {
+                p.cpu_nodes = p
+                    .affinity
+                    .iter()
+                    .filter_map(|&c| topo.node_of_cpu(c))
+                    .collect();
+                p.cpu_nodes.sort_unstable();
+                p.cpu_nodes.dedup();
+            }
+            p.device_node = result
+                .system
+                .device
+                .as_ref()
+                .and_then(|d| d.numa_node)
+                .and_then(|n| u32::try_from(n).ok());
+        }
+    }
+
+    /// The time left, with what this job measured.
+    fn job_done(
+        &self,
+        cases: &[&Case],
+        sh: &mut Shared<'_>,
+        result: &RunResult,
+        bar: &indicatif::ProgressBar,
+    ) {
+        let first = result.cases.len() - cases.len();
+        for (k, &case) in cases.iter().enumerate() {
+            let bw = result.cases[first + k]
+                .summary
+                .as_ref()
+                .map(|s| s.bw_bytes_per_s);
+            sh.eta.finished(self.plan, self.plan_index(case), bw);
+        }
+        bar.set_prefix(left_text(sh.eta.left()));
+        bar.inc(cases.len() as u64);
+    }
+
+    /// Where `case` stands in the plan.
+    fn plan_index(&self, case: &Case) -> usize {
+        // Its offset in the plan's cases, checked: constant time, where a
+        // search made a job's end quadratic in its cases.
+        let cases = &self.plan.cases;
+        let size = std::mem::size_of::<Case>().max(1);
+        let at = (case as *const Case as usize).wrapping_sub(cases.as_ptr() as usize) / size;
+        match cases.get(at) {
+            Some(c) if std::ptr::eq(c, case) => at,
+            _ => cases
+                .iter()
+                .position(|c| std::ptr::eq(c, case))
+                .unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// A case's summary, statistics and repetition control from what it has
+/// measured so far. Latency percentiles come from the merged histograms of
+/// the measured repetitions, not from medians of per-repetition figures.
+fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
+    // Summaries leave out warm-ups, and a repetition cut short by Ctrl-C
+    // unless it is all there is.
+    let basis = cr.measured();
+    let measured = basis.len() as u32;
+    let measured_ios: u64 = basis.iter().map(|m| m.ios).sum();
+    let mut summary = Measurement::median_of(&basis);
+    let hist = [&arm.complete, &arm.cut]
+        .into_iter()
+        .flatten()
+        .find(|h| merge && !h.is_empty());
+    if let (Some(s), Some(hist)) = (&mut summary, hist) {
+        s.lat_ns = Latency::from_hist(hist);
+    }
+    let stats = crate::stats::CaseStats::of(&basis);
+    (cr.summary, cr.stats) = (summary, stats);
+    if cr.repetitions.is_empty() {
+        return;
+    }
+    let bw = cr.stats.as_ref().map(|s| &s.bw_bytes_per_s);
+    cr.repetition_control = Some(RepetitionControl {
+        // Still running (the JSON of a round in progress), or stopped.
+        stopped_by: arm.end.map_or(StopReason::Stopped, |e| e.stopped_by),
+        measured,
+        warmup: cr.repetitions.iter().filter(|m| m.warmup).count() as u32,
+        ci_rel: bw.filter(|s| s.n >= 2).map(crate::stats::median_ci_rel),
+        ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
+        elapsed_ns: arm.elapsed_ns,
+        measured_ios: Some(measured_ios),
+    });
+}
+
+/// Messages as a person reads them: the `/proc/<pid>/fd/<n>` engines open
+/// (an unnamed test file, or an existing file or device pinned) named as
+/// the target (`DIR/(unnamed O_TMPFILE)`, or the name given).
+fn name_paths(result: &mut RunResult, target: Option<&crate::run::target::Target>) {
+    let Some(t) = target.filter(|t| t.path() != t.info.path.as_path()) else {
+        return;
+    };
+    let (from, to) = (
+        t.path().display().to_string(),
+        t.info.path.display().to_string(),
+    );
+    for c in &mut result.cases {
+        for m in c
+            .error
+            .iter_mut()
+            .chain(c.skipped.iter_mut())
+            .chain(c.facts.iter_mut().flat_map(CaseNote::texts_mut))
+        {
+            if m.contains(&from) {
+                *m = m.replace(&from, &to);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Pattern;
+    use iopath_io::Method;
+
+    /// Regression (review of issue 13): a preset that lists cases of one
+    /// job apart (hmmap's mmap before uffd, ucache and direct) ran them as
+    /// separate jobs, and the verdict paired their rounds as if they had run
+    /// side by side. Jobs now gather a key's cases wherever they stand.
+    #[test]
+    fn a_jobs_cases_gather_wherever_they_stand_in_the_plan() {
+        let c = |m: Method, p: Pattern| Case::new(m, p, 4096, 32, 1);
+        let cases = vec![
+            c(Method::Mmap, Pattern::Write),
+            c(Method::Direct, Pattern::Read),
+            c(Method::Ucache, Pattern::Write),
+            c(Method::Direct, Pattern::Write),
+        ];
+        assert_eq!(
+            jobs(&cases, Schedule::Interleaved),
+            vec![vec![0, 2, 3], vec![1]]
+        );
+        assert_eq!(
+            jobs(&cases, Schedule::Sequential),
+            vec![vec![0], vec![1], vec![2], vec![3]]
+        );
+    }
+}
