@@ -21,7 +21,13 @@ fn saved() -> serde_json::Value {
 /// today's facts, which must say the same).
 #[test]
 fn a_result_written_before_verdict_facts_renders_its_verdicts() {
-    let out = iopath().arg("report").arg(pre_facts()).output().unwrap();
+    // The full verdicts are --explain's (the default view has one line).
+    let out = iopath()
+        .arg("report")
+        .arg(pre_facts())
+        .arg("--explain")
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

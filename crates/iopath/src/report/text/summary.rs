@@ -67,11 +67,12 @@ impl Answer {
         let real: Vec<&Ranked> = v.ranking.iter().filter(|m| !m.reference).collect();
         let pick = real.iter().find(|m| m.method == v.pick).or(real.first())?;
         let unsure = real.iter().any(|m| m.too_few_repetitions) || !v.called;
-        let tied: Vec<String> = real
+        let tied_ranked: Vec<&Ranked> = real
             .iter()
+            .copied()
             .filter(|m| m.tied_with_fastest && m.method != pick.method)
-            .map(|m| m.method.to_string())
             .collect();
+        let tied: Vec<String> = tied_ranked.iter().map(|m| m.method.to_string()).collect();
         let decision = if unsure {
             Decision::Leads(no_call(v, &real))
         } else if !v.equally_good.is_empty() {
@@ -79,11 +80,9 @@ impl Answer {
         } else if tied.is_empty() {
             Decision::Fastest
         } else {
-            let cpu = tied.iter().all(|t| {
-                real.iter()
-                    .find(|m| m.method.to_string() == *t)
-                    .is_some_and(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io)
-            });
+            let cpu = tied_ranked
+                .iter()
+                .all(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io);
             Decision::Cheaper { with: tied, cpu }
         };
         // Without a call, every other method is apart from the leader;
