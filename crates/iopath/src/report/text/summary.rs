@@ -118,11 +118,21 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
         NoCall::CaseTimeout(v.capped.iter().map(|e| e.to_string()).collect())
     } else {
         let have = real.iter().map(|m| m.n).min().unwrap_or(0);
-        if v.paired {
-            let need = stats::min_rounds(stats::verdict_alpha(real.len()));
-            NoCall::Rounds { have, need }
-        } else {
-            NoCall::Repetitions { have }
+        // The rounds the verdict said it needs (its fact); a result saved
+        // before facts gets the same rule.
+        let said = v.facts.iter().find_map(|f| match f {
+            crate::result::verdict_facts::VerdictFact::NoCallRounds { rounds, needed, .. } => {
+                Some((*rounds, *needed))
+            }
+            _ => None,
+        });
+        match (said, v.paired) {
+            (Some((have, need)), _) => NoCall::Rounds { have, need },
+            (None, true) => NoCall::Rounds {
+                have,
+                need: stats::min_rounds(stats::verdict_alpha(real.len())),
+            },
+            (None, false) => NoCall::Repetitions { have },
         }
     }
 }

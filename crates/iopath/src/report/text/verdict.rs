@@ -87,67 +87,6 @@ pub fn lines(v: &Verdict) -> Vec<String> {
     v.facts.iter().map(|f| w.fact(f)).collect()
 }
 
-/// The verdict in one line: the pick and its ratio to the runner-up with
-/// the interval, or why there is no call yet.
-pub fn one_line(v: &Verdict) -> String {
-    let w = Words { v };
-    let Some(speed) = v.facts.first() else {
-        // Saved before facts: its advice line as it was written.
-        return v
-            .text
-            .iter()
-            .rev()
-            .find(|t| t.starts_with('→'))
-            .or(v.text.first())
-            .cloned()
-            .unwrap_or_default();
-    };
-    // The ratio is the leader's: named when the pick is another.
-    let beside = |leader: &Entrant, slower: &[Versus]| match slower.first() {
-        Some(s) if *leader == v.pick => w.versus(s),
-        Some(s) => format!("{leader} {}", w.versus(s)),
-        None => String::new(),
-    };
-    match speed {
-        VerdictFact::NoCallRounds {
-            leader, measured, ..
-        }
-        | VerdictFact::NoCallRepetitions {
-            leader, measured, ..
-        } => {
-            let next = measured
-                .ratios
-                .first()
-                .map_or(String::new(), |m| format!(", {} {}", x(m.ratio), m.method));
-            format!("no call yet: {leader} leads{next}")
-        }
-        VerdictFact::Fastest { leader, slower } => {
-            format!("use {}: {}", v.pick, beside(leader, slower))
-        }
-        VerdictFact::TieForFastest {
-            methods,
-            slower,
-            leader,
-            ..
-        }
-        | VerdictFact::TieNearAndFar {
-            near: methods,
-            slower,
-            leader,
-            ..
-        } => format!(
-            "use {} ({} tie for fastest){}",
-            v.pick,
-            list(methods),
-            slower.first().map_or(String::new(), |s| format!(
-                ": {}",
-                beside(leader, std::slice::from_ref(s))
-            ))
-        ),
-        VerdictFact::AllTie { methods, .. } => format!("{} tie: use {}", list(methods), v.pick),
-        other => w.fact(other),
-    }
-}
 
 /// The wording of one verdict's facts.
 struct Words<'a> {
