@@ -222,6 +222,7 @@ pub fn report(args: &ReportArgs) -> Result<std::process::ExitCode> {
     }
     // Warnings in today's words (from facts found again in an older file).
     crate::report::text::warnings::reword(&mut result);
+    crate::report::text::word_verdicts(&mut result);
     match args.json.as_deref() {
         Some(p) if crate::report::is_stdout(p) => {
             crate::report::json::write_stdout(&result, args.json_format)?

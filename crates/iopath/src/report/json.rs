@@ -44,7 +44,7 @@ impl Exporter for Json {
 
     fn serialize(&self, r: &RunResult) -> Result<Export> {
         Ok(Export::Document(escaped(
-            serde_json::to_string_pretty(&*worded(r))? + "\n",
+            serde_json::to_string_pretty(r)? + "\n",
         )))
     }
 }
@@ -62,19 +62,6 @@ pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
     exporter.serialize(result)?.into_document(exporter.flag())
 }
 
-/// `result` with each verdict's `text` worded from its facts, as the file
-/// carries it for convenience (borrowed when it already is).
-fn worded(result: &RunResult) -> std::borrow::Cow<'_, RunResult> {
-    use crate::report::text::verdict::lines;
-    if result.verdicts.iter().all(|v| v.text == lines(v)) {
-        return std::borrow::Cow::Borrowed(result);
-    }
-    let mut r = result.clone();
-    for v in &mut r.verdicts {
-        v.text = lines(v);
-    }
-    std::borrow::Cow::Owned(r)
-}
 
 /// Write `result` to `path`: a regular file (or one to be created) is
 /// replaced atomically; a symbolic link is followed (the file it names is

@@ -19,8 +19,14 @@ pub mod warnings;
 /// warning's `message`, as the JSON carries them for convenience. Called
 /// after [`crate::analysis::analyse`], before a result is written.
 pub fn word(result: &mut crate::result::RunResult) {
+    word_verdicts(result);
+    warnings::word(result);
+}
+
+/// Word each verdict's `text` from its facts (one saved before facts
+/// keeps its words).
+pub fn word_verdicts(result: &mut crate::result::RunResult) {
     for v in &mut result.verdicts {
         v.text = verdict::lines(v);
     }
-    warnings::word(result);
 }

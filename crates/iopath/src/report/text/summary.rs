@@ -4,6 +4,8 @@
 //! under a pattern's table, [`summary_line`] in one line of the closing
 //! summary, and [`pointer`] says what `--explain` adds.
 
+use super::verdict::{list, x};
+use crate::result::verdict_facts::{CheaperBy, VerdictFact};
 use crate::model::units::n_of;
 use crate::result::records::{Ranked, Verdict};
 use crate::stats;
@@ -30,7 +32,10 @@ pub enum Decision {
     Fastest,
     /// The pick ties with `with` for speed and costs really less: CPU per
     /// I/O (`cpu`) or else memory.
-    Cheaper { with: Vec<String>, cpu: bool },
+    Cheaper {
+        with: Vec<String>,
+        by: crate::result::verdict_facts::CheaperBy,
+    },
     /// These methods are equally good (the pick first).
     Equal(Vec<String>),
 }
@@ -80,10 +85,23 @@ impl Answer {
         } else if tied.is_empty() {
             Decision::Fastest
         } else {
-            let cpu = tied_ranked
-                .iter()
-                .all(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io);
-            Decision::Cheaper { with: tied, cpu }
+            // Why the verdict picked it (its fact); a result saved before
+            // facts: CPU per I/O where no tied method spends less.
+            let said = v.facts.iter().find_map(|f| match f {
+                VerdictFact::UseCheaper { by, .. } => Some(*by),
+                _ => None,
+            });
+            let by = said.unwrap_or_else(|| {
+                let cpu = tied_ranked
+                    .iter()
+                    .all(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io);
+                if cpu {
+                    CheaperBy::CpuPerIo
+                } else {
+                    CheaperBy::Memory
+                }
+            });
+            Decision::Cheaper { with: tied, by }
         };
         // Without a call, every other method is apart from the leader;
         // with one, those tied with the pick are not "next".
@@ -121,7 +139,7 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
         // The rounds the verdict said it needs (its fact); a result saved
         // before facts gets the same rule.
         let said = v.facts.iter().find_map(|f| match f {
-            crate::result::verdict_facts::VerdictFact::NoCallRounds { rounds, needed, .. } => {
+            VerdictFact::NoCallRounds { rounds, needed, .. } => {
                 Some((*rounds, *needed))
             }
             _ => None,
@@ -155,25 +173,7 @@ fn versus(pick: &Ranked, m: &Ranked, unsure: bool, real: &[&Ranked]) -> Versus {
     }
 }
 
-/// A ratio as the verdicts write it: `1.08x`, `12.3x`, `123x`.
-fn x(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}x")
-    } else if r >= 10.0 {
-        format!("{r:.1}x")
-    } else {
-        format!("{r:.2}x")
-    }
-}
 
-/// `a, b and c`.
-fn list(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
 
 /// The pick's CPU per I/O beside another's: `at 40% of its CPU`, `at
 /// 1.80x its CPU`; nothing when within 10% either way.
@@ -233,11 +233,15 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
             format!("use {}{}, the next fastest", a.pick, next(": "))
         }
         Decision::Fastest => format!("use {}", a.pick),
-        Decision::Cheaper { with, cpu } => format!(
+        Decision::Cheaper { with, by } => format!(
             "use {}: as fast as {}, with less {}",
             a.pick,
             list(with),
-            if *cpu { "CPU per I/O" } else { "memory" }
+            match by {
+                CheaperBy::CpuPerIo => "CPU per I/O",
+                CheaperBy::CpuPerMib => "CPU per MiB",
+                CheaperBy::Memory => "memory",
+            }
         ),
         Decision::Equal(m) => format!(
             "{}: equally good in speed, CPU and memory{}",
@@ -375,7 +379,7 @@ mod tests {
             a[0].decision,
             Decision::Cheaper {
                 with: vec!["aio".into()],
-                cpu: true
+                by: CheaperBy::CpuPerIo
             }
         );
         // Next: the first method not tied, by the verdict's ratios
