@@ -44,8 +44,10 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Versus {
     pub method: String,
-    /// The pick's throughput over this method's.
+    /// The pick's median throughput over this method's.
     pub speed: f64,
+    /// This method's queue depth, when it differs from the pick's.
+    pub depth: Option<u32>,
     /// The pick's CPU per I/O over this method's (when both were
     /// measured, at one block size).
     pub cpu: Option<f64>,
@@ -108,7 +110,7 @@ impl Answer {
         let apart = |m: &&&Ranked| {
             m.method != pick.method && (unsure || !m.tied_with_fastest) && !m.reference
         };
-        let versus = |m: &Ranked| versus(pick, m, unsure, &real);
+        let versus = |m: &Ranked| versus(pick, m, &real);
         let next = real.iter().find(apart).map(|m| versus(m));
         let habit = real
             .iter()
@@ -155,25 +157,31 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
     }
 }
 
-/// How `pick` compares with `m`: by the verdict's ratios once it made a
-/// call, by the medians (the table's `vs best`) when it did not.
-fn versus(pick: &Ranked, m: &Ranked, unsure: bool, real: &[&Ranked]) -> Versus {
-    let speed = if unsure && m.bw_bytes_per_s > 0.0 {
-        pick.bw_bytes_per_s / m.bw_bytes_per_s
-    } else {
-        m.fastest_ratio / pick.fastest_ratio.max(f64::MIN_POSITIVE)
-    };
+/// How `pick` compares with `m`.
+fn versus(pick: &Ranked, m: &Ranked, real: &[&Ranked]) -> Versus {
+    // The ratio of the medians, as the table beside it shows them (a
+    // quotient of two paired ratios is neither the table's nor a paired
+    // estimate).
+    let speed = pick.bw_bytes_per_s / m.bw_bytes_per_s.max(f64::MIN_POSITIVE);
+    // At another depth: said, so no ratio reads as the path's alone.
+    let depth = (m.queue_depth != pick.queue_depth).then_some(m.queue_depth);
     let one_size = real.iter().all(|r| r.block_size == pick.block_size);
     let cpu = (one_size && pick.cpu_ns_per_io > 0.0 && m.cpu_ns_per_io > 0.0)
         .then(|| pick.cpu_ns_per_io / m.cpu_ns_per_io);
     Versus {
         method: m.method.to_string(),
         speed,
+        depth,
         cpu,
     }
 }
 
 
+
+/// Another method's depth, when it is not the pick's: ` (QD1)`.
+fn depth_words(depth: Option<u32>) -> String {
+    depth.map_or(String::new(), |d| format!(" (QD{d})"))
+}
 
 /// The pick's CPU per I/O beside another's: `at 40% of its CPU`, `at
 /// 1.80x its CPU`; nothing when within 10% either way.
@@ -219,7 +227,7 @@ fn caveats(a: &Answer, pick_device: Option<f64>) -> String {
 /// fraction when it is low enough to say so.
 pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> String {
     let next = |lead: &str| match &a.next {
-        Some(n) => format!("{lead}{} {}", x(n.speed), n.method),
+        Some(n) => format!("{lead}{} {}{}", x(n.speed), n.method, depth_words(n.depth)),
         None => String::new(),
     };
     let said = match &a.decision {
@@ -271,7 +279,13 @@ pub fn pattern_words(p: &str) -> String {
 /// uring, 1.90x buffered at 33% of its CPU`.
 pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String {
     let habit = match &a.habit {
-        Some(h) => format!(", {} {}{}", x(h.speed), h.method, cpu_words(h.cpu)),
+        Some(h) => format!(
+            ", {} {}{}{}",
+            x(h.speed),
+            h.method,
+            depth_words(h.depth),
+            cpu_words(h.cpu)
+        ),
         None => String::new(),
     };
     let said = match &a.decision {
@@ -382,19 +396,19 @@ mod tests {
                 by: CheaperBy::CpuPerIo
             }
         );
-        // Next: the first method not tied, by the verdict's ratios
-        // (fastest over it, over the pick's).
+        // Next: the first method not tied.
         let next = a[0].next.as_ref().unwrap();
         assert_eq!(next.method, "direct");
         let v = &fixture().verdicts[0];
-        let ratio = |m: &str| {
+        let bw = |m: &str| {
             v.ranking
                 .iter()
                 .find(|r| r.method == m)
                 .unwrap()
-                .fastest_ratio
+                .bw_bytes_per_s
         };
-        assert!((next.speed - ratio("direct") / ratio("uring")).abs() < 1e-9);
+        // The ratio of the medians, as the table shows them.
+        assert!((next.speed - bw("uring") / bw("direct")).abs() < 1e-9);
         let habit = a[0].habit.as_ref().unwrap();
         assert_eq!(habit.method, "buffered");
         assert!(habit.cpu.unwrap() < 0.1, "{habit:?}");
