@@ -361,7 +361,7 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
     );
     assert!(
         unwrapped.contains(
-            "iopath: 2 cases cannot run here (the reasons come under \"not run\"): about"
+            "iopath: 2 cases cannot run here (--explain says why): about"
         ),
         "{err}"
     );
@@ -378,7 +378,7 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
         }
     };
     let first = secs_after("iopath: estimated duration: about ");
-    let then = secs_after("come under \"not run\"): about ");
+    let then = secs_after("(--explain says why): about ");
     assert!(then < first, "{then} s then, {first} s first: {err}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("not run:"), "{text}");

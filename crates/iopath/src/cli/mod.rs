@@ -187,7 +187,7 @@ pub struct RunArgs {
     ///
     /// Run settings (--size, --dir, --repeat, --time, ...) override
     /// the preset's; what its cases are cannot be changed.
-    #[arg(long, value_name = "NAME", value_parser = PresetName)]
+    #[arg(long, value_name = "NAME", value_parser = PresetName, hide_possible_values = true)]
     #[arg(help_heading = WORKLOAD)]
     pub preset: Option<String>,
 

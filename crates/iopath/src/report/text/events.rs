@@ -32,7 +32,7 @@ pub fn line(e: &Event<'_>) -> String {
     match *e {
         Event::Estimate { estimate, plan } => format!("iopath: {}", describe(estimate, plan)),
         Event::Refused { cases, left } => format!(
-            "iopath: {} cannot run here (the reasons come under \"not run\"): about {} now",
+            "iopath: {} cannot run here (--explain says why): about {} now",
             n_of(cases as u64, "case", "cases"),
             fmt_wall(left)
         ),
