@@ -37,7 +37,9 @@ pub struct View {
 /// The terminal report of `r` as `view` asks.
 pub fn render(r: &RunResult, view: &View) -> String {
     if view.explain || view.wide {
-        table::render(r, view.wide)
+        // Everything, then the answer the one screen closes with.
+        let r1 = &*crate::model::untrusted::one_line(r);
+        table::render(r, view.wide) + &summary_section(r1, view.width.max(120))
     } else {
         one_screen(r, view.width)
     }
@@ -59,7 +61,6 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         out.push('\n');
         out.push_str(&super::grids::text(&g, false));
     }
-    let mut summary_lines: Vec<String> = Vec::new();
     for p in patterns(r) {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
@@ -88,11 +89,6 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
             let device = pick_device(r, &index, v, &a);
             let job = several.then(|| short_job(&v.job));
             out.push_str(&para(&summary::verdict_line(&a, device, job.as_deref())));
-            let what = match &job {
-                Some(j) => format!("{} ({j})", summary::pattern_words(p.name())),
-                None => summary::pattern_words(p.name()),
-            };
-            summary_lines.push(summary::summary_line(&what, &a, device));
         }
     }
     // Asked for (--neighbour, a preset): what each method did to it.
@@ -101,14 +97,7 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         out.push('\n');
         out.push_str(&para(&c));
     }
-    if !summary_lines.is_empty() {
-        out.push('\n');
-        out.push_str(summary::SUMMARY);
-        out.push('\n');
-        for l in summary_lines {
-            out.push_str(&wrap(&l, width, "  ", "    "));
-        }
-    }
+    out.push_str(&summary_section(r, width));
     let not_run = r
         .cases
         .iter()
@@ -116,6 +105,40 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         .count();
     out.push('\n');
     out.push_str(&para(&summary::pointer(r.warnings.len(), not_run)));
+    out
+}
+
+/// The closing summary: a line per verdict, the path it names for its
+/// pattern (nothing when no verdict has an answer).
+fn summary_section(r: &RunResult, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for p in patterns(r) {
+        let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
+        if cases.iter().all(|c| c.not_reached()) {
+            continue;
+        }
+        let verdicts: Vec<&Verdict> = r.verdicts.iter().filter(|v| v.job.pattern == p).collect();
+        let several = verdicts.len() > 1;
+        let index = Index::of(&cases);
+        for v in verdicts {
+            let Some(a) = Answer::of(v) else { continue };
+            let device = pick_device(r, &index, v, &a);
+            let what = match several.then(|| short_job(&v.job)) {
+                Some(j) => format!("{} ({j})", summary::pattern_words(p.name())),
+                None => summary::pattern_words(p.name()),
+            };
+            lines.push(summary::summary_line(&what, &a, device));
+        }
+    }
+    let mut out = String::new();
+    if !lines.is_empty() {
+        out.push('\n');
+        out.push_str(summary::SUMMARY);
+        out.push('\n');
+        for l in lines {
+            out.push_str(&wrap(&l, width, "  ", "    "));
+        }
+    }
     out
 }
 
