@@ -360,9 +360,7 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
         "{err}"
     );
     assert!(
-        unwrapped.contains(
-            "iopath: 2 cases cannot run here (--explain says why): about"
-        ),
+        unwrapped.contains("iopath: 2 cases cannot run here (--explain says why): about"),
         "{err}"
     );
     // And the time without them is less than the first estimate.

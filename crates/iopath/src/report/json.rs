@@ -62,7 +62,6 @@ pub fn bytes_of(result: &RunResult, format: JsonFormat) -> Result<Vec<u8>> {
     exporter.serialize(result)?.into_document(exporter.flag())
 }
 
-
 /// Write `result` to `path`: a regular file (or one to be created) is
 /// replaced atomically; a symbolic link is followed (the file it names is
 /// replaced, the link stays); anything else — `/dev/null`, `/dev/stdout`, a

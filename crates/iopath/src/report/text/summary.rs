@@ -5,9 +5,9 @@
 //! summary, and [`pointer`] says what `--explain` adds.
 
 use super::verdict::{list, x};
-use crate::result::verdict_facts::{CheaperBy, VerdictFact};
 use crate::model::units::n_of;
 use crate::result::records::{Ranked, Verdict};
+use crate::result::verdict_facts::{CheaperBy, VerdictFact};
 use crate::stats;
 
 /// Why a verdict made no call.
@@ -141,9 +141,7 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
         // The rounds the verdict said it needs (its fact); a result saved
         // before facts gets the same rule.
         let said = v.facts.iter().find_map(|f| match f {
-            VerdictFact::NoCallRounds { rounds, needed, .. } => {
-                Some((*rounds, *needed))
-            }
+            VerdictFact::NoCallRounds { rounds, needed, .. } => Some((*rounds, *needed)),
             _ => None,
         });
         match (said, v.paired) {
@@ -176,8 +174,6 @@ fn versus(pick: &Ranked, m: &Ranked, real: &[&Ranked]) -> Versus {
     }
 }
 
-
-
 /// Another method's depth, when it is not the pick's: ` (QD1)`.
 fn depth_words(depth: Option<u32>) -> String {
     depth.map_or(String::new(), |d| format!(" (QD{d})"))
@@ -195,7 +191,9 @@ fn cpu_words(cpu: Option<f64>) -> String {
 
 fn why_no_call(n: &NoCall) -> String {
     match n {
-        NoCall::Rounds { have, need } => format!("ran {have} rounds, needs {need}"),
+        NoCall::Rounds { have, need } => {
+            format!("ran {have} rounds, needs {need}: --repeat {need}")
+        }
         NoCall::Repetitions { have } => format!(
             "{}: too few",
             n_of(*have as u64, "repetition", "repetitions")

@@ -87,7 +87,6 @@ pub fn lines(v: &Verdict) -> Vec<String> {
     v.facts.iter().map(|f| w.fact(f)).collect()
 }
 
-
 /// The wording of one verdict's facts.
 struct Words<'a> {
     v: &'a Verdict,

@@ -490,4 +490,3 @@ fn wording_the_neighbour() {
     assert_eq!(neighbour(&[case("buffered", &[])]), "");
     insta::assert_snapshot!([apart, noisy, unknown].join("\n"));
 }
-
