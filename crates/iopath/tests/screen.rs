@@ -191,3 +191,24 @@ fn run_dash_h_is_a_short_summary_and_dash_dash_help_is_in_groups() {
     let top = iopath().arg("-h").output().unwrap();
     assert!(String::from_utf8(top.stdout).unwrap().lines().count() <= 60);
 }
+
+/// `iopath probe` keeps to the terminal's width as the run does: its long
+/// lines (the io_uring features) wrap under their value, its table fits.
+#[test]
+fn probe_keeps_to_the_terminals_width() {
+    let dir = scratch();
+    for columns in [80usize, 100] {
+        let out = iopath()
+            .env("COLUMNS", columns.to_string())
+            .arg("probe")
+            .arg("--dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= columns, "{widest} > {columns}:\n{text}");
+        assert!(text.contains("io_uring:"), "{text}");
+    }
+}

@@ -40,7 +40,7 @@ pub fn probe(args: &ProbeArgs, stop: &AtomicBool) -> Result<()> {
     if args.json {
         write_raw((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?;
     } else {
-        write_stdout(render_probe(&report))?;
+        write_stdout(render_probe(&report, crate::report::width::stdout_width()))?;
     }
     Ok(())
 }
@@ -96,7 +96,26 @@ fn limit(v: Option<u64>) -> String {
     v.map_or_else(|| "unlimited".into(), fmt_bytes)
 }
 
-pub fn render_probe(r: &ProbeReport) -> String {
+/// `iopath probe`'s report, kept to `width` columns (a long line wraps
+/// under its value).
+pub fn render_probe(r: &ProbeReport, width: usize) -> String {
+    // Each line is a 12-column label and its value; a value too long for
+    // the width wraps under itself.
+    const LABEL: usize = 12;
+    let s = probe_lines(r)
+        .lines()
+        .map(|l| match l.char_indices().nth(LABEL) {
+            Some((i, _)) if l.chars().count() > width => {
+                crate::model::units::wrap(&l[i..], width, &l[..i], &" ".repeat(LABEL))
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect::<String>();
+    format!("{s}{}\n", probe_methods(r, width))
+}
+
+/// The probe's lines about the directory, kernel and limits.
+fn probe_lines(r: &ProbeReport) -> String {
     let mut s = String::new();
     let sys = &r.system;
     let dev = sys.device.as_ref();
@@ -147,10 +166,15 @@ pub fn render_probe(r: &ProbeReport) -> String {
         r.aio_max_nr.map_or("?".into(), |v| v.to_string()),
         r.aio_nr.map_or("?".into(), |v| v.to_string())
     ));
+    s
+}
+
+/// The probe's table: each method, usable or not, and why.
+fn probe_methods(r: &ProbeReport, width: usize) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX))
         .set_header(vec!["method", "usable", "why not / notes"]);
     for m in &r.methods {
         let mut text = m.reason.clone().unwrap_or_default();
@@ -166,8 +190,7 @@ pub fn render_probe(r: &ProbeReport) -> String {
             text,
         ]);
     }
-    s.push_str(&format!("{t}\n"));
-    s
+    t
 }
 
 pub fn methods() -> String {
