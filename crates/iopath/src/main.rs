@@ -264,35 +264,45 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         iopath::say!("error: {}", Visible(format_args!("{e:#}")));
     }
     if result.interrupted {
-        // Where what it measured went: a --json file, stdout, or only the
-        // tables printed above.
-        let kept = match (json_file, json_stdout) {
-            (Some(p), _) => format!("the results so far are in {}", p.display()),
-            (None, true) => "the results so far went to stdout (--json)".to_string(),
-            (None, false) => {
-                "the results so far are printed above (only there: --json FILE keeps them)"
-                    .to_string()
-            }
-        };
-        iopath::say!(
-            "iopath: interrupted by {}; {}; temporary files removed",
-            iopath::stop_cause(),
-            Visible(kept)
-        );
+        say_interrupted(json_file, json_stdout);
         return Ok(ExitCode::from(130));
     }
+    Ok(finished_exit(&result, reports.is_ok()))
+}
+
+/// Where what an interrupted run measured went: a --json file, stdout,
+/// or only the tables printed above.
+fn say_interrupted(json_file: Option<&std::path::PathBuf>, json_stdout: bool) {
+    let kept = match (json_file, json_stdout) {
+        (Some(p), _) => format!("the results so far are in {}", p.display()),
+        (None, true) => "the results so far went to stdout (--json)".to_string(),
+        (None, false) => {
+            "the results so far are printed above (only there: --json FILE keeps them)".to_string()
+        }
+    };
+    iopath::say!(
+        "iopath: interrupted by {}; {}; temporary files removed",
+        iopath::stop_cause(),
+        Visible(kept)
+    );
+}
+
+/// The exit code of a run that finished: 1 when a case failed, nothing
+/// was measured or a report could not be written (`reports_written`
+/// false), else 0.
+fn finished_exit(result: &iopath::result::RunResult, reports_written: bool) -> ExitCode {
     if result.cases.iter().any(|c| c.error.is_some()) {
         iopath::say!("iopath: some cases failed (see the table)");
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
-    if let Some(why) = commands::nothing_measured(&result) {
+    if let Some(why) = commands::nothing_measured(result) {
         iopath::say!("iopath: {why}");
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
-    if reports.is_err() {
-        return Ok(ExitCode::from(1));
+    if !reports_written {
+        return ExitCode::from(1);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 /// The exit code of a rank other than 0: the same as rank 0's, which saw

@@ -3,6 +3,8 @@
 
 pub mod commands;
 pub mod compare;
+mod flags_spec;
+mod values;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -12,9 +14,9 @@ use clap::{Args, Parser, Subcommand};
 use iopath_io::data::DataMode;
 use iopath_io::SyncPolicy;
 
-use crate::model::job::{CaseSpec, JobSpec, RunSpec};
-use crate::model::words::{flag, word, Bytes, Dur, List, Pct, RepTime, Span};
+use crate::model::words::{flag, word, RepTime, Span};
 use crate::model::{CacheState, Pattern};
+use values::{drift, duration, fail_above, file_layout, pct, size, PresetName};
 
 /// `--methods`'s help: its default made from the plan's list
 /// ([`crate::plan::default_methods_text`]).
@@ -710,130 +712,6 @@ pub struct ReportArgs {
 
     #[command(flatten, next_help_heading = OUTPUT)]
     pub reports: crate::report::Outputs,
-}
-
-/// A preset's name: checked, and listed for completion and `--help`.
-#[derive(Debug, Clone, Copy)]
-struct PresetName;
-
-impl clap::builder::TypedValueParser for PresetName {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        let parse: fn(&str) -> Result<String, String> = |s| {
-            crate::import::preset::find(s)
-                .map(|p| p.name)
-                .map_err(|e| own_line(e.0))
-        };
-        parse.parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(
-            crate::import::preset::names()
-                .into_iter()
-                .map(clap::builder::PossibleValue::new),
-        ))
-    }
-}
-
-/// `3`, `3%` or `0.5%`: a percentage above 0 and below 100, as a fraction.
-fn pct(s: &str) -> Result<f64, String> {
-    Pct::parse_word(s).map(|p| p.0).map_err(own_line)
-}
-
-/// A value parser's message, which quotes the value given: its control
-/// characters shown (`\x1b`), its line feeds too, so that the value
-/// neither reaches the terminal as an escape nor starts a line of the
-/// error (clap's whole message is made visible again by [`parse`]).
-fn own_line(message: String) -> String {
-    crate::model::untrusted::field(&message).into_owned()
-}
-
-fn size(s: &str) -> Result<u64, String> {
-    crate::model::units::parse_size(s).map_err(own_line)
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    crate::model::units::parse_duration(s).map_err(own_line)
-}
-
-fn file_layout(s: &str) -> Result<crate::result::mpi::FileLayout, String> {
-    crate::result::mpi::FileLayout::parse_arg(s).map_err(own_line)
-}
-
-fn fail_above(s: &str) -> Result<f64, String> {
-    crate::analysis::compare::parse_fail_above(s).map_err(own_line)
-}
-
-fn drift(s: &str) -> Result<f64, String> {
-    crate::analysis::compare::parse_drift(s).map_err(own_line)
-}
-
-use crate::model::words::Word;
-
-impl RunArgs {
-    /// The job the flags describe: every setting given on the command line
-    /// (or, for a flag with a default, only when given), and one case entry
-    /// of the case flags. Applied over a preset or job file, it overrides
-    /// them; alone, the defaults fill the rest (`plan::Plan::from_spec`).
-    pub fn flags_spec(&self) -> JobSpec {
-        let when = |id: &str| self.given.iter().any(|g| g == id);
-        let run = RunSpec {
-            file: self.file.clone(),
-            dir: self.dir.clone(),
-            size: self.size.map(Bytes),
-            time: self.time,
-            io_size: self.io_size.map(Bytes),
-            repeat: self.repeat,
-            ci_target: when("ci_target").then_some(Pct(self.ci_target)),
-            max_time: when("max_time").then_some(Dur(self.max_time)),
-            case_timeout: self.case_timeout.map(Dur),
-            warmup: when("warmup").then_some(self.warmup),
-            schedule: when("schedule").then_some(self.schedule),
-            order_seed: self.order_seed,
-            interval: when("interval").then_some(Dur(self.interval)),
-            seed: when("seed").then_some(self.seed),
-            cache: when("cache").then_some(self.cache),
-            drop_caches: self.drop_caches.then_some(true),
-            data: when("data").then_some(self.data),
-            sparse: self.sparse.then_some(true),
-            verify: self.verify.then_some(true),
-            cache_limit: self.cache_limit.map(Bytes),
-            ucache_size: self.ucache_size.map(Bytes),
-            ucache_page: when("ucache_page").then_some(Bytes(self.ucache_page)),
-            pool_threads: self.pool_threads,
-            neighbour: self.neighbour.then_some(true),
-            cpus: self.cpus.clone(),
-            numa_node: self.numa_node,
-            mem_node: self.mem_node,
-            mem_policy: self.mem_policy,
-            sqpoll_cpu: self.sqpoll_cpu,
-        };
-        let case = CaseSpec {
-            method: (!self.methods.is_empty()).then(|| List(self.methods.clone())),
-            pattern: (!self.patterns.is_empty()).then(|| List(self.patterns.clone())),
-            bs: self.bs.map(Bytes),
-            qd: self.qd,
-            threads: when("threads").then(|| List(vec![self.threads])),
-            sync: when("sync").then_some(self.sync),
-            rwmix: when("rwmix").then_some(self.rwmix),
-            span: self.span,
-            ..CaseSpec::default()
-        };
-        JobSpec {
-            run,
-            cases: vec![case],
-            ..JobSpec::default()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::model::units::{
     fmt_bs, fmt_bytes, fmt_count, fmt_device_fraction, fmt_ns, fmt_percentile,
 };
 use crate::model::Pattern;
-use crate::result::{CaseResult, RunResult, TargetKind};
+use crate::result::{CaseResult, Measurement, RunResult, TargetKind};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -27,6 +27,35 @@ pub fn render(r: &RunResult, wide: bool) -> String {
     // The result's strings go into lines of this text: each kept to its
     // line (a line feed in a value is shown, `\x0a`).
     let r = &*crate::model::untrusted::one_line(r);
+    let mut out = head(r, wide);
+    let caveat = patterns(r, wide, &mut out);
+    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
+    let skipped = not_run(r);
+    if !skipped.is_empty() {
+        out.push_str("\nnot run:\n");
+        for s in skipped {
+            out.push_str(&format!("  - {s}\n"));
+        }
+    }
+    out.push_str(&warnings(r));
+    if r.interrupted {
+        // What was interrupted, where no verdict said it already.
+        match caveat {
+            Some(c) => out.push_str(&format!("\n{c}\n")),
+            None => out.push_str(&format!(
+                "\ninterrupted ({}): the tables hold the repetitions finished before it\n",
+                crate::stop_cause()
+            )),
+        }
+    }
+    // Every sentence in WIDTH columns, wide or not: only a --wide table is
+    // wider.
+    super::prose::fit(&out, WIDTH)
+}
+
+/// What comes before the tables: the target, the legend, the run's notes
+/// and the grids.
+fn head(r: &RunResult, wide: bool) -> String {
     let mut out = String::new();
     if let Some(t) = &r.target {
         out.push_str(&target_line(r, t));
@@ -43,6 +72,13 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         out.push('\n');
         out.push_str(&super::grids::text(&g, wide));
     }
+    out
+}
+
+/// Each pattern's table and its verdicts, in the order the cases ran,
+/// onto `out`; the interruption's caveat when no verdict said it (it goes
+/// under the first verdict).
+fn patterns(r: &RunResult, wide: bool, out: &mut String) -> Option<String> {
     let mut patterns: Vec<Pattern> = Vec::new();
     for c in &r.cases {
         if !patterns.contains(&c.pattern) {
@@ -71,14 +107,13 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             }
         }
     }
-    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
-    let skipped = not_run(r);
-    if !skipped.is_empty() {
-        out.push_str("\nnot run:\n");
-        for s in skipped {
-            out.push_str(&format!("  - {s}\n"));
-        }
-    }
+    caveat
+}
+
+/// The warnings section, each with the cases it concerns; empty when the
+/// run has none.
+fn warnings(r: &RunResult) -> String {
+    let mut out = String::new();
     if !r.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &r.warnings {
@@ -90,19 +125,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
             out.push_str(&wrap(&line, WIDTH, "  - ", "    "));
         }
     }
-    if r.interrupted {
-        // What was interrupted, where no verdict said it already.
-        match caveat {
-            Some(c) => out.push_str(&format!("\n{c}\n")),
-            None => out.push_str(&format!(
-                "\ninterrupted ({}): the tables hold the repetitions finished before it\n",
-                crate::stop_cause()
-            )),
-        }
-    }
-    // Every sentence in WIDTH columns, wide or not: only a --wide table is
-    // wider.
-    super::prose::fit(&out, WIDTH)
+    out
 }
 
 /// A pattern the run never reached, in one line instead of a table.
@@ -199,6 +222,58 @@ fn legend(wide: bool, in_memory: bool) -> String {
     s
 }
 
+/// A column of a pattern's table: its header, and whether the default
+/// (not `--wide`) view shows it.
+#[derive(Clone, Copy)]
+struct Column {
+    header: &'static str,
+    default: bool,
+}
+
+/// The columns of a pattern's table, every one (`--wide` shows them all),
+/// with `placement` before the notes when the tables show where cases ran.
+fn columns(placement: bool) -> Vec<Column> {
+    let col = |header, default| Column { header, default };
+    let mut columns = vec![
+        col("method", true),
+        col("job", true),
+        col("MiB/s", true),
+        col("±95%", true),
+        col("n", false),
+        col("IOPS", true),
+        col("p50", false),
+        col("p99", true),
+        col("p99.9", false),
+        col("device", true),
+        col("CPU/IO", true),
+        col("cache", true),
+        col("vs best", true),
+        col("notes", false),
+    ];
+    if placement {
+        columns.insert(columns.len() - 1, col("placement", true));
+    }
+    columns
+}
+
+/// A note said under a table rather than in its row, with the case it
+/// concerns as the row names it.
+struct Footnote {
+    method: String,
+    job: String,
+    note: String,
+}
+
+impl Footnote {
+    fn of(c: &CaseResult, note: String) -> Footnote {
+        Footnote {
+            method: c.name(),
+            job: job(c),
+            note,
+        }
+    }
+}
+
 fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: bool) -> String {
     // The reference method `null` does no I/O: the best is the best real
     // method, and null's own cell says what it is.
@@ -208,27 +283,8 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0f64, f64::max);
-    // (header, in the default view too)
-    let mut columns = vec![
-        ("method", true),
-        ("job", true),
-        ("MiB/s", true),
-        ("±95%", true),
-        ("n", false),
-        ("IOPS", true),
-        ("p50", false),
-        ("p99", true),
-        ("p99.9", false),
-        ("device", true),
-        ("CPU/IO", true),
-        ("cache", true),
-        ("vs best", true),
-        ("notes", false),
-    ];
-    if placement {
-        columns.insert(columns.len() - 1, ("placement", true));
-    }
-    let shown: Vec<bool> = columns.iter().map(|&(_, d)| wide || d).collect();
+    let columns = columns(placement);
+    let shown: Vec<bool> = columns.iter().map(|c| wide || c.default).collect();
     let pick = |row: Vec<Cell>| -> Vec<Cell> {
         row.into_iter()
             .zip(&shown)
@@ -242,83 +298,19 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
             .iter()
             .zip(&shown)
             .filter(|(_, &s)| s)
-            .map(|((h, _), _)| *h),
+            .map(|(c, _)| c.header),
     );
-    // (method, job, note): the cases with one note are named together.
-    let mut footnotes: Vec<(String, String, String)> = Vec::new();
+    // The cases with one note are named together.
+    let mut footnotes: Vec<Footnote> = Vec::new();
     for c in cases {
-        let mut notes: Vec<String> = depth_note(c).into_iter().collect();
-        for n in other_notes(c) {
-            footnotes.push((c.name(), job(c), n.clone()));
-            notes.push("see below".to_string());
-        }
-        let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
-        let row: Vec<Cell> = match (&c.summary, &c.skipped, &c.error) {
-            // Never reached is not refused: it could run here.
-            (_, Some(_), _) if c.not_reached() => dash_row(
-                c,
-                "not reached",
-                "not reached: the run was interrupted",
-                wide,
-            ),
-            (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
-            (_, _, Some(err)) => {
-                footnotes.push((c.name(), job(c), format!("failed: {err}")));
-                dash_row(c, "FAILED", "FAILED", wide)
-            }
-            (Some(s), _, _) => {
-                let rel = if best_bw > 0.0 {
-                    s.bw_bytes_per_s / best_bw
-                } else {
-                    0.0
-                };
-                vec![
-                    Cell::new(c.name()),
-                    Cell::new(job(c)),
-                    right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
-                    right(spread(c)),
-                    right(measured_n(c).to_string()),
-                    right(fmt_count(s.iops)),
-                    right(fmt_percentile(s.lat_ns.p50, 0.5, s.lat_ns.count)),
-                    right(fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)),
-                    right(fmt_percentile(s.lat_ns.p999, 0.999, s.lat_ns.count)),
-                    right(s.device_fraction.map_or("-".into(), fmt_device_fraction)),
-                    right(fmt_ns(s.cpu.ns_per_io.round() as u64)),
-                    right(fmt_bytes(s.memory.page_cache_bytes)),
-                    right(if c.method == iopath_io::Method::Null {
-                        "ceiling".to_string()
-                    } else if rel >= 0.9995 {
-                        "best".to_string()
-                    } else {
-                        format!("{rel:.2}x")
-                    }),
-                    Cell::new(dedup_join(&notes)),
-                ]
-            }
-            (None, None, None) => dash_row(c, "no data", "no data", wide),
-        };
-        let mut row = row;
+        let mut row = case_row(c, best_bw, wide, &mut footnotes);
         if placement {
             let cell = c.placement.as_ref().map_or("-".into(), |p| p.short());
             row.insert(row.len() - 1, Cell::new(cell));
         }
         t.add_row(pick(row));
     }
-    if wide {
-        t.set_content_arrangement(ContentArrangement::Disabled);
-    } else {
-        // Numbers keep their width; the method, job and placement wrap
-        // if a table would be wider than the report.
-        t.set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(WIDTH as u16);
-        for (i, (h, _)) in columns.iter().filter(|(_, d)| *d).enumerate() {
-            if !matches!(*h, "method" | "job" | "placement") {
-                if let Some(col) = t.column_mut(i) {
-                    col.set_constraint(ColumnConstraint::ContentWidth);
-                }
-            }
-        }
-    }
+    arrange(&mut t, &columns, wide);
     let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));
     for f in notes_by_case(&footnotes) {
         s.push_str(&format!("  - {f}\n"));
@@ -326,15 +318,94 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
     s
 }
 
+/// A case's row, every column but placement; the notes said under the
+/// table go to `footnotes`.
+fn case_row(c: &CaseResult, best_bw: f64, wide: bool, footnotes: &mut Vec<Footnote>) -> Vec<Cell> {
+    let mut notes: Vec<String> = depth_note(c).into_iter().collect();
+    for n in other_notes(c) {
+        footnotes.push(Footnote::of(c, n.clone()));
+        notes.push("see below".to_string());
+    }
+    match (&c.summary, &c.skipped, &c.error) {
+        // Never reached is not refused: it could run here.
+        (_, Some(_), _) if c.not_reached() => dash_row(
+            c,
+            "not reached",
+            "not reached: the run was interrupted",
+            wide,
+        ),
+        (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
+        (_, _, Some(err)) => {
+            footnotes.push(Footnote::of(c, format!("failed: {err}")));
+            dash_row(c, "FAILED", "FAILED", wide)
+        }
+        (Some(s), _, _) => measured_row(c, s, best_bw, &notes),
+        (None, None, None) => dash_row(c, "no data", "no data", wide),
+    }
+}
+
+/// The row of a case with a summary: its figures, and how it compares
+/// with the best throughput of the table.
+fn measured_row(c: &CaseResult, s: &Measurement, best_bw: f64, notes: &[String]) -> Vec<Cell> {
+    let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
+    let rel = if best_bw > 0.0 {
+        s.bw_bytes_per_s / best_bw
+    } else {
+        0.0
+    };
+    vec![
+        Cell::new(c.name()),
+        Cell::new(job(c)),
+        right(format!("{:.1}", s.bw_bytes_per_s / MIB)),
+        right(spread(c)),
+        right(measured_n(c).to_string()),
+        right(fmt_count(s.iops)),
+        right(fmt_percentile(s.lat_ns.p50, 0.5, s.lat_ns.count)),
+        right(fmt_percentile(s.lat_ns.p99, 0.99, s.lat_ns.count)),
+        right(fmt_percentile(s.lat_ns.p999, 0.999, s.lat_ns.count)),
+        right(s.device_fraction.map_or("-".into(), fmt_device_fraction)),
+        right(fmt_ns(s.cpu.ns_per_io.round() as u64)),
+        right(fmt_bytes(s.memory.page_cache_bytes)),
+        right(if c.method == iopath_io::Method::Null {
+            "ceiling".to_string()
+        } else if rel >= 0.9995 {
+            "best".to_string()
+        } else {
+            format!("{rel:.2}x")
+        }),
+        Cell::new(dedup_join(notes)),
+    ]
+}
+
+/// How the table fits: as wide as it needs with `--wide`; else numbers
+/// keep their width and the method, job and placement wrap if a table
+/// would be wider than the report.
+fn arrange(t: &mut Table, columns: &[Column], wide: bool) {
+    if wide {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+        return;
+    }
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH as u16);
+    for (i, c) in columns.iter().filter(|c| c.default).enumerate() {
+        if !matches!(c.header, "method" | "job" | "placement") {
+            if let Some(col) = t.column_mut(i) {
+                col.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+    }
+}
+
 /// Notes under a table, each once, after the cases it concerns (method
 /// and job, as the rows name them: `uring 1M Q8T1 (SEQ1M Q8T1): ...`,
 /// `direct 1M Q1T1, uring 1M Q8T1: tmpfs accepts O_DIRECT ...`).
-fn notes_by_case(notes: &[(String, String, String)]) -> Vec<String> {
+fn notes_by_case(notes: &[Footnote]) -> Vec<String> {
     let mut by_note: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
-    for (m, j, n) in notes {
-        match by_note.iter_mut().find(|(x, _)| x == n) {
-            Some((_, v)) => v.push((m, j)),
-            None => by_note.push((n, vec![(m, j)])),
+    for f in notes {
+        let case = (f.method.as_str(), f.job.as_str());
+        match by_note.iter_mut().find(|(x, _)| *x == f.note) {
+            Some((_, v)) => v.push(case),
+            None => by_note.push((&f.note, vec![case])),
         }
     }
     by_note

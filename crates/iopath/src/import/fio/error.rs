@@ -412,30 +412,60 @@ impl From<ValueError> for BadValue {
     }
 }
 
+impl BadValue {
+    /// The message of a value error that carries nothing: `None` for one
+    /// whose message quotes what it carries.
+    fn fixed(&self) -> Option<&'static str> {
+        Some(match self {
+            BadValue::BlankAfterEq => "a blank after '=' changes how fio reads this value (fio reads `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it",
+            BadValue::Empty => "the value is empty (fio refuses it)",
+            BadValue::NumjobsZero => "numjobs=0 makes fio 3.33 clone the job until it runs out of job slots; give 1 or more",
+            BadValue::NotEngineName => "not an engine name",
+            BadValue::NothingAfterColon => "nothing after ':'",
+            BadValue::OffsetTooLarge => "the offset is too large",
+            BadValue::TooManyParts => "more than three ','-separated parts (read, write, trim)",
+            BadValue::BlockSizeSplit => "fio splits bs at ':' and '-' too (bs=4k-8k is read 4k, write 8k): give bs=READ,WRITE, or bsrange for a range",
+            BadValue::ZeroBlockSize => "a block size of 0 is out of fio's range (1 or more)",
+            BadValue::EmptyRangePart => "an empty part: give LOW-HIGH for each direction",
+            BadValue::NotOneFileSize => "give one size or a range LOW-HIGH",
+            BadValue::ZeroFileSize => "a file size of 0 is out of fio's range (1 or more)",
+            BadValue::Backwards => "the range runs backwards",
+            BadValue::NoName => "no name",
+            BadValue::PreferOneNode => "prefer takes exactly one node",
+            BadValue::Number(_)
+            | BadValue::NeedsValue { .. }
+            | BadValue::OutOfRange { .. }
+            | BadValue::PercentOutOfRange { .. }
+            | BadValue::WrongEngine { .. }
+            | BadValue::NotOneOf { .. }
+            | BadValue::UnknownPattern { .. }
+            | BadValue::NotRandomRun { .. }
+            | BadValue::NotRange { .. }
+            | BadValue::CpuList(_)
+            | BadValue::NoNodeList { .. }
+            | BadValue::NeedsNodes { .. }
+            | BadValue::Bc(_) => return None,
+        })
+    }
+}
+
 impl fmt::Display for BadValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(text) = self.fixed() {
+            return f.write_str(text);
+        }
         match self {
             BadValue::Number(e) => write!(f, "{e}"),
             BadValue::NeedsValue { key, canon } => write!(
                 f,
                 "needs a value: fio refuses a bare `{key}` (\"Option {canon} requires an argument\"); write {key}=VALUE"
             ),
-            BadValue::BlankAfterEq => write!(
-                f,
-                "a blank after '=' changes how fio reads this value (fio reads `bs= 4k` as 4 bytes, `runtime= 1m` as 1 second, and refuses `rw= read`): remove it"
-            ),
-            BadValue::Empty => write!(f, "the value is empty (fio refuses it)"),
             BadValue::OutOfRange { value, min, max } => {
                 write!(f, "{value} is out of fio's range {min} to {max}")
             }
             BadValue::PercentOutOfRange { percent } => {
                 write!(f, "{percent}% is out of range: give 1% to 100%")
             }
-            BadValue::NumjobsZero => write!(
-                f,
-                "numjobs=0 makes fio 3.33 clone the job until it runs out of job slots; give 1 or more"
-            ),
-            BadValue::NotEngineName => write!(f, "not an engine name"),
             BadValue::WrongEngine {
                 key,
                 engines,
@@ -454,44 +484,20 @@ impl fmt::Display for BadValue {
                     names.join(", ")
                 )
             }
-            BadValue::NothingAfterColon => write!(f, "nothing after ':'"),
             BadValue::NotRandomRun { text } => write!(
                 f,
                 "after ':' fio takes the number of I/Os per random offset (1 or more), not \"{text}\""
             ),
-            BadValue::OffsetTooLarge => write!(f, "the offset is too large"),
-            BadValue::TooManyParts => write!(
-                f,
-                "more than three ','-separated parts (read, write, trim)"
-            ),
-            BadValue::BlockSizeSplit => write!(
-                f,
-                "fio splits bs at ':' and '-' too (bs=4k-8k is read 4k, write 8k): give bs=READ,WRITE, or bsrange for a range"
-            ),
-            BadValue::ZeroBlockSize => write!(
-                f,
-                "a block size of 0 is out of fio's range (1 or more)"
-            ),
             BadValue::NotRange { part } => write!(f, "\"{part}\" is not a range LOW-HIGH"),
-            BadValue::EmptyRangePart => write!(
-                f,
-                "an empty part: give LOW-HIGH for each direction"
-            ),
-            BadValue::NotOneFileSize => write!(f, "give one size or a range LOW-HIGH"),
-            BadValue::ZeroFileSize => write!(
-                f,
-                "a file size of 0 is out of fio's range (1 or more)"
-            ),
-            BadValue::Backwards => write!(f, "the range runs backwards"),
-            BadValue::NoName => write!(f, "no name"),
             BadValue::CpuList(why) => write!(f, "{why}"),
             BadValue::NoNodeList { mode } => write!(f, "{mode} takes no node list"),
-            BadValue::PreferOneNode => write!(f, "prefer takes exactly one node"),
             BadValue::NeedsNodes { mode } => write!(f, "{mode} needs nodes: {mode}:0-1"),
             BadValue::Bc(e) => write!(
                 f,
                 "fio computes a value that uses $pagesize, $mb_memory or $ncpus and holds + - * / with bc, which would fail here: {e}"
             ),
+            // Said by `fixed` above.
+            _ => Ok(()),
         }
     }
 }

@@ -193,21 +193,7 @@ impl<'c> Reader<'c> {
     }
 
     fn include(&mut self, rest: &str, line: &str, at: &Location) -> Result<(), FioError> {
-        let name = match rest.chars().next() {
-            None => "",
-            Some(c) if c.is_whitespace() || c == '=' => rest[c.len_utf8()..].trim(),
-            _ => {
-                return Err(FioError::new(
-                    at,
-                    Syntax::NotInclude {
-                        line: line.to_string(),
-                    },
-                ))
-            }
-        };
-        if name.is_empty() {
-            return Err(FioError::new(at, Syntax::IncludeNeedsName));
-        }
+        let name = include_name(rest, line, at)?;
         let path = resolve_include(name, &at.file).ok_or_else(|| {
             let dir = at.file.parent().unwrap_or(Path::new(""));
             FioError::new(
@@ -220,11 +206,29 @@ impl<'c> Reader<'c> {
             )
         })?;
         let id = identity(&path);
-        if self.stack.contains(&id) {
+        self.check_include(name, &path, &id, at)?;
+        let bytes = self.read_include(name, &path, at)?;
+        self.stack.push(id);
+        let result = self.lines(&bytes, &path, true);
+        self.stack.pop();
+        result
+    }
+
+    /// Whether the file `path` (`id`, as the stack holds it) may be
+    /// included here: not one being read (a cycle), not deeper than
+    /// [`MAX_INCLUDE_DEPTH`], a regular file.
+    fn check_include(
+        &self,
+        name: &str,
+        path: &Path,
+        id: &PathBuf,
+        at: &Location,
+    ) -> Result<(), FioError> {
+        if self.stack.contains(id) {
             let chain = self
                 .stack
                 .iter()
-                .chain(std::iter::once(&id))
+                .chain(std::iter::once(id))
                 .cloned()
                 .collect();
             return Err(FioError::new(
@@ -246,17 +250,28 @@ impl<'c> Reader<'c> {
         }
         // A device or a FIFO would be read until memory runs out, or
         // forever (`include /dev/zero`).
-        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
             return Err(FioError::new(
                 at,
                 Include::NotAFile {
                     name: name.to_string(),
-                    path,
+                    path: path.to_path_buf(),
                 },
             ));
         }
+        Ok(())
+    }
+
+    /// The included file's bytes, counted into what the job file has read
+    /// so far, which is bounded as one job file is.
+    fn read_include(
+        &mut self,
+        name: &str,
+        path: &Path,
+        at: &Location,
+    ) -> Result<Vec<u8>, FioError> {
         let bytes = read_capped(
-            &path,
+            path,
             &format!("include {name}: {} is", path.display()),
             at,
             |why| Problem::Include(Include::Unreadable(why)),
@@ -276,10 +291,7 @@ impl<'c> Reader<'c> {
                 },
             ));
         }
-        self.stack.push(id);
-        let result = self.lines(&bytes, &path, true);
-        self.stack.pop();
-        result
+        Ok(bytes)
     }
 
     fn option(&self, line: &str, at: &Location) -> Result<Entry, FioError> {
@@ -367,6 +379,27 @@ impl<'c> Reader<'c> {
         out.push_str(rest);
         Ok(out)
     }
+}
+
+/// The file an `include` line names (`include NAME`, `include=NAME`);
+/// `rest` is what follows the word `include`.
+fn include_name<'l>(rest: &'l str, line: &str, at: &Location) -> Result<&'l str, FioError> {
+    let name = match rest.chars().next() {
+        None => "",
+        Some(c) if c.is_whitespace() || c == '=' => rest[c.len_utf8()..].trim(),
+        _ => {
+            return Err(FioError::new(
+                at,
+                Syntax::NotInclude {
+                    line: line.to_string(),
+                },
+            ))
+        }
+    };
+    if name.is_empty() {
+        return Err(FioError::new(at, Syntax::IncludeNeedsName));
+    }
+    Ok(name)
 }
 
 /// A relative include: next to the including file, then the current
