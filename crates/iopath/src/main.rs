@@ -208,10 +208,10 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         .collect::<Vec<_>>()
         .join(" ");
     // The runner's events, in words on stderr (none under --quiet, none
-    // from ranks other than 0).
+    // from ranks other than 0, but for what it removed of killed runs).
     let quiet = args.quiet || !rank0;
     let say = move |e: &iopath::run::Event<'_>| {
-        if !quiet {
+        if !quiet || e.said_when_quiet() {
             iopath::report::text::events::to_stderr(e);
         }
     };
@@ -245,7 +245,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         return Ok(rank_exit(&result));
     }
     let mut text = args.reports.terminal().text(&result);
-    text.push_str(&iopath::run::mpi::table::render(&result));
+    text.push_str(&iopath::report::mpi::render(&result));
     if json_stdout || args.reports.uses_stdout() {
         if !args.quiet {
             iopath::model::untrusted::to_stderr(Visible(&text));

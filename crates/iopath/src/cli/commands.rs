@@ -49,12 +49,16 @@ pub fn probe(args: &ProbeArgs, stop: &AtomicBool) -> Result<()> {
 pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
     let target = crate::run::target::prepare(
         &TargetSpec::TempIn(dir.to_path_buf()),
-        Some(1 << 20),
-        false,
-        false,
-        crate::run::target::Fill::random(1),
-        stop,
-        &Progress::hidden(),
+        &crate::run::target::Prepare {
+            size: Some(1 << 20),
+            writes: false,
+            copies: false,
+            fill: crate::run::target::Fill::random(1),
+            stop,
+            progress: &Progress::hidden(),
+            // What killed runs left in `dir`, removed: said on stderr.
+            events: crate::run::Events(&crate::report::text::events::to_stderr),
+        },
     )?;
     let align = iopath_io::sys::dio_alignment(target.path());
     let len = align.offset.max(4096);

@@ -14,6 +14,7 @@ pub mod heading;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod mpi;
 pub mod prose;
 pub mod screen;
 pub mod table;

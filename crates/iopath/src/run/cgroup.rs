@@ -25,6 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::plan::UsageError;
+use crate::run::{Event, Events};
 use crate::system::metrics::procfs::{stat_value, MemCgroup};
 
 /// A memory cgroup iopath made; removed when dropped.
@@ -96,72 +97,104 @@ impl Drop for Flusher {
     }
 }
 
+/// The parent cgroup, when there is one and the cap is one the process
+/// can live under (bad input otherwise).
+fn check_request(parent: Option<MemCgroup>, limit: u64) -> Result<MemCgroup, UsageError> {
+    let Some(parent) = parent else {
+        return Err(UsageError(
+            "--cache-limit needs a memory cgroup controller, and this process is in none (no v1 `memory` hierarchy, no v2 hierarchy with `memory` in cgroup.controllers): mount one, or run without --cache-limit".into(),
+        ));
+    };
+    if limit < MIN_LIMIT {
+        return Err(UsageError(format!(
+            "--cache-limit {}: give at least {} (the process itself needs some)",
+            crate::model::units::fmt_bytes(limit),
+            crate::model::units::fmt_bytes(MIN_LIMIT)
+        )));
+    }
+    Ok(parent)
+}
+
+/// The smallest cap accepted: the process itself needs some memory.
+pub const MIN_LIMIT: u64 = 4 << 20;
+
+/// Where the new cgroup goes. On v2 a cgroup that holds processes cannot
+/// give its children a controller (the no-internal-processes rule): the
+/// new cgroup is then a sibling of the process's own, under a parent that
+/// already enables memory for its children. On v1 it is a child.
+fn base_of(parent: &MemCgroup) -> PathBuf {
+    if parent.version != 2 {
+        return parent.dir.clone();
+    }
+    parent
+        .dir
+        .parent()
+        .filter(|p| {
+            std::fs::read_to_string(p.join("cgroup.subtree_control"))
+                .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"))
+        })
+        .map_or_else(|| parent.dir.clone(), Path::to_path_buf)
+}
+
+/// v2: enable the memory controller for the children of `dir` (the
+/// process's own cgroup), unless it is already.
+fn enable_memory_for_children(dir: &Path) -> Result<(), UsageError> {
+    let ctl = dir.join("cgroup.subtree_control");
+    let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
+    if enabled.split_whitespace().any(|c| c == "memory") {
+        return Ok(());
+    }
+    std::fs::write(&ctl, "+memory").map_err(|e| {
+        UsageError(format!(
+            "--cache-limit: cannot enable the memory controller for children of {} ({e}); run as root, from a cgroup whose memory controller may be delegated",
+            dir.display()
+        ))
+    })
+}
+
+/// Say what [`reap_stale`] removed: the cgroups, then each one whose run
+/// the OOM killer killed.
+fn say_reaped(stale: &[StaleCgroup], events: Events<'_>) {
+    if stale.is_empty() {
+        return;
+    }
+    let paths: Vec<PathBuf> = stale.iter().map(|s| s.dir.clone()).collect();
+    events.emit(Event::StaleCgroups(&paths));
+    for s in stale.iter().filter(|s| s.oom_kills > 0) {
+        events.emit(Event::OomKilled {
+            cgroup: &s.dir,
+            kills: s.oom_kills,
+        });
+    }
+}
+
 fn procs_file(dir: &Path) -> PathBuf {
     dir.join("cgroup.procs")
 }
 
 impl CacheLimit {
-    /// Make a cgroup capped at `limit` under the process's memory cgroup.
-    pub fn create(limit: u64) -> Result<CacheLimit, UsageError> {
-        CacheLimit::create_under(MemCgroup::current(), limit)
+    /// Make a cgroup capped at `limit` under the process's memory cgroup;
+    /// the cgroups of killed runs found beside it are removed and said to
+    /// `events`.
+    pub fn create(limit: u64, events: Events<'_>) -> Result<CacheLimit, UsageError> {
+        CacheLimit::create_under(MemCgroup::current(), limit, events)
     }
 
     /// [`CacheLimit::create`] under `parent` (None: no memory controller).
-    pub fn create_under(parent: Option<MemCgroup>, limit: u64) -> Result<CacheLimit, UsageError> {
-        let Some(parent) = parent else {
-            return Err(UsageError(
-                "--cache-limit needs a memory cgroup controller, and this process is in none (no v1 `memory` hierarchy, no v2 hierarchy with `memory` in cgroup.controllers): mount one, or run without --cache-limit".into(),
-            ));
-        };
-        if limit < (4 << 20) {
-            return Err(UsageError(format!(
-                "--cache-limit {}: give at least 4 MiB (the process itself needs some)",
-                crate::model::units::fmt_bytes(limit)
-            )));
-        }
-        // On v2 a cgroup that holds processes cannot give its children a
-        // controller (the no-internal-processes rule): the new cgroup is
-        // then a sibling of the process's own, under a parent that already
-        // enables memory for its children. On v1 it is a child.
-        let base = if parent.version == 2 {
-            parent
-                .dir
-                .parent()
-                .filter(|p| {
-                    std::fs::read_to_string(p.join("cgroup.subtree_control"))
-                        .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"))
-                })
-                .map_or_else(|| parent.dir.clone(), Path::to_path_buf)
-        } else {
-            parent.dir.clone()
-        };
-        let stale = reap_stale(&base);
-        let paths: Vec<PathBuf> = stale.iter().map(|s| s.0.clone()).collect();
-        if let Some(m) = crate::run::target::reap::message(("cgroup", "cgroups"), &paths) {
-            crate::say!("{}", crate::model::untrusted::Visible(m));
-        }
-        for (dir, kills) in stale.iter().filter(|s| s.1 > 0) {
-            crate::say!(
-                "{}",
-                crate::model::untrusted::Visible(oom_message(dir, *kills))
-            );
-        }
+    pub fn create_under(
+        parent: Option<MemCgroup>,
+        limit: u64,
+        events: Events<'_>,
+    ) -> Result<CacheLimit, UsageError> {
+        let parent = check_request(parent, limit)?;
+        let base = base_of(&parent);
+        say_reaped(&reap_stale(&base), events);
         let dir = (0..100)
             .map(|n| base.join(format!("iopath-{}-{n}", std::process::id())))
             .find(|d| !d.exists())
             .ok_or_else(|| UsageError("--cache-limit: no free cgroup name".into()))?;
         if parent.version == 2 && base == parent.dir {
-            // The controller must be enabled for the children.
-            let ctl = base.join("cgroup.subtree_control");
-            let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
-            if !enabled.split_whitespace().any(|c| c == "memory") {
-                std::fs::write(&ctl, "+memory").map_err(|e| {
-                    UsageError(format!(
-                        "--cache-limit: cannot enable the memory controller for children of {} ({e}); run as root, from a cgroup whose memory controller may be delegated",
-                        parent.dir.display()
-                    ))
-                })?;
-            }
+            enable_memory_for_children(&parent.dir)?;
         }
         std::fs::create_dir(&dir).map_err(|e| {
             UsageError(format!(
@@ -169,7 +202,7 @@ impl CacheLimit {
                 dir.display()
             ))
         })?;
-        let mut made = CacheLimit {
+        let made = CacheLimit {
             dir,
             version: parent.version,
             limit,
@@ -178,21 +211,24 @@ impl CacheLimit {
             flush_at: None,
             flusher: None,
         };
-        let (file, value) = if made.version == 2 {
-            ("memory.max", limit.to_string())
+        // On failure `made` drops and removes the directory.
+        made.cap().map(|()| made)
+    }
+
+    /// Write the cap into the cgroup made.
+    fn cap(&self) -> Result<(), UsageError> {
+        let file = if self.version == 2 {
+            "memory.max"
         } else {
-            ("memory.limit_in_bytes", limit.to_string())
+            "memory.limit_in_bytes"
         };
-        if let Err(e) = std::fs::write(made.dir.join(file), value) {
-            // `made` drops here and removes the directory.
-            return Err(UsageError(format!(
+        std::fs::write(self.dir.join(file), self.limit.to_string()).map_err(|e| {
+            UsageError(format!(
                 "--cache-limit: cannot write {} in {} ({e})",
                 file,
-                made.dir.display()
-            )));
-        }
-        made.entered = false;
-        Ok(made)
+                self.dir.display()
+            ))
+        })
     }
 
     /// v1: write back dirty pages of the filesystem holding `at` (the
@@ -285,15 +321,6 @@ fn remove(dir: &Path, version: u8) {
     }
 }
 
-/// What the next run says of a cgroup it removed whose run the kernel's
-/// OOM killer killed (`kills` times): the run itself could say nothing.
-pub fn oom_message(dir: &Path, kills: u64) -> String {
-    format!(
-        "iopath: the run that made {} was killed by the kernel's OOM killer ({kills} kill(s) in it): its --cache-limit could not hold what a case needed (if it was given --json, that file holds what it finished before the kill; it has none if the kill came in its first case); give a larger --cache-limit, or a --dir on a disk if it ran on tmpfs",
-        dir.display()
-    )
-}
-
 /// How many times the OOM killer killed a task of the cgroup `dir` (v1
 /// `memory.oom_control`, v2 `memory.events`: `oom_kill N`); 0 when unknown.
 pub fn oom_kills(dir: &Path) -> u64 {
@@ -304,12 +331,20 @@ pub fn oom_kills(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// A cgroup of a killed run, removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleCgroup {
+    pub dir: PathBuf,
+    /// How many times the kernel's OOM killer killed a task in it.
+    pub oom_kills: u64,
+}
+
 /// Remove `iopath-<pid>-<n>` cgroups under `parent` whose process is gone
 /// (a run killed before it could clean up): no process has the pid, or
 /// the one that has it started after the cgroup was made (a reused pid),
 /// and no process is in it. A live run's cgroup is left. Returns each
 /// cgroup removed with the OOM kills counted in it ([`oom_kills`]).
-pub fn reap_stale(parent: &Path) -> Vec<(PathBuf, u64)> {
+pub fn reap_stale(parent: &Path) -> Vec<StaleCgroup> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(parent) else {
         return removed;
@@ -337,7 +372,10 @@ pub fn reap_stale(parent: &Path) -> Vec<(PathBuf, u64)> {
         let kills = oom_kills(&e.path());
         remove(&e.path(), version);
         if !e.path().exists() {
-            removed.push((e.path(), kills));
+            removed.push(StaleCgroup {
+                dir: e.path(),
+                oom_kills: kills,
+            });
         }
     }
     removed
@@ -347,25 +385,19 @@ pub fn reap_stale(parent: &Path) -> Vec<(PathBuf, u64)> {
 mod tests {
     use super::*;
 
-    /// The killed run's --json file may not exist (killed in its first
-    /// case, or no --json at all): the message must not promise one.
-    #[test]
-    fn oom_message_does_not_promise_a_json_file() {
-        let m = oom_message(Path::new("/sys/fs/cgroup/memory/iopath-1-0"), 1);
-        assert!(m.contains("iopath-1-0") && m.contains("1 kill(s)"), "{m}");
-        assert!(!m.contains("its results are in its --json file"), "{m}");
-        assert!(m.contains("if it was given --json"), "{m}");
-    }
-
     #[test]
     fn no_memory_controller_is_a_clear_usage_error() {
-        let e = CacheLimit::create_under(None, 64 << 20).unwrap_err().0;
+        let e = CacheLimit::create_under(None, 64 << 20, Events::NONE)
+            .unwrap_err()
+            .0;
         assert!(e.contains("memory cgroup controller"), "{e}");
         let fake = MemCgroup {
             version: 1,
             dir: PathBuf::from("/nonexistent"),
         };
-        let e = CacheLimit::create_under(Some(fake), 1 << 20).unwrap_err().0;
+        let e = CacheLimit::create_under(Some(fake), 1 << 20, Events::NONE)
+            .unwrap_err()
+            .0;
         assert!(e.contains("at least 4 MiB"), "{e}");
     }
 }

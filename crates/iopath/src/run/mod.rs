@@ -155,6 +155,7 @@ impl Runner<'_> {
                 &plan.target,
                 plan.size,
                 copies,
+                self.events,
             ))?;
             self.ranks.agree(crate::run::target::check_existing(
                 &plan.target,
@@ -197,7 +198,7 @@ impl Runner<'_> {
         let limit = plan
             .cache_limit
             .filter(|_| plan.cases.iter().any(|c| c.cache_limited))
-            .map(CacheLimit::create)
+            .map(|l| CacheLimit::create(l, self.events))
             .transpose();
         let mut limit = self.ranks.agree(limit.map_err(anyhow::Error::from))?;
         if let Some(l) = &mut limit {

@@ -434,80 +434,9 @@ impl<'p> Ranks<'p> {
         if !self.many() {
             return rep;
         }
-        let part = match &rep {
-            Ok(RepOk {
-                measurement: m,
-                hist,
-                verified,
-                ..
-            }) => {
-                let release = self.release.lock().ok().and_then(|r| *r);
-                let span = self.span.lock().ok().and_then(|s| *s);
-                let now = Instant::now();
-                let (s, e) = span.unwrap_or_else(|| {
-                    // No worker span (a copy): it ended about now.
-                    let d = std::time::Duration::from_nanos(m.duration_ns);
-                    (now.checked_sub(d).unwrap_or(now), now)
-                });
-                let since = |t: Instant| {
-                    release.map_or(0, |r| t.saturating_duration_since(r).as_nanos() as u64)
-                };
-                let mut ran = Ran::new(
-                    m.clone(),
-                    hist,
-                    since(s),
-                    since(e),
-                    (verified.bytes, verified.ns),
-                );
-                ran.case = case.to_string();
-                ran.notes = rep
-                    .as_ref()
-                    .map(|r| r.engine_notes.clone())
-                    .unwrap_or_default();
-                ran.disk = self.disk.lock().ok().and_then(|mut d| d.take());
-                Part::Ran(Box::new(ran))
-            }
-            Err(RepError::Skip(w)) => Part::Skip(w.clone()),
-            Err(RepError::Fail(w)) => Part::Fail(w.clone()),
-        };
-        let all = self.exchange(&serde_json::to_vec(&part).unwrap_or_default());
-        let parts: Vec<Part> = all
-            .iter()
-            .map(|b| {
-                serde_json::from_slice(b)
-                    .unwrap_or_else(|e| Part::Fail(format!("unreadable message: {e}")))
-            })
-            .collect();
-        let named = |r: usize, w: &str| format!("rank {r} ({}): {w}", self.host(r));
-        if let Some((r, Part::Fail(w))) = parts
-            .iter()
-            .enumerate()
-            .find(|(_, p)| matches!(p, Part::Fail(_)))
-        {
-            return Err(RepError::Fail(named(r, w)));
-        }
-        if let Some((r, Part::Skip(w))) = parts
-            .iter()
-            .enumerate()
-            .find(|(_, p)| matches!(p, Part::Skip(_)))
-        {
-            return Err(RepError::Skip(named(r, w)));
-        }
-        // Every rank must have run the same case in this slot (the same
-        // plan, the same order: [`Ranks::agree_plan`]); a rank out of step
-        // would make the aggregate a sum of different cases.
-        let mut ran_cases = parts.iter().enumerate().filter_map(|(r, p)| match p {
-            Part::Ran(x) => Some((r, x.case.as_str())),
-            _ => None,
-        });
-        if let Some((r0, first)) = ran_cases.next() {
-            if let Some((r, other)) = ran_cases.find(|(_, c)| *c != first) {
-                return Err(RepError::Fail(format!(
-                    "ranks out of step: rank {r} ({}) ran {other} where rank {r0} ({}) ran {first}; every rank must run the same plan in the same order (report this as a bug)",
-                    self.host(r),
-                    self.host(r0)
-                )));
-            }
+        let parts = self.gather(&self.part_of(&rep, case));
+        if let Some(refused) = self.first_refusal(&parts) {
+            return Err(refused);
         }
         let rans: Vec<(u32, &str, &Ran)> = parts
             .iter()
@@ -533,6 +462,85 @@ impl<'p> Ranks<'p> {
             verified,
             ..r
         })
+    }
+
+    /// This rank's part of the repetition, as the other ranks get it: what
+    /// it measured, placed in time after the common release, or why it
+    /// failed or was refused.
+    fn part_of(&self, rep: &Result<RepOk, RepError>, case: &str) -> Part {
+        let ok = match rep {
+            Ok(ok) => ok,
+            Err(RepError::Skip(w)) => return Part::Skip(w.clone()),
+            Err(RepError::Fail(w)) => return Part::Fail(w.clone()),
+        };
+        let m = &ok.measurement;
+        let release = self.release.lock().ok().and_then(|r| *r);
+        let span = self.span.lock().ok().and_then(|s| *s);
+        let now = Instant::now();
+        let (s, e) = span.unwrap_or_else(|| {
+            // No worker span (a copy): it ended about now.
+            let d = std::time::Duration::from_nanos(m.duration_ns);
+            (now.checked_sub(d).unwrap_or(now), now)
+        });
+        let since =
+            |t: Instant| release.map_or(0, |r| t.saturating_duration_since(r).as_nanos() as u64);
+        let mut ran = Ran::new(
+            m.clone(),
+            &ok.hist,
+            since(s),
+            since(e),
+            (ok.verified.bytes, ok.verified.ns),
+        );
+        ran.case = case.to_string();
+        ran.notes = ok.engine_notes.clone();
+        ran.disk = self.disk.lock().ok().and_then(|mut d| d.take());
+        Part::Ran(Box::new(ran))
+    }
+
+    /// Every rank's part, in rank order (this one's `mine` among them).
+    fn gather(&self, mine: &Part) -> Vec<Part> {
+        self.exchange(&serde_json::to_vec(mine).unwrap_or_default())
+            .iter()
+            .map(|b| {
+                serde_json::from_slice(b)
+                    .unwrap_or_else(|e| Part::Fail(format!("unreadable message: {e}")))
+            })
+            .collect()
+    }
+
+    /// Why the repetition counts on no rank: the first failing rank's
+    /// failure, else the first refusing rank's refusal, else ranks that
+    /// ran different cases in this slot; `None` when all ran it.
+    fn first_refusal(&self, parts: &[Part]) -> Option<RepError> {
+        let named = |r: usize, w: &str| format!("rank {r} ({}): {w}", self.host(r));
+        let fail = parts.iter().enumerate().find_map(|(r, p)| match p {
+            Part::Fail(w) => Some(RepError::Fail(named(r, w))),
+            _ => None,
+        });
+        let skip = || {
+            parts.iter().enumerate().find_map(|(r, p)| match p {
+                Part::Skip(w) => Some(RepError::Skip(named(r, w))),
+                _ => None,
+            })
+        };
+        fail.or_else(skip).or_else(|| self.out_of_step(parts))
+    }
+
+    /// Every rank must have run the same case in this slot (the same plan,
+    /// the same order: [`Ranks::agree_plan`]); a rank out of step would
+    /// make the aggregate a sum of different cases.
+    fn out_of_step(&self, parts: &[Part]) -> Option<RepError> {
+        let mut ran_cases = parts.iter().enumerate().filter_map(|(r, p)| match p {
+            Part::Ran(x) => Some((r, x.case.as_str())),
+            _ => None,
+        });
+        let (r0, first) = ran_cases.next()?;
+        let (r, other) = ran_cases.find(|(_, c)| *c != first)?;
+        Some(RepError::Fail(format!(
+            "ranks out of step: rank {r} ({}) ran {other} where rank {r0} ({}) ran {first}; every rank must run the same plan in the same order (report this as a bug)",
+            self.host(r),
+            self.host(r0)
+        )))
     }
 }
 

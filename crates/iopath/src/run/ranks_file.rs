@@ -47,26 +47,25 @@ impl Runner<'_> {
         }
         let ranks = self.ranks;
         let shared = ranks.many() && ranks.layout().is_some_and(|l| l.shared());
-        let prepare = |spec: &TargetSpec| {
-            target::prepare(
-                spec,
-                plan.size,
-                plan.writes(),
-                plan.cases.iter().any(|c| c.pattern == Pattern::Copy),
-                target::Fill {
-                    seed: plan.seed,
-                    data: plan.data,
-                    sparse: plan.sparse,
-                    verify_unit: plan.verify_unit(),
-                },
-                // The signal's own flag: a prefill is cut at once on the
-                // rank a Ctrl-C reaches (mpirun kills the ranks a second
-                // after its SIGTERM), and the set-up's agreement that
-                // follows makes the failure every rank's.
-                ranks.cut(self.stop),
-                &self.progress,
-            )
+        let how = target::Prepare {
+            size: plan.size,
+            writes: plan.writes(),
+            copies: plan.cases.iter().any(|c| c.pattern == Pattern::Copy),
+            fill: target::Fill {
+                seed: plan.seed,
+                data: plan.data,
+                sparse: plan.sparse,
+                verify_unit: plan.verify_unit(),
+            },
+            // The signal's own flag: a prefill is cut at once on the
+            // rank a Ctrl-C reaches (mpirun kills the ranks a second
+            // after its SIGTERM), and the set-up's agreement that
+            // follows makes the failure every rank's.
+            stop: ranks.cut(self.stop),
+            progress: &self.progress,
+            events: self.events,
         };
+        let prepare = |spec: &TargetSpec| target::prepare(spec, &how);
         if !shared {
             return Ok((Some(prepare(&plan.target)?), None));
         }

@@ -452,67 +452,82 @@ pub fn case_summaries(reps: &[MpiRep]) -> Vec<MpiCase> {
                 .iter()
                 .filter(|r| counted(r) && r.case == case)
                 .collect();
-            let med = |v: Vec<f64>| {
-                let mut v = v;
-                median(&mut v)
+            case_summary(case, &mine)
+        })
+        .collect()
+}
+
+/// The median of `v`.
+fn med(mut v: Vec<f64>) -> f64 {
+    median(&mut v)
+}
+
+/// One case over its measured repetitions `mine` (at least one).
+fn case_summary(case: &str, mine: &[&MpiRep]) -> MpiCase {
+    let ranks = rank_summaries(mine);
+    let slowest_rank = ranks.iter().max_by_key(|r| r.end_ns).map(|r| r.rank);
+    let bws = ranks.iter().map(|r| r.bw_bytes_per_s);
+    let (lo, hi) = bws.fold((f64::MAX, 0.0f64), |(lo, hi), b| (lo.min(b), hi.max(b)));
+    MpiCase {
+        case: case.to_string(),
+        measured: mine.len() as u32,
+        spread: (lo > 0.0 && hi > 0.0).then(|| hi / lo),
+        slowest_rank,
+        ranks,
+        hosts: host_summaries(mine),
+        stonewall_bw_bytes_per_s: Some(med(mine
+            .iter()
+            .map(|r| r.stonewall_bw_bytes_per_s)
+            .collect())),
+    }
+}
+
+/// Each rank's medians over the repetitions `mine`.
+fn rank_summaries(mine: &[&MpiRep]) -> Vec<RankSummary> {
+    mine[0]
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let of = |f: &dyn Fn(&RankRow) -> f64| {
+                med(mine.iter().filter_map(|r| r.ranks.get(i)).map(f).collect())
             };
-            let ranks: Vec<RankSummary> = mine[0]
-                .ranks
-                .iter()
-                .enumerate()
-                .map(|(i, row)| {
-                    let of = |f: &dyn Fn(&RankRow) -> f64| {
-                        med(mine.iter().filter_map(|r| r.ranks.get(i)).map(f).collect())
-                    };
-                    RankSummary {
-                        rank: row.rank,
-                        host: row.host.clone(),
-                        io_bytes: of(&|x| x.io_bytes as f64).round() as u64,
-                        bw_bytes_per_s: of(&|x| x.bw_bytes_per_s),
-                        end_ns: of(&|x| x.end_ns as f64).round() as u64,
-                    }
+            RankSummary {
+                rank: row.rank,
+                host: row.host.clone(),
+                io_bytes: of(&|x| x.io_bytes as f64).round() as u64,
+                bw_bytes_per_s: of(&|x| x.bw_bytes_per_s),
+                end_ns: of(&|x| x.end_ns as f64).round() as u64,
+            }
+        })
+        .collect()
+}
+
+/// Each host's medians over the repetitions `mine`; its device's only when
+/// every repetition counted them.
+fn host_summaries(mine: &[&MpiRep]) -> Vec<HostSummary> {
+    mine[0]
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let rows: Vec<&HostRow> = mine.iter().filter_map(|r| r.hosts.get(i)).collect();
+            let dev = |f: &dyn Fn(&DiskCounters) -> u64| {
+                rows.iter().all(|r| r.device.is_some()).then(|| {
+                    med(rows
+                        .iter()
+                        .filter_map(|r| r.device.as_ref().map(|d| f(d) as f64))
+                        .collect())
+                    .round() as u64
                 })
-                .collect();
-            let slowest_rank = ranks.iter().max_by_key(|r| r.end_ns).map(|r| r.rank);
-            let bws = ranks.iter().map(|r| r.bw_bytes_per_s);
-            let (lo, hi) = bws.fold((f64::MAX, 0.0f64), |(lo, hi), b| (lo.min(b), hi.max(b)));
-            let hosts = mine[0]
-                .hosts
-                .iter()
-                .enumerate()
-                .map(|(i, h)| {
-                    let rows: Vec<&HostRow> = mine.iter().filter_map(|r| r.hosts.get(i)).collect();
-                    let dev = |f: &dyn Fn(&DiskCounters) -> u64| {
-                        rows.iter().all(|r| r.device.is_some()).then(|| {
-                            med(rows
-                                .iter()
-                                .filter_map(|r| r.device.as_ref().map(|d| f(d) as f64))
-                                .collect())
-                            .round() as u64
-                        })
-                    };
-                    HostSummary {
-                        host: h.host.clone(),
-                        ranks: h.ranks.clone(),
-                        io_bytes: med(rows.iter().map(|r| r.io_bytes as f64).collect()).round()
-                            as u64,
-                        bw_bytes_per_s: med(rows.iter().map(|r| r.bw_bytes_per_s).collect()),
-                        device_read_bytes: dev(&|d| d.read_bytes),
-                        device_write_bytes: dev(&|d| d.write_bytes),
-                    }
-                })
-                .collect();
-            MpiCase {
-                case: case.to_string(),
-                measured: mine.len() as u32,
-                spread: (lo > 0.0 && hi > 0.0).then(|| hi / lo),
-                slowest_rank,
-                ranks,
-                hosts,
-                stonewall_bw_bytes_per_s: Some(med(mine
-                    .iter()
-                    .map(|r| r.stonewall_bw_bytes_per_s)
-                    .collect())),
+            };
+            HostSummary {
+                host: h.host.clone(),
+                ranks: h.ranks.clone(),
+                io_bytes: med(rows.iter().map(|r| r.io_bytes as f64).collect()).round() as u64,
+                bw_bytes_per_s: med(rows.iter().map(|r| r.bw_bytes_per_s).collect()),
+                device_read_bytes: dev(&|d| d.read_bytes),
+                device_write_bytes: dev(&|d| d.write_bytes),
             }
         })
         .collect()

@@ -24,7 +24,8 @@
 //!   `IOPATH_NO_TMPFILE=1`, for tests) it is named `iopath-<pid>-<random>.dat`,
 //!   marked as this run's (`user.iopath.owner`) and `flock`ed while the
 //!   run lives, and the next run removes such files left by killed runs
-//!   when it can prove them so ([`reap`]), saying so on stderr.
+//!   when it can prove them so ([`reap`]), saying so to the caller's
+//!   events (`run::Event::StaleFiles`).
 //! - A created file is prefilled with incompressible data before any case
 //!   runs, so no read ever hits an unwritten (sparse) extent.
 //! - Free space is checked before anything is created.
@@ -43,6 +44,7 @@ use crate::model::units::fmt_bytes;
 use crate::plan::{TargetSpec, UsageError, DEFAULT_SIZE};
 use crate::result::TargetKind;
 use crate::run::progress::Progress;
+use crate::run::Events;
 use crate::Interrupted;
 
 mod existing;
@@ -162,14 +164,20 @@ impl Fill {
 /// [`check`], and for a file iopath makes (`size` bytes, twice that with
 /// `copies`), room for it: all that [`prepare`] can refuse before any
 /// I/O, so that the run says it before its estimate.
-pub fn check_room(spec: &TargetSpec, size: Option<u64>, copies: bool) -> Result<()> {
+/// What killed runs left there and is removed is said to `events`.
+pub fn check_room(
+    spec: &TargetSpec,
+    size: Option<u64>,
+    copies: bool,
+    events: Events<'_>,
+) -> Result<()> {
     check(spec)?;
     let size = size.unwrap_or(DEFAULT_SIZE);
     match spec {
         TargetSpec::TempIn(dir) => {
             let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
             // What dead runs left there is no longer in the way.
-            reap_in(dir);
+            reap_in(dir, events);
             check_free_space(dir, size, copies)
         }
         TargetSpec::File { path, .. } if !path.exists() => {
@@ -179,48 +187,31 @@ pub fn check_room(spec: &TargetSpec, size: Option<u64>, copies: bool) -> Result<
     }
 }
 
-/// Create or open the target. `writes`: some case writes to it.
-pub fn prepare(
-    spec: &TargetSpec,
-    size: Option<u64>,
-    writes: bool,
-    copies: bool,
-    fill: Fill,
-    stop: &AtomicBool,
-    progress: &Progress,
-) -> Result<Target> {
+/// How [`prepare`] makes or opens the target.
+#[derive(Debug, Clone, Copy)]
+pub struct Prepare<'a> {
+    /// The size of a file iopath makes ([`DEFAULT_SIZE`] without), or
+    /// the part of an existing one the run uses.
+    pub size: Option<u64>,
+    /// Some case writes to it.
+    pub writes: bool,
+    /// The copy pattern runs: room for its destination beside the file,
+    /// and the destinations killed runs left there reaped.
+    pub copies: bool,
+    pub fill: Fill,
+    pub stop: &'a AtomicBool,
+    pub progress: &'a Progress,
+    /// Where what killed runs left, and this run removed, is said.
+    pub events: Events<'a>,
+}
+
+/// Create or open the target.
+pub fn prepare(spec: &TargetSpec, how: &Prepare<'_>) -> Result<Target> {
     check(spec)?;
     match spec {
+        // Absolute, so results and messages name the file unambiguously.
         TargetSpec::TempIn(dir) => {
-            // Absolute, so results and messages name the file unambiguously.
-            let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-            reap_in(dir);
-            let size = size.unwrap_or(DEFAULT_SIZE);
-            check_free_space(dir, size, copies)?;
-            let made = match create_unnamed(dir)? {
-                Some(made) => made,
-                None => {
-                    let path = dir.join(format!(
-                        "iopath-{}-{:08x}.dat",
-                        std::process::id(),
-                        Rng::new(fill.seed ^ nanos()).next_u64() as u32
-                    ));
-                    let file = create_named(&path)?;
-                    // Marked as this run's (or, with no extended attributes,
-                    // renamed to carry its tag), so that once the run is
-                    // gone the reaper can tell it from a user's file of that
-                    // name; a live run's file, locked first: the reaper leaves it.
-                    let path = reap::claim(&file, |f| reap::mark_or_tag(f, &path));
-                    Made {
-                        file,
-                        path: path.clone(),
-                        open_path: path,
-                        dir: dir.clone(),
-                        unnamed: false,
-                    }
-                }
-            };
-            create_prefilled(made, size, TargetKind::Temporary, fill, stop, progress)
+            how.temporary_in(&std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()))
         }
         TargetSpec::File {
             path,
@@ -228,59 +219,104 @@ pub fn prepare(
             force_signature,
             prefill,
         } => match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let size = size.unwrap_or(DEFAULT_SIZE);
-                let dir = parent_of(path);
-                check_free_space(dir, size, copies)?;
-                if copies {
-                    reap_in(dir);
-                }
-                // Created for the run and removed after it, so made
-                // without a name where the file system can: a killed run
-                // then leaves nothing under the name either. Results and
-                // messages call it by the name asked for.
-                let made = match create_unnamed(dir)? {
-                    Some(made) => Made {
-                        path: path.clone(),
-                        ..made
-                    },
-                    None => {
-                        let file = create_named(path)?;
-                        reap::try_lock(&file);
-                        Made {
-                            file,
-                            path: path.clone(),
-                            open_path: path.clone(),
-                            dir: dir.to_path_buf(),
-                            unnamed: false,
-                        }
-                    }
-                };
-                create_prefilled(made, size, TargetKind::File, fill, stop, progress)
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => how.new_file(path),
             Err(e) => Err(UsageError(format!("--file {}: {e}", path.display())).into()),
-            Ok(meta) => {
-                if copies && meta.is_file() {
-                    // The copy pattern's destinations go beside the file.
-                    reap_in(
-                        path.parent()
-                            .filter(|p| !p.as_os_str().is_empty())
-                            .unwrap_or(Path::new(".")),
-                    );
-                }
-                let opts = Existing {
-                    writes,
+            Ok(meta) => how.existing(
+                path,
+                &meta,
+                Existing {
+                    writes: how.writes,
                     allow_write: *allow_write,
                     force_signature: *force_signature,
                     prefill: *prefill,
-                };
-                let mut target = open_existing(path, &meta, size, opts)?;
-                if *prefill {
-                    prefill_existing(&mut target, fill, stop, progress)?;
-                }
-                Ok(target)
-            }
+                },
+            ),
         },
+    }
+}
+
+impl Prepare<'_> {
+    /// iopath's own temporary file in `dir` (absolute): unnamed where the
+    /// file system can, else named for this run and marked as its own.
+    fn temporary_in(&self, dir: &Path) -> Result<Target> {
+        reap_in(dir, self.events);
+        let size = self.size.unwrap_or(DEFAULT_SIZE);
+        check_free_space(dir, size, self.copies)?;
+        let made = match create_unnamed(dir)? {
+            Some(made) => made,
+            None => {
+                let path = dir.join(format!(
+                    "iopath-{}-{:08x}.dat",
+                    std::process::id(),
+                    Rng::new(self.fill.seed ^ nanos()).next_u64() as u32
+                ));
+                let file = create_named(&path)?;
+                // Marked as this run's (or, with no extended attributes,
+                // renamed to carry its tag), so that once the run is
+                // gone the reaper can tell it from a user's file of that
+                // name; a live run's file, locked first: the reaper leaves it.
+                let path = reap::claim(&file, |f| reap::mark_or_tag(f, &path));
+                Made {
+                    file,
+                    path: path.clone(),
+                    open_path: path,
+                    dir: dir.to_path_buf(),
+                    unnamed: false,
+                }
+            }
+        };
+        self.filled(made, TargetKind::Temporary)
+    }
+
+    /// A `--file` that does not exist: created for the run and removed
+    /// after it, so made without a name where the file system can (a
+    /// killed run then leaves nothing under the name either). Results and
+    /// messages call it by the name asked for.
+    fn new_file(&self, path: &Path) -> Result<Target> {
+        let size = self.size.unwrap_or(DEFAULT_SIZE);
+        let dir = parent_of(path);
+        check_free_space(dir, size, self.copies)?;
+        if self.copies {
+            reap_in(dir, self.events);
+        }
+        let made = match create_unnamed(dir)? {
+            Some(made) => Made {
+                path: path.to_path_buf(),
+                ..made
+            },
+            None => {
+                let file = create_named(path)?;
+                reap::try_lock(&file);
+                Made {
+                    file,
+                    path: path.to_path_buf(),
+                    open_path: path.to_path_buf(),
+                    dir: dir.to_path_buf(),
+                    unnamed: false,
+                }
+            }
+        };
+        self.filled(made, TargetKind::File)
+    }
+
+    /// A `--file` that exists, opened as [`open_existing`] allows and
+    /// prefilled when asked.
+    fn existing(&self, path: &Path, meta: &std::fs::Metadata, opts: Existing) -> Result<Target> {
+        if self.copies && meta.is_file() {
+            // The copy pattern's destinations go beside the file.
+            reap_in(parent_of(path), self.events);
+        }
+        let mut target = open_existing(path, meta, self.size, opts)?;
+        if opts.prefill {
+            prefill_existing(&mut target, self.fill, self.stop, self.progress)?;
+        }
+        Ok(target)
+    }
+
+    /// The file made, held by a [`Target`] and filled.
+    fn filled(&self, made: Made, kind: TargetKind) -> Result<Target> {
+        let size = self.size.unwrap_or(DEFAULT_SIZE);
+        create_prefilled(made, size, kind, self.fill, self.stop, self.progress)
     }
 }
 
@@ -436,9 +472,10 @@ fn refuse_dev(path: &Path, dir: &Path) -> Result<()> {
 }
 
 /// Remove what killed runs left in `dir`, and say so.
-fn reap_in(dir: &Path) {
-    if let Some(m) = reap::files_message(&reap::stale_files(dir)) {
-        crate::say!("{}", crate::model::untrusted::Visible(m));
+fn reap_in(dir: &Path, events: Events<'_>) {
+    let removed = reap::stale_files(dir);
+    if !removed.is_empty() {
+        events.emit(crate::run::Event::StaleFiles(&removed));
     }
 }
 

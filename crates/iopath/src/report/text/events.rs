@@ -1,6 +1,7 @@
 //! Words for the runner's events and case notes (see [`super`]): the
 //! estimate before any I/O, the estimate revised, cases refused, what was
-//! removed after killed runs ([`Event`]), and each case's notes
+//! removed after killed runs and how it was proven theirs ([`Event`]), and
+//! each case's notes
 //! ([`CaseNote`]).
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use crate::plan::Plan;
 use crate::result::facts::{CaseNote, Keeper, PassNote};
 use crate::result::RunResult;
 use crate::run::estimate::{self, Estimate, Remedy, Short};
+use crate::run::target::reap::{Gone, Reaped, MARK_XATTR};
 use crate::run::Event;
 
 /// Say `e` on stderr, as the runner said it before its events were typed.
@@ -42,7 +44,54 @@ pub fn line(e: &Event<'_>) -> String {
             fmt_wall(spent)
         ),
         Event::RankNote(n) => format!("iopath: note: {n}"),
+        Event::StaleFiles(removed) => stale_files(removed),
+        Event::StaleCgroups(removed) => format!(
+            "iopath: removed {} stale {} of killed runs: {}",
+            removed.len(),
+            if removed.len() == 1 {
+                "cgroup"
+            } else {
+                "cgroups"
+            },
+            removed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::OomKilled { cgroup, kills } => format!(
+            "iopath: the run that made {} was killed by the kernel's OOM killer ({kills} kill(s) in it): its --cache-limit could not hold what a case needed (if it was given --json, that file holds what it finished before the kill; it has none if the kill came in its first case); give a larger --cache-limit, or a --dir on a disk if it ran on tmpfs",
+            cgroup.display()
+        ),
     }
+}
+
+/// The test files of killed runs removed, each with what proved it a
+/// killed run's.
+fn stale_files(removed: &[Reaped]) -> String {
+    let why = |r: &Reaped| {
+        let run = match r.gone {
+            Gone::Exited => "which has exited",
+            Gone::PidReused => "whose pid is now another process's",
+            Gone::Rebooted => "from before the last boot",
+        };
+        let proof = if r.by_tag {
+            "named for its inode and birth time".to_string()
+        } else {
+            format!("marked {MARK_XATTR}")
+        };
+        format!(
+            "{} ({proof} by iopath pid {} {run}; its only link, not locked)",
+            r.path.display(),
+            r.pid
+        )
+    };
+    format!(
+        "iopath: removed {} stale test {} of killed runs: {}",
+        removed.len(),
+        if removed.len() == 1 { "file" } else { "files" },
+        removed.iter().map(why).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// The estimate before any I/O: `estimated duration: about 52 s (32
@@ -407,6 +456,71 @@ mod tests {
             line(&Event::RankNote("rank 1 (b): its target is on tmpfs")),
         ];
         insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// What the next run says of the leftovers of killed runs it removed:
+    /// each file with its proof (every way a run is known gone, by mark and
+    /// by tag), the cgroups, and a cgroup whose run the OOM killer killed.
+    #[test]
+    fn leftovers_removed() {
+        let reaped = |name: &str, pid: u32, gone: Gone, by_tag: bool| Reaped {
+            path: std::path::PathBuf::from(format!("/data/{name}")),
+            pid,
+            gone,
+            by_tag,
+        };
+        let files = [
+            reaped("iopath-41-0badcafe.dat", 41, Gone::Exited, false),
+            reaped("iopath-42-copy-1f2.dat", 42, Gone::PidReused, false),
+            reaped("iopath-43-12345678.dat", 43, Gone::Rebooted, true),
+        ];
+        let cgroups = [
+            std::path::PathBuf::from("/sys/fs/cgroup/iopath-41-0"),
+            std::path::PathBuf::from("/sys/fs/cgroup/iopath-42-1"),
+        ];
+        let lines = [
+            line(&Event::StaleFiles(&files[..1])),
+            line(&Event::StaleFiles(&files)),
+            line(&Event::StaleCgroups(&cgroups[..1])),
+            line(&Event::StaleCgroups(&cgroups)),
+            line(&Event::OomKilled {
+                cgroup: &cgroups[0],
+                kills: 2,
+            }),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// The killed run's --json file may not exist (killed in its first
+    /// case, or no --json at all): the OOM notice must not promise one.
+    #[test]
+    fn oom_notice_does_not_promise_a_json_file() {
+        let m = line(&Event::OomKilled {
+            cgroup: std::path::Path::new("/sys/fs/cgroup/memory/iopath-1-0"),
+            kills: 1,
+        });
+        assert!(!m.contains("its results are in its --json file"), "{m}");
+        assert!(m.contains("if it was given --json"), "{m}");
+    }
+
+    /// Notices of what iopath removed outside its run are said under
+    /// --quiet too; the estimate and its revisions are not.
+    #[test]
+    fn removals_are_said_under_quiet() {
+        let paths = [std::path::PathBuf::from("/x")];
+        assert!(Event::StaleCgroups(&paths).said_when_quiet());
+        assert!(Event::StaleFiles(&[]).said_when_quiet());
+        assert!(Event::OomKilled {
+            cgroup: &paths[0],
+            kills: 1
+        }
+        .said_when_quiet());
+        assert!(!Event::RankNote("x").said_when_quiet());
+        assert!(!Event::Revised {
+            left: Duration::ZERO,
+            spent: Duration::ZERO
+        }
+        .said_when_quiet());
     }
 
     /// Every case note's words, one per code.

@@ -12,8 +12,6 @@
 #[cfg(feature = "mpi")]
 mod world;
 
-pub mod table;
-
 use crate::plan::UsageError;
 use crate::result::mpi::FileLayout;
 use crate::run::peers::Peers;

@@ -13,27 +13,22 @@ pub(super) struct Existing {
     pub(super) prefill: bool,
 }
 
+impl Existing {
+    /// Whether the run writes to it: a case writes or `--prefill` fills
+    /// it, and `--allow-write` allows it.
+    fn written(&self) -> bool {
+        self.allow_write && (self.writes || self.prefill)
+    }
+}
+
 pub(super) fn open_existing(
     path: &Path,
     meta: &std::fs::Metadata,
     size: Option<u64>,
     opts: Existing,
 ) -> Result<Target> {
-    let Existing {
-        writes,
-        allow_write,
-        force_signature,
-        prefill,
-    } = opts;
-    let ft = meta.file_type();
-    if !ft.is_block_device() && !ft.is_file() {
-        return Err(UsageError(format!(
-            "--file {} is neither a regular file nor a block device",
-            path.display()
-        ))
-        .into());
-    }
-    refuse_unasked_writes(path, writes, allow_write)?;
+    let kind = kind_of(path, meta)?;
+    refuse_unasked_writes(path, opts.writes, opts.allow_write)?;
     // Resolved once: the file or device is opened here (O_PATH), checked
     // to be the one just looked at, and from then on everything (guards,
     // prefill, engines, verification) opens it through this descriptor,
@@ -41,18 +36,59 @@ pub(super) fn open_existing(
     // replaced, cannot send the writes somewhere unchecked.
     let pinned = pin(path, meta)?;
     let at = proc_fd_path(&pinned);
-    let len = if ft.is_block_device() {
+    let len = if kind == TargetKind::BlockDevice {
         let mut f = File::open(&at).map_err(|e| unreadable(path, &e))?;
         f.seek(SeekFrom::End(0))
             .with_context(|| format!("cannot read the size of {}", path.display()))?
     } else {
         meta.len()
     };
-    let kind = if ft.is_block_device() {
-        crate::result::TargetKind::BlockDevice
-    } else {
-        crate::result::TargetKind::File
+    let size = used_size(path, size, len)?;
+    let held = guarded(path, kind, pinned, opts)?;
+    let allocated_bytes = allocated(&held.open_path);
+    let target = Target {
+        open_path: held.open_path,
+        dir: parent_of(path).to_path_buf(),
+        held: Some(held.file),
+        info: TargetInfo {
+            path: path.to_path_buf(),
+            unnamed: false,
+            kind,
+            size_bytes: size,
+            file_bytes: Some(len),
+            created: false,
+            writable: opts.written(),
+            prefilled: false,
+            sparse: false,
+            prefill_ns: None,
+            allocated_bytes,
+        },
+        stamp: Default::default(),
     };
+    // Pinned: from here on another process's change is seen.
+    target.settle();
+    Ok(target)
+}
+
+/// A block device or a regular file; anything else is bad input.
+fn kind_of(path: &Path, meta: &std::fs::Metadata) -> Result<TargetKind> {
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        Ok(TargetKind::BlockDevice)
+    } else if ft.is_file() {
+        Ok(TargetKind::File)
+    } else {
+        Err(UsageError(format!(
+            "--file {} is neither a regular file nor a block device",
+            path.display()
+        ))
+        .into())
+    }
+}
+
+/// The part of the `len` bytes of `path` the run uses: `--size`, never
+/// more than there is, and never nothing.
+fn used_size(path: &Path, size: Option<u64>, len: u64) -> Result<u64> {
     let size = match size {
         Some(s) if s > len => {
             return Err(UsageError(format!(
@@ -69,49 +105,41 @@ pub(super) fn open_existing(
     if size == 0 {
         return Err(UsageError(format!("{} is empty: nothing to read", path.display())).into());
     }
-    // A block device is written only when nothing uses it and (unless
-    // forced) it carries no signature of data.
-    let mut held = pinned;
-    let mut open_path = at.clone();
-    if ft.is_block_device() && allow_write && (writes || prefill) {
-        crate::run::guard::check_block_write(path, &at, force_signature)?;
+    Ok(size)
+}
+
+/// The descriptor the run holds its target by, and the path engines open.
+struct Held {
+    file: File,
+    open_path: PathBuf,
+}
+
+/// The pinned target, once the write guards pass when the run writes to
+/// it: a block device only when nothing uses it and (unless forced) it
+/// carries no signature of data, then held exclusively; a file only when
+/// no loop device, mount or swap is behind it.
+fn guarded(path: &Path, kind: TargetKind, pinned: File, opts: Existing) -> Result<Held> {
+    let at = proc_fd_path(&pinned);
+    if !opts.written() {
+        return Ok(Held {
+            file: pinned,
+            open_path: at,
+        });
+    }
+    if kind == TargetKind::BlockDevice {
+        crate::run::guard::check_block_write(path, &at, opts.force_signature)?;
         // Held exclusively for the whole run: the kernel then refuses to
         // mount it, assemble it or swap on it meanwhile, and refuses us if
         // something claimed it since the check.
-        held = crate::run::guard::hold_exclusively(path, &at)?;
-        open_path = proc_fd_path(&held);
+        let file = crate::run::guard::hold_exclusively(path, &at)?;
+        let open_path = proc_fd_path(&file);
+        return Ok(Held { file, open_path });
     }
-    if ft.is_file() && allow_write && (writes || prefill) {
-        crate::run::guard::check_file_write(path, &at)?;
-    }
-    let allocated_bytes = allocated(&open_path);
-    let held = Some(held);
-    let target = Target {
-        open_path,
-        dir: path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf(),
-        held,
-        info: TargetInfo {
-            path: path.to_path_buf(),
-            unnamed: false,
-            kind,
-            size_bytes: size,
-            file_bytes: Some(len),
-            created: false,
-            writable: (writes || prefill) && allow_write,
-            prefilled: false,
-            sparse: false,
-            prefill_ns: None,
-            allocated_bytes,
-        },
-        stamp: Default::default(),
-    };
-    // Pinned: from here on another process's change is seen.
-    target.settle();
-    Ok(target)
+    crate::run::guard::check_file_write(path, &at)?;
+    Ok(Held {
+        file: pinned,
+        open_path: at,
+    })
 }
 
 /// `path` opened `O_PATH` (following symlinks), refused when it is not the

@@ -1,6 +1,7 @@
 //! Files and cgroups left by a run that was killed (SIGKILL, a crash, the
 //! machine losing power) and could not clean up: found by their names
-//! (`iopath-<pid>-...`) and removed by the next run, which says so.
+//! (`iopath-<pid>-...`) and removed by the next run, which says so
+//! (`run::Event::StaleFiles`, `run::Event::StaleCgroups`).
 //!
 //! A name proves nothing: a user's `iopath-1-0badcafe.dat`, restored with
 //! `cp -p` (old times and all), or a hard link a user made to keep a
@@ -388,52 +389,6 @@ fn proven_stale(path: &Path, pid: u32) -> Option<(Gone, bool, File)> {
     let now = std::fs::symlink_metadata(path).ok()?;
     (now.ino() == meta.ino() && now.dev() == meta.dev() && now.nlink() == 1)
         .then_some((gone, by_tag, f))
-}
-
-/// The stderr line for the files reaped, each with what proved it a killed
-/// run's; `None` when none was.
-pub fn files_message(removed: &[Reaped]) -> Option<String> {
-    let why = |r: &Reaped| {
-        let run = match r.gone {
-            Gone::Exited => "which has exited",
-            Gone::PidReused => "whose pid is now another process's",
-            Gone::Rebooted => "from before the last boot",
-        };
-        let proof = if r.by_tag {
-            "named for its inode and birth time".to_string()
-        } else {
-            format!("marked {MARK_XATTR}")
-        };
-        format!(
-            "{} ({proof} by iopath pid {} {run}; its only link, not locked)",
-            r.path.display(),
-            r.pid
-        )
-    };
-    (!removed.is_empty()).then(|| {
-        format!(
-            "iopath: removed {} stale test {} of killed runs: {}",
-            removed.len(),
-            if removed.len() == 1 { "file" } else { "files" },
-            removed.iter().map(why).collect::<Vec<_>>().join(", ")
-        )
-    })
-}
-
-/// The stderr line for what was reaped, `None` when nothing was.
-pub fn message(what: (&str, &str), removed: &[PathBuf]) -> Option<String> {
-    (!removed.is_empty()).then(|| {
-        format!(
-            "iopath: removed {} stale {} of killed runs: {}",
-            removed.len(),
-            if removed.len() == 1 { what.0 } else { what.1 },
-            removed
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
 }
 
 #[cfg(test)]

@@ -112,3 +112,62 @@ fn header(info: &MpiInfo) -> String {
     );
     format!("\n{}", crate::model::units::wrap(&line, 120, "", "  "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::mpi::{HostRanks, HostSummary, MpiCase, RankSummary};
+    use crate::result::CaseResult;
+
+    /// The ranks' tables of a run of two ranks on two hosts, per-rank
+    /// files: the header, a case's line, its ranks and hosts.
+    #[test]
+    fn tables_of_two_ranks() {
+        let case = CaseResult::default();
+        let name = format!("{} {}", case.name(), case.ran_label());
+        let rank = |rank: u32, host: &str| RankSummary {
+            rank,
+            host: host.into(),
+            io_bytes: 64 << 20,
+            bw_bytes_per_s: f64::from(100 + rank) * 1048576.0,
+            end_ns: 640_000_000 + u64::from(rank),
+        };
+        let host = |host: &str, r: u32| HostSummary {
+            host: host.into(),
+            ranks: vec![r],
+            io_bytes: 64 << 20,
+            bw_bytes_per_s: 100.0 * 1048576.0,
+            device_read_bytes: (r == 0).then_some(32 << 20),
+            device_write_bytes: None,
+        };
+        let mut r = crate::report::testdata::fixture();
+        assert_eq!(render(&r), "", "a run of one process has no ranks' tables");
+        r.cases = vec![case];
+        r.mpi = Some(MpiInfo {
+            ranks: 2,
+            hosts: vec![
+                HostRanks {
+                    host: "a".into(),
+                    ranks: vec![0],
+                },
+                HostRanks {
+                    host: "b".into(),
+                    ranks: vec![1],
+                },
+            ],
+            layout: Some(FileLayout::PerRank),
+            note: "a note".into(),
+            cases: vec![MpiCase {
+                case: name,
+                measured: 3,
+                ranks: vec![rank(0, "a"), rank(1, "b")],
+                hosts: vec![host("a", 0), host("b", 1)],
+                slowest_rank: Some(1),
+                spread: Some(1.01),
+                stonewall_bw_bytes_per_s: Some(200.0 * 1048576.0),
+            }],
+            ..MpiInfo::default()
+        });
+        insta::assert_snapshot!(render(&r));
+    }
+}
