@@ -180,66 +180,88 @@ impl Runner<'_> {
         pass: u32,
     ) -> Result<RepOk, RepError> {
         let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
-        let cm = copy_method(case.method).ok_or_else(|| {
-            RepError::Skip(format!(
-                "{} has no copy method; the copy pattern runs with {}",
-                case.method,
-                copy_methods()
-            ))
-        })?;
-        let len = case.span.map_or(t.size(), |s| s.min(t.size()));
-        let depth = if cm == iopath_io::copy::CopyMethod::Uring {
-            case.queue_depth_requested.max(1)
-        } else {
-            1
-        };
-        let spec = iopath_io::copy::CopySpec {
-            src: t.path().to_path_buf(),
-            dst: destination(t.dir()),
-            len,
-            chunk: case.block_size as usize,
-            depth: depth as usize,
-            sync: case.sync,
-        };
+        let job = copy_job(case, t)?;
         let before = obs.before();
         let (self0, main0) = (
             iopath_io::sys::process_usage(),
             iopath_io::sys::thread_usage(),
         );
+        let Copied {
+            out,
+            engine_notes,
+            verified,
+        } = self.copied(t, &job, pass)?;
+        let cost = copy_cost(
+            job.method,
+            case,
+            &out,
+            job.spec.len,
+            job.depth,
+            (&self0, &main0),
+        );
+        let facts = self.copy_facts(case);
+        let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
+        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
+        // One thread copies: this one (not pinned; the copy methods own
+        // their buffers, so no buffer nodes are read back).
+        let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
+        let mut placed = self.placement_result(case, affinity, Vec::new());
+        (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
+        Ok(RepOk {
+            measurement: m,
+            engine_notes,
+            facts,
+            queue_depth: job.depth,
+            placement: placed,
+            hist,
+            verified,
+        })
+    }
+
+    /// The copy run, checked (`--verify`) and its destination removed:
+    /// its figures, or why it did not run.
+    fn copied(&self, t: &Target, job: &CopyJob, pass: u32) -> Result<Copied, RepError> {
+        let spec = &job.spec;
         // A handle of the destination holding its `flock` until it is gone.
         let mut held = None;
         let res = run(
-            cm,
-            &spec,
+            job.method,
+            spec,
             self.plan.interval.as_nanos() as u64,
             self.ranks.cut(self.stop),
             &mut held,
         );
         // `--verify`, after the timing: the copy holds the source's blocks.
         let (verified, check) = match &res {
-            Ok(_) => self.verify_copy(t, &spec.dst, len, pass),
+            Ok(_) => self.verify_copy(t, &spec.dst, spec.len, pass),
             Err(_) => (Verified::default(), Ok(())),
         };
         // The destination is iopath's own: gone before anything else.
         let _ = std::fs::remove_file(&spec.dst);
         drop(held);
         check.map_err(RepError::Fail)?;
-        let (out, engine_notes) = match res {
-            Ok(r) => r,
-            Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+        match res {
+            Ok((out, engine_notes)) => Ok(Copied {
+                out,
+                engine_notes,
+                verified,
+            }),
+            Err(EngineError::Unsupported { reason, .. }) => Err(RepError::Skip(reason)),
             Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
-                return Err(RepError::Skip(format!(
+                Err(RepError::Skip(format!(
                     "interrupted ({}) during the copy; its destination was removed",
                     crate::stop_cause()
                 )))
             }
-            Err(e) => {
-                return Err(RepError::Fail(
-                    super::worker::WorkerError::Engine(e).message(&t.info.path),
-                ))
-            }
-        };
-        let cost = copy_cost(cm, case, &out, len, depth, (&self0, &main0));
+            Err(e) => Err(RepError::Fail(
+                super::worker::WorkerError::Engine(e).message(&t.info.path),
+            )),
+        }
+    }
+
+    /// The runner's notes on a copy case: one thread copies, the whole
+    /// file, unplaced.
+    fn copy_facts(&self, case: &Case) -> Vec<CaseNote> {
         let mut facts = Vec::new();
         if case.threads > 1 {
             facts.push(CaseNote::CopyOneThread {
@@ -251,26 +273,57 @@ impl Runner<'_> {
                 span: case.span.is_some(),
             });
         }
-        let (mut m, hist) = merge(&[out], self.plan.interval.as_nanos() as u64);
-        self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
-        // One thread copies: this one (not pinned; the copy methods own
-        // their buffers, so no buffer nodes are read back).
         if !case.placement.is_default() {
             facts.push(CaseNote::CopyUnplaced);
         }
-        let affinity = iopath_io::numa::current_affinity().unwrap_or_default();
-        let mut placed = self.placement_result(case, affinity, Vec::new());
-        (placed.cpus, placed.mem_policy, placed.sqpoll_cpu) = (Vec::new(), None, None);
-        Ok(RepOk {
-            measurement: m,
-            engine_notes,
-            facts,
-            queue_depth: depth,
-            placement: placed,
-            hist,
-            verified,
-        })
+        facts
     }
+}
+
+/// What a copy repetition runs: the copy method, its spec (source,
+/// destination, length, chunk), and its depth.
+struct CopyJob {
+    method: CopyMethod,
+    spec: CopySpec,
+    depth: u32,
+}
+
+/// A copy that ran: its figures as a worker's, the engine's notes, and
+/// what `--verify` checked.
+struct Copied {
+    out: WorkerOut,
+    engine_notes: Vec<String>,
+    verified: Verified,
+}
+
+/// The copy a case asks of target `t`: refused when its method cannot copy.
+fn copy_job(case: &Case, t: &Target) -> Result<CopyJob, RepError> {
+    let cm = copy_method(case.method).ok_or_else(|| {
+        RepError::Skip(format!(
+            "{} has no copy method; the copy pattern runs with {}",
+            case.method,
+            copy_methods()
+        ))
+    })?;
+    let len = case.span.map_or(t.size(), |s| s.min(t.size()));
+    let depth = if cm == iopath_io::copy::CopyMethod::Uring {
+        case.queue_depth_requested.max(1)
+    } else {
+        1
+    };
+    let spec = CopySpec {
+        src: t.path().to_path_buf(),
+        dst: destination(t.dir()),
+        len,
+        chunk: case.block_size as usize,
+        depth: depth as usize,
+        sync: case.sync,
+    };
+    Ok(CopyJob {
+        method: cm,
+        spec,
+        depth,
+    })
 }
 
 /// What a copy cost: its thread's CPU, its buffers, and for io_uring the

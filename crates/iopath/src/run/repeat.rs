@@ -108,43 +108,103 @@ pub struct Schedule {
 
 /// Run a job of `arms` arms. `one` runs the repetition it is given.
 pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOutcome) -> JobEnd {
-    let mut end = JobEnd {
-        stopped_by: StopReason::Stopped,
-        rounds: 0,
-        arms: vec![
-            ArmEnd {
+    let mut job = Job::new(arms, s.case_timeout_ns);
+    let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
+    let mut order: Vec<usize> = Vec::with_capacity(arms);
+    for _ in 0..s.warmup {
+        job.shuffled(&mut order, &mut rng);
+        if !job.round(&order, true, 0, &mut one) {
+            return job.finish(StopReason::Stopped);
+        }
+    }
+    loop {
+        if !job.alive.iter().any(|&a| a) {
+            return job.finish(StopReason::Stopped);
+        }
+        job.end.rounds += 1;
+        job.shuffled(&mut order, &mut rng);
+        let round = s.round_base + job.end.rounds;
+        if !job.round(&order, false, round, &mut one) {
+            return job.finish(StopReason::Stopped);
+        }
+        let spent: u64 = (0..arms)
+            .filter(|&a| job.alive[a])
+            .map(|a| job.end.arms[a].elapsed_ns)
+            .sum();
+        let b = &job.b;
+        if let Some(why) = decide(s, &job.alive, &b.samples, &b.slowest, spent, job.end.rounds) {
+            return job.finish(why);
+        }
+    }
+}
+
+/// A job under way: how it ends so far, which arms still run, the books,
+/// and the case timeout (ns) each arm is held to.
+struct Job {
+    end: JobEnd,
+    alive: Vec<bool>,
+    b: Books,
+    cap: Option<u64>,
+}
+
+/// A repetition that ran, as the loop books it.
+#[derive(Debug, Clone, Copy)]
+struct Ran {
+    bw: f64,
+    wall_ns: u64,
+    /// Cut by the case timeout: its arm leaves.
+    capped: bool,
+}
+
+impl Job {
+    fn new(arms: usize, cap: Option<u64>) -> Job {
+        let arm = ArmEnd {
+            stopped_by: StopReason::Stopped,
+            measured: 0,
+            warmup: 0,
+            elapsed_ns: 0,
+        };
+        Job {
+            end: JobEnd {
                 stopped_by: StopReason::Stopped,
-                measured: 0,
-                warmup: 0,
-                elapsed_ns: 0,
-            };
-            arms
-        ],
-        aborted: false,
-    };
-    let mut alive = vec![true; arms];
-    let mut b = Books {
-        samples: vec![Vec::new(); arms],
-        slowest: vec![0; arms],
-        gone: vec![StopReason::Stopped; arms],
-    };
-    let cap = s.case_timeout_ns;
-    // Runs the arms of `order` once each as `warmup`/`round` and books
-    // them; false when the job must end.
-    let mut run_round = |order: &[usize],
-                         warmup: bool,
-                         round: u32,
-                         alive: &mut [bool],
-                         b: &mut Books,
-                         end: &mut JobEnd| {
+                rounds: 0,
+                arms: vec![arm; arms],
+                aborted: false,
+            },
+            alive: vec![true; arms],
+            b: Books {
+                samples: vec![Vec::new(); arms],
+                slowest: vec![0; arms],
+                gone: vec![StopReason::Stopped; arms],
+            },
+            cap,
+        }
+    }
+
+    /// The arms still running, in a fresh shuffle, into `order`.
+    fn shuffled(&self, order: &mut Vec<usize>, rng: &mut iopath_io::data::Rng) {
+        order.clear();
+        order.extend((0..self.alive.len()).filter(|&a| self.alive[a]));
+        shuffle(order, rng);
+    }
+
+    /// Runs the arms of `order` once each as `warmup`/`round` and books
+    /// them; false when the job must end.
+    fn round(
+        &mut self,
+        order: &[usize],
+        warmup: bool,
+        round: u32,
+        one: &mut impl FnMut(RepCall) -> RepOutcome,
+    ) -> bool {
         for &arm in order {
-            let spent = end.arms[arm].elapsed_ns;
-            let budget_ns = cap.map(|c| c.saturating_sub(spent));
-            let started = end.arms[arm].measured + end.arms[arm].warmup > 0;
-            if budget_ns.is_some_and(|left| started && (left == 0 || b.slowest[arm] > left)) {
+            let done = &self.end.arms[arm];
+            let budget_ns = self.cap.map(|c| c.saturating_sub(done.elapsed_ns));
+            let started = done.measured + done.warmup > 0;
+            if budget_ns.is_some_and(|left| started && (left == 0 || self.b.slowest[arm] > left)) {
                 // The next repetition would not fit in what is left.
-                alive[arm] = false;
-                b.gone[arm] = StopReason::CaseTimeout;
+                self.alive[arm] = false;
+                self.b.gone[arm] = StopReason::CaseTimeout;
                 continue;
             }
             let c = RepCall {
@@ -153,63 +213,50 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
                 round,
                 budget_ns,
             };
-            let (bw, wall_ns, capped) = match one(c) {
+            let ran = match one(c) {
                 RepOutcome::Abort => {
-                    end.aborted = true;
+                    self.end.aborted = true;
                     return false;
                 }
                 RepOutcome::Stop => {
-                    alive[arm] = false;
+                    self.alive[arm] = false;
                     continue;
                 }
-                RepOutcome::Done { bw, wall_ns } => (bw, wall_ns, false),
-                RepOutcome::Capped { bw, wall_ns } => (bw, wall_ns, true),
+                RepOutcome::Done { bw, wall_ns } => Ran {
+                    bw,
+                    wall_ns,
+                    capped: false,
+                },
+                RepOutcome::Capped { bw, wall_ns } => Ran {
+                    bw,
+                    wall_ns,
+                    capped: true,
+                },
             };
-            let a = &mut end.arms[arm];
-            a.elapsed_ns = a.elapsed_ns.saturating_add(wall_ns);
-            b.slowest[arm] = b.slowest[arm].max(wall_ns);
-            if warmup {
-                a.warmup += 1;
-            } else {
-                a.measured += 1;
-                b.samples[arm].push(bw);
-            }
-            if capped {
-                alive[arm] = false;
-                b.gone[arm] = StopReason::CaseTimeout;
-            }
+            self.book(arm, warmup, ran);
         }
         true
-    };
-    let mut rng = iopath_io::data::Rng::stream(s.seed ^ ORDER_MIX, 0);
-    let mut order: Vec<usize> = Vec::with_capacity(arms);
-    for _ in 0..s.warmup {
-        order.clear();
-        order.extend((0..arms).filter(|&a| alive[a]));
-        shuffle(&mut order, &mut rng);
-        if !run_round(&order, true, 0, &mut alive, &mut b, &mut end) {
-            return finish(end, &alive, &b.gone, StopReason::Stopped);
+    }
+
+    /// A repetition of `arm` that ran, booked.
+    fn book(&mut self, arm: usize, warmup: bool, ran: Ran) {
+        let a = &mut self.end.arms[arm];
+        a.elapsed_ns = a.elapsed_ns.saturating_add(ran.wall_ns);
+        self.b.slowest[arm] = self.b.slowest[arm].max(ran.wall_ns);
+        if warmup {
+            a.warmup += 1;
+        } else {
+            a.measured += 1;
+            self.b.samples[arm].push(ran.bw);
+        }
+        if ran.capped {
+            self.alive[arm] = false;
+            self.b.gone[arm] = StopReason::CaseTimeout;
         }
     }
-    loop {
-        if !alive.iter().any(|&a| a) {
-            return finish(end, &alive, &b.gone, StopReason::Stopped);
-        }
-        end.rounds += 1;
-        order.clear();
-        order.extend((0..arms).filter(|&a| alive[a]));
-        shuffle(&mut order, &mut rng);
-        let round = s.round_base + end.rounds;
-        if !run_round(&order, false, round, &mut alive, &mut b, &mut end) {
-            return finish(end, &alive, &b.gone, StopReason::Stopped);
-        }
-        let spent: u64 = (0..arms)
-            .filter(|&a| alive[a])
-            .map(|a| end.arms[a].elapsed_ns)
-            .sum();
-        if let Some(why) = decide(s, &alive, &b.samples, &b.slowest, spent, end.rounds) {
-            return finish(end, &alive, &b.gone, why);
-        }
+
+    fn finish(self, why: StopReason) -> JobEnd {
+        finish(self.end, &self.alive, &self.b.gone, why)
     }
 }
 

@@ -108,6 +108,27 @@ struct Before {
     bystanders: Vec<(i32, u64)>,
 }
 
+impl Before {
+    fn now() -> Before {
+        Before {
+            process: iopath_io::sys::process_usage(),
+            main: iopath_io::sys::thread_usage(),
+            bystanders: iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
+        }
+    }
+}
+
+/// `--sqpoll-cpu` with a method that has no SQPOLL thread: a note.
+fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
+    let mut facts = Vec::new();
+    if case.placement.sqpoll_cpu.is_some() && case.method != Method::UringSqpoll {
+        facts.push(CaseNote::SqpollCpuUnused {
+            method: case.method.name().into(),
+        });
+    }
+    facts
+}
+
 /// A worker's figures and its thread's whole life (to tell its CPU from
 /// that of io_uring's kernel threads).
 type WorkerRun = (WorkerOut, ThreadUsage);
@@ -142,21 +163,9 @@ impl Runner<'_> {
         let spec = open_spec(case, target, range);
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
-        let gate = Gate {
-            opened: Barrier::new(jobs.len()),
-            start: Barrier::new(jobs.len()),
-            open_failed: AtomicBool::new(false),
-            placed: Mutex::new(Placed::default()),
-            caps: Mutex::new(None),
-            locked: Mutex::new(0),
-            locked_before: observe::locked_now(),
-        };
+        let gate = Gate::new(jobs.len());
         let before = obs.before();
-        let usage0 = Before {
-            process: iopath_io::sys::process_usage(),
-            main: iopath_io::sys::thread_usage(),
-            bystanders: iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
-        };
+        let usage0 = Before::now();
         let (outs, seen) = self.run_workers(case, target, &spec, &jobs, &gate, live);
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
@@ -170,12 +179,7 @@ impl Runner<'_> {
             first_err.map_or(Ok(()), Err),
         )?;
         let caps = gate.caps.into_inner().ok().flatten().unwrap_or_default();
-        let mut facts = Vec::new();
-        if case.placement.sqpoll_cpu.is_some() && case.method != Method::UringSqpoll {
-            facts.push(CaseNote::SqpollCpuUnused {
-                method: case.method.name().into(),
-            });
-        }
+        let facts = sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
         let cost = self.worker_cost(case, range, &ok, &usage0, locked, caps.queue_depth);
         let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
@@ -554,6 +558,20 @@ impl Runner<'_> {
 }
 
 impl Gate {
+    /// For `workers` workers; the memory locked now is the baseline (rings
+    /// of earlier cases may still be torn down in the background).
+    fn new(workers: usize) -> Gate {
+        Gate {
+            opened: Barrier::new(workers),
+            start: Barrier::new(workers),
+            open_failed: AtomicBool::new(false),
+            placed: Mutex::new(Placed::default()),
+            caps: Mutex::new(None),
+            locked: Mutex::new(0),
+            locked_before: observe::locked_now(),
+        }
+    }
+
     /// A worker's engine is open: its notes and depth (the first's), where
     /// it runs and its buffers are, and with every engine open (stream 0,
     /// past `opened`) the memory locked.

@@ -31,9 +31,12 @@ use hdrhistogram::Histogram;
 use iopath_io::data::{DataMode, Rng};
 use iopath_io::{Completion, Engine, IoReq, Op, SyncPolicy};
 
+mod books;
+
 pub use super::failure::WorkerError;
 use super::live::{LiveSlot, PUBLISH_EVERY_NS};
 use crate::plan::Pattern;
+use books::{Books, Slots};
 
 /// Highest latency the histogram holds (longer ones saturate): one hour.
 pub const MAX_LAT_NS: u64 = 3_600_000_000_000;
@@ -239,71 +242,7 @@ pub fn run_clocked<C: Clock>(
     clock: impl FnOnce(Instant) -> C,
 ) -> Result<WorkerOut, WorkerError> {
     let qd = engine.caps().queue_depth.max(1);
-    let bs = job.block_size;
-    let mut gen = IoGen::new(job);
-    let mut data_rng = Rng::stream(job.seed ^ 0xda7a, job.stream);
-    // Fill every slot before timing, for reads too: buffers then hold
-    // random data for writes, and every page is backed before the first
-    // request (on a VM whose balloon reports free pages, the host would
-    // otherwise fault pages in while the device writes into them).
-    for slot in 0..qd as u32 {
-        if let Some(b) = engine.buf_mut(slot) {
-            data_rng.fill_as(b, job.data);
-        }
-    }
-    let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3)
-        .map_err(|e| WorkerError::Other(format!("histogram: {e}")))?;
-    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
-    let mut submit_ns = vec![0u64; qd];
-    let mut slot_op = vec![Op::Read; qd];
-    let mut slot_off = vec![0u64; qd];
-    let mut reqs: Vec<IoReq> = Vec::with_capacity(qd);
-    let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
-    let byte_budget = job.byte_budget.unwrap_or(u64::MAX);
-    let time_budget_ns = job.time_budget.map_or(u64::MAX, |d| d.as_nanos() as u64);
-    let (mut issued, mut in_flight) = (0u64, 0usize);
-    let (mut read_ios, mut write_ios, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
-    let mut interrupted = false;
-    let mut timed_out = false;
-    // Time series: counts of the current interval, flushed into the
-    // vectors when a completion lands past its end. Sized for the time
-    // budget so that the hot loop does not allocate; without one (a
-    // byte budget alone), for 8192 intervals (82 s at the default 10 ms,
-    // 128 KiB), past which a vector doubles inside the loop.
-    let interval_ns = job.interval_ns.max(1);
-    let expect = job
-        .time_budget
-        .map_or(8192, |d| (d.as_nanos() as u64 / interval_ns) as usize + 4)
-        .min(1 << 20);
-    let mut series_bytes: Vec<u64> = Vec::with_capacity(expect);
-    let mut series_ios: Vec<u64> = Vec::with_capacity(expect);
-    let (mut cur_bytes, mut cur_ios, mut edge_ns) = (0u64, 0u64, interval_ns);
-    // Next time the totals are published for the live line; never when
-    // nobody shows them.
-    let mut live_edge_ns = if live.is_some() { 0 } else { u64::MAX };
-    // The caller's buffer for `copy_to_user`, touched now so that the
-    // timed copies do not fault its pages in.
-    let mut user_buf = vec![1u8; if job.copy_to_user { bs as usize } else { 0 }];
-    // `--verify`: the blocks written (one bit each), which slots are in
-    // flight (a random writer draws again rather than overlap its own
-    // in-flight write), and the requests written so far (each header's
-    // sequence).
-    let verify = job.verify;
-    let range_blocks = (job.len / u64::from(bs)).max(1);
-    let mut written = vec![
-        0u64;
-        if verify.is_some() && job.pattern.writes() {
-            range_blocks.div_ceil(64) as usize
-        } else {
-            0
-        }
-    ];
-    let mut busy = vec![false; if verify.is_some() { qd } else { 0 }];
-    let (mut verified_bytes, mut verify_ns, mut write_seq) = (0u64, 0u64, 0u32);
-    // `--verify`: a request drawn while its block had a write in flight,
-    // issued once a completion has freed it.
-    let mut held: Option<(Op, u64)> = None;
-
+    let mut lp = Loop::new(&mut *engine, job, qd)?;
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
     let start = Instant::now();
@@ -314,247 +253,292 @@ pub fn run_clocked<C: Clock>(
     if let Some(l) = &live {
         l.started(start);
     }
-    let mut now_ns = 0u64;
-    let mut issuing = true;
-    // Since when the engine has accepted nothing with nothing in flight.
-    let mut stalled_since: Option<u64> = None;
-    loop {
-        if issuing && (now_ns >= time_budget_ns || issued >= byte_budget) {
-            issuing = false;
-            timed_out = issued < byte_budget && byte_budget != u64::MAX;
+    let ended = lp.turns(&mut *engine, job, stop, live.as_ref(), &clock)?;
+    if let Some(l) = &live {
+        l.publish(lp.books.totals.bytes(), lp.books.totals.ios());
+    }
+    let write_ios = lp.books.totals.write_ios;
+    let mut closed = close(engine, job, live.as_ref(), &clock, write_ios)?;
+    closed.cpu = closed.cpu.since(&cpu0);
+    Ok(lp.books.into_out(start, closed, ended))
+}
+
+/// How the loop stopped issuing.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ended {
+    /// Stopped (Ctrl-C, another rank's failure).
+    interrupted: bool,
+    /// The time budget ran out before the byte budget was spent.
+    timed_out: bool,
+}
+
+/// The end of the timed interval: when, the thread's CPU then, and a
+/// write's final flush and close, ns.
+struct Closed {
+    at: Instant,
+    cpu: iopath_io::sys::ThreadUsage,
+    flush_ns: u64,
+}
+
+/// Everything the timed loop changes: where requests come from, the
+/// requests in hand and in flight, the engine's slots, the books.
+struct Loop {
+    gen: IoGen,
+    /// Fills write buffers.
+    data_rng: Rng,
+    /// `--verify`: a request drawn while its block had a write in flight,
+    /// issued once a completion has freed it.
+    held: Option<(Op, u64)>,
+    reqs: Vec<IoReq>,
+    done: Vec<Completion>,
+    /// Bytes issued (handed over and not refused).
+    issued: u64,
+    in_flight: usize,
+    slots: Slots,
+    books: Books,
+}
+
+impl Loop {
+    /// Sized before the start barrier, with every slot's buffer filled:
+    /// for reads too, so that buffers hold random data for writes and every
+    /// page is backed before the first request (on a VM whose balloon
+    /// reports free pages, the host would otherwise fault pages in while
+    /// the device writes into them).
+    fn new(engine: &mut dyn Engine, job: &WorkerJob, qd: usize) -> Result<Loop, WorkerError> {
+        let mut data_rng = Rng::stream(job.seed ^ 0xda7a, job.stream);
+        for slot in 0..qd as u32 {
+            if let Some(b) = engine.buf_mut(slot) {
+                data_rng.fill_as(b, job.data);
+            }
         }
-        if issuing && stop.load(Ordering::Relaxed) {
-            issuing = false;
-            interrupted = true;
+        Ok(Loop {
+            gen: IoGen::new(job),
+            data_rng,
+            held: None,
+            reqs: Vec::with_capacity(qd),
+            done: Vec::with_capacity(qd * 2),
+            issued: 0,
+            in_flight: 0,
+            slots: Slots::new(qd, job.verify.is_some()),
+            books: Books::new(job)?,
+        })
+    }
+
+    /// The timed loop: keeps the engine's slots busy until the budget is
+    /// spent or `stop` is set, then reaps what is in flight. Two clock
+    /// reads per turn: right before a submit, right after a reap.
+    #[inline(always)]
+    fn turns<C: Clock>(
+        &mut self,
+        engine: &mut dyn Engine,
+        job: &WorkerJob,
+        stop: &AtomicBool,
+        live: Option<&LiveSlot<'_>>,
+        clock: &C,
+    ) -> Result<Ended, WorkerError> {
+        let byte_budget = job.byte_budget.unwrap_or(u64::MAX);
+        let time_budget_ns = job.time_budget.map_or(u64::MAX, |d| d.as_nanos() as u64);
+        let mut ended = Ended::default();
+        // Next time the totals are published for the live line; never when
+        // nobody shows them.
+        let mut live_edge_ns = if live.is_some() { 0 } else { u64::MAX };
+        let mut now_ns = 0u64;
+        let mut issuing = true;
+        // Since when the engine has accepted nothing with nothing in flight.
+        let mut stalled_since: Option<u64> = None;
+        loop {
+            if issuing && (now_ns >= time_budget_ns || self.issued >= byte_budget) {
+                issuing = false;
+                ended.timed_out = self.issued < byte_budget && byte_budget != u64::MAX;
+            }
+            if issuing && stop.load(Ordering::Relaxed) {
+                issuing = false;
+                ended.interrupted = true;
+            }
+            self.reqs.clear();
+            if issuing {
+                self.draw(engine, job, byte_budget);
+            }
+            // Latency starts when the requests are handed over: now, after
+            // their buffers were prepared, not when the last batch came back.
+            if !self.reqs.is_empty() && self.hand_over(engine, job.block_size, clock.ns())? > 0 {
+                stalled_since = None;
+            }
+            if self.done.is_empty() {
+                if self.in_flight == 0 {
+                    if issuing && self.issued < byte_budget {
+                        // The engine took nothing and has nothing in flight
+                        // (aio's EAGAIN): read the clock, so that the time
+                        // budget still ends the loop, and back off.
+                        now_ns = clock.ns();
+                        stalled_since = Some(stalled(stalled_since, now_ns)?);
+                        continue;
+                    }
+                    break;
+                }
+                engine
+                    .reap(1, &mut self.done)
+                    .map_err(WorkerError::Engine)?;
+            }
+            now_ns = clock.ns();
+            self.books.series.advance(now_ns);
+            self.complete_all(engine, job, now_ns)?;
+            if now_ns >= live_edge_ns {
+                live_edge_ns = now_ns + PUBLISH_EVERY_NS;
+                if let Some(l) = live {
+                    l.publish(self.books.totals.bytes(), self.books.totals.ios());
+                }
+            }
         }
-        reqs.clear();
-        while issuing && issued < byte_budget {
-            let Some(slot) = free.pop() else { break };
-            let (op, offset) = if let Some(v) = verify {
-                let drawn = held.take().unwrap_or_else(|| gen.next_req());
-                let ready = verify_prepare(
-                    &mut *engine,
-                    &mut gen,
-                    drawn,
-                    slot,
-                    &v,
-                    (&slot_op, &slot_off, &mut busy),
-                    (&mut data_rng, job.data),
-                    &mut write_seq,
-                    &mut verify_ns,
-                );
-                match ready {
-                    Some(r) => r,
-                    None => {
-                        // Its block has a write in flight (and no other
-                        // block is free to take instead): wait for a
-                        // completion, then issue it.
-                        held = Some(drawn);
-                        free.push(slot);
-                        break;
-                    }
-                }
-            } else {
-                let (op, offset) = gen.next_req();
-                if op == Op::Write {
-                    if let Some(b) = engine.buf_mut(slot) {
-                        data_rng.scramble_as(b, job.data);
-                    }
-                }
-                (op, offset)
+        Ok(ended)
+    }
+
+    /// Requests for the free slots, up to the byte budget, into `reqs`
+    /// (their write buffers prepared).
+    #[inline(always)]
+    fn draw(&mut self, engine: &mut dyn Engine, job: &WorkerJob, byte_budget: u64) {
+        let bs = job.block_size;
+        while self.issued < byte_budget {
+            let Some(slot) = self.slots.free.pop() else {
+                break;
             };
-            reqs.push(IoReq {
+            let Some((op, offset)) = self.request(engine, job, slot) else {
+                // Its block has a write in flight (and no other block is
+                // free to take instead): wait for a completion.
+                self.slots.free.push(slot);
+                break;
+            };
+            self.reqs.push(IoReq {
                 op,
                 offset,
                 len: bs,
                 slot,
             });
-            slot_op[slot as usize] = op;
-            slot_off[slot as usize] = offset;
-            issued += u64::from(bs);
-        }
-        if !reqs.is_empty() {
-            // Latency starts when the requests are handed over: now, after
-            // their buffers were prepared, not when the last batch came back.
-            let submit_at = clock.ns();
-            for r in &reqs {
-                submit_ns[r.slot as usize] = submit_at;
-            }
-            let accepted = engine
-                .submit(&reqs, &mut done)
-                .map_err(WorkerError::Engine)?;
-            in_flight += accepted;
-            if accepted > 0 {
-                stalled_since = None;
-            }
-            for r in reqs[accepted..].iter().rev() {
-                free.push(r.slot);
-                issued -= u64::from(bs);
-                // Not in flight: no longer a block to keep clear of.
-                if let Some(b) = busy.get_mut(r.slot as usize) {
-                    *b = false;
-                }
-            }
-        }
-        if done.is_empty() {
-            if in_flight == 0 {
-                if issuing && issued < byte_budget {
-                    // The engine took nothing and has nothing in flight
-                    // (aio's EAGAIN): read the clock, so that the time
-                    // budget still ends the loop, and back off.
-                    now_ns = clock.ns();
-                    stalled_since = Some(stalled(stalled_since, now_ns)?);
-                    continue;
-                }
-                break;
-            }
-            engine.reap(1, &mut done).map_err(WorkerError::Engine)?;
-        }
-        now_ns = clock.ns();
-        while now_ns >= edge_ns {
-            series_bytes.push(cur_bytes);
-            series_ios.push(cur_ios);
-            (cur_bytes, cur_ios) = (0, 0);
-            edge_ns += interval_ns;
-        }
-        for c in done.drain(..) {
-            let s = c.slot as usize;
-            in_flight -= 1;
-            free.push(c.slot);
-            let n = match c.result {
-                Ok(n) => n,
-                Err(errno) => {
-                    return Err(WorkerError::Request {
-                        op: slot_op[s],
-                        len: bs,
-                        offset: slot_off[s],
-                        errno,
-                    })
-                }
-            };
-            if n == 0 {
-                return Err(WorkerError::Eof {
-                    op: slot_op[s],
-                    len: bs,
-                    offset: slot_off[s],
-                });
-            }
-            hist.saturating_record(now_ns.saturating_sub(submit_ns[s]).max(1));
-            cur_bytes += u64::from(n);
-            cur_ios += 1;
-            if let Some(v) = verify {
-                busy[s] = false;
-                let off = slot_off[s];
-                match slot_op[s] {
-                    Op::Read if v.check_reads => {
-                        if let Some(b) = engine.buf_mut(c.slot) {
-                            let t0 = Instant::now();
-                            let b = &b[..(n as usize).min(b.len())];
-                            let e = iopath_io::verify::Expect {
-                                offset: off,
-                                seed: v.seed,
-                                max_pass: v.max_pass,
-                                exact_pass: None,
-                            };
-                            iopath_io::verify::check_all(b, v.unit, off, &e)
-                                .map_err(|m| WorkerError::Verify(m.to_string()))?;
-                            verified_bytes += (b.len() / v.unit * v.unit) as u64;
-                            verify_ns += t0.elapsed().as_nanos() as u64;
-                        }
-                    }
-                    Op::Write if n == bs => {
-                        let i = (off - job.start) / u64::from(bs);
-                        if let Some(w) = written.get_mut((i / 64) as usize) {
-                            *w |= 1 << (i % 64);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            match slot_op[s] {
-                Op::Read => {
-                    read_ios += 1;
-                    read_bytes += u64::from(n);
-                    if job.copy_to_user {
-                        if let Some(b) = engine.buf_mut(c.slot) {
-                            let n = (n as usize).min(b.len());
-                            user_buf[..n].copy_from_slice(&b[..n]);
-                            std::hint::black_box(&mut user_buf);
-                        }
-                    }
-                }
-                Op::Write => {
-                    write_ios += 1;
-                    write_bytes += u64::from(n);
-                }
-            }
-        }
-        if now_ns >= live_edge_ns {
-            live_edge_ns = now_ns + PUBLISH_EVERY_NS;
-            if let Some(l) = &live {
-                l.publish(read_bytes + write_bytes, read_ios + write_ios);
-            }
+            self.slots.op[slot as usize] = op;
+            self.slots.off[slot as usize] = offset;
+            self.issued += u64::from(bs);
         }
     }
-    if let Some(l) = &live {
-        l.publish(read_bytes + write_bytes, read_ios + write_ios);
+
+    /// The next request, in `slot`, its write buffer prepared; `None`
+    /// (`--verify`) when it must wait for a write in flight to its block
+    /// (it is held, and issued once a completion has freed it).
+    #[inline(always)]
+    fn request(
+        &mut self,
+        engine: &mut dyn Engine,
+        job: &WorkerJob,
+        slot: u32,
+    ) -> Option<(Op, u64)> {
+        let Some(v) = job.verify else {
+            let (op, offset) = self.gen.next_req();
+            if op == Op::Write {
+                if let Some(b) = engine.buf_mut(slot) {
+                    self.data_rng.scramble_as(b, job.data);
+                }
+            }
+            return Some((op, offset));
+        };
+        let drawn = self.held.take().unwrap_or_else(|| self.gen.next_req());
+        let checks = &mut self.books.checks;
+        let ready = verify_prepare(
+            engine,
+            &mut self.gen,
+            drawn,
+            slot,
+            &v,
+            (&self.slots.op, &self.slots.off, &mut self.slots.busy),
+            (&mut self.data_rng, job.data),
+            &mut checks.write_seq,
+            &mut checks.ns,
+        );
+        if ready.is_none() {
+            self.held = Some(drawn);
+        }
+        ready
     }
-    // A write case is timed until its data is durable and the file closed
-    // (the work moves from write() to fsync() and close()); a read case
-    // ends with its last completion, and closing (io_destroy, ring
-    // teardown, munmap) is not its cost.
+
+    /// `reqs` handed to the engine, stamped `submit_at`: how many it
+    /// accepted. The slots of those it refused are free again.
+    #[inline(always)]
+    fn hand_over(
+        &mut self,
+        engine: &mut dyn Engine,
+        bs: u32,
+        submit_at: u64,
+    ) -> Result<usize, WorkerError> {
+        for r in &self.reqs {
+            self.slots.submit_ns[r.slot as usize] = submit_at;
+        }
+        let accepted = engine
+            .submit(&self.reqs, &mut self.done)
+            .map_err(WorkerError::Engine)?;
+        self.in_flight += accepted;
+        for r in self.reqs[accepted..].iter().rev() {
+            self.slots.free.push(r.slot);
+            self.issued -= u64::from(bs);
+            // Not in flight: no longer a block to keep clear of.
+            if let Some(b) = self.slots.busy.get_mut(r.slot as usize) {
+                *b = false;
+            }
+        }
+        Ok(accepted)
+    }
+
+    /// Every completion in `done`, booked at `now_ns`.
+    #[inline(always)]
+    fn complete_all(
+        &mut self,
+        engine: &mut dyn Engine,
+        job: &WorkerJob,
+        now_ns: u64,
+    ) -> Result<(), WorkerError> {
+        for c in self.done.drain(..) {
+            self.in_flight -= 1;
+            self.books
+                .complete(&mut self.slots, engine, job, c, now_ns)?;
+        }
+        Ok(())
+    }
+}
+
+/// The end of a repetition. A write case is timed until its data is
+/// durable and the file closed (the work moves from write() to fsync() and
+/// close()); a read case ends with its last completion, and closing
+/// (io_destroy, ring teardown, munmap) is not its cost. The CPU returned
+/// is the thread's total then.
+fn close<C: Clock>(
+    mut engine: Box<dyn Engine>,
+    job: &WorkerJob,
+    live: Option<&LiveSlot<'_>>,
+    clock: &C,
+    write_ios: u64,
+) -> Result<Closed, WorkerError> {
     let flush_from = clock.ns();
-    let (end, cpu) = if job.pattern.writes() {
-        if let Some(l) = &live {
-            l.flushing(true);
-        }
-        if job.sync == SyncPolicy::End && write_ios > 0 {
-            engine.flush(SyncPolicy::End).map_err(WorkerError::Engine)?;
-        }
+    if !job.pattern.writes() {
+        let (at, cpu) = (Instant::now(), iopath_io::sys::thread_usage());
         drop(engine);
-        if let Some(l) = &live {
-            l.flushing(false);
-        }
-        (Instant::now(), iopath_io::sys::thread_usage())
-    } else {
-        let at_end = (Instant::now(), iopath_io::sys::thread_usage());
-        drop(engine);
-        at_end
-    };
-    let flush_ns = if job.pattern.writes() {
-        clock.ns().saturating_sub(flush_from)
-    } else {
-        0
-    };
-    let cpu = cpu.since(&cpu0);
-    // Close the series at `end`: intervals with nothing completed (a long
-    // fsync) stay as zeros, the last one is partial.
-    let end_ns = end.duration_since(start).as_nanos() as u64;
-    while end_ns > edge_ns {
-        series_bytes.push(cur_bytes);
-        series_ios.push(cur_ios);
-        (cur_bytes, cur_ios) = (0, 0);
-        edge_ns += interval_ns;
+        return Ok(Closed {
+            at,
+            cpu,
+            flush_ns: 0,
+        });
     }
-    series_bytes.push(cur_bytes);
-    series_ios.push(cur_ios);
-    Ok(WorkerOut {
-        series_bytes,
-        series_ios,
+    if let Some(l) = live {
+        l.flushing(true);
+    }
+    if job.sync == SyncPolicy::End && write_ios > 0 {
+        engine.flush(SyncPolicy::End).map_err(WorkerError::Engine)?;
+    }
+    drop(engine);
+    if let Some(l) = live {
+        l.flushing(false);
+    }
+    let (at, cpu) = (Instant::now(), iopath_io::sys::thread_usage());
+    Ok(Closed {
+        at,
         cpu,
-        hist,
-        read_ios,
-        write_ios,
-        read_bytes,
-        write_bytes,
-        start,
-        end,
-        interrupted,
-        timed_out,
-        flush_ns,
-        verified_bytes,
-        verify_ns,
-        written,
+        flush_ns: clock.ns().saturating_sub(flush_from),
     })
 }
 

@@ -43,7 +43,11 @@ impl Runner<'_> {
             }))?;
         }
         let neighbour = plan.neighbour && !warmup;
-        let (rep, prep_notes, beside) = self.prepared_repetition(
+        let Prepared {
+            rep,
+            notes: prep_notes,
+            beside,
+        } = self.prepared_repetition(
             arm,
             warmup,
             neighbour,
@@ -159,7 +163,6 @@ impl Runner<'_> {
     /// retried for a while when a method that worked is refused. With
     /// `neighbour`, the neighbour is measured alone after the set-up and
     /// runs beside the repetition only ([`crate::run::neighbour::Beside`]).
-    /// Returns notes for the case beside the outcome.
     fn prepared_repetition(
         &self,
         arm: &Arm<'_>,
@@ -168,24 +171,48 @@ impl Runner<'_> {
         budget: Option<std::time::Duration>,
         sh: &mut Shared<'_>,
         cr: &CaseResult,
-    ) -> (
-        Result<crate::run::RepOk, RepError>,
-        Vec<CaseNote>,
-        Option<crate::result::neighbour::NeighbourRep>,
-    ) {
-        let (case, target) = (arm.case, sh.target);
+    ) -> Prepared {
         let t0 = Instant::now();
         let mut notes = Vec::new();
+        let beside = match self.rep_set_up(arm, neighbour, sh, &mut notes) {
+            Ok(beside) => beside,
+            Err(e) => {
+                return Prepared {
+                    rep: Err(e),
+                    notes,
+                    beside: None,
+                }
+            }
+        };
+        let rep = self.retried(arm, warmup, budget, t0, sh, cr);
+        Prepared {
+            rep,
+            notes,
+            beside: beside.map(crate::run::neighbour::Beside::stop),
+        }
+    }
+
+    /// A repetition's set-up, every rank together: the file checked for
+    /// another process's change, a sparse file truncated again, the cache
+    /// state made (a failure is a note), the neighbour started.
+    fn rep_set_up(
+        &self,
+        arm: &Arm<'_>,
+        neighbour: bool,
+        sh: &mut Shared<'_>,
+        notes: &mut Vec<CaseNote>,
+    ) -> Result<Option<crate::run::neighbour::Beside>, RepError> {
+        let (case, target) = (arm.case, sh.target);
         // Another process changed the file since the last repetition: none
         // starts (the sparse truncation below would hide a truncation).
         if let Some(e) = crate::run::changed::before(target, &progress_name(case)) {
             self.ranks.barrier();
-            return (Err(e), notes, None);
+            return Err(e);
         }
         if let Some(t) = target.filter(|t| t.info.sparse || case.sparse) {
             if let Err(e) = t.retruncate() {
                 self.ranks.barrier();
-                return (Err(RepError::Fail(format!("{e:#}"))), notes, None);
+                return Err(RepError::Fail(format!("{e:#}")));
             }
         }
         if let Some(t) = target {
@@ -198,7 +225,7 @@ impl Runner<'_> {
             }
         }
         let beside = neighbour
-            .then(|| crate::run::neighbour::Beside::start(self.plan, sh, &mut notes))
+            .then(|| crate::run::neighbour::Beside::start(self.plan, sh, notes))
             .flatten();
         // Every rank made its cache state: all start together.
         self.ranks.barrier();
@@ -207,10 +234,23 @@ impl Runner<'_> {
             // what the checks compare with.
             t.settle();
         }
-        // A method that worked in earlier repetitions and is now refused
-        // (io_uring_setup's ENOMEM while the kernel still holds closed
-        // rings' memory against the user's RLIMIT_MEMLOCK) is retried for
-        // up to a second.
+        Ok(beside)
+    }
+
+    /// The repetition, set up since `t0`. A method that worked in earlier
+    /// repetitions and is now refused (io_uring_setup's ENOMEM while the
+    /// kernel still holds closed rings' memory against the user's
+    /// RLIMIT_MEMLOCK) is retried for up to a second.
+    fn retried(
+        &self,
+        arm: &Arm<'_>,
+        warmup: bool,
+        budget: Option<std::time::Duration>,
+        t0: Instant,
+        sh: &Shared<'_>,
+        cr: &CaseResult,
+    ) -> Result<crate::run::RepOk, RepError> {
+        let (case, target) = (arm.case, sh.target);
         let mut attempt = 0;
         let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
         tag.n += 1;
@@ -243,16 +283,18 @@ impl Runner<'_> {
                     attempt += 1;
                     std::thread::sleep(SKIP_RETRY_WAIT);
                 }
-                other => {
-                    return (
-                        other,
-                        notes,
-                        beside.map(crate::run::neighbour::Beside::stop),
-                    )
-                }
+                other => return other,
             }
         }
     }
+}
+
+/// A repetition after its set-up: its outcome, the notes for its case, and
+/// the neighbour measured beside it.
+struct Prepared {
+    rep: Result<crate::run::RepOk, RepError>,
+    notes: Vec<CaseNote>,
+    beside: Option<crate::result::neighbour::NeighbourRep>,
 }
 
 /// A repetition that did not run, booked into its case. After good
