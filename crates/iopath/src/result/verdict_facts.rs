@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::names::Entrant;
 use super::records::DirtyBurst;
+use crate::stats;
 
 /// One fact of a verdict (`verdicts[].facts[]`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -152,8 +153,10 @@ impl VerdictFact {
 pub struct Versus {
     pub method: Entrant,
     /// The fastest over this method, and its interval (at the verdict's
-    /// `ci_level`).
+    /// `ci_level`; an unbounded side is written `null`, as
+    /// [`stats::interval`] reads it).
     pub ratio: f64,
+    #[serde(deserialize_with = "stats::interval")]
     pub ratio_ci: [f64; 2],
     /// Too few repetitions on either side for the interval to be one at
     /// that level.
@@ -266,6 +269,7 @@ pub enum MemorySpeed {
     /// Faster by `ratio`.
     Faster {
         ratio: f64,
+        #[serde(deserialize_with = "stats::interval")]
         ratio_ci: [f64; 2],
         few_repetitions: bool,
     },
@@ -274,6 +278,7 @@ pub enum MemorySpeed {
 /// The interval of a memory trade not shown to differ in speed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MemoryInterval {
+    #[serde(deserialize_with = "stats::interval")]
     pub ratio_ci: [f64; 2],
     pub few_repetitions: bool,
     /// It reaches within the equivalence margin of even; else (unpaired)
@@ -299,4 +304,58 @@ pub enum CheaperBy {
     /// Less CPU per MiB moved (variants of different block sizes).
     CpuPerMib,
     Memory,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every interval a verdict fact holds reads back unbounded when its
+    /// side was written `null` (JSON has no infinity).
+    #[test]
+    fn unbounded_fact_intervals_read_back_from_json() {
+        let open = [0.0, f64::INFINITY];
+        let facts = [
+            VerdictFact::Fastest {
+                leader: "uring".into(),
+                slower: vec![Versus {
+                    method: "direct".into(),
+                    ratio: 2.0,
+                    ratio_ci: open,
+                    few_repetitions: true,
+                    at_depth: None,
+                }],
+            },
+            VerdictFact::MemoryTrade {
+                least: "direct".into(),
+                least_bytes: 1,
+                most: "buffered".into(),
+                most_bytes: 2,
+                speed: MemorySpeed::Faster {
+                    ratio: 2.0,
+                    ratio_ci: open,
+                    few_repetitions: false,
+                },
+            },
+            VerdictFact::MemoryTrade {
+                least: "direct".into(),
+                least_bytes: 1,
+                most: "buffered".into(),
+                most_bytes: 2,
+                speed: MemorySpeed::NotShownToDiffer {
+                    interval: Some(MemoryInterval {
+                        ratio_ci: [f64::NEG_INFINITY, f64::INFINITY],
+                        few_repetitions: true,
+                        reaches_even: false,
+                    }),
+                },
+            },
+        ];
+        for f in facts {
+            let json = serde_json::to_string(&f).unwrap();
+            assert!(json.contains("null]"), "{json}");
+            let back: VerdictFact = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, f, "{json}");
+        }
+    }
 }
