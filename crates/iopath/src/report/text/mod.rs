@@ -1,7 +1,9 @@
-//! The text layer: every sentence a user reads about a run is worded here,
-//! from the typed facts that analysis and the runner produce. The terminal,
-//! Markdown and HTML exporters all call these functions, so a wording
-//! change touches this folder and its snapshots, nothing else.
+//! The text layer: the sentences that word the typed facts of analysis
+//! and of the runner (verdicts, warnings, comparisons, run events, the
+//! closing summary) live here, and the terminal, Markdown and HTML
+//! exporters all call these functions, so a wording change to a fact
+//! touches this folder and its snapshots, nothing else. (Each exporter
+//! keeps its own framing: headings, legends, column names.)
 //!
 //! - [`verdict`]: verdicts (which method to use, and why);
 //! - [`warnings`]: what may mislead in a run;
