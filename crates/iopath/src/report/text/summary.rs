@@ -191,9 +191,7 @@ fn cpu_words(cpu: Option<f64>) -> String {
 
 fn why_no_call(n: &NoCall) -> String {
     match n {
-        NoCall::Rounds { have, need } => {
-            format!("ran {have} rounds, needs {need}: --repeat {need}")
-        }
+        NoCall::Rounds { have, need } => format!("{have} of {need} rounds"),
         NoCall::Repetitions { have } => format!(
             "{}: too few",
             n_of(*have as u64, "repetition", "repetitions")
@@ -230,7 +228,7 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
     };
     let said = match &a.decision {
         Decision::Leads(why) => format!(
-            "no call yet ({}): {} leads{}",
+            "no call ({}): {} leads{}",
             why_no_call(why),
             a.pick,
             next(", ")
@@ -287,7 +285,7 @@ pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String 
         None => String::new(),
     };
     let said = match &a.decision {
-        Decision::Leads(_) => format!("{what}: {} leads (no call yet){habit}", a.pick),
+        Decision::Leads(_) => format!("{what}: {} leads (no call){habit}", a.pick),
         Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
         Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
     };
