@@ -250,19 +250,21 @@ pub struct RunArgs {
     #[arg(help_heading = WORKLOAD)]
     pub bs: Option<u64>,
 
-    /// Requests in flight per thread of async methods (sync ones run 1): no matching.
+    /// Depth per thread, every method at it (no matching).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     #[arg(help_heading = WORKLOAD)]
     pub qd: Option<u32>,
 
     /// Worker threads per case, each with its own engine.
+    ///
+    /// Given with --concurrency, the threads an asynchronous method spreads
+    /// its requests over; alone, every method runs that many threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     #[arg(help_heading = WORKLOAD)]
     pub threads: u32,
 
-    /// Requests in flight to compare methods at, comma-separated [default:
-    /// 1,32 random; 8 MiB / --bs sequential]: async methods on one thread
-    /// at that depth, sync ones on that many threads.
+    /// Requests in flight each method keeps [default: 1,32 random; 8 MiB /
+    /// --bs seq.].
     ///
     /// Each method keeps N requests in flight its own way: an asynchronous
     /// one from one thread at depth N (with --threads T: T threads at depth
@@ -271,7 +273,7 @@ pub struct RunArgs {
     /// --threads or a job file, the run compares random patterns at 1 and
     /// 32 and sequential ones at 8 MiB / --bs (1 to 32); --qd or --threads
     /// alone run every method at that depth and thread count instead.
-    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
     #[arg(help_heading = WORKLOAD)]
     pub concurrency: Vec<u32>,
 

@@ -152,3 +152,58 @@ fn align(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    /// The report fixture as a matched run: sequential jobs at 8 requests
+    /// in flight, random reads at 32 and (its figures a tenth) at 1, each
+    /// synchronous method on that many threads; its verdicts made again.
+    fn matched() -> RunResult {
+        let mut r = fixture();
+        let mut ones = Vec::new();
+        for c in &mut r.cases {
+            let n = if c.pattern.is_random() { 32 } else { 8 };
+            let sync = c.queue_depth_requested == 1 || c.queue_depth == 1;
+            c.concurrency = Some(n);
+            (c.threads, c.queue_depth, c.queue_depth_requested) =
+                if sync { (n, 1, 1) } else { (1, n, n) };
+            if c.pattern.is_random() {
+                let mut one = c.clone();
+                one.concurrency = Some(1);
+                (one.threads, one.queue_depth, one.queue_depth_requested) = (1, 1, 1);
+                for m in &mut one.repetitions {
+                    m.bw_bytes_per_s /= 10.0;
+                    m.iops /= 10.0;
+                }
+                if let Some(s) = &mut one.summary {
+                    s.bw_bytes_per_s /= 10.0;
+                    s.iops /= 10.0;
+                }
+                ones.push(one);
+            }
+        }
+        r.cases.extend(ones);
+        r.verdicts.clear();
+        r.warnings.clear();
+        crate::analysis::analyse(&mut r);
+        r
+    }
+
+    #[test]
+    fn a_matched_run_is_one_grid_of_methods_by_jobs_then_the_summary() {
+        let r = matched();
+        let text = crate::report::screen::one_screen(&r, 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_grid_wider_than_the_screen_leaves_the_tables_per_pattern() {
+        assert!(grid(&matched(), 40).is_none());
+        // Not matched: no grid.
+        assert!(grid(&fixture(), 200).is_none());
+    }
+}
