@@ -380,6 +380,28 @@ pub fn failed_line(case: &str, error: &str) -> String {
 /// The heading of the closing summary.
 pub const SUMMARY: &str = "summary:";
 
+/// The line under the one-screen grid: its units and its mark.
+pub fn grid_key(best: &str) -> String {
+    format!("MiB/s sequential, IOPS random; N = requests in flight; {best} best in its column")
+}
+
+/// A grid cell with no figures: never reached, failed, or not run here.
+pub fn grid_gap(not_reached: bool, failed: bool) -> &'static str {
+    if not_reached {
+        "not reached"
+    } else if failed {
+        "FAILED "
+    } else {
+        "not run "
+    }
+}
+
+/// A pattern at a matched job's concurrency, for the summary: `random
+/// reads at 32 in flight`.
+pub fn at_concurrency(p: &str, n: u32) -> String {
+    format!("{} at {n} in flight", pattern_words(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,26 +486,4 @@ mod tests {
             .collect();
         insta::assert_snapshot!(lines.join("\n"));
     }
-}
-
-/// The line under the one-screen grid: its units and its mark.
-pub fn grid_key(best: &str) -> String {
-    format!("MiB/s sequential, IOPS random; N = requests in flight; {best} best in its column")
-}
-
-/// A grid cell with no figures: never reached, failed, or not run here.
-pub fn grid_gap(not_reached: bool, failed: bool) -> &'static str {
-    if not_reached {
-        "not reached"
-    } else if failed {
-        "FAILED "
-    } else {
-        "not run "
-    }
-}
-
-/// A pattern at a matched job's concurrency, for the summary: `random
-/// reads at 32 in flight`.
-pub fn at_concurrency(p: &str, n: u32) -> String {
-    format!("{} at {n} in flight", pattern_words(p))
 }
