@@ -234,9 +234,10 @@ impl Method {
                 | Method::Uffd
                 | Method::UffdWp
                 // Opt-in: a runtime's figure and the io_uring variant of
-                // dontcache answer questions of their own.
+                // dontcache answer questions of their own. (`threadpool`,
+                // a pool of N threads of pread, is in: it is how programs
+                // without io_uring keep N requests in flight.)
                 | Method::UringDontcache
-                | Method::Threadpool
                 | Method::Tokio
                 // Opt-in: a submission strategy of uring, compared with it.
                 | Method::UringBatch

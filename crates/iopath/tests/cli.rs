@@ -209,6 +209,10 @@ fn small_run_over_every_method_measures_and_cleans_up() {
             "1",
             "--patterns",
             "read,randwrite",
+            // Every method at depth 32, unmatched: the synchronous ones
+            // capped at 1, and saying so.
+            "--qd",
+            "32",
             "--json",
         ])
         .arg(&json)
@@ -226,12 +230,12 @@ fn small_run_over_every_method_measures_and_cleans_up() {
     assert_eq!(v["target"]["size_bytes"], 8 << 20);
     assert_eq!(v["target"]["prefilled"], true);
     let cases = v["cases"].as_array().unwrap();
-    // 9 default methods on both patterns, and mmap+random beside mmap on
+    // 10 default methods on both patterns, and mmap+random beside mmap on
     // the random one.
     assert_eq!(
         cases.len(),
-        2 * 9 + 1,
-        "9 methods x 2 patterns + mmap+random"
+        2 * 10 + 1,
+        "10 methods x 2 patterns + mmap+random"
     );
     for c in cases {
         let measured = !c["summary"].is_null();

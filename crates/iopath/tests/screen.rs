@@ -51,29 +51,50 @@ fn the_default_run_fits_one_screen_with_an_answer_per_verdict_and_a_summary() {
     for p in ["read", "write", "randread", "randwrite"] {
         assert!(patterns.contains(&p), "no verdict for {p}: {result}");
     }
-    // One verdict line per verdict, each under its pattern's table.
-    let arrows: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i].starts_with('→'))
-        .collect();
-    assert_eq!(arrows.len(), verdicts.len(), "{text}");
-    // Each names the method its verdict picked (or the leader).
-    for (&i, v) in arrows.iter().zip(verdicts) {
-        let pick = v["pick"].as_str().unwrap();
-        let wrapped = lines[i + 1..].iter().take_while(|l| l.starts_with("  "));
-        let line = unwrapped(
-            &std::iter::once(&lines[i])
-                .chain(wrapped)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" "),
+    // The default run compares its methods at matched concurrency: one
+    // grid, a row per method and a column per job (random patterns at 1
+    // and 32 requests in flight), then the summary.
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with("method "))
+        .expect(&text);
+    let columns: Vec<&str> = lines[head].split_whitespace().skip(1).collect();
+    assert_eq!(
+        columns,
+        [
+            "read",
+            "write",
+            "randread",
+            "randread",
+            "randwrite",
+            "randwrite"
+        ],
+        "{text}"
+    );
+    let ns: Vec<&str> = lines[head + 1].split_whitespace().collect();
+    assert_eq!(
+        ns,
+        ["1M", "N8", "1M", "N8", "4k", "N1", "4k", "N32", "4k", "N1", "4k", "N32"]
+    );
+    assert_eq!(verdicts.len(), 6, "{result}");
+    for v in verdicts {
+        assert!(v["concurrency"].as_u64().is_some(), "{v}");
+    }
+    for c in result["cases"].as_array().unwrap() {
+        let m = c["method"].as_str().unwrap();
+        let named = c.get("arm").map_or(m.to_string(), |a| format!("{m}#{a}"));
+        assert!(
+            lines[head + 2..]
+                .iter()
+                .any(|l| l.split_whitespace().next() == Some(named.as_str())),
+            "no row for {named}:\n{text}"
         );
-        assert!(line.contains(pick), "{pick}: {}", lines[i]);
     }
     // The summary closes the report: one line (or a wrapped one) per
     // verdict, each naming its pick, then the pointer to --explain with
     // the number of warnings.
     let at = lines.iter().position(|l| *l == "summary:").expect(&text);
-    assert!(at > *arrows.last().unwrap(), "{text}");
+    assert!(at > head + 2, "{text}");
     let summary: Vec<&str> = lines[at + 1..]
         .iter()
         .take_while(|l| !l.is_empty())

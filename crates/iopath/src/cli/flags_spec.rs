@@ -49,6 +49,7 @@ impl RunArgs {
             bs: self.bs.map(Bytes),
             qd: self.qd,
             threads: when("threads").then(|| List(vec![self.threads])),
+            concurrency: (!self.concurrency.is_empty()).then(|| List(self.concurrency.clone())),
             sync: when("sync").then_some(self.sync),
             rwmix: when("rwmix").then_some(self.rwmix),
             span: self.span,

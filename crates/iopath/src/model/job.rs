@@ -176,6 +176,13 @@ pub struct CaseSpec {
     /// Worker threads: one count or a list (the case once per count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<List<u32>>,
+    /// Requests in flight the methods are compared at: one count or a list
+    /// (the case once per count). Each method reaches it its own way: an
+    /// asynchronous one from one thread at that depth (or `threads` x the
+    /// rest), a synchronous one with that many threads, `threadpool` with a
+    /// pool of that size (docs/methodology.md, "Concurrency matching").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<List<u32>>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub sync: Option<SyncPolicy>,
     /// Read percentage of randrw.
@@ -291,6 +298,7 @@ impl CaseSpec {
         set(self.bs.is_some(), "bs");
         set(self.qd.is_some(), "qd");
         set(self.threads.is_some(), "threads");
+        set(self.concurrency.is_some(), "concurrency");
         set(self.sync.is_some(), "sync");
         set(self.rwmix.is_some(), "rwmix");
         set(self.span.is_some(), "span");
@@ -313,8 +321,15 @@ impl CaseSpec {
             method: pick(&self.method, &over.method),
             pattern: pick(&self.pattern, &over.pattern),
             bs: pick(&self.bs, &over.bs),
-            qd: pick(&self.qd, &over.qd),
+            // A concurrency given over a job's depth replaces it: each
+            // method's depth then follows from the concurrency.
+            qd: if over.concurrency.is_some() {
+                over.qd
+            } else {
+                pick(&self.qd, &over.qd)
+            },
             threads: pick(&self.threads, &over.threads),
+            concurrency: pick(&self.concurrency, &over.concurrency),
             sync: pick(&self.sync, &over.sync),
             rwmix: pick(&self.rwmix, &over.rwmix),
             span: pick(&self.span, &over.span),

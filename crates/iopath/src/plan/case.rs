@@ -15,8 +15,17 @@ pub struct Case {
     pub arm: u32,
     pub pattern: Pattern,
     pub block_size: u64,
+    /// Per thread; for a matched case, the depth its method reaches the
+    /// concurrency with.
     pub queue_depth_requested: u32,
     pub threads: u32,
+    /// The requests in flight the job compares its methods at (`None`: an
+    /// unmatched case, every method at the depth and threads asked); its
+    /// method reaches it with `threads` x `queue_depth_requested`.
+    pub concurrency: Option<u32>,
+    /// `threadpool`, `tokio`: the pool the case runs with (a matched
+    /// case's concurrency), unless `--pool-threads` says.
+    pub pool_threads: Option<u32>,
     pub sync: SyncPolicy,
     pub rwmix_read_pct: u8,
     /// Random offsets within the first this many bytes of the file (capped
@@ -59,6 +68,8 @@ impl Case {
             block_size: bs,
             queue_depth_requested: qd,
             threads,
+            concurrency: None,
+            pool_threads: None,
             sync: SyncPolicy::End,
             rwmix_read_pct: DEFAULT_RWMIX,
             span: None,
@@ -113,11 +124,18 @@ impl Case {
     /// result's job (`result::Job`), so cases that differ only by method
     /// are one job.
     fn job_key(&self) -> JobKey<'_> {
+        // Matched cases group by their concurrency, whatever threads and
+        // depth each method reaches it with.
+        let (queue_depth, threads) = match self.concurrency {
+            Some(_) => (0, 0),
+            None => (self.queue_depth_requested, self.threads),
+        };
         JobKey {
             pattern: self.pattern,
             block_size: self.block_size,
-            queue_depth: self.queue_depth_requested,
-            threads: self.threads,
+            queue_depth,
+            threads,
+            concurrency: self.concurrency,
             sync: self.sync,
             rwmix_read_pct: (self.pattern == Pattern::RandRw).then_some(self.rwmix_read_pct),
             label: &self.label,
@@ -136,6 +154,7 @@ struct JobKey<'a> {
     block_size: u64,
     queue_depth: u32,
     threads: u32,
+    concurrency: Option<u32>,
     sync: SyncPolicy,
     /// The read share, where the pattern mixes reads and writes.
     rwmix_read_pct: Option<u8>,

@@ -5,6 +5,7 @@
 use iopath_io::{Method, SyncPolicy};
 
 use super::case::number_arms;
+use super::concurrency;
 use super::methods::default_methods;
 use super::{Case, CaseSpec, JobSpec, Origin, Pattern, UsageError, DEFAULT_RWMIX};
 use crate::model::choice::MethodChoice;
@@ -70,8 +71,8 @@ impl Crossing<'_> {
         Ok(cases)
     }
 
-    /// The cases of one entry: every pattern (outer), thread count, NUMA
-    /// pair and method (inner) it names.
+    /// The cases of one entry: every pattern (outer), thread count or
+    /// concurrency, NUMA pair and method (inner) it names.
     fn entry_cases(&self, pc: &CaseSpec) -> Result<Vec<Case>, UsageError> {
         let what = self.origin.what();
         let thread_counts = check_entry(pc, &what)?;
@@ -82,14 +83,15 @@ impl Crossing<'_> {
             .as_ref()
             .map_or_else(|| Pattern::DEFAULT.to_vec(), |l| dedup(&l.0));
         let methods_most = pc.method.as_ref().map_or(Method::ALL.len(), |l| l.0.len());
+        let matching = self.matching(pc, &what, &patterns)?;
+        let axis_most = match &matching {
+            Matching::Asked => thread_counts.len(),
+            Matching::Given { ns, .. } => ns.len(),
+            Matching::Default => concurrency::DEFAULT_RANDOM.len(),
+        };
         check_cross(
             &what,
-            &[
-                patterns.len(),
-                thread_counts.len(),
-                pairs.len(),
-                methods_most,
-            ],
+            &[patterns.len(), axis_most, pairs.len(), methods_most],
         )?;
         let mut cases = Vec::new();
         for pattern in patterns {
@@ -102,10 +104,11 @@ impl Crossing<'_> {
             };
             let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
             let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
-            for &threads in &thread_counts {
+            let size = self.spec.run.size.map(|b| b.0);
+            for axis in matching.axes(pattern, bs, size, &thread_counts) {
                 for pair in &pairs {
                     for &choice in &methods {
-                        let base = Case::new(choice.method, pattern, bs, qd, threads);
+                        let base = axis.case(choice.method, pattern, bs, qd);
                         cases.push(self.case(pc, base, choice, pair, span));
                     }
                 }
@@ -114,6 +117,39 @@ impl Crossing<'_> {
         Ok(cases)
     }
 
+    /// How the entry's cases get their threads and depths: as asked
+    /// (`qd`, `threads`), matched at the concurrency it gives, or (a run
+    /// of flags that sets none of the three) matched at the default run's.
+    fn matching(
+        &self,
+        pc: &CaseSpec,
+        what: &str,
+        patterns: &[Pattern],
+    ) -> Result<Matching, UsageError> {
+        if let Some(l) = &pc.concurrency {
+            if patterns.contains(&Pattern::Copy) {
+                return Err(UsageError(format!(
+                    "{what}: the copy pattern keeps no requests in flight to match: leave out --concurrency (or run copy apart)"
+                )));
+            }
+            let methods: Vec<Method> = pc.method.as_ref().map_or_else(
+                || Method::ALL.to_vec(),
+                |l| l.0.iter().map(|c| c.method).collect(),
+            );
+            let threads = pc.threads.as_ref().map(|t| t.0.as_slice());
+            let split = concurrency::check(what, &l.0, pc.qd, threads, &methods)?;
+            return Ok(Matching::Given {
+                ns: dedup(&l.0),
+                split,
+            });
+        }
+        let flags_only = self.origin.preset.is_none() && self.origin.file.is_none();
+        if flags_only && pc.qd.is_none() && pc.threads.is_none() {
+            Ok(Matching::Default)
+        } else {
+            Ok(Matching::Asked)
+        }
+    }
     /// One case of entry `pc`: `base` (its method and axes) with the
     /// entry's settings. Arms are numbered over the whole plan
     /// ([`number_arms`]).
@@ -236,6 +272,67 @@ fn resolve_span(span: Span) -> Result<u64, UsageError> {
                     ))
                 })?;
             Ok(((total * 1024) as f64 * pct / 100.0) as u64)
+        }
+    }
+}
+
+/// How an entry's cases get their threads and depths ([`Crossing::matching`]).
+enum Matching {
+    /// Every method at the depth and thread counts asked (synchronous
+    /// ones at depth 1).
+    Asked,
+    /// Matched at each of `ns` requests in flight, queueing methods over
+    /// `split` threads.
+    Given { ns: Vec<u32>, split: Option<u32> },
+    /// Matched at the default run's concurrency for each pattern
+    /// ([`concurrency::default_for`]); the copy pattern as asked.
+    Default,
+}
+
+/// One value of the axis crossed between patterns and placements: a thread
+/// count, or a concurrency.
+#[derive(Clone, Copy)]
+enum Axis {
+    Threads(u32),
+    InFlight { n: u32, split: Option<u32> },
+}
+
+impl Matching {
+    fn axes(&self, pattern: Pattern, bs: u64, size: Option<u64>, threads: &[u32]) -> Vec<Axis> {
+        let asked = || threads.iter().map(|&t| Axis::Threads(t)).collect();
+        let matched = |ns: &[u32], split| {
+            ns.iter()
+                .map(|&n| Axis::InFlight { n, split })
+                .collect::<Vec<_>>()
+        };
+        match self {
+            Matching::Asked => asked(),
+            Matching::Default if pattern == Pattern::Copy => asked(),
+            Matching::Default => matched(&concurrency::default_for(pattern, bs, size), None),
+            Matching::Given { ns, split } => matched(ns, *split),
+        }
+    }
+}
+
+impl Axis {
+    /// The case of `method` on this axis value.
+    fn case(self, method: Method, pattern: Pattern, bs: u64, qd: u32) -> Case {
+        match self {
+            Axis::Threads(t) => Case::new(method, pattern, bs, qd, t),
+            Axis::InFlight { n, split } => {
+                // A split that does not divide n was refused for the
+                // methods that queue ([`concurrency::check`]).
+                let w = concurrency::way(method, n, split).unwrap_or(concurrency::Way {
+                    threads: n,
+                    depth: 1,
+                    pool: None,
+                });
+                Case {
+                    concurrency: Some(n),
+                    pool_threads: w.pool,
+                    ..Case::new(method, pattern, bs, w.depth, w.threads)
+                }
+            }
         }
     }
 }

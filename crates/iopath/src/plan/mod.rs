@@ -13,6 +13,7 @@ use iopath_io::Method;
 
 mod case;
 mod check;
+pub mod concurrency;
 mod entry;
 mod methods;
 
@@ -466,33 +467,158 @@ mod tests {
 
     #[test]
     fn default_plan_compares_all_real_methods_on_four_patterns() {
-        let p = plan(&[]).unwrap();
-        // Nine methods on four patterns, and mmap+random beside mmap on
-        // the two random ones.
-        assert_eq!(p.cases.len(), 4 * 9 + 2);
+        let p = plan(&[]);
+        let p = p.unwrap();
+        // Ten methods on four patterns, random ones at two concurrencies,
+        // and mmap+random beside mmap on the random ones.
+        assert_eq!(p.cases.len(), 2 * 10 + 2 * 2 * 11);
         assert!(p.cases.iter().all(|c| !c.method.is_null()));
-        let hinted: Vec<(Pattern, String)> = p
+        assert!(p.cases.iter().any(|c| c.method == Method::Threadpool));
+        let hinted: Vec<(Pattern, Option<u32>)> = p
             .cases
             .iter()
             .filter(|c| c.hint.is_some())
-            .map(|c| (c.pattern, c.method_name()))
+            .map(|c| (c.pattern, c.concurrency))
             .collect();
         assert_eq!(
             hinted,
             [
-                (Pattern::RandRead, "mmap+random".to_string()),
-                (Pattern::RandWrite, "mmap+random".to_string())
+                (Pattern::RandRead, Some(1)),
+                (Pattern::RandRead, Some(32)),
+                (Pattern::RandWrite, Some(1)),
+                (Pattern::RandWrite, Some(32))
             ]
         );
-        let rr = p
+        let uring = |pattern, n| {
+            let c = p
+                .cases
+                .iter()
+                .find(|c| c.pattern == pattern && c.method == Method::Uring && c.concurrency == n)
+                .unwrap();
+            (c.block_size, c.threads, c.queue_depth_requested)
+        };
+        assert_eq!(uring(Pattern::RandRead, Some(32)), (4096, 1, 32));
+        assert_eq!(uring(Pattern::RandRead, Some(1)), (4096, 1, 1));
+        // Sequential: 8 MiB in flight, 8 blocks of 1 MiB.
+        assert_eq!(uring(Pattern::Read, Some(8)), (1 << 20, 1, 8));
+        assert_eq!(p.target, TargetSpec::TempIn(PathBuf::from(".")));
+    }
+
+    /// (threads, depth, pool) of `method`'s case at concurrency `n`.
+    fn way_of(p: &Plan, method: Method, n: u32) -> (u32, u32, Option<u32>) {
+        let c = p
             .cases
             .iter()
-            .find(|c| c.pattern == Pattern::RandRead)
+            .find(|c| c.method == method && c.concurrency == Some(n))
             .unwrap();
-        assert_eq!((rr.block_size, rr.queue_depth_requested), (4096, 32));
-        let sr = p.cases.iter().find(|c| c.pattern == Pattern::Read).unwrap();
-        assert_eq!((sr.block_size, sr.queue_depth_requested), (1 << 20, 8));
-        assert_eq!(p.target, TargetSpec::TempIn(PathBuf::from(".")));
+        (c.threads, c.queue_depth_requested, c.pool_threads)
+    }
+
+    #[test]
+    fn each_method_keeps_the_concurrency_in_flight_its_own_way() {
+        let methods = "uring,aio,direct,buffered,mmap,threadpool";
+        let p = plan(&[
+            "--methods",
+            methods,
+            "--patterns",
+            "randread",
+            "--concurrency",
+            "1,4",
+        ])
+        .unwrap();
+        for n in [1, 4] {
+            assert_eq!(way_of(&p, Method::Uring, n), (1, n, None));
+            assert_eq!(way_of(&p, Method::Aio, n), (1, n, None));
+            assert_eq!(way_of(&p, Method::Direct, n), (n, 1, None));
+            assert_eq!(way_of(&p, Method::Buffered, n), (n, 1, None));
+            assert_eq!(way_of(&p, Method::Mmap, n), (n, 1, None));
+            assert_eq!(way_of(&p, Method::Threadpool, n), (1, n, Some(n)));
+        }
+        // With --threads T, the methods that queue spread N over T.
+        let p = plan(&[
+            "--methods",
+            "uring,direct",
+            "--patterns",
+            "randread",
+            "--concurrency",
+            "8",
+            "--threads",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(way_of(&p, Method::Uring, 8), (2, 4, None));
+        assert_eq!(way_of(&p, Method::Direct, 8), (8, 1, None));
+    }
+
+    #[test]
+    fn cases_of_one_concurrency_are_one_job_whatever_their_threads() {
+        let p = plan(&[
+            "--methods",
+            "uring,direct,threadpool",
+            "--patterns",
+            "randread,read",
+            "--concurrency",
+            "1,32",
+        ])
+        .unwrap();
+        let jobs = crate::run::job::jobs(&p.cases, p.schedule);
+        assert_eq!(jobs.len(), 4, "{jobs:?}");
+        for j in &jobs {
+            let n: Vec<(Pattern, Option<u32>)> = j
+                .iter()
+                .map(|&i| (p.cases[i].pattern, p.cases[i].concurrency))
+                .collect();
+            assert_eq!(j.len(), 3);
+            assert!(n.iter().all(|x| *x == n[0]), "{n:?}");
+        }
+        // Arms are numbered within a job: none is a second arm.
+        assert!(p.cases.iter().all(|c| c.arm == 1));
+    }
+
+    #[test]
+    fn qd_or_threads_alone_keep_every_method_at_the_depth_asked() {
+        for args in [&["--qd", "32"][..], &["--threads", "1"]] {
+            let mut v = vec!["--methods", "uring,direct", "--patterns", "randread"];
+            v.extend_from_slice(args);
+            let p = plan(&v).unwrap();
+            assert_eq!(p.cases.len(), 2, "{args:?}");
+            assert!(p.cases.iter().all(|c| c.concurrency.is_none()), "{args:?}");
+            assert!(p.cases.iter().all(|c| c.threads == 1), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn concurrency_usage_errors_say_what_to_give() {
+        let e = plan(&["--concurrency", "8", "--qd", "4"]).unwrap_err();
+        assert!(e.0.contains("--qd and --concurrency"), "{e}");
+        let e = plan(&[
+            "--concurrency",
+            "6",
+            "--threads",
+            "4",
+            "--patterns",
+            "randread",
+        ])
+        .unwrap_err();
+        assert!(e.0.contains("--concurrency 6 over --threads 4"), "{e}");
+        let e = plan(&["--concurrency", "8", "--patterns", "copy"]).unwrap_err();
+        assert!(e.0.contains("copy pattern"), "{e}");
+        // Synchronous methods alone take any split.
+        assert!(plan(&[
+            "--concurrency",
+            "6",
+            "--threads",
+            "4",
+            "--methods",
+            "direct",
+            "--patterns",
+            "randread"
+        ])
+        .is_ok());
+        let job: crate::model::job::JobSpec =
+            toml::from_str("[[case]]\nconcurrency = [0]\n").unwrap();
+        let e = Plan::from_spec(&job, &Origin::default()).unwrap_err();
+        assert!(e.0.contains("1 to 1024"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod mpi;
+pub mod overview;
 pub mod prose;
 pub mod screen;
 pub mod table;

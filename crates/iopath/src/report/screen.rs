@@ -61,6 +61,52 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         out.push('\n');
         out.push_str(&super::grids::text(&g, false));
     }
+    match super::overview::grid(r, width) {
+        Some(grid) => {
+            out.push('\n');
+            out.push_str(&grid);
+            out.push_str(&failures(r, width));
+        }
+        None => out.push_str(&pattern_tables(r, width)),
+    }
+    // Asked for (--neighbour, a preset): what each method did to it.
+    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
+    if let Some(c) = super::interrupted_caveat(r) {
+        out.push('\n');
+        out.push_str(&para(&c));
+    }
+    out.push_str(&summary_section(r, width));
+    let not_run = r
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_some() || c.error.is_some())
+        .count();
+    out.push('\n');
+    out.push_str(&para(&summary::pointer(r.warnings.len(), not_run)));
+    out
+}
+
+/// The failures of the cases that ran: never only behind --explain.
+fn failures(r: &RunResult, width: usize) -> String {
+    let mut out = String::new();
+    for c in r.cases.iter().filter(|c| c.skipped.is_none()) {
+        if let Some(e) = &c.error {
+            let what = format!("{} {} {}", c.name(), c.pattern, table::job(c));
+            out.push_str(&wrap(
+                &summary::failed_line(&what, e),
+                width,
+                "  - ",
+                "    ",
+            ));
+        }
+    }
+    out
+}
+
+/// Per pattern its compact table, its failures and a line per verdict.
+fn pattern_tables(r: &RunResult, width: usize) -> String {
+    let para = |s: &str| wrap(s, width, "", "  ");
+    let mut out = String::new();
     for p in patterns(r) {
         let cases: Vec<&CaseResult> = r.cases.iter().filter(|c| c.pattern == p).collect();
         out.push('\n');
@@ -91,20 +137,6 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
             out.push_str(&para(&summary::verdict_line(&a, device, job.as_deref())));
         }
     }
-    // Asked for (--neighbour, a preset): what each method did to it.
-    out.push_str(&crate::report::text::verdict::neighbour(&r.cases));
-    if let Some(c) = super::interrupted_caveat(r) {
-        out.push('\n');
-        out.push_str(&para(&c));
-    }
-    out.push_str(&summary_section(r, width));
-    let not_run = r
-        .cases
-        .iter()
-        .filter(|c| c.skipped.is_some() || c.error.is_some())
-        .count();
-    out.push('\n');
-    out.push_str(&para(&summary::pointer(r.warnings.len(), not_run)));
     out
 }
 
@@ -123,9 +155,10 @@ fn summary_section(r: &RunResult, width: usize) -> String {
         for v in verdicts {
             let Some(a) = Answer::of(v) else { continue };
             let device = pick_device(r, &index, v, &a);
-            let what = match several.then(|| short_job(&v.job)) {
-                Some(j) => format!("{} ({j})", summary::pattern_words(p.name())),
-                None => summary::pattern_words(p.name()),
+            let what = match (v.job.concurrency, several.then(|| short_job(&v.job))) {
+                (Some(n), _) if v.job.group.is_none() => summary::at_concurrency(p.name(), n),
+                (_, Some(j)) => format!("{} ({j})", summary::pattern_words(p.name())),
+                (_, None) => summary::pattern_words(p.name()),
             };
             lines.push(summary::summary_line(&what, &a, device));
         }

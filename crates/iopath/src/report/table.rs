@@ -62,7 +62,8 @@ fn head(r: &RunResult, wide: bool) -> String {
         out.push('\n');
         let in_memory = t.kind != TargetKind::BlockDevice
             && matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"));
-        out.push_str(&wrap(&legend(wide, in_memory), WIDTH, "", ""));
+        let matched = r.cases.iter().any(|c| c.concurrency.is_some());
+        out.push_str(&wrap(&legend(wide, in_memory, matched), WIDTH, "", ""));
     }
     for line in run_notes(r) {
         out.push_str(&line);
@@ -187,7 +188,7 @@ pub fn show_placement(r: &RunResult) -> bool {
 
 /// The legend of the tables' columns, one paragraph; `in_memory` for a
 /// file on tmpfs.
-fn legend(wide: bool, in_memory: bool) -> String {
+fn legend(wide: bool, in_memory: bool, matched: bool) -> String {
     let mut s = String::from(if wide {
         "MiB/s = median of n repetitions, "
     } else {
@@ -208,6 +209,13 @@ fn legend(wide: bool, in_memory: bool) -> String {
     );
     if in_memory {
         s.push_str(" (on tmpfs the whole file: it lives there)");
+    }
+    if matched {
+        s.push_str(
+            "; job = block size, then N and the requests in flight its methods are compared \
+             at, and how each kept them: threads x depth (1x32: one thread at depth 32, as \
+             io_uring; 32x1: 32 threads of one request each, as pread)",
+        );
     }
     s.push_str(
         "; vs best = MiB/s over the highest median in the table (the verdict ranks a job by \
@@ -483,7 +491,10 @@ pub fn job(c: &CaseResult) -> String {
 }
 
 fn job_at(c: &CaseResult, depth: u32) -> String {
-    let mut s = format!("{} Q{depth}T{}", fmt_bs(c.block_size), c.threads);
+    let mut s = match c.concurrency {
+        Some(n) => format!("{} N{n} {}", fmt_bs(c.block_size), way(c)),
+        None => format!("{} Q{depth}T{}", fmt_bs(c.block_size), c.threads),
+    };
     match (&c.label, &c.pair) {
         (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
         (Some(l), None) => s.push_str(&format!(" ({l})")),
@@ -491,6 +502,12 @@ fn job_at(c: &CaseResult, depth: u32) -> String {
         (None, None) => {}
     }
     s
+}
+
+/// How a case kept its requests in flight: threads x depth per thread
+/// (`1x32`: one thread at depth 32; `32x1`: 32 threads of one request).
+pub fn way(c: &CaseResult) -> String {
+    format!("{}x{}", c.threads, c.queue_depth)
 }
 
 /// The job as a case's table row names it, with its pattern: the depth

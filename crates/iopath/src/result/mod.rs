@@ -164,6 +164,12 @@ pub struct CaseResult {
     pub queue_depth: u32,
     pub queue_depth_requested: u32,
     pub threads: u32,
+    /// The requests in flight its job compares the methods at, which this
+    /// case reached with `threads` x `queue_depth` (concurrency matching);
+    /// absent for a case run at the depth and threads asked, and in older
+    /// results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
     /// Read share of randrw, in percent; null for other patterns.
@@ -277,9 +283,16 @@ pub struct CaseResult {
 pub struct Job {
     pub pattern: crate::model::Pattern,
     pub block_size: u64,
-    /// The depth asked for (synchronous methods ran at 1 either way).
+    /// The depth asked for (synchronous methods ran at 1 either way); of a
+    /// matched job, its concurrency.
     pub queue_depth: u32,
+    /// Of a matched job: 1 (each method's own threads are in its case).
     pub threads: u32,
+    /// The requests in flight a matched job compares its methods at, each
+    /// reaching them its own way; absent for a job run at the depth and
+    /// threads asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
     pub rwmix_read_pct: Option<u8>,
@@ -317,25 +330,27 @@ impl Job {
     /// synchronous method asked for Q32); `depth` 0: the depth asked.
     pub fn label_at(&self, depth: u32) -> String {
         let mut j = self.clone();
-        if depth > 0 {
+        if depth > 0 && j.concurrency.is_none() {
             j.queue_depth = depth;
         }
         j.label()
     }
 
     /// CrystalDiskMark's way of naming a job, with the pattern and the
-    /// requested depth: `randread 4k Q32T1`, `randrw 4k Q32T1 70% read`.
+    /// requested depth: `randread 4k Q32T1`, `randrw 4k Q32T1 70% read`;
+    /// a matched job with its requests in flight: `randread 4k N32`.
     pub fn label(&self) -> String {
         if let Some(g) = &self.group {
             return format!("{}, {g}", self.pattern);
         }
-        let mut s = format!(
-            "{} {} Q{}T{}",
-            self.pattern,
-            crate::model::units::fmt_bs(self.block_size),
-            self.queue_depth,
-            self.threads
-        );
+        let bs = crate::model::units::fmt_bs(self.block_size);
+        let mut s = match self.concurrency {
+            Some(n) => format!("{} {bs} N{n}", self.pattern),
+            None => format!(
+                "{} {bs} Q{}T{}",
+                self.pattern, self.queue_depth, self.threads
+            ),
+        };
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
         }
@@ -410,11 +425,18 @@ impl CaseResult {
 
     /// What the case ran, apart from its method.
     pub fn job(&self) -> Job {
+        // A matched job is the same for every method, whatever threads and
+        // depth each reached its concurrency with.
+        let (queue_depth, threads) = match self.concurrency {
+            Some(n) => (n, 1),
+            None => (self.queue_depth_requested, self.threads),
+        };
         Job {
             pattern: self.pattern,
             block_size: self.block_size,
-            queue_depth: self.queue_depth_requested,
-            threads: self.threads,
+            queue_depth,
+            threads,
+            concurrency: self.concurrency,
             sync: self.sync,
             rwmix_read_pct: self.rwmix_read_pct,
             label: self.label.clone(),

@@ -17,6 +17,10 @@ fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, 
     s.serialize_str(&p.to_string_lossy())
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 fn yes() -> bool {
     true
 }
@@ -218,6 +222,10 @@ pub struct Ranked {
     /// Depth it ran at (synchronous methods: 1, whatever was asked).
     #[serde(default)]
     pub queue_depth: u32,
+    /// Threads it ran on (a matched job's synchronous methods: its
+    /// concurrency); absent (0) in older results.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub threads: u32,
     /// Median throughput ratio of the fastest real method to this one
     /// (paired: Hodges-Lehmann of the per-round ratios), with its 95% interval (1
     /// for the fastest itself; below 1 for a reference method faster than

@@ -13,6 +13,9 @@ use crate::stats;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "code", rename_all = "snake_case")]
 pub enum VerdictFact {
+    /// A matched job: every method kept `requests` in flight, each its
+    /// own way (`ways`, in the ranking's order).
+    InFlight { requests: u32, ways: Vec<Way> },
     /// No call: enough rounds for one comparison, not for as many as the
     /// verdict makes among `among` methods (it takes `needed`).
     NoCallRounds {
@@ -117,6 +120,7 @@ impl VerdictFact {
     /// The fact's `code`, as the JSON writes it.
     pub fn code(&self) -> &'static str {
         match self {
+            Self::InFlight { .. } => "in_flight",
             Self::NoCallRounds { .. } => "no_call_rounds",
             Self::NoCallRepetitions { .. } => "no_call_repetitions",
             Self::TieNearAndFar { .. } => "tie_near_and_far",
@@ -146,6 +150,15 @@ impl VerdictFact {
                 | Self::UseCheaper { .. }
         )
     }
+}
+
+/// How a method kept a matched job's requests in flight: `threads` of
+/// `depth` requests each.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Way {
+    pub method: Entrant,
+    pub threads: u32,
+    pub depth: u32,
 }
 
 /// A method against the fastest, as the speed sentence gives it.

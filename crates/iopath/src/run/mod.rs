@@ -462,6 +462,7 @@ fn case_result(case: &Case) -> CaseResult {
         queue_depth: case.queue_depth_requested,
         queue_depth_requested: case.queue_depth_requested,
         threads: case.threads,
+        concurrency: case.concurrency,
         sync: case.sync,
         rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
         label: case.label.clone(),

@@ -366,7 +366,12 @@ impl Runner<'_> {
         };
         let opts = iopath_io::MethodOptions {
             hint: case.hint,
-            pool_threads: self.plan.pool_threads.map(|n| n as usize),
+            // --pool-threads, else a matched case's pool (its concurrency).
+            pool_threads: self
+                .plan
+                .pool_threads
+                .or(case.pool_threads)
+                .map(|n| n as usize),
         };
         // The hint is checked here and applied by the worker inside the
         // timed interval (what populate and willneed read is the case's).

@@ -6,7 +6,7 @@
 use super::variants::{cpu_cost, mixed_sizes};
 use super::{memory, no_call, ties, Ranked, Verdict, CPU_WORTH_SAYING};
 use crate::result::verdict_facts::{
-    CheaperBy, CpuCost, CpuUnit, Overlap, ShortOf, SpeedTie, VerdictFact, Versus,
+    CheaperBy, CpuCost, CpuUnit, Overlap, ShortOf, SpeedTie, VerdictFact, Versus, Way,
 };
 use crate::result::Entrant;
 use crate::stats;
@@ -101,7 +101,9 @@ impl<'a> Speed<'a> {
     fn depth_note(&self, v: &Verdict, m: &Ranked) -> Option<u32> {
         let all_at = self.real.iter().all(|r| r.queue_depth == m.queue_depth);
         let lower = m.queue_depth > 0 && m.queue_depth < v.job.queue_depth;
-        (v.job.group.is_none() && lower && !all_at).then_some(m.queue_depth)
+        // A matched job's methods all keep its concurrency in flight.
+        let matched = v.job.concurrency.is_some();
+        (v.job.group.is_none() && lower && !all_at && !matched).then_some(m.queue_depth)
     }
 
     /// The slower methods named beside the fastest: the next, and the one
@@ -134,7 +136,8 @@ pub fn of(v: &Verdict) -> Vec<VerdictFact> {
     let Some(s) = Speed::of(v) else {
         return Vec::new();
     };
-    let mut out = vec![speed(v, &s)];
+    let mut out: Vec<VerdictFact> = in_flight(v).into_iter().collect();
+    out.push(speed(v, &s));
     out.extend(
         v.ranking
             .iter()
@@ -148,6 +151,22 @@ pub fn of(v: &Verdict) -> Vec<VerdictFact> {
     out.extend(memory::fact(v, &s.real));
     out.push(action(v, &s));
     out
+}
+
+/// A matched job's concurrency and how each real method kept it.
+fn in_flight(v: &Verdict) -> Option<VerdictFact> {
+    let requests = v.job.concurrency?;
+    let ways = v
+        .ranking
+        .iter()
+        .filter(|m| !m.reference)
+        .map(|m| Way {
+            method: m.method.clone(),
+            threads: m.threads,
+            depth: m.queue_depth,
+        })
+        .collect();
+    Some(VerdictFact::InFlight { requests, ways })
 }
 
 /// What the verdict says about speed.

@@ -277,6 +277,7 @@ impl<'a> Measured<'a> {
                     bw_ci95_median: m.s.ci95_median,
                     n: m.s.n,
                     queue_depth: m.c.queue_depth,
+                    threads: m.c.threads,
                     fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
                     fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
                     // Too few rounds to tell is not a tie either.

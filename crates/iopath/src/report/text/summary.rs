@@ -110,7 +110,16 @@ impl Answer {
         let apart = |m: &&&Ranked| {
             m.method != pick.method && (unsure || !m.tied_with_fastest) && !m.reference
         };
-        let versus = |m: &Ranked| versus(pick, m, &real);
+        // A matched job's methods all kept its concurrency: no depth to
+        // say beside a ratio.
+        let matched = v.job.concurrency.is_some();
+        let versus = |m: &Ranked| {
+            let mut vs = versus(pick, m, &real);
+            if matched {
+                vs.depth = None;
+            }
+            vs
+        };
         let next = real.iter().find(apart).map(|m| versus(m));
         let habit = real
             .iter()
@@ -370,6 +379,28 @@ pub fn failed_line(case: &str, error: &str) -> String {
 
 /// The heading of the closing summary.
 pub const SUMMARY: &str = "summary:";
+
+/// The line under the one-screen grid: its units and its mark.
+pub fn grid_key(best: &str) -> String {
+    format!("MiB/s sequential, IOPS random; N = requests in flight; {best} best in its column")
+}
+
+/// A grid cell with no figures: never reached, failed, or not run here.
+pub fn grid_gap(not_reached: bool, failed: bool) -> &'static str {
+    if not_reached {
+        "not reached"
+    } else if failed {
+        "FAILED "
+    } else {
+        "not run "
+    }
+}
+
+/// A pattern at a matched job's concurrency, for the summary: `random
+/// reads at 32 in flight`.
+pub fn at_concurrency(p: &str, n: u32) -> String {
+    format!("{} at {n} in flight", pattern_words(p))
+}
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@ use crate::model::units::{fmt_bytes, fmt_ns, fmt_size_flag, fmt_wall};
 use crate::result::records::{DirtyBurst, Ranked, Verdict, WriteRate};
 use crate::result::verdict_facts::{
     CheaperBy, CpuCost, CpuUnit, Measured, MemoryInterval, MemoryNoCall, MemorySpeed, NoCallAdvice,
-    Overlap, ShortOf, SpeedTie, VerdictFact, Versus,
+    Overlap, ShortOf, SpeedTie, VerdictFact, Versus, Way,
 };
 use crate::result::{CaseResult, Entrant};
 use crate::stats;
@@ -77,6 +77,39 @@ pub fn pct_slower(ratio: f64) -> String {
     }
 }
 
+/// How a matched job's methods kept its requests in flight, those that
+/// kept them alike together: `At 32 requests in flight: uring and aio on 1
+/// thread at depth 32; buffered and direct on 32 threads of 1.`
+fn in_flight(requests: u32, ways: &[Way]) -> String {
+    let mut alike: Vec<((u32, u32), Vec<&Entrant>)> = Vec::new();
+    for w in ways {
+        match alike.iter_mut().find(|(k, _)| *k == (w.threads, w.depth)) {
+            Some((_, names)) => names.push(&w.method),
+            None => alike.push(((w.threads, w.depth), vec![&w.method])),
+        }
+    }
+    let parts: Vec<String> = alike
+        .iter()
+        .map(|((threads, depth), names)| {
+            format!(
+                "{} on {} {}",
+                list(names),
+                crate::model::units::n_of(u64::from(*threads), "thread", "threads"),
+                if *depth == 1 {
+                    "of 1 request each".to_string()
+                } else {
+                    format!("at depth {depth}")
+                }
+            )
+        })
+        .collect();
+    format!(
+        "At {} in flight: {}.",
+        crate::model::units::n_of(u64::from(requests), "request", "requests"),
+        parts.join("; ")
+    )
+}
+
 /// The verdict's sentences, from its facts (a result written before them:
 /// the words it was saved with).
 pub fn lines(v: &Verdict) -> Vec<String> {
@@ -110,6 +143,7 @@ impl Words<'_> {
             VerdictFact::CpuCheapest { .. } | VerdictFact::CpuNotShownToDiffer { .. } => cpu(f),
             VerdictFact::MemoryHeld { .. } | VerdictFact::MemoryTrade { .. } => self.memory(f),
             VerdictFact::DirtyBurst(b) => dirty_burst(b),
+            VerdictFact::InFlight { requests, ways } => in_flight(*requests, ways),
             f if f.is_action() => {
                 let said = action(f);
                 match said.strip_suffix('.').filter(|_| burst) {

@@ -22,6 +22,8 @@ fn time_bound_repetitions_last_their_limit_and_fixed_counts_multiply() {
         "direct,uring",
         "--patterns",
         "randread",
+        "--qd",
+        "32",
         "--time",
         "2s",
         "--repeat",
@@ -46,13 +48,15 @@ fn time_bound_repetitions_last_their_limit_and_fixed_counts_multiply() {
 
 #[test]
 fn the_default_run_is_estimated_from_its_budgets() {
-    // 38 cases in 4 jobs of 9 or 10 methods; each job within twice its
-    // budget (1.5 s per method) runs the 9 rounds its verdict needs,
-    // the page-cache writers' flushes included.
+    // 64 cases in 6 jobs (random patterns at 1 and 32 requests in
+    // flight) of 10 or 11 methods; each job within twice its budget (1.5 s
+    // per method) runs the 9 rounds its verdict needs, the page-cache
+    // writers' flushes included.
     let p = plan(&[]);
+    assert_eq!((p.cases.len(), arms(&p).len()), (64, 6));
     let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
     let total = e.total().as_secs_f64();
-    assert!((60.0..100.0).contains(&total), "{total}");
+    assert!((100.0..170.0).contains(&total), "{total}");
     assert!(e
         .cases
         .iter()
@@ -92,7 +96,7 @@ fn jobs_short_of_their_verdicts_rounds_say_what_gives_them() {
     assert_eq!(
         e.short(&p),
         Some(Short {
-            cases: 38,
+            cases: 64,
             least: 9,
             most: 9,
             remedy: Remedy::MaxTime(t)
@@ -434,6 +438,8 @@ fn the_job_loop_runs_the_rounds_the_estimate_counts() {
             "direct,uring",
             "--patterns",
             "randread",
+            "--concurrency",
+            "32",
             "--time",
             "100ms",
             "--max-time",

@@ -61,14 +61,18 @@ pub fn jobs(cases: &[Case], schedule: Schedule) -> Vec<Vec<usize>> {
 }
 
 /// How the progress line names a case: `direct randread 4k Q1T1`, the
-/// job as the method will run it (synchronous methods at depth 1).
+/// job as the method will run it (synchronous methods at depth 1); a
+/// matched case with its threads x depth: `direct randread 4k N32 32x1`.
 pub fn progress_name(case: &Case) -> String {
     let mut c = case_result(case);
     if !case.method.is_async() {
         c.queue_depth = 1;
     }
     // A job file's label: shown, not obeyed, on the progress line.
-    let name = format!("{} {}", c.name(), c.ran_label());
+    let mut name = format!("{} {}", c.name(), c.ran_label());
+    if c.concurrency.is_some() {
+        name.push_str(&format!(" {}x{}", c.threads, c.queue_depth));
+    }
     crate::model::untrusted::visible(&name).into_owned()
 }
 

@@ -1,0 +1,209 @@
+//! The one-screen grid of a run whose methods were compared at matched
+//! concurrency (the default run): CrystalDiskMark's layout, one row per
+//! method and one column per job (`read` `1M N8`, `randread` `4k N32`),
+//! MiB/s for sequential patterns and IOPS for random ones, the highest
+//! median of each column marked. Six jobs of ten methods would not fit one
+//! screen as a table each; `--explain` keeps those.
+
+use super::text::summary;
+use crate::model::units::fmt_count;
+use crate::result::{CaseResult, Job, RunResult};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The mark of a column's highest median.
+const BEST: &str = "*";
+
+/// The grid of `r` if its jobs are matched ones and it fits in `width`
+/// columns; `None` otherwise (the caller shows a table per pattern).
+pub fn grid(r: &RunResult, width: usize) -> Option<String> {
+    if r.cases.is_empty() || r.cases.iter().any(|c| c.concurrency.is_none()) {
+        return None;
+    }
+    let jobs = jobs(&r.cases);
+    // Methods in run order: one a job adds (mmap+random) after the one
+    // before it in that job.
+    let mut methods: Vec<String> = Vec::new();
+    for (_, cases) in &jobs {
+        let mut after: Option<usize> = None;
+        for c in cases {
+            let name = c.name();
+            let at = match methods.iter().position(|m| *m == name) {
+                Some(i) => i,
+                None => {
+                    let i = after.map_or(methods.len(), |a| a + 1);
+                    methods.insert(i, name);
+                    i
+                }
+            };
+            after = Some(at);
+        }
+    }
+    let mut rows: Vec<Vec<String>> = vec![
+        // Header cells end with a space, as the figures do (or the mark).
+        std::iter::once("method".to_string())
+            .chain(jobs.iter().map(|(j, _)| format!("{} ", j.pattern.name())))
+            .collect(),
+        std::iter::once(String::new())
+            .chain(jobs.iter().map(|(j, _)| format!("{} ", short(j))))
+            .collect(),
+    ];
+    for m in &methods {
+        let mut row = vec![m.clone()];
+        for (j, cases) in &jobs {
+            let best = best_of(cases);
+            row.push(match cases.iter().find(|c| c.name() == *m) {
+                Some(c) => cell(c, j.pattern.is_random(), best),
+                None => String::new(),
+            });
+        }
+        rows.push(row);
+    }
+    let text = align(&rows);
+    let key = summary::grid_key(BEST);
+    let fits = text
+        .lines()
+        .chain([key.as_str()])
+        .all(|l| l.chars().count() <= width);
+    fits.then(|| format!("{text}{key}\n"))
+}
+
+/// The run's jobs in the order their first case appears, each with its
+/// cases.
+fn jobs(cases: &[CaseResult]) -> Vec<(Job, Vec<&CaseResult>)> {
+    let mut out: Vec<(Job, Vec<&CaseResult>)> = Vec::new();
+    let mut at: std::collections::HashMap<Job, usize> = Default::default();
+    for c in cases {
+        let j = c.job();
+        match at.get(&j) {
+            Some(&i) => out[i].1.push(c),
+            None => {
+                at.insert(j.clone(), out.len());
+                out.push((j, vec![c]));
+            }
+        }
+    }
+    out
+}
+
+/// A job without its pattern (the header's first line says it): `4k N32`.
+fn short(j: &Job) -> String {
+    let label = j.label();
+    match label.split_once(' ') {
+        Some((p, rest)) if p == j.pattern.name() => rest.to_string(),
+        _ => label,
+    }
+}
+
+/// The highest median throughput of the real methods of a job.
+fn best_of(cases: &[&CaseResult]) -> f64 {
+    cases
+        .iter()
+        .filter(|c| c.method != iopath_io::Method::Null)
+        .filter_map(|c| c.summary.as_ref())
+        .map(|s| s.bw_bytes_per_s)
+        .fold(0.0, f64::max)
+}
+
+/// A case's cell: IOPS or MiB/s, marked when it is the column's best; a
+/// case with no figures says why in a word.
+fn cell(c: &CaseResult, iops: bool, best: f64) -> String {
+    let Some(s) = &c.summary else {
+        return summary::grid_gap(c.not_reached(), c.error.is_some()).to_string();
+    };
+    let figure = if iops {
+        fmt_count(s.iops)
+    } else if s.bw_bytes_per_s >= 1000.0 * MIB {
+        format!("{:.0}", s.bw_bytes_per_s / MIB)
+    } else {
+        format!("{:.1}", s.bw_bytes_per_s / MIB)
+    };
+    let top = c.method != iopath_io::Method::Null && best > 0.0 && s.bw_bytes_per_s >= best;
+    if top {
+        format!("{figure}{BEST}")
+    } else {
+        format!("{figure} ")
+    }
+}
+
+/// Columns two spaces apart, the first left-aligned, the others
+/// right-aligned.
+fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut w = vec![0; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            let pad = " ".repeat(w[i] - c.chars().count());
+            if i == 0 {
+                line.push_str(&format!("{c}{pad}"));
+            } else {
+                line.push_str(&format!("  {pad}{c}"));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::fixture;
+
+    /// The report fixture as a matched run: sequential jobs at 8 requests
+    /// in flight, random reads at 32 and (its figures a tenth) at 1, each
+    /// synchronous method on that many threads; its verdicts made again.
+    fn matched() -> RunResult {
+        let mut r = fixture();
+        let mut ones = Vec::new();
+        for c in &mut r.cases {
+            let n = if c.pattern.is_random() { 32 } else { 8 };
+            let sync = c.queue_depth_requested == 1 || c.queue_depth == 1;
+            c.concurrency = Some(n);
+            (c.threads, c.queue_depth, c.queue_depth_requested) =
+                if sync { (n, 1, 1) } else { (1, n, n) };
+            if c.pattern.is_random() {
+                let mut one = c.clone();
+                one.concurrency = Some(1);
+                (one.threads, one.queue_depth, one.queue_depth_requested) = (1, 1, 1);
+                for m in &mut one.repetitions {
+                    m.bw_bytes_per_s /= 10.0;
+                    m.iops /= 10.0;
+                }
+                if let Some(s) = &mut one.summary {
+                    s.bw_bytes_per_s /= 10.0;
+                    s.iops /= 10.0;
+                }
+                ones.push(one);
+            }
+        }
+        r.cases.extend(ones);
+        r.verdicts.clear();
+        r.warnings.clear();
+        crate::analysis::analyse(&mut r);
+        r
+    }
+
+    #[test]
+    fn a_matched_run_is_one_grid_of_methods_by_jobs_then_the_summary() {
+        let r = matched();
+        let text = crate::report::screen::one_screen(&r, 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_grid_wider_than_the_screen_leaves_the_tables_per_pattern() {
+        assert!(grid(&matched(), 40).is_none());
+        // Not matched: no grid.
+        assert!(grid(&fixture(), 200).is_none());
+    }
+}
