@@ -224,7 +224,7 @@ pub fn job_times(
 /// sequentially (no paired verdict).
 pub fn wanted_rounds(plan: &Plan, arms: usize) -> Option<usize> {
     (arms >= 2 && plan.schedule == crate::plan::Schedule::Interleaved)
-        .then(|| crate::stats::min_rounds(crate::stats::verdict_alpha(arms)))
+        .then(crate::stats::verdict_rounds)
 }
 
 pub use crate::stats::max_time_for;

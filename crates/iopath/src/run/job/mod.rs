@@ -268,8 +268,7 @@ impl Runner<'_> {
         let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
         let rule = self.plan.stop_rule().map(|mut r| {
             if real >= 2 && interleaved {
-                let alpha = crate::stats::verdict_alpha(real);
-                r.wanted_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
+                r.wanted_reps = r.min_reps.max(crate::stats::verdict_rounds());
             }
             r
         });
