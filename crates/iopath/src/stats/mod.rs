@@ -232,6 +232,10 @@ pub enum StopReason {
     Stopped,
     /// `--case-timeout`: the case's wall-clock cap was reached.
     CaseTimeout,
+    /// Under a budget: the method was settled against the job's leader
+    /// (behind it, or tied within the margin), or, for the job, every
+    /// other method was.
+    Settled,
 }
 
 impl StopReason {
@@ -243,6 +247,7 @@ impl StopReason {
             StopReason::MaxReps => "repetition limit",
             StopReason::Stopped => "stopped",
             StopReason::CaseTimeout => "case timeout",
+            StopReason::Settled => "settled against the leader",
         }
     }
 }

@@ -279,6 +279,7 @@ impl Runner<'_> {
             seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             round_base,
             case_timeout_ns: self.plan.case_timeout.map(|d| d.as_nanos() as u64),
+            budget_ns: None,
         }
     }
 
