@@ -396,6 +396,12 @@ fn device_node_under(r: &RunSpec) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
+/// True when `a` and `b` are cases of one job with its own budget: a fio
+/// job's cases share its name and its `runtime`.
+fn same_job(a: &Case, b: &Case) -> bool {
+    a.label == b.label && a.budget == b.budget && a.pattern == b.pattern
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,10 +581,4 @@ mod tests {
         assert!(plan(&["--time", "0s"]).is_err());
         assert!(plan(&["--allow-write"]).is_err());
     }
-}
-
-/// True when `a` and `b` are cases of one job with its own budget: a fio
-/// job's cases share its name and its `runtime`.
-fn same_job(a: &Case, b: &Case) -> bool {
-    a.label == b.label && a.budget == b.budget && a.pattern == b.pattern
 }

@@ -152,7 +152,7 @@ mod tests {
                 let wrong = (0..jobs)
                     .filter(|_| {
                         let s = judge(&job(&mut rng, k, rounds, 1.0));
-                        s.iter().any(|s| *s == Standing::Behind)
+                        s.contains(&Standing::Behind)
                     })
                     .count();
                 let rate = wrong as f64 / jobs as f64;

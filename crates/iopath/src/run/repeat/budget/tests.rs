@@ -207,7 +207,5 @@ fn any_called(bw: &[Vec<(u32, f64)>]) -> bool {
     let mut order: Vec<usize> = (0..bw.len()).filter(|&i| i != lead).collect();
     order.sort_by(|&a, &b| ratio(a).total_cmp(&ratio(b)));
     order.insert(0, lead);
-    leader::step_down(bw.len(), &|g, i| vs(order[g], order[i]))
-        .iter()
-        .any(|s| *s == leader::Standing::Behind)
+    leader::step_down(bw.len(), &|g, i| vs(order[g], order[i])).contains(&leader::Standing::Behind)
 }
