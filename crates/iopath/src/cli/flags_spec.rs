@@ -21,6 +21,7 @@ impl RunArgs {
             repeat: self.repeat,
             ci_target: when("ci_target").then_some(Pct(self.ci_target)),
             max_time: when("max_time").then_some(Dur(self.max_time)),
+            budget: self.budget.map(Dur),
             case_timeout: self.case_timeout.map(Dur),
             warmup: when("warmup").then_some(self.warmup),
             schedule: when("schedule").then_some(self.schedule),

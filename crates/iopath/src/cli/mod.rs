@@ -323,6 +323,16 @@ pub struct RunArgs {
     #[arg(help_heading = REPETITIONS)]
     pub max_time: Duration,
 
+    /// Adaptive repetition: the whole run's time, set-up included [default:
+    /// 52s without a preset or --max-time]. Its jobs share it; each method
+    /// gets the rounds a verdict needs (6), then methods clearly behind the
+    /// leader stop and the rest goes to those still close to it. Without
+    /// --time, repetitions are made short enough for the 6 rounds to fit.
+    #[arg(long, value_name = "DURATION", value_parser = duration,
+          conflicts_with_all = ["max_time", "repeat"])]
+    #[arg(help_heading = REPETITIONS)]
+    pub budget: Option<Duration>,
+
     /// Wall-clock cap of one case, all its repetitions together [default:
     /// none, or the preset's (hmmap: 45s); 0: none]. A case that reaches it
     /// stops: it keeps what it measured, and reports the fraction of the

@@ -98,6 +98,10 @@ pub struct RunSpec {
     pub ci_target: Option<Pct>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub max_time: Option<Dur>,
+    /// Adaptive: the whole run's time, set-up included, shared among its
+    /// jobs and spent where their verdicts need it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub budget: Option<Dur>,
     /// Wall-clock cap of one case, all its repetitions together (`0`: none):
     /// a case that reaches it stops, keeps what it measured and reports the
     /// fraction done and the extrapolated time of the whole repetition.
@@ -209,6 +213,11 @@ pub struct CaseSpec {
     /// one pass, random ones at the time limit.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub until: Option<Until>,
+    /// This case's job's time, all its methods and rounds together, set-up
+    /// included (a fio job's `runtime`), instead of a share of the run's
+    /// `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub budget: Option<Dur>,
     /// Bytes each repetition transfers (all threads), instead of the run's
     /// `io_size`: `8M` for hmmap's RR. `--touch` on the command line sets it.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
@@ -458,12 +467,16 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
     }
     // Fixed and adaptive repetition exclude each other: the flag's kind
     // replaces the job's.
-    if f.ci_target.is_some() || f.max_time.is_some() {
+    if f.ci_target.is_some() || f.max_time.is_some() || f.budget.is_some() {
         r.repeat = None;
     }
     if f.repeat.is_some() {
         r.ci_target = None;
         r.max_time = None;
+        r.budget = None;
+    }
+    if f.max_time.is_some() {
+        r.budget = None;
     }
     macro_rules! take {
         ($($k:ident),*) => {$(if f.$k.is_some() { r.$k = f.$k.clone(); })*};
@@ -474,6 +487,7 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
         repeat,
         ci_target,
         max_time,
+        budget,
         case_timeout,
         warmup,
         schedule,

@@ -49,6 +49,8 @@ pub struct Case {
     /// What ends a repetition when no byte count does (`None`: sequential
     /// patterns one pass, random ones the time limit).
     pub until: Option<crate::model::words::Until>,
+    /// Its job's own budget (a fio job's `runtime`).
+    pub budget: Option<std::time::Duration>,
     /// Runs inside the `--cache-limit` cgroup.
     pub cache_limited: bool,
     /// The access hint applied after the engine opens (`mmap+random`).
@@ -82,6 +84,7 @@ impl Case {
             pair: None,
             io_size: None,
             until: None,
+            budget: None,
             cache_limited: true,
             hint: None,
             group: None,

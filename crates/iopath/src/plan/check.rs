@@ -14,6 +14,9 @@ pub(super) fn check_run(r: &RunSpec) -> Result<(), UsageError> {
     if r.repeat == Some(0) || r.repeat.is_some_and(|n| n > 100_000) {
         return bad("repeat must be 1 to 100000 (--repeat)");
     }
+    if r.repeat.is_some() && r.budget.is_some() {
+        return bad("repeat runs a fixed number of repetitions: drop budget (--budget), which is for adaptive repetition");
+    }
     if r.repeat.is_some() && (r.ci_target.is_some() || r.max_time.is_some()) {
         return bad("repeat runs a fixed number of repetitions: drop ci_target and max_time (--ci-target, --max-time), which are for adaptive repetition");
     }
@@ -22,6 +25,9 @@ pub(super) fn check_run(r: &RunSpec) -> Result<(), UsageError> {
     }
     if r.interval.is_some_and(|d| d.0 < Duration::from_millis(1)) {
         return bad("--interval must be at least 1ms (e.g. 100ms)");
+    }
+    if r.budget.is_some_and(|d| d.0.is_zero()) {
+        return bad("--budget 0 leaves no time for a repetition");
     }
     if r.max_time.is_some_and(|d| d.0.is_zero()) {
         return bad("--max-time 0 leaves no time for a repetition");

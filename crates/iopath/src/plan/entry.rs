@@ -178,6 +178,7 @@ impl Crossing<'_> {
             pair: pair.name.clone(),
             io_size: pc.touch.map(|b| b.0),
             until: pc.until,
+            budget: pc.budget.map(|d| d.0),
             // Only the cases a job marks run under its cache limit; with no
             // case marked (flags), every case.
             cache_limited: pc.cache_limited || !spec.cases.iter().any(|c| c.cache_limited),

@@ -37,6 +37,17 @@ pub const MIN_ADAPTIVE_REPS: usize = 3;
 /// ones in `--help`; a test holds them together).
 pub const DEFAULT_CI_TARGET: f64 = 0.03;
 pub const DEFAULT_MAX_TIME: Duration = Duration::from_millis(1500);
+/// The budget of an adaptive run that names no preset, `--max-time` or
+/// `--budget`: the whole run, set-up included, within a minute (a round's
+/// overshoot and the last write-back past it).
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(52);
+/// The share of a budget the floor of rounds may take when iopath chooses
+/// the repetitions' length: the rest goes to the methods still close.
+const FLOOR_SHARE: f64 = 0.6;
+/// Set-up of one repetition (file open, cache state), beside its time.
+const REP_SETUP: Duration = Duration::from_millis(15);
+/// The shortest repetition iopath chooses to fit a budget.
+pub const MIN_BUDGET_TIME: Duration = Duration::from_millis(20);
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
 pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_RWMIX: u8 = 50;
@@ -68,6 +79,9 @@ pub struct Plan {
     pub repeat: Option<u32>,
     pub ci_target: f64,
     pub max_time: Duration,
+    /// `--budget` (or the default one): the whole run's time, set-up
+    /// included; `None` with `--repeat` or `--max-time`.
+    pub budget: Option<Duration>,
     /// `--case-timeout`: the wall-clock cap of one case, all its
     /// repetitions together; `None`: no cap.
     pub case_timeout: Option<Duration>,
@@ -189,6 +203,9 @@ impl Plan {
             repeat: r.repeat,
             ci_target: r.ci_target.map_or(DEFAULT_CI_TARGET, |p| p.0),
             max_time: r.max_time.map_or(DEFAULT_MAX_TIME, |d| d.0),
+            budget: r.budget.map(|d| d.0).or_else(|| {
+                (r.max_time.is_none() && origin.preset.is_none()).then_some(DEFAULT_BUDGET)
+            }),
             case_timeout: r.case_timeout.map(|d| d.0).filter(|d| !d.is_zero()),
             warmup: r.warmup.unwrap_or(0),
             schedule: r.schedule.unwrap_or(Schedule::Interleaved),
@@ -236,8 +253,39 @@ impl Plan {
         match (self.time, self.io_size) {
             (Some(t), _) => Some(t),
             (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_TIME),
+            (None, None) => Some(self.budget_time(None).unwrap_or(DEFAULT_TIME)),
         }
+    }
+
+    /// Under a budget, with no `--time`: the repetitions' length that lets
+    /// the floor of rounds ([`crate::stats::verdict_rounds`]) of every case
+    /// take [`FLOOR_SHARE`] of it, at most [`DEFAULT_TIME`] and at least
+    /// [`MIN_BUDGET_TIME`]; writes count twice (their fsync). `job`: the
+    /// cases of one job with its own budget (a fio job's `runtime`), else
+    /// the run's budget over the cases without one.
+    pub fn budget_time(&self, job: Option<(Duration, usize)>) -> Option<Duration> {
+        if self.repeat.is_some() {
+            return None;
+        }
+        let weight = |c: &Case| if c.pattern.writes() { 2.0 } else { 1.0 };
+        let (budget, weights) = match job {
+            Some((b, arms)) => (b, arms as f64),
+            None => (
+                self.budget?,
+                self.cases
+                    .iter()
+                    .filter(|c| c.budget.is_none())
+                    .map(weight)
+                    .sum(),
+            ),
+        };
+        let reps =
+            weights.max(1.0) * (crate::stats::verdict_rounds() as f64 + f64::from(self.warmup));
+        let t = budget.as_secs_f64() * FLOOR_SHARE / reps - REP_SETUP.as_secs_f64();
+        Some(Duration::from_secs_f64(t.clamp(
+            MIN_BUDGET_TIME.as_secs_f64(),
+            DEFAULT_TIME.as_secs_f64(),
+        )))
     }
 
     /// The time limit of one repetition of `case`: the run's, unless the
@@ -245,6 +293,16 @@ impl Plan {
     pub fn case_time_limit(&self, case: &Case) -> Option<Duration> {
         if case.io_size.is_some() && self.time.is_none() {
             None
+        } else if let Some(b) = case
+            .budget
+            .filter(|_| self.time.is_none() && !self.whole_pass)
+        {
+            let arms = self
+                .cases
+                .iter()
+                .filter(|c| c.budget.is_some() && same_job(c, case))
+                .count();
+            self.budget_time(Some((b, arms)))
         } else {
             self.time_limit()
         }
@@ -337,6 +395,12 @@ fn device_node_under(r: &RunSpec) -> Option<u32> {
     crate::system::sysinfo::device_of(&at)
         .and_then(|d| d.numa_node)
         .and_then(|n| u32::try_from(n).ok())
+}
+
+/// True when `a` and `b` are cases of one job with its own budget: a fio
+/// job's cases share its name and its `runtime`.
+fn same_job(a: &Case, b: &Case) -> bool {
+    a.label == b.label && a.budget == b.budget && a.pattern == b.pattern
 }
 
 #[cfg(test)]

@@ -175,8 +175,16 @@ pub fn job_times(
     let k = cases.len().max(1);
     let warmup = f64::from(plan.warmup);
     let wanted = wanted_rounds(plan, cases.len());
+    let budgeted = plan.budget.is_some() || cases.iter().any(|c| c.budget.is_some());
     let (measured, short_of, max_time) = match plan.repeat {
         Some(n) => (f64::from(n), wanted.filter(|w| (n as usize) < *w), None),
+        // Under a budget: the floor of rounds every method gets (the rest
+        // of the budget goes where the verdict needs it, or is not spent).
+        None if budgeted => (
+            wanted.unwrap_or(crate::plan::MIN_ADAPTIVE_REPS) as f64,
+            None,
+            None,
+        ),
         None => {
             let budget = plan.max_time.as_secs_f64() * k as f64;
             let floor = crate::plan::MIN_ADAPTIVE_REPS as f64;
@@ -224,7 +232,7 @@ pub fn job_times(
 /// sequentially (no paired verdict).
 pub fn wanted_rounds(plan: &Plan, arms: usize) -> Option<usize> {
     (arms >= 2 && plan.schedule == crate::plan::Schedule::Interleaved)
-        .then(|| crate::stats::min_rounds(crate::stats::verdict_alpha(arms)))
+        .then(crate::stats::verdict_rounds)
 }
 
 pub use crate::stats::max_time_for;
@@ -272,6 +280,26 @@ impl Estimate {
                 0.0
             },
         }
+    }
+
+    /// Under a budget: the run's whole budget (`--budget` for the jobs
+    /// without their own, plus each fio job's `runtime`), else `None`.
+    pub fn budget(plan: &Plan) -> Option<Duration> {
+        let mut own: Vec<(&Option<String>, Duration)> = Vec::new();
+        for c in &plan.cases {
+            if let Some(b) = c.budget {
+                if !own.iter().any(|(l, _)| *l == &c.label) {
+                    own.push((&c.label, b));
+                }
+            }
+        }
+        let run = plan
+            .budget
+            .filter(|_| plan.cases.iter().any(|c| c.budget.is_none()));
+        if run.is_none() && own.is_empty() {
+            return None;
+        }
+        Some(run.unwrap_or_default() + own.iter().map(|o| o.1).sum::<Duration>())
     }
 
     pub fn total(&self) -> Duration {

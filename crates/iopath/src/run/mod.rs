@@ -130,6 +130,7 @@ impl Runner<'_> {
             rounds: 0,
             hot: None,
             eta,
+            budget: job::RunBudget::new(plan, t_run),
         };
         let first = Started {
             at: t_run,

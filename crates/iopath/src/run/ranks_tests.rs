@@ -234,6 +234,7 @@ fn every_rank_takes_rank_0s_order_seed_and_the_same_arm_order() {
             seed: p.order_seed,
             round_base: 0,
             case_timeout_ns: None,
+            budget_ns: None,
         };
         let mut order = Vec::new();
         crate::run::repeat::run_job(3, &sched, |c| {

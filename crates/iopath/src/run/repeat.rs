@@ -37,6 +37,9 @@
 
 use crate::stats::{StopReason, StopRule};
 
+mod budget;
+pub use budget::DROP_ALPHA;
+
 /// What one repetition reported to the loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RepOutcome {
@@ -104,6 +107,10 @@ pub struct Schedule {
     pub round_base: u32,
     /// `--case-timeout`, ns: each arm's wall-clock cap.
     pub case_timeout_ns: Option<u64>,
+    /// The job's share of `--budget` (or a fio job's `runtime`), ns, set-up
+    /// and warm-ups included: adaptive rounds are then spent where the
+    /// verdict needs them ([`Job::budgeted`]) instead of per arm.
+    pub budget_ns: Option<u64>,
 }
 
 /// Run a job of `arms` arms. `one` runs the repetition it is given.
@@ -126,6 +133,12 @@ pub fn run_job(arms: usize, s: &Schedule, mut one: impl FnMut(RepCall) -> RepOut
         let round = s.round_base + job.end.rounds;
         if !job.round(&order, false, round, &mut one) {
             return job.finish(StopReason::Stopped);
+        }
+        if let (None, Some(rule), Some(budget)) = (s.fixed, s.rule, s.budget_ns) {
+            if let Some(why) = job.budgeted(&rule, budget) {
+                return job.finish(why);
+            }
+            continue;
         }
         let spent: u64 = (0..arms)
             .filter(|&a| job.alive[a])
@@ -174,6 +187,7 @@ impl Job {
             alive: vec![true; arms],
             b: Books {
                 samples: vec![Vec::new(); arms],
+                rounds: vec![Vec::new(); arms],
                 slowest: vec![0; arms],
                 gone: vec![StopReason::Stopped; arms],
             },
@@ -233,13 +247,13 @@ impl Job {
                     capped: true,
                 },
             };
-            self.book(arm, warmup, ran);
+            self.book(arm, warmup, round, ran);
         }
         true
     }
 
     /// A repetition of `arm` that ran, booked.
-    fn book(&mut self, arm: usize, warmup: bool, ran: Ran) {
+    fn book(&mut self, arm: usize, warmup: bool, round: u32, ran: Ran) {
         let a = &mut self.end.arms[arm];
         a.elapsed_ns = a.elapsed_ns.saturating_add(ran.wall_ns);
         self.b.slowest[arm] = self.b.slowest[arm].max(ran.wall_ns);
@@ -248,6 +262,7 @@ impl Job {
         } else {
             a.measured += 1;
             self.b.samples[arm].push(ran.bw);
+            self.b.rounds[arm].push(round);
         }
         if ran.capped {
             self.alive[arm] = false;
@@ -268,6 +283,8 @@ const ORDER_MIX: u64 = 0x5eed_0bde;
 /// repetition's wall time, and why an arm that left did.
 struct Books {
     samples: Vec<Vec<f64>>,
+    /// The round of each sample (paired by it).
+    rounds: Vec<Vec<u32>>,
     slowest: Vec<u64>,
     gone: Vec<StopReason>,
 }
@@ -341,6 +358,7 @@ mod tests {
             seed: 1,
             round_base: 0,
             case_timeout_ns: None,
+            budget_ns: None,
         }
     }
 
@@ -352,6 +370,7 @@ mod tests {
             seed,
             round_base: 0,
             case_timeout_ns: None,
+            budget_ns: None,
         }
     }
 
@@ -534,6 +553,7 @@ mod tests {
                 seed: 1,
                 round_base: 0,
                 case_timeout_ns: None,
+                budget_ns: None,
             };
             run_job(2, &s, fake(arms, 100, &mut log)).rounds
         };

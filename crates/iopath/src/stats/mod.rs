@@ -12,6 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod leader;
+pub use leader::{verdict_rounds, Standing, VERDICT_ALPHA};
+
 /// Reads an interval `[lo, hi]` written by this module: JSON has no
 /// infinity, so an unbounded side was written as `null`; it reads back as
 /// -inf (lo) or +inf (hi).
@@ -229,6 +232,10 @@ pub enum StopReason {
     Stopped,
     /// `--case-timeout`: the case's wall-clock cap was reached.
     CaseTimeout,
+    /// Under a budget: the method was settled against the job's leader
+    /// (behind it, or tied within the margin), or, for the job, every
+    /// other method was.
+    Settled,
 }
 
 impl StopReason {
@@ -240,6 +247,7 @@ impl StopReason {
             StopReason::MaxReps => "repetition limit",
             StopReason::Stopped => "stopped",
             StopReason::CaseTimeout => "case timeout",
+            StopReason::Settled => "settled against the leader",
         }
     }
 }
@@ -506,12 +514,6 @@ pub fn min_rounds(alpha: f64) -> usize {
         .unwrap_or(SIGNED_RANK_EXACT)
 }
 
-/// The level of each of a verdict's comparisons among `methods` real
-/// methods: 5% shared among the comparisons with the fastest (Bonferroni).
-pub fn verdict_alpha(methods: usize) -> f64 {
-    0.05 / methods.saturating_sub(1).max(1) as f64
-}
-
 /// How `b` compares with `a` on observations made side by side: `pairs`
 /// holds `(a_i, b_i)` from the same round of an interleaved schedule, and
 /// the comparison is on the per-round log ratios `ln(b_i / a_i)`.
@@ -599,8 +601,8 @@ mod paired_sim {
         assert!(level >= 1.0 - 0.05 / 6.0);
         assert!((super::normal_upper(0.025) - 1.96).abs() < 1e-3);
         assert_eq!(super::min_rounds(0.05), 6);
-        assert_eq!(super::min_rounds(super::verdict_alpha(7)), 8);
-        assert_eq!(super::min_rounds(super::verdict_alpha(2)), 6);
+        assert_eq!(super::min_rounds(0.05 / 6.0), 8);
+        assert_eq!(super::verdict_rounds(), 6);
         assert!((super::normal_upper(0.005) - 2.5758).abs() < 1e-3);
         // Below 6 no interval reaches 95%.
         assert!(super::signed_rank_ci_rank(5).1 < 0.95);

@@ -174,7 +174,7 @@ fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
     let r = &s.real;
     let leader = s.top.method.clone();
     let needed = if v.paired {
-        stats::min_rounds(stats::verdict_alpha(r.len()))
+        stats::verdict_rounds()
     } else {
         stats::MIN_REPETITIONS_FOR_CI
     };

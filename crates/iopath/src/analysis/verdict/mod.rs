@@ -260,6 +260,30 @@ impl<'a> Measured<'a> {
         cmp
     }
 
+    /// The step-down test from the runner-up ([`stats::leader::step_down`]):
+    /// the real methods, in the order of `cmp` (their distance to the
+    /// first), are apart from the fastest only when every method of the
+    /// leading group is faster; the others tie with it (or are too few to
+    /// tell).
+    fn step_down(&self, cmp: &mut [Comparison], alpha: f64) {
+        let ms = &self.ms[..self.real];
+        let first: Vec<Comparison> = cmp[..self.real].to_vec();
+        let vs = |g: usize, i: usize| {
+            if g == 0 {
+                return Some(first[i]);
+            }
+            versus(ms[i].c, ms[g].c, &bw, stats::EQUIVALENCE_MARGIN, alpha)
+        };
+        let standing = stats::leader::step_down(ms.len(), &vs);
+        for (k, s) in cmp.iter_mut().zip(standing) {
+            match s {
+                stats::Standing::Tied => (k.distinct, k.undersampled) = (false, false),
+                stats::Standing::TooFew => (k.distinct, k.undersampled) = (false, true),
+                stats::Standing::Leader | stats::Standing::Behind => {}
+            }
+        }
+    }
+
     /// The ranking, each method named by `name_of`.
     fn ranking(&self, cmp: &[Comparison], name_of: &dyn Fn(&CaseResult) -> String) -> Vec<Ranked> {
         let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
@@ -369,10 +393,12 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     let mut m = Measured::of(group)?;
     // Paired when every method shares rounds with the one of highest median.
     let paired = m.ms.iter().all(|s| !pairs(m.ms[0].c, s.c, &bw).is_empty());
-    // Each of the other real methods is compared with the fastest: the
-    // verdict errs at most 5% of the time over all of them (Bonferroni).
-    let alpha = stats::verdict_alpha(m.real);
-    let cmp = m.order(paired, alpha);
+    // Each comparison at 5%, in a step-down from the runner-up: the
+    // verdict errs at most 5% of the time over all of them
+    // ([`stats::leader`]).
+    let alpha = stats::VERDICT_ALPHA;
+    let mut cmp = m.order(paired, alpha);
+    m.step_down(&mut cmp, alpha);
     let ranking = m.ranking(&cmp, &name_of);
     let fastest: Vec<Entrant> = ranking
         .iter()

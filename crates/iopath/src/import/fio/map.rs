@@ -24,7 +24,7 @@ use iopath_io::{Method, SyncPolicy};
 
 use super::{FioJob, FioJobFile, Given, NodeSet, NumaMemPolicy, RwKind, Size, SyncMode};
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
-use crate::model::words::{Bytes, List, RepTime, Span, Until};
+use crate::model::words::{Bytes, Dur, List, RepTime, Span, Until};
 use crate::model::{CacheState, Pattern, UsageError};
 
 /// How a fio job file is mapped.
@@ -431,6 +431,7 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
         // time_based: the runtime alone ends it, passes start over;
         // otherwise one pass over the job's bytes (or the runtime).
         until: Some(if time_based { Until::Time } else { Until::Pass }),
+        budget: time.map(Dur),
         touch,
         ..CaseSpec::default()
     };
@@ -652,7 +653,8 @@ fn run_of(job: &FioJob, place: Place, time: Option<Duration>, refuse: &mut Refus
         },
         file: place.file,
         // No runtime: one pass per repetition, as fio moves `size` once.
-        time: Some(time.map_or(RepTime::Pass, RepTime::Limit)),
+        // A runtime is the job's budget (its case's), not a repetition's.
+        time: time.is_none().then_some(RepTime::Pass),
         ..RunSpec::default()
     };
     if job.ramp_time.as_ref().is_some_and(|g| !g.value.is_zero()) {

@@ -118,6 +118,23 @@ pub fn describe(e: &Estimate, plan: &Plan) -> String {
         ));
     }
     let total = e.total();
+    if let Some(b) = estimate::Estimate::budget(plan).filter(|_| plan.repeat.is_none()) {
+        // The floor of rounds is what the estimate counts; the budget
+        // bounds the rest.
+        let holds = if total.as_secs_f64() <= b.as_secs_f64() {
+            "it will hold"
+        } else {
+            "it will not hold: the floor alone takes longer; --time shorter or --budget longer"
+        };
+        return format!(
+            "estimated duration: at most about {} ({}; a budget of {} for the whole run, set-up included: the {} rounds every verdict needs take about {}, the rest goes to the methods still close to their leader; {holds})",
+            fmt_wall(b),
+            parts.join("; "),
+            fmt_duration(b),
+            crate::stats::verdict_rounds(),
+            fmt_wall(total),
+        );
+    }
     let mut line = format!("estimated duration: about {}", fmt_wall(total));
     if let Some(most) = e.most(plan) {
         // Every case within its cap: the run is bounded.
@@ -152,6 +169,12 @@ fn repetitions(plan: &Plan) -> String {
             fmt_duration(t)
         ),
         (Some(r), None) => format!("{r} repetition{}", if r == 1 { "" } else { "s" }),
+        (None, t) if plan.budget.is_some() || plan.cases.iter().any(|c| c.budget.is_some()) => {
+            format!(
+                "adaptive repetitions{}",
+                t.map_or(String::new(), |t| format!(" of up to {}", fmt_duration(t)))
+            )
+        }
         (None, t) => format!(
             "adaptive repetitions{}, about {} per method of a job (up to twice that for the rounds a verdict needs)",
             t.map_or(String::new(), |t| format!(" of up to {}", fmt_duration(t))),

@@ -157,7 +157,7 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
             (Some((have, need)), _) => NoCall::Rounds { have, need },
             (None, true) => NoCall::Rounds {
                 have,
-                need: stats::min_rounds(stats::verdict_alpha(real.len())),
+                need: stats::verdict_rounds(),
             },
             (None, false) => NoCall::Repetitions { have },
         }
@@ -453,7 +453,7 @@ mod tests {
         v.paired = true;
         v.ranking[1].too_few_repetitions = true;
         let a = Answer::of(&v).unwrap();
-        let need = stats::min_rounds(stats::verdict_alpha(v.ranking.len()));
+        let need = stats::verdict_rounds();
         assert_eq!(
             a.decision,
             Decision::Leads(NoCall::Rounds { have: 4, need })

@@ -422,18 +422,20 @@ fn wording_writes_under_the_dirty_limit() {
     .join("\n\n"));
 }
 
-/// The saved result of the last version before verdict facts: today's
-/// analysis of its cases says what its verdicts said.
+/// The saved result of the last version before verdict facts renders its
+/// saved words: today's facts where today's analysis makes the same call,
+/// else the words it saved (the step-down test calls jobs that the shared
+/// level of that version left without a call).
 #[test]
 fn a_result_before_facts_renders_its_saved_words() {
-    let r: crate::result::RunResult = serde_json::from_str(include_str!(
+    let mut r: crate::result::RunResult = serde_json::from_str(include_str!(
         "../../../tests/fixtures/report/pre-facts.json"
     ))
     .unwrap();
-    let again = verdict::of_run(&r);
-    assert_eq!(again.len(), r.verdicts.len());
-    for (new, old) in again.iter().zip(&r.verdicts) {
-        assert_eq!(lines(new), old.text);
+    let saved: Vec<Vec<String>> = r.verdicts.iter().map(|v| v.text.clone()).collect();
+    verdict::add_facts(&mut r);
+    for (v, old) in r.verdicts.iter().zip(&saved) {
+        assert_eq!(&lines(v), old);
     }
 }
 

@@ -463,6 +463,7 @@ fn the_job_loop_runs_the_rounds_the_estimate_counts() {
             seed: 1,
             round_base: 0,
             case_timeout_ns: None,
+            budget_ns: None,
         };
         // Throughputs too spread for the interval target to stop it.
         let bws = [50.0, 150.0, 100.0, 80.0];

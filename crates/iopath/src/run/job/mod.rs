@@ -93,6 +93,57 @@ pub struct Shared<'r> {
     pub hot: Option<iopath_io::neighbour::HotSet>,
     /// The time left, for the progress line.
     pub eta: super::estimate::Eta,
+    /// What is left of `--budget` to share among the jobs to come.
+    pub budget: RunBudget,
+}
+
+/// `--budget` shared among a run's jobs: each job, when it starts, gets what
+/// is left of it (set-up and the jobs before it spent the rest) in
+/// proportion to its cases' weight among those still to run (a write
+/// counts twice: its fsync). A job with its own budget (a fio job's
+/// `runtime`) takes that instead.
+#[derive(Debug)]
+pub struct RunBudget {
+    budget: Option<std::time::Duration>,
+    started: Instant,
+    weight_left: f64,
+}
+
+impl RunBudget {
+    pub fn new(plan: &crate::plan::Plan, started: Instant) -> RunBudget {
+        RunBudget {
+            budget: plan.budget.filter(|_| plan.repeat.is_none()),
+            started,
+            weight_left: plan
+                .cases
+                .iter()
+                .filter(|c| c.budget.is_none())
+                .map(weight)
+                .sum(),
+        }
+    }
+
+    /// The budget of the job of `cases`, ns, now.
+    fn share(&mut self, cases: &[&Case]) -> Option<u64> {
+        if let Some(own) = cases.iter().find_map(|c| c.budget) {
+            return Some(own.as_nanos() as u64);
+        }
+        let budget = self.budget?;
+        let w: f64 = cases.iter().map(|c| weight(c)).sum();
+        let left = budget.saturating_sub(self.started.elapsed()).as_secs_f64();
+        let share = left * (w / self.weight_left.max(w).max(1e-9)).min(1.0);
+        self.weight_left = (self.weight_left - w).max(0.0);
+        Some((share * 1e9) as u64)
+    }
+}
+
+/// A case's weight in the budget's shares.
+fn weight(c: &Case) -> f64 {
+    if c.pattern.writes() {
+        2.0
+    } else {
+        1.0
+    }
 }
 
 /// The progress line's time left: `, about 2 min 10 s left`.
@@ -162,7 +213,8 @@ impl Runner<'_> {
         let target = sh.target;
         let mut arms = self.arms(cases, sh, result, bar);
         let interleaved = self.plan.schedule == Schedule::Interleaved;
-        let sched = self.schedule(job_no, &arms, sh.rounds);
+        let mut sched = self.schedule(job_no, &arms, sh.rounds);
+        sched.budget_ns = sh.budget.share(cases).filter(|_| sched.rule.is_some());
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
@@ -272,8 +324,7 @@ impl Runner<'_> {
         let real = arms.iter().filter(|a| !a.case.method.is_null()).count();
         let rule = self.plan.stop_rule().map(|mut r| {
             if real >= 2 && interleaved {
-                let alpha = crate::stats::verdict_alpha(real);
-                r.wanted_reps = r.min_reps.max(crate::stats::min_rounds(alpha));
+                r.wanted_reps = r.min_reps.max(crate::stats::verdict_rounds());
             }
             r
         });
@@ -284,6 +335,7 @@ impl Runner<'_> {
             seed: self.plan.order_seed ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             round_base,
             case_timeout_ns: self.plan.case_timeout.map(|d| d.as_nanos() as u64),
+            budget_ns: None,
         }
     }
 

@@ -121,12 +121,12 @@ fn fios_defaults_apply_not_iopaths() {
         c.touch, None,
         "time_based runs for the runtime, not io_size"
     );
+    // The runtime is the job's budget, not a repetition's length.
     assert_eq!(
-        job.run.time,
-        Some(crate::model::words::RepTime::Limit(
-            std::time::Duration::from_secs(10)
-        ))
+        c.budget.map(|d| d.0),
+        Some(std::time::Duration::from_secs(10))
     );
+    assert_eq!(job.run.time, None);
 }
 
 #[test]
@@ -168,10 +168,6 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
         ("[a]\nbsrange=4k-64k\n", "range of block sizes"),
         ("[a]\nfsync=8\n", "not every N writes"),
         ("[a]\nfilename=x:y\n", "several files"),
-        (
-            "[a]\nruntime=5\n[b]\nstonewall\nruntime=6\n",
-            "its runtime differs from job a's",
-        ),
         (
             "[a]\nfilename=/x\n[b]\nstonewall\nfilename=/y\n",
             "its filename differs",
@@ -250,4 +246,23 @@ fn a_long_unknown_option_gets_no_suggestion() {
     let long = format!("[a]\ndirectt=1\nnumjob=2\n{}=1\n", "iodepth".repeat(8));
     let e = one(&long, MapOptions::default()).unwrap_err();
     insta::assert_snapshot!(e.replace(&format!("{}/", fixtures().display()), ""));
+}
+
+/// `runtime=` is the job's budget across its methods and rounds, not the
+/// length of each repetition: two jobs, each its own.
+#[test]
+fn runtime_is_the_jobs_budget_not_a_repetitions_length() {
+    let text = "[global]\nfilename=/tmp/x\nsize=16M\nbs=4k\n\
+                [a]\nrw=randread\nruntime=60\n[b]\nstonewall\nrw=randread\niodepth=8\nruntime=2\n";
+    let spec = one(text, MapOptions::default()).unwrap();
+    let budgets: Vec<Option<std::time::Duration>> =
+        spec.cases.iter().map(|c| c.budget.map(|d| d.0)).collect();
+    assert_eq!(
+        budgets,
+        vec![
+            Some(std::time::Duration::from_secs(60)),
+            Some(std::time::Duration::from_secs(2))
+        ]
+    );
+    assert_eq!(spec.run.time, None);
 }
