@@ -849,10 +849,11 @@ mod tests {
         let mut checked = 0;
         // Output options are not part of the plan; `--threads`, given at
         // all, runs every method at that thread count instead of matching
-        // their concurrency (docs/methodology.md).
-        for a in run
-            .get_arguments()
-            .filter(|a| a.get_id() != "json_format" && a.get_id() != "threads")
+        // their concurrency (docs/methodology.md); `--max-time`, given at
+        // all, caps each case instead of the run's budget.
+        for a in run.get_arguments().filter(|a| {
+            a.get_id() != "json_format" && a.get_id() != "threads" && a.get_id() != "max_time"
+        })
         {
             let Some(v) = a.get_default_values().first() else {
                 continue;

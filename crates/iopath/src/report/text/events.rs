@@ -172,7 +172,11 @@ fn repetitions(plan: &Plan) -> String {
         (None, t) if plan.budget.is_some() || plan.cases.iter().any(|c| c.budget.is_some()) => {
             format!(
                 "adaptive repetitions{}",
-                t.map_or(String::new(), |t| format!(" of up to {}", fmt_duration(t)))
+                // A budget's share is no round figure: said to the ms.
+                t.map_or(String::new(), |t| {
+                    let ms = std::time::Duration::from_millis(t.as_millis().max(1) as u64);
+                    format!(" of up to {}", fmt_duration(ms))
+                })
             )
         }
         (None, t) => format!(
