@@ -144,6 +144,7 @@ pub fn of(v: &Verdict) -> Vec<VerdictFact> {
                 bw_bytes_per_s: m.bw_bytes_per_s,
             }),
     );
+    out.extend(super::served::facts(v));
     out.extend(cpu(v, &s));
     out.extend(memory::fact(v, &s.real));
     out.push(action(v, &s));
