@@ -457,4 +457,21 @@ mod tests {
     fn the_one_screen_view_of_the_fixture() {
         insta::assert_snapshot!(one_screen(&fixture(), 80));
     }
+
+    /// The fixture as analysis sees it today: its randread mmap (device 6%,
+    /// the cache cold) was served from memory, so its `vs best` says so, it
+    /// is listed after the device's methods, and the verdict ranks the
+    /// others (it used to pick mmap).
+    #[test]
+    fn a_read_served_from_memory_is_set_apart_on_one_screen() {
+        let mut r = fixture();
+        crate::analysis::analyse(&mut r);
+        crate::report::text::word(&mut r);
+        let v = r
+            .verdicts
+            .iter()
+            .find(|v| v.job.pattern == Pattern::RandRead);
+        assert_ne!(v.map(|v| v.pick.to_string()).as_deref(), Some("mmap"));
+        insta::assert_snapshot!(one_screen(&r, 80));
+    }
 }
