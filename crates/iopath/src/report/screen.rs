@@ -473,5 +473,7 @@ mod tests {
             .find(|v| v.job.pattern == Pattern::RandRead);
         assert_ne!(v.map(|v| v.pick.to_string()).as_deref(), Some("mmap"));
         insta::assert_snapshot!(one_screen(&r, 80));
+        // The whole report: the legend of `memory`, the verdict's sentence.
+        insta::assert_snapshot!("explained", table::render(&r, false));
     }
 }

@@ -1,7 +1,7 @@
 //! What a verdict says, as facts: each a stable `code` (snake_case) and
 //! the numbers it rests on. `analysis::verdict` computes them, in the order
-//! the verdict says them (speed, the reference, CPU, memory, the dirty
-//! limit, what to do); `report::text::verdict` words them.
+//! the verdict says them (speed, the reference, the cases set apart, CPU,
+//! memory, the dirty limit, what to do); `report::text::verdict` words them.
 
 use serde::{Deserialize, Serialize};
 

@@ -128,7 +128,7 @@ impl<'a> Speed<'a> {
 }
 
 /// The facts of `v`, in the order they are said: speed, the references,
-/// CPU, memory, what to do (the dirty-limit caveat, when a run adds one,
+/// the cases set apart (served.rs), CPU, memory, what to do (the dirty-limit caveat, when a run adds one,
 /// goes before the last).
 pub fn of(v: &Verdict) -> Vec<VerdictFact> {
     let Some(s) = Speed::of(v) else {

@@ -51,7 +51,9 @@ fn case(method: &str, pattern: Pattern, bytes: u64, duration_ns: u64, fraction: 
 
 /// A run of `cases` on ext4 with a cold cache, the dirty limit `dirty`.
 fn run(cases: Vec<CaseResult>, dirty: Option<u64>) -> RunResult {
-    let mut r = crate::report::testdata::fixture();
+    // The report tests' fixture, read here (analysis is below report).
+    let mut r: RunResult =
+        serde_json::from_str(include_str!("../../../tests/fixtures/report/run.json")).unwrap();
     r.cases = cases;
     r.system.fs_type = Some("ext4".into());
     r.system.dirty_limits = dirty.map(limits);
