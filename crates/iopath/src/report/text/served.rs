@@ -1,8 +1,9 @@
 //! Words for what served a case (`cases[].served`, the verdict's
 //! `served_from_memory` and `absorbed_by_page_cache` facts): a case served
 //! from memory, or whose writes the page cache absorbed, is set apart from
-//! the device's ranking, and these say so: in the verdict, under its table
-//! and in the tables' `vs best` cell.
+//! the device's ranking, and these say so: in the full verdict and in the
+//! tables' `vs best` cell (the one screen says no more than that cell, to
+//! keep to its lines).
 
 use super::verdict::list;
 use crate::model::units::{fmt_bytes, fmt_device_fraction, fmt_size_flag};
@@ -109,26 +110,6 @@ pub fn fact(f: &VerdictFact) -> Option<String> {
     })
 }
 
-/// What a verdict set apart, for its line under the table: `; set apart:
-/// mmap (served from memory)`; empty when nothing was.
-pub fn clause(memory: &[String], absorbed: &[String]) -> String {
-    let mut parts = Vec::new();
-    if !memory.is_empty() {
-        parts.push(format!("{} (served from memory)", memory.join(", ")));
-    }
-    if !absorbed.is_empty() {
-        parts.push(format!(
-            "{} (absorbed by the page cache)",
-            absorbed.join(", ")
-        ));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("; set apart: {}", parts.join("; "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,9 +156,7 @@ mod tests {
                 suggested_size_bytes: None,
             },
         ];
-        let mut lines: Vec<String> = facts.iter().filter_map(fact).collect();
-        lines.push(clause(&["mmap".into()], &[]));
-        lines.push(clause(&[], &["buffered".into(), "mmap".into()]));
+        let lines: Vec<String> = facts.iter().filter_map(fact).collect();
         insta::assert_snapshot!(lines.join("\n"));
     }
 }

@@ -7,7 +7,6 @@
 use super::verdict::{list, x};
 use crate::model::units::n_of;
 use crate::result::records::{Ranked, Verdict};
-use crate::result::served::Served;
 use crate::result::verdict_facts::{CheaperBy, VerdictFact};
 use crate::stats;
 
@@ -67,10 +66,6 @@ pub struct Answer {
     pub habit: Option<Versus>,
     /// The pick's writes were a burst under the dirty limit.
     pub burst: bool,
-    /// The methods set apart from the ranking: served from memory, and
-    /// absorbed by the page cache.
-    pub memory: Vec<String>,
-    pub absorbed: Vec<String>,
 }
 
 impl Answer {
@@ -132,19 +127,8 @@ impl Answer {
                 .dirty_burst
                 .as_ref()
                 .is_some_and(|b| b.methods.contains(&pick.method)),
-            memory: set_apart(v, |s| matches!(s, Served::Memory { .. })),
-            absorbed: set_apart(v, |s| matches!(s, Served::Absorbed(_))),
         })
     }
-}
-
-/// The methods `v` set apart whose service `kind` matches.
-fn set_apart(v: &Verdict, kind: impl Fn(&Served) -> bool) -> Vec<String> {
-    v.set_apart
-        .iter()
-        .filter(|a| kind(&a.served))
-        .map(|a| a.method.to_string())
-        .collect()
 }
 
 fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
@@ -270,11 +254,7 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
         ),
     };
     let job = job.map(|j| format!("{j}: ")).unwrap_or_default();
-    format!(
-        "→ {job}{said}{}{}",
-        caveats(a, pick_device),
-        super::served::clause(&a.memory, &a.absorbed)
-    )
+    format!("→ {job}{said}{}", caveats(a, pick_device))
 }
 
 /// The pattern in words, plural, for the summary (`random reads`).
