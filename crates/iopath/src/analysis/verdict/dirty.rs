@@ -6,7 +6,9 @@
 //! faster than the device takes writes for long, and the default run's
 //! randwrite verdict used to pick buffered on 150 ms of it. The verdict
 //! keeps its figures and says so, with a `--size` beyond the limit (and a
-//! `--time` that writes past it) to measure sustained writes.
+//! `--time` that writes past it) to measure sustained writes. Since
+//! `served.rs` sets such writers apart (`absorbed`), a verdict ranks none
+//! of them and this caveat applies to results analysed before it.
 
 use super::Verdict;
 use crate::model::Pattern;
