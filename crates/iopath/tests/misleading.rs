@@ -133,6 +133,11 @@ fn json_pick_is_ranking_first_and_measured_ios_is_the_total() {
             "buffered,mmap,null",
             "--patterns",
             "randread",
+            // Both read the 8 MiB file from memory after their first
+            // touches: asked for, they are ranked (cold, they are set apart
+            // and leave no verdict).
+            "--cache",
+            "warm",
         ],
     );
     for vd in v["verdicts"].as_array().unwrap() {

@@ -63,7 +63,13 @@ fn head(r: &RunResult, wide: bool) -> String {
         let in_memory = t.kind != TargetKind::BlockDevice
             && matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"));
         let matched = r.cases.iter().any(|c| c.concurrency.is_some());
-        out.push_str(&wrap(&legend(wide, in_memory, matched), WIDTH, "", ""));
+        let mut l = legend(wide, in_memory, matched);
+        // Only where a case was set apart: the cells it explains.
+        if r.cases.iter().any(crate::result::served::is_set_apart) {
+            l.push_str("; ");
+            l.push_str(crate::report::text::served::LEGEND);
+        }
+        out.push_str(&wrap(&l, WIDTH, "", ""));
     }
     for line in run_notes(r) {
         out.push_str(&line);
@@ -288,6 +294,7 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
     let best_bw = cases
         .iter()
         .filter(|c| c.method != iopath_io::Method::Null)
+        .filter(|c| !crate::result::served::is_set_apart(c))
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0f64, f64::max);
@@ -376,6 +383,8 @@ fn measured_row(c: &CaseResult, s: &Measurement, best_bw: f64, notes: &[String])
         right(fmt_bytes(s.memory.page_cache_bytes)),
         right(if c.method == iopath_io::Method::Null {
             "ceiling".to_string()
+        } else if let Some(apart) = crate::report::text::served::cell(c) {
+            apart.to_string()
         } else if rel >= 0.9995 {
             "best".to_string()
         } else {

@@ -10,6 +10,7 @@ pub mod mpi;
 pub mod names;
 pub mod neighbour;
 pub mod records;
+pub mod served;
 mod summary;
 pub mod verdict_facts;
 pub mod warning;
@@ -260,6 +261,12 @@ pub struct CaseResult {
     /// results written before them, and when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<facts::CaseNote>,
+    /// What served it: the device, memory (`memory`), or the page cache
+    /// absorbing its writes (`absorbed`), from its figures
+    /// ([`served::Served`]); absent for a case not measured, where the
+    /// figures cannot tell, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<served::Served>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:
     /// the per-iteration series ("cardiogram").
     pub repetitions: Vec<Repetition>,

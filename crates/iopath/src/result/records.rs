@@ -149,6 +149,11 @@ pub struct Verdict {
     /// cache absorbed (the text says so and how to measure past it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_burst: Option<DirtyBurst>,
+    /// The group's cases left out of the ranking: served from memory with
+    /// the cache cold, or writes the page cache absorbed
+    /// (`cases[].served`); absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_apart: Vec<super::served::Apart>,
     /// What the verdict says, as facts (a `code` each, and the numbers),
     /// in the order it says them; empty in results written before them.
     #[serde(default)]

@@ -1,12 +1,13 @@
 //! What a verdict says, as facts: each a stable `code` (snake_case) and
 //! the numbers it rests on. `analysis::verdict` computes them, in the order
-//! the verdict says them (speed, the reference, CPU, memory, the dirty
-//! limit, what to do); `report::text::verdict` words them.
+//! the verdict says them (speed, the reference, the cases set apart, CPU,
+//! memory, the dirty limit, what to do); `report::text::verdict` words them.
 
 use serde::{Deserialize, Serialize};
 
 use super::names::Entrant;
 use super::records::DirtyBurst;
+pub use super::served::DeviceRate;
 use crate::stats;
 
 /// One fact of a verdict (`verdicts[].facts[]`).
@@ -97,6 +98,22 @@ pub enum VerdictFact {
     },
     /// Page-cache writes under the dirty limit: a burst.
     DirtyBurst(DirtyBurst),
+    /// Reads served from memory with the cache cold: left out of the
+    /// ranking (`verdicts[].set_apart`).
+    ServedFromMemory { methods: Vec<ApartMethod> },
+    /// Writes the page cache absorbed: left out of the ranking, with the
+    /// dirty limit they stayed under, the device's speed behind them
+    /// (absent: no write of the job reached the device to say it) and a
+    /// `--size` past the limit.
+    AbsorbedByPageCache {
+        methods: Vec<ApartMethod>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_bytes: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<DeviceRate>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggested_size_bytes: Option<u64>,
+    },
     /// No call yet: the leader on these numbers.
     NoCallYet { leader: Entrant },
     /// Use the one fastest method.
@@ -133,6 +150,8 @@ impl VerdictFact {
             Self::MemoryHeld { .. } => "memory_held",
             Self::MemoryTrade { .. } => "memory_trade",
             Self::DirtyBurst(_) => "dirty_burst",
+            Self::ServedFromMemory { .. } => "served_from_memory",
+            Self::AbsorbedByPageCache { .. } => "absorbed_by_page_cache",
             Self::NoCallYet { .. } => "no_call_yet",
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
@@ -179,6 +198,16 @@ pub struct Versus {
     /// method's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_depth: Option<u32>,
+}
+
+/// A method set apart from the ranking, its median throughput and
+/// device fraction (absent without a block device).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ApartMethod {
+    pub method: Entrant,
+    pub bw_bytes_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_fraction: Option<f64>,
 }
 
 /// Without a call, what the leader measured against the others: the

@@ -6,7 +6,9 @@
 //! faster than the device takes writes for long, and the default run's
 //! randwrite verdict used to pick buffered on 150 ms of it. The verdict
 //! keeps its figures and says so, with a `--size` beyond the limit (and a
-//! `--time` that writes past it) to measure sustained writes.
+//! `--time` that writes past it) to measure sustained writes. Since
+//! `served.rs` sets such writers apart (`absorbed`), a verdict ranks none
+//! of them and this caveat applies to results analysed before it.
 
 use super::Verdict;
 use crate::model::Pattern;
@@ -19,7 +21,7 @@ use iopath_io::SyncPolicy;
 /// write-back), hinted or not (`mmap+random` is `mmap`): classified by the
 /// method the result's name reads back to. `dontcache` starts write-back at
 /// once, so it is not among them.
-fn through_page_cache(method: &crate::result::MethodName) -> bool {
+pub(crate) fn through_page_cache(method: &crate::result::MethodName) -> bool {
     use iopath_io::Method as M;
     matches!(
         method.base(),
@@ -44,6 +46,32 @@ fn under_cap(d: &DirtyLimits, cap: u64) -> DirtyLimits {
         base_is_cgroup: true,
         ..*d
     }
+}
+
+/// On tmpfs (or ramfs) the file is the page cache: no write-back, no
+/// device, no burst to tell from sustained writing, nothing served from
+/// memory rather than the device (the no_block_device warning says what
+/// was measured).
+pub(crate) fn in_memory(r: &crate::result::RunResult) -> bool {
+    matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
+        && r.target
+            .as_ref()
+            .is_some_and(|t| t.kind != crate::result::TargetKind::BlockDevice)
+}
+
+/// The dirty limit case `c` of `r` wrote under: the machine's, or the
+/// `--cache-limit` cgroup's where the case ran in it ([`under_cap`]);
+/// `None` where the system's is not known.
+pub(crate) fn limit_of(r: &crate::result::RunResult, c: &CaseResult) -> Option<u64> {
+    let d = r.system.dirty_limits.as_ref()?;
+    let cap = r
+        .config
+        .cache_limit
+        .as_ref()
+        .filter(|_| c.cache_limited != Some(false));
+    Some(cap.map_or(d.limit_bytes, |cap| {
+        under_cap(d, cap.limit_bytes).limit_bytes
+    }))
 }
 
 /// A writer through the page cache and its median write rate.

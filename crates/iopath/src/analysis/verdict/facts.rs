@@ -130,7 +130,7 @@ impl<'a> Speed<'a> {
 }
 
 /// The facts of `v`, in the order they are said: speed, the references,
-/// CPU, memory, what to do (the dirty-limit caveat, when a run adds one,
+/// the cases set apart (served.rs), CPU, memory, what to do (the dirty-limit caveat, when a run adds one,
 /// goes before the last).
 pub fn of(v: &Verdict) -> Vec<VerdictFact> {
     let Some(s) = Speed::of(v) else {
@@ -147,6 +147,7 @@ pub fn of(v: &Verdict) -> Vec<VerdictFact> {
                 bw_bytes_per_s: m.bw_bytes_per_s,
             }),
     );
+    out.extend(super::served::facts(v));
     out.extend(cpu(v, &s));
     out.extend(memory::fact(v, &s.real));
     out.push(action(v, &s));

@@ -45,6 +45,7 @@ pub(crate) mod dirty;
 pub mod facts;
 mod memory;
 mod no_call;
+pub mod served;
 mod ties;
 mod variants;
 pub use variants::variant_names;
@@ -63,14 +64,13 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
             verdict.facts = facts::of(verdict);
         }
     }
-    // On tmpfs the file is the page cache: no write-back, no device, no
-    // burst to tell from sustained writing (the no_block_device warning
-    // says what was measured).
-    let in_memory = matches!(r.system.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
-        && r.target
-            .as_ref()
-            .is_some_and(|t| t.kind != crate::result::TargetKind::BlockDevice);
-    if let Some(d) = r.system.dirty_limits.as_ref().filter(|_| !in_memory) {
+    // On tmpfs the file is the page cache: no burst (dirty::in_memory).
+    if let Some(d) = r
+        .system
+        .dirty_limits
+        .as_ref()
+        .filter(|_| !dirty::in_memory(r))
+    {
         let file = r.target.as_ref().map(|t| t.size_bytes);
         for verdict in &mut v {
             let cap = r.config.cache_limit.as_ref();
@@ -191,6 +191,9 @@ impl<'a> Measured<'a> {
         let (mut ms, mut refs): (Vec<Sampled>, Vec<Sampled>) = group
             .iter()
             .filter(|c| c.skipped.is_none() && c.error.is_none())
+            // Like with like: memory's speeds are not ranked with the
+            // device's (served.rs).
+            .filter(|c| !crate::result::served::is_set_apart(c))
             .filter_map(|&c| {
                 let s = stats::describe(&c.samples(|m| m.bw_bytes_per_s))?;
                 (s.median > 0.0).then_some(Sampled { c, s })
@@ -433,6 +436,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         interrupted,
         max_time_for_call,
         dirty_burst: None,
+        set_apart: served::apart(group, &name_of),
         facts: Vec::new(),
         text: Vec::new(),
     };

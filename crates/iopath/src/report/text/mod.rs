@@ -9,10 +9,12 @@
 //! - [`warnings`]: what may mislead in a run;
 //! - [`compare`]: what changed between saved runs;
 //! - [`events`]: what the runner reports while it runs (estimates, notes);
-//! - [`summary`]: the closing answer of a run, a few lines.
+//! - [`summary`]: the closing answer of a run, a few lines;
+//! - [`served`]: the cases set apart from the device's ranking.
 
 pub mod compare;
 pub mod events;
+pub mod served;
 pub mod summary;
 pub mod verdict;
 pub mod warnings;

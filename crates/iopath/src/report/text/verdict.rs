@@ -144,6 +144,9 @@ impl Words<'_> {
             VerdictFact::MemoryHeld { .. } | VerdictFact::MemoryTrade { .. } => self.memory(f),
             VerdictFact::DirtyBurst(b) => dirty_burst(b),
             VerdictFact::InFlight { requests, ways } => in_flight(*requests, ways),
+            VerdictFact::ServedFromMemory { .. } | VerdictFact::AbsorbedByPageCache { .. } => {
+                super::served::fact(f).unwrap_or_default()
+            }
             f if f.is_action() => {
                 let said = action(f);
                 match said.strip_suffix('.').filter(|_| burst) {
