@@ -853,8 +853,7 @@ mod tests {
         // all, caps each case instead of the run's budget.
         for a in run.get_arguments().filter(|a| {
             a.get_id() != "json_format" && a.get_id() != "threads" && a.get_id() != "max_time"
-        })
-        {
+        }) {
             let Some(v) = a.get_default_values().first() else {
                 continue;
             };

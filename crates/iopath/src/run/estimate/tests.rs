@@ -49,25 +49,29 @@ fn time_bound_repetitions_last_their_limit_and_fixed_counts_multiply() {
 #[test]
 fn the_default_run_is_estimated_from_its_budgets() {
     // 64 cases in 6 jobs (random patterns at 1 and 32 requests in
-    // flight) of 10 or 11 methods; each job within twice its budget (1.5 s
-    // per method) runs the 9 rounds its verdict needs, the page-cache
-    // writers' flushes included.
+    // flight) of 10 or 11 methods, under the run's default budget: every
+    // case gets the rounds a verdict needs, within the budget, set-up
+    // included.
     let p = plan(&[]);
     assert_eq!((p.cases.len(), arms(&p).len()), (64, 6));
+    assert_eq!(p.budget, Some(crate::plan::DEFAULT_BUDGET));
+    assert_eq!(Estimate::budget(&p), p.budget);
     let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
     let total = e.total().as_secs_f64();
-    assert!((100.0..170.0).contains(&total), "{total}");
+    let budget = crate::plan::DEFAULT_BUDGET.as_secs_f64();
+    assert!(total > 0.3 * budget && total <= budget, "{total}");
     assert!(e
         .cases
         .iter()
-        .all(|c| c.short_of.is_none() && c.reps >= 9.0));
-    assert_eq!(
-        (p.repeat, p.time_limit()),
-        (None, Some(Duration::from_millis(150)))
+        .all(|c| c.short_of.is_none() && c.reps >= 6.0));
+    // The budget shortens the repetitions below the 150 ms of a run
+    // without one.
+    let t = p.time_limit().expect("a time limit per repetition");
+    assert!(
+        p.repeat.is_none() && t < Duration::from_millis(150),
+        "{t:?}"
     );
     assert_eq!(e.short(&p), None);
-    // Its sequential passes of caching methods end at 150 ms at any
-    // assumed speed: none bounded by bytes at an assumed speed.
     assert_eq!(e.assumed(), 0);
     // A buffered write's flush is in its repetition.
     let w = p
@@ -75,7 +79,7 @@ fn the_default_run_is_estimated_from_its_budgets() {
         .iter()
         .position(|c| c.method == Method::Buffered && c.pattern == Pattern::Write)
         .unwrap();
-    assert!((e.cases[w].rep_s - (0.15 * 3.0 + SETUP_S)).abs() < 1e-9);
+    assert!((e.cases[w].rep_s - (t.as_secs_f64() * 3.0 + SETUP_S)).abs() < 1e-9);
 }
 
 /// Regression (issue 18, "runs" item 1): when a job cannot afford the
@@ -85,7 +89,7 @@ fn the_default_run_is_estimated_from_its_budgets() {
 fn jobs_short_of_their_verdicts_rounds_say_what_gives_them() {
     let p = plan(&["--max-time", "500ms"]);
     let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
-    assert!(e.cases.iter().all(|c| c.short_of == Some(9)), "{e:?}");
+    assert!(e.cases.iter().all(|c| c.short_of == Some(6)), "{e:?}");
     // The --max-time it names is enough.
     let t = e
         .cases
@@ -97,8 +101,8 @@ fn jobs_short_of_their_verdicts_rounds_say_what_gives_them() {
         e.short(&p),
         Some(Short {
             cases: 64,
-            least: 9,
-            most: 9,
+            least: 6,
+            most: 6,
             remedy: Remedy::MaxTime(t)
         })
     );
