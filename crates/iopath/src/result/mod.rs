@@ -10,6 +10,7 @@ pub mod mpi;
 pub mod names;
 pub mod neighbour;
 pub mod records;
+pub mod skip;
 mod summary;
 pub mod verdict_facts;
 pub mod warning;
@@ -150,7 +151,11 @@ pub struct RunConfig {
 pub struct ProbeEntry {
     pub method: MethodName,
     pub usable: bool,
+    /// Why not, in words as they were when the result was written.
     pub reason: Option<String>,
+    /// The same as a typed fact; absent in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<skip::Skip>,
     pub notes: Vec<String>,
 }
 
@@ -222,8 +227,13 @@ pub struct CaseResult {
     /// that did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::system::placement::PlacementResult>,
-    /// Null, or why the case did not run.
+    /// Null, or why the case did not run, in words as they were when the
+    /// result was written.
     pub skipped: Option<String>,
+    /// The same as a typed fact ([`skip::Skip`]); absent in results
+    /// written before it, and for a case that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<skip::Skip>,
     /// True for a case an interrupted run never reached (`skipped` then
     /// says so in words): it could have run here, it was not refused.
     /// Absent (false) otherwise, and in results before it was recorded,

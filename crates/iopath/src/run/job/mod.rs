@@ -23,7 +23,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use iopath_io::MethodStatus;
 
 use super::case_notes::{pass_bytes, passes_note, passes_of, timeout_note, RankFiles};
 use super::live::Live;
@@ -32,6 +31,7 @@ use super::repeat::{self, ArmEnd, RepOutcome};
 use super::{case_result, Runner};
 use crate::plan::{Case, Schedule};
 use crate::result::facts::CaseNote;
+use crate::result::skip::Skip;
 use crate::result::{
     CacheLimitInfo, CaseResult, Latency, Measurement, RepetitionControl, RunResult,
 };
@@ -76,7 +76,7 @@ pub fn progress_name(case: &Case) -> String {
 #[derive(Debug)]
 pub struct Shared<'r> {
     pub target: Option<&'r Target>,
-    pub probes: &'r [MethodStatus],
+    pub probes: &'r [crate::run::prepare::Probed],
     pub obs: &'r Observer,
     pub limit: &'r mut Option<CacheLimit>,
     /// Repetitions run so far in the whole run (the next one's `seq` - 1).
@@ -231,9 +231,9 @@ impl Runner<'_> {
         let mut arms = Vec::new();
         for &case in cases {
             let mut cr = self.prepare_case(case, sh);
-            cr.skipped = self.ranks.agree_skip(cr.skipped);
+            cr.skip = self.ranks.agree_skip(cr.skip);
             let idx = result.cases.len();
-            let runs = cr.skipped.is_none();
+            let runs = cr.skip.is_none();
             result.cases.push(cr);
             if runs {
                 // `direct randread 4k Q1T1`: the job as this method runs it.
@@ -448,6 +448,7 @@ fn name_paths(result: &mut RunResult, target: Option<&crate::run::target::Target
             .error
             .iter_mut()
             .chain(c.skipped.iter_mut())
+            .chain(c.skip.iter_mut().flat_map(Skip::texts_mut))
             .chain(c.facts.iter_mut().flat_map(CaseNote::texts_mut))
         {
             if m.contains(&from) {

@@ -309,7 +309,7 @@ fn book_err(cr: &mut CaseResult, e: RepError) -> RepOutcome {
             reason,
             earlier: done as u32,
         }),
-        RepError::Skip(reason) => cr.skipped = Some(reason),
+        RepError::Skip(reason) => cr.skip = Some(reason),
         RepError::Fail(e) => cr.error = Some(e),
     }
     RepOutcome::Stop
