@@ -278,7 +278,7 @@ impl Runner<'_> {
         let plan = self.plan;
         let bar = self.progress.cases(plan.cases.len() as u64);
         self.book_refused(shared);
-        bar.set_prefix(job::left_text(shared.eta.left()));
+        bar.set_prefix(self.progress.left(shared.eta.left()));
         // The plan index of every case result, in the order they are added.
         let mut placed: Vec<usize> = Vec::with_capacity(plan.cases.len());
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)

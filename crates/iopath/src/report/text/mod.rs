@@ -9,11 +9,13 @@
 //! - [`warnings`]: what may mislead in a run;
 //! - [`compare`]: what changed between saved runs;
 //! - [`events`]: what the runner reports while it runs (estimates, notes);
+//! - [`progress`]: the progress lines while it runs;
 //! - [`skips`]: why cases did not run, and notes on an MPI run's ranks;
 //! - [`summary`]: the closing answer of a run, a few lines.
 
 pub mod compare;
 pub mod events;
+pub mod progress;
 pub mod skips;
 pub mod summary;
 pub mod verdict;

@@ -91,11 +91,6 @@ pub struct Shared<'r> {
     pub eta: super::estimate::Eta,
 }
 
-/// The progress line's time left: `, about 2 min 10 s left`.
-pub fn left_text(left: std::time::Duration) -> String {
-    format!(", about {} left", crate::model::units::fmt_wall(left))
-}
-
 /// One arm of the job being run.
 struct Arm<'c> {
     case: &'c Case,
@@ -188,7 +183,7 @@ impl Runner<'_> {
                 }
             };
             sh.eta.spent(arm.at, arm.elapsed_ns as f64 / 1e9);
-            bar.set_prefix(left_text(sh.eta.left()));
+            bar.set_prefix(self.progress.left(sh.eta.left()));
             out
         });
         for (a, e) in arms.iter_mut().zip(&end.arms) {
@@ -241,7 +236,8 @@ impl Runner<'_> {
                 let live = self
                     .progress
                     .is_enabled()
-                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()))
+                    .map(|l| l.with_words(self.progress.words()));
                 arms.push(Arm {
                     case,
                     at: self.plan_index(case),
@@ -376,7 +372,7 @@ impl Runner<'_> {
                 .map(|s| s.bw_bytes_per_s);
             sh.eta.finished(self.plan, self.plan_index(case), bw);
         }
-        bar.set_prefix(left_text(sh.eta.left()));
+        bar.set_prefix(self.progress.left(sh.eta.left()));
         bar.inc(cases.len() as u64);
     }
 
