@@ -339,9 +339,14 @@ impl Job {
         if let Some(g) = &self.group {
             return format!("{}, {g}", self.pattern);
         }
+        format!("{} {}", self.pattern, self.label_after_pattern())
+    }
+
+    /// [`Job::label`] after its pattern, for a job not of a group: `4k
+    /// Q32T1`, with its mix, label or pair, span, `+copy`, `sparse`.
+    pub fn label_after_pattern(&self) -> String {
         let mut s = format!(
-            "{} {} Q{}T{}",
-            self.pattern,
+            "{} Q{}T{}",
             crate::model::units::fmt_bs(self.block_size),
             self.queue_depth,
             self.threads
@@ -409,6 +414,18 @@ impl CaseResult {
         match self.arm {
             Some(a) if a > 1 => format!("{}#{a}", self.method),
             _ => self.method.to_string(),
+        }
+    }
+
+    /// The case as a verdict ranks it in a job ([`Entrant`]): its method,
+    /// with its arm from the second on (`direct#2`, as [`Self::name`]).
+    pub fn entrant(&self) -> Entrant {
+        match &self.method {
+            MethodName::Known(method) => Entrant::Method {
+                method: *method,
+                arm: self.arm.filter(|&a| a > 1),
+            },
+            MethodName::Other(_) => Entrant::from(self.name()),
         }
     }
 
