@@ -230,6 +230,19 @@ pub(crate) mod tests {
         }
     }
 
+    /// buffered (150 MiB a repetition, one of 170 MiB), mmap and direct,
+    /// each repetition 500 ms.
+    pub(crate) fn three_writers() -> Vec<CaseResult> {
+        let mut buffered = case("buffered", 150 << 20, 500_000_000, 1);
+        // One repetition wrote more than the median.
+        buffered.repetitions[3].write_bytes = 170 << 20;
+        vec![
+            buffered,
+            case("mmap", 20 << 20, 500_000_000, 1),
+            case("direct", 30 << 20, 500_000_000, 1),
+        ]
+    }
+
     pub(crate) fn limits(limit: u64) -> DirtyLimits {
         DirtyLimits {
             limit_bytes: limit,
@@ -393,14 +406,7 @@ pub(crate) mod tests {
     /// repetition.
     #[test]
     fn the_time_past_the_limit_names_each_writers_rate_and_at_most_is_every_repetitions() {
-        let mut buffered = case("buffered", 150 << 20, 500_000_000, 1);
-        // One repetition wrote more than the median.
-        buffered.repetitions[3].write_bytes = 170 << 20;
-        let cases = vec![
-            buffered,
-            case("mmap", 20 << 20, 500_000_000, 1),
-            case("direct", 30 << 20, 500_000_000, 1),
-        ];
+        let cases = three_writers();
         let v = crate::analysis::verdict::all(&cases).remove(0);
         let b = burst(&v, &cases, &limits(1 << 30), None, None).expect("a burst");
         assert_eq!(b.written_bytes, 170 << 20);

@@ -133,7 +133,7 @@ fn warmups_are_left_out_of_the_verdict() {
 }
 
 /// Six repetitions around `m` MiB/s, spread +-`pct`%.
-fn around(m: f64, pct: f64) -> Vec<f64> {
+pub(crate) fn around(m: f64, pct: f64) -> Vec<f64> {
     [0.0, 1.0, -1.0, 0.5, -0.5, 0.2]
         .iter()
         .map(|k| m * (1.0 + k * pct / 100.0))
@@ -333,11 +333,9 @@ fn seven_identical_methods_are_one_tie_nineteen_times_in_twenty() {
     assert!(wrong as f64 / jobs as f64 <= 0.05, "{wrong} of {jobs}");
 }
 
-/// Seven methods, seven rounds, every difference plain: enough rounds
-/// for one comparison, not for six at a shared 5% (it takes 8); the
-/// verdict says so, with the numbers, instead of an empty list.
-#[test]
-fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
+/// Seven methods, each `i + 1` times the first in every one of `n`
+/// rounds: every difference plain.
+pub(crate) fn seven_apart(n: usize) -> Vec<CaseResult> {
     let names = [
         "buffered",
         "direct",
@@ -347,20 +345,39 @@ fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
         "uring-sqpoll",
         "uring-buffered",
     ];
-    // Method i runs at (i + 1) times the first, in every one of `n`
-    // rounds.
-    let apart = |n: usize| -> Vec<CaseResult> {
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let bw: Vec<f64> = (0..n)
-                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
-                    .collect();
-                rounds(m, None, &bw, &vec![1.0; n])
-            })
-            .collect()
-    };
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let bw: Vec<f64> = (0..n)
+                .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
+                .collect();
+            rounds(m, None, &bw, &vec![1.0; n])
+        })
+        .collect()
+}
+
+/// `c` as stopped by `why`, each repetition `rep_s` long.
+pub(crate) fn stopped(mut c: CaseResult, why: crate::stats::StopReason, rep_s: f64) -> CaseResult {
+    let n = c.repetitions.len() as u32;
+    c.repetition_control = Some(crate::result::RepetitionControl {
+        stopped_by: why,
+        measured: n,
+        warmup: 0,
+        ci_rel: None,
+        ci_level: 0.0,
+        elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
+        measured_ios: None,
+    });
+    c
+}
+
+/// Seven methods, seven rounds, every difference plain: enough rounds
+/// for one comparison, not for six at a shared 5% (it takes 8); the
+/// verdict says so, with the numbers, instead of an empty list.
+#[test]
+fn too_few_rounds_for_seven_methods_says_how_many_it_takes() {
+    let apart = seven_apart;
     let v = all(&apart(7));
     assert!(
         matches!(

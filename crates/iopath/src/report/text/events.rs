@@ -353,14 +353,7 @@ mod tests {
     use crate::result::CaseResult;
     use crate::run::estimate::Estimate;
 
-    fn plan(args: &[&str]) -> Plan {
-        let mut v = vec!["iopath", "run"];
-        v.extend_from_slice(args);
-        let Some(crate::cli::Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {
-            unreachable!()
-        };
-        crate::cli::commands::plan_of(&r).unwrap()
-    }
+    use crate::run::estimate::plan_of_args as plan;
 
     fn estimate_line(args: &[&str], size: u64, prefill: bool) -> String {
         let p = plan(args);

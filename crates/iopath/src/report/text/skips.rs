@@ -128,7 +128,7 @@ pub fn mpi_note(n: &MpiNote) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::mpi::{MpiInfo, RankHost, RankTargets};
     use crate::result::{CaseResult, ProbeEntry};
@@ -186,7 +186,9 @@ mod tests {
         ]
     }
 
-    fn every_note() -> Vec<MpiNote> {
+    /// A note of each kind: ranks 0 and 1 (on h0) on ext4, rank 2 (on h1)
+    /// on tmpfs; a shared file's tail no rank addresses.
+    pub(crate) fn every_note() -> Vec<MpiNote> {
         let who = |rank: u32, host: &str| RankHost {
             rank,
             host: host.into(),
