@@ -224,3 +224,29 @@ pub struct HostSummary {
 
 /// What ranks on one host share, said in every result of many ranks.
 pub const SHARED_HOST_NOTE: &str = "ranks on one host share its page cache, its devices and their counters: device bytes are counted once per host (not per rank), and one rank's cached pages may serve another's reads when they read the same file";
+
+/// Facts for the tests of the layers above.
+#[cfg(test)]
+pub(crate) mod examples {
+    use super::*;
+
+    /// Ranks 0 and 1 (on h0) on ext4, rank 2 (on h1) on tmpfs.
+    pub(crate) fn targets_differ() -> MpiNote {
+        let who = |rank: u32, host: &str| RankHost {
+            rank,
+            host: host.into(),
+        };
+        MpiNote::TargetsDiffer {
+            groups: vec![
+                RankTargets {
+                    target: "ext4 on vda".into(),
+                    ranks: vec![who(0, "h0"), who(1, "h0")],
+                },
+                RankTargets {
+                    target: "tmpfs, no block device".into(),
+                    ranks: vec![who(2, "h1")],
+                },
+            ],
+        }
+    }
+}

@@ -128,9 +128,9 @@ pub fn mpi_note(n: &MpiNote) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::result::mpi::{MpiInfo, RankHost, RankTargets};
+    use crate::result::mpi::MpiInfo;
     use crate::result::{CaseResult, ProbeEntry};
 
     fn every_skip() -> Vec<Skip> {
@@ -186,26 +186,11 @@ pub(crate) mod tests {
         ]
     }
 
-    /// A note of each kind: ranks 0 and 1 (on h0) on ext4, rank 2 (on h1)
-    /// on tmpfs; a shared file's tail no rank addresses.
-    pub(crate) fn every_note() -> Vec<MpiNote> {
-        let who = |rank: u32, host: &str| RankHost {
-            rank,
-            host: host.into(),
-        };
+    /// A note of each kind: ranks on different file systems, a shared
+    /// file's tail no rank addresses.
+    fn every_note() -> Vec<MpiNote> {
         vec![
-            MpiNote::TargetsDiffer {
-                groups: vec![
-                    RankTargets {
-                        target: "ext4 on vda".into(),
-                        ranks: vec![who(0, "h0"), who(1, "h0")],
-                    },
-                    RankTargets {
-                        target: "tmpfs, no block device".into(),
-                        ranks: vec![who(2, "h1")],
-                    },
-                ],
-            },
+            crate::result::mpi::examples::targets_differ(),
             MpiNote::UnusedTail {
                 path: "/data/shared".into(),
                 file_bytes: (1 << 30) + (3 << 20),
