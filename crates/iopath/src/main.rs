@@ -219,7 +219,7 @@ fn run_ranks(args: &RunArgs, plan: Plan, stop: &AtomicBool, ranks: &Ranks) -> Re
         plan: &plan,
         command,
         stop,
-        progress: Progress::new(quiet),
+        progress: Progress::new(quiet, iopath::report::text::progress::WORDS),
         ranks,
         events: iopath::run::Events(&say),
     };

@@ -3,18 +3,8 @@
 //! without them) renders with `iopath report` as it did, and gains the
 //! facts today's analysis gives its verdicts, codes and all.
 
-use std::path::PathBuf;
-
 mod common;
-use common::iopath;
-
-fn pre_facts() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/pre-facts.json")
-}
-
-fn saved() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(pre_facts()).unwrap()).unwrap()
-}
+use common::{iopath, pre_facts, pre_facts_json as saved};
 
 /// Every saved verdict line is printed under its table, word for word
 /// (before this change the report printed the saved text; now it words

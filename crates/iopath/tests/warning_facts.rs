@@ -4,18 +4,8 @@
 //! codes, cases and words, and finds their facts again; a run's JSON
 //! carries each warning's facts beside its words.
 
-use std::path::PathBuf;
-
 mod common;
-use common::{codes, iopath, json_of, run_json, scratch};
-
-fn pre_facts() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/pre-facts.json")
-}
-
-fn stored() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(pre_facts()).unwrap()).unwrap()
-}
+use common::{codes, iopath, json_of, pre_facts, pre_facts_json as stored, run_json, scratch};
 
 #[test]
 fn a_result_written_before_facts_reports_its_warnings_with_the_same_codes() {

@@ -69,7 +69,8 @@ pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
             ProbeEntry {
                 method: m.name().into(),
                 usable: st.usable(),
-                reason: st.unusable,
+                reason: st.unusable.as_ref().map(crate::report::text::skips::skip),
+                skip: st.unusable,
                 notes: st.notes,
             }
         })

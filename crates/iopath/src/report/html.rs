@@ -7,6 +7,7 @@
 //! only by method) a table and its charts; methods that did not run; the
 //! system and configuration; the exact command to reproduce.
 
+use crate::report::text::framing;
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -185,13 +186,14 @@ fn preset(h: &mut String, r: &RunResult) -> Result<()> {
 /// Each job's table and charts.
 fn results(h: &mut String, r: &RunResult) -> Result<()> {
     write!(h, "<section id=\"results\">\n<h2>Results</h2>\n")?;
-    h.push_str(
+    writeln!(
+        h,
         "<p class=\"sub\">MiB/s and every other figure: median of n measured repetitions. \
          ±95%: how far the median throughput's 95% interval reaches from the median (its farther \
-         side), relative to it; ~: fewer than 6 repetitions, so only the min-max range, below 95%. \
-         A latency percentile marked ~ has too few requests behind it (p99 needs 1,000, p99.9 \
-         10,000). device: bytes the disk moved / bytes asked.</p>\n",
-    );
+         side), relative to it; {}. {}. device: bytes the disk moved / bytes asked.</p>",
+        framing::tilde_spread("~"),
+        framing::tilde_percentiles("~", &["p50", "p99", "p99.9"])
+    )?;
     if r.cases.is_empty() {
         h.push_str("<p>No case ran.</p>\n");
     }
@@ -448,8 +450,8 @@ fn results_table(h: &mut String, cases: &[&CaseResult], placement: bool) -> Resu
     for c in cases {
         let mut notes: Vec<String> = table::depth_note(c).into_iter().collect();
         notes.extend(table::other_notes(c).cloned());
-        if let Some(s) = c.skipped.as_ref().filter(|_| c.not_reached()) {
-            notes.insert(0, format!("not reached: {s}"));
+        if c.skipped.is_some() && c.not_reached() {
+            notes.insert(0, framing::NOT_REACHED_NOTE.into());
         } else if let Some(s) = &c.skipped {
             notes.insert(0, format!("not run: {s}"));
         }

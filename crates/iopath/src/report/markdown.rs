@@ -11,6 +11,7 @@
 //! percentile with too few requests behind it is marked `~` too. A schema-1 result has no verdicts
 //! recorded: they are computed here from its repetitions.
 
+use crate::report::text::framing;
 use std::borrow::Cow;
 
 use crate::analysis::verdict::{self, Verdict};
@@ -48,16 +49,16 @@ pub fn render(r: &RunResult) -> String {
     out.push_str(&format!("## {}\n\n", title(r, &patterns)));
     out.push_str(&context(r));
     out.push_str(&format!("\n{}\n", code_block(&r.command)));
-    out.push_str(
+    out.push_str(&format!(
         "\nMiB/s and every other figure: median of n measured repetitions. \
          ±95%: how far the median throughput's 95% interval reaches from the median \
-         (its farther side), relative to it (`~`: fewer than 6 repetitions, so only \
-         the min-max range, below 95%). \
-         p50, p99 with `~`: too few requests behind them (p99 needs 1,000). \
+         (its farther side), relative to it ({}). {}. \
          device: bytes the disk moved / bytes asked. \
          CPU/IO: CPU time per request, kernel and SQPOLL included. \
          cache: the file's pages left in the page cache.\n",
-    );
+        framing::tilde_spread("`~`"),
+        framing::tilde_percentiles("`~`", &["p50", "p99"])
+    ));
 
     for g in crate::report::grids::all(r) {
         out.push_str(&grid(&g));
@@ -350,7 +351,7 @@ fn pattern_table(cases: &[&CaseResult]) -> String {
         notes.extend(other_notes(c).map(|n| escape(n)));
         let figures: Vec<String> = match (&c.summary, &c.skipped, &c.error) {
             (_, Some(_), _) if c.not_reached() => {
-                notes.insert(0, "not reached: the run was interrupted".into());
+                notes.insert(0, framing::NOT_REACHED_NOTE.into());
                 dashes()
             }
             (_, Some(_), _) => {

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use crate::model::Pattern;
 use crate::result::records::Verdict;
-use crate::result::{CaseResult, Job, RunResult};
+use crate::result::{CaseResult, Entrant, Job, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -216,18 +216,17 @@ fn patterns(r: &RunResult) -> Vec<Pattern> {
 /// A job as the one-screen view names it, without its pattern (the
 /// table's title says it): `4k Q32T1`, with its label.
 fn short_job(j: &Job) -> String {
-    let label = j.label();
-    match label.split_once(' ') {
-        Some((p, rest)) if p == j.pattern.name() => rest.to_string(),
-        _ => label,
+    match &j.group {
+        Some(_) => j.label(),
+        None => j.label_after_pattern(),
     }
 }
 
 /// A pattern's cases by method name and job, and by name alone (the
 /// first of each), to find a verdict's pick in constant time.
 struct Index<'a> {
-    by_job: HashMap<(String, Job), &'a CaseResult>,
-    by_name: HashMap<String, &'a CaseResult>,
+    by_job: HashMap<(Entrant, Job), &'a CaseResult>,
+    by_name: HashMap<Entrant, &'a CaseResult>,
 }
 
 impl<'a> Index<'a> {
@@ -237,8 +236,8 @@ impl<'a> Index<'a> {
             by_name: HashMap::new(),
         };
         for c in cases {
-            i.by_job.entry((c.name(), c.job())).or_insert(c);
-            i.by_name.entry(c.name()).or_insert(c);
+            i.by_job.entry((c.entrant(), c.job())).or_insert(c);
+            i.by_name.entry(c.entrant()).or_insert(c);
         }
         i
     }
@@ -508,5 +507,41 @@ mod tests {
         insta::assert_snapshot!(one_screen(&r, 80));
         // The whole report: the legend of `memory`, the verdict's sentence.
         insta::assert_snapshot!("explained", table::render(&r, false));
+    }
+
+    /// A job named without its pattern, from its fields (not by cutting
+    /// its label at a space); a group's keeps its whole name.
+    #[test]
+    fn a_short_job_is_its_label_after_the_pattern() {
+        let mut j = fixture().cases[0].job();
+        j.label = Some("my label".into());
+        j.rwmix_read_pct = Some(70);
+        assert_eq!(
+            format!("{} {}", j.pattern, short_job(&j)),
+            j.label(),
+            "{j:?}"
+        );
+        assert!(!short_job(&j).starts_with(j.pattern.name()));
+        j.group = Some("sizes".into());
+        assert_eq!(short_job(&j), j.label());
+    }
+
+    /// The pick's case is found by its typed name and job: the fixture's
+    /// cold reads name a device fraction only for a case that has one.
+    #[test]
+    fn the_pick_is_found_by_entrant_and_job() {
+        let r = fixture();
+        let cases: Vec<&CaseResult> = r.cases.iter().collect();
+        let index = Index::of(&cases);
+        for c in &r.cases {
+            assert!(std::ptr::eq(
+                *index.by_job.get(&(c.entrant(), c.job())).unwrap(),
+                r.cases
+                    .iter()
+                    .find(|d| d.entrant() == c.entrant() && d.job() == c.job())
+                    .unwrap()
+            ));
+            assert_eq!(c.entrant().to_string(), c.name());
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! ±95%, IOPS, p99, device, CPU/IO, cache, vs best); `--wide` adds n,
 //! p50, p99.9 and the notes column.
 
+use crate::report::text::framing;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
@@ -200,15 +201,18 @@ fn legend(wide: bool, in_memory: bool, matched: bool) -> String {
     } else {
         "MiB/s = median of the repetitions, "
     });
-    s.push_str(
-        "±95% = how far the median's 95% interval reaches from it, relative to it \
-         (~: n < 6, the min-max range, below 95%); ",
-    );
-    s.push_str(if wide {
-        "p50/p99/p99.9 with ~: too few requests behind them; "
-    } else {
-        "p99 with ~: too few requests behind it; "
-    });
+    s.push_str(&format!(
+        "±95% = how far the median's 95% interval reaches from it, relative to it ({}); {}; ",
+        framing::tilde_spread("~"),
+        framing::tilde_percentiles(
+            "~",
+            if wide {
+                &["p50", "p99", "p99.9"]
+            } else {
+                &["p99"]
+            }
+        )
+    ));
     s.push_str(
         "device = bytes the disk moved / bytes asked; CPU/IO includes kernel and SQPOLL time; \
          cache = the file's pages left in the page cache",
@@ -343,12 +347,9 @@ fn case_row(c: &CaseResult, best_bw: f64, wide: bool, footnotes: &mut Vec<Footno
     }
     match (&c.summary, &c.skipped, &c.error) {
         // Never reached is not refused: it could run here.
-        (_, Some(_), _) if c.not_reached() => dash_row(
-            c,
-            "not reached",
-            "not reached: the run was interrupted",
-            wide,
-        ),
+        (_, Some(_), _) if c.not_reached() => {
+            dash_row(c, "not reached", framing::NOT_REACHED_NOTE, wide)
+        }
         (_, Some(_), _) => dash_row(c, "not run", "skipped (see the end)", wide),
         (_, _, Some(err)) => {
             footnotes.push(Footnote::of(c, format!("failed: {err}")));
@@ -593,7 +594,10 @@ mod tests {
         let text = render(&r, false);
         let unwrapped = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            unwrapped.contains("±95% = how far the median's 95% interval reaches from it, relative to it (~: n < 6, the min-max range, below 95%)"),
+            unwrapped.contains(&format!(
+                "±95% = how far the median's 95% interval reaches from it, relative to it ({})",
+                framing::tilde_spread("~")
+            )),
             "{text}"
         );
     }

@@ -58,7 +58,9 @@ pub enum CaseNote {
     /// After earlier repetitions, one was refused: the case keeps those.
     RepetitionRefused {
         repetition: u32,
-        reason: String,
+        /// Why (in results written before refusals were facts, its words).
+        #[serde(deserialize_with = "crate::result::skip::fact_or_words")]
+        reason: crate::result::skip::Skip,
         earlier: u32,
     },
     /// `--sqpoll-cpu` given to a method without an SQPOLL thread.
@@ -104,15 +106,14 @@ pub enum Keeper {
 impl CaseNote {
     /// The texts a fact carries from elsewhere (errors, engines' notes),
     /// to name paths in them as the user knows them.
-    pub fn texts_mut(&mut self) -> impl Iterator<Item = &mut String> {
-        let one = match self {
+    pub fn texts_mut(&mut self) -> Box<dyn Iterator<Item = &mut String> + '_> {
+        match self {
             CaseNote::CacheNotMade { error, .. } | CaseNote::NeighbourFailed { error } => {
-                Some(error)
+                Box::new(std::iter::once(error))
             }
-            CaseNote::RepetitionRefused { reason, .. } => Some(reason),
-            CaseNote::Engine { text } => Some(text),
-            _ => None,
-        };
-        one.into_iter()
+            CaseNote::RepetitionRefused { reason, .. } => reason.texts_mut(),
+            CaseNote::Engine { text } => Box::new(std::iter::once(text)),
+            _ => Box::new(std::iter::empty()),
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod names;
 pub mod neighbour;
 pub mod records;
 pub mod served;
+pub mod skip;
 mod summary;
 pub mod verdict_facts;
 pub mod warning;
@@ -151,7 +152,11 @@ pub struct RunConfig {
 pub struct ProbeEntry {
     pub method: MethodName,
     pub usable: bool,
+    /// Why not, in words as they were when the result was written.
     pub reason: Option<String>,
+    /// The same as a typed fact; absent in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<skip::Skip>,
     pub notes: Vec<String>,
 }
 
@@ -229,8 +234,13 @@ pub struct CaseResult {
     /// that did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::system::placement::PlacementResult>,
-    /// Null, or why the case did not run.
+    /// Null, or why the case did not run, in words as they were when the
+    /// result was written.
     pub skipped: Option<String>,
+    /// The same as a typed fact ([`skip::Skip`]); absent in results
+    /// written before it, and for a case that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<skip::Skip>,
     /// True for a case an interrupted run never reached (`skipped` then
     /// says so in words): it could have run here, it was not refused.
     /// Absent (false) otherwise, and in results before it was recorded,
@@ -350,13 +360,17 @@ impl Job {
         if let Some(g) = &self.group {
             return format!("{}, {g}", self.pattern);
         }
+        format!("{} {}", self.pattern, self.label_after_pattern())
+    }
+
+    /// [`Job::label`] after its pattern, for a job not of a group: `4k
+    /// N32` for a job matched by concurrency, else `4k Q32T1`; with its
+    /// mix, label or pair, span, `+copy`, `sparse`.
+    pub fn label_after_pattern(&self) -> String {
         let bs = crate::model::units::fmt_bs(self.block_size);
         let mut s = match self.concurrency {
-            Some(n) => format!("{} {bs} N{n}", self.pattern),
-            None => format!(
-                "{} {bs} Q{}T{}",
-                self.pattern, self.queue_depth, self.threads
-            ),
+            Some(n) => format!("{bs} N{n}"),
+            None => format!("{bs} Q{}T{}", self.queue_depth, self.threads),
         };
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
@@ -421,6 +435,18 @@ impl CaseResult {
         match self.arm {
             Some(a) if a > 1 => format!("{}#{a}", self.method),
             _ => self.method.to_string(),
+        }
+    }
+
+    /// The case as a verdict ranks it in a job ([`Entrant`]): its method,
+    /// with its arm from the second on (`direct#2`, as [`Self::name`]).
+    pub fn entrant(&self) -> Entrant {
+        match &self.method {
+            MethodName::Known(method) => Entrant::Method {
+                method: *method,
+                arm: self.arm.filter(|&a| a > 1),
+            },
+            MethodName::Other(_) => Entrant::from(self.name()),
         }
     }
 

@@ -60,13 +60,50 @@ pub struct MpiInfo {
     pub note: String,
     /// What differs between ranks or is left out (a shared file's tail
     /// that no rank addresses; ranks on different file systems).
+    /// In words as they were when the result was written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The same notes as typed facts ([`MpiNote`]); absent in results
+    /// written before them, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<MpiNote>,
     /// Per case: every rank's part over the measured repetitions, the
     /// slowest rank and the spread.
     pub cases: Vec<MpiCase>,
     /// Every repetition (warm-ups included), every rank's row.
     pub repetitions: Vec<MpiRep>,
+}
+
+/// What differs between the ranks of a run, or what they leave out
+/// (`mpi.facts`), worded by `report::text::skips`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum MpiNote {
+    /// The ranks' targets differ: each target (its file system and
+    /// device) with the ranks on it. The result records rank 0's.
+    TargetsDiffer { groups: Vec<RankTargets> },
+    /// A shared file's tail that the ranks' equal parts leave out: the
+    /// file is not a multiple of `ranks` x `block_size`.
+    UnusedTail {
+        path: String,
+        file_bytes: u64,
+        ranks: u64,
+        block_size: u64,
+    },
+}
+
+/// Ranks whose targets are alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankTargets {
+    pub target: String,
+    pub ranks: Vec<RankHost>,
+}
+
+/// A rank and its host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankHost {
+    pub rank: u32,
+    pub host: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -187,3 +224,29 @@ pub struct HostSummary {
 
 /// What ranks on one host share, said in every result of many ranks.
 pub const SHARED_HOST_NOTE: &str = "ranks on one host share its page cache, its devices and their counters: device bytes are counted once per host (not per rank), and one rank's cached pages may serve another's reads when they read the same file";
+
+/// Facts for the tests of the layers above.
+#[cfg(test)]
+pub(crate) mod examples {
+    use super::*;
+
+    /// Ranks 0 and 1 (on h0) on ext4, rank 2 (on h1) on tmpfs.
+    pub(crate) fn targets_differ() -> MpiNote {
+        let who = |rank: u32, host: &str| RankHost {
+            rank,
+            host: host.into(),
+        };
+        MpiNote::TargetsDiffer {
+            groups: vec![
+                RankTargets {
+                    target: "ext4 on vda".into(),
+                    ranks: vec![who(0, "h0"), who(1, "h0")],
+                },
+                RankTargets {
+                    target: "tmpfs, no block device".into(),
+                    ranks: vec![who(2, "h1")],
+                },
+            ],
+        }
+    }
+}

@@ -117,6 +117,11 @@ pub struct Verdict {
     /// when the pick stands alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equally_good: Vec<Entrant>,
+    /// Why the pick beat the others tied with it, as the choice found it
+    /// (CPU, or memory where CPU did not separate them); absent when it
+    /// stands alone or ties, and in results before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cheaper_by: Option<crate::result::verdict_facts::CheaperBy>,
     /// True when the ratios come from repetitions of the same rounds (an
     /// interleaved run); false for the unpaired rule.
     #[serde(default)]

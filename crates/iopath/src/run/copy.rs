@@ -18,6 +18,8 @@ use iopath_io::{EngineError, Method};
 
 use crate::plan::Case;
 use crate::result::facts::CaseNote;
+use crate::result::skip::Skip;
+use crate::result::MethodName;
 use crate::run::target::Target;
 
 use super::observe::{Observer, WorkerCost};
@@ -26,14 +28,13 @@ use super::{merge, RepError, RepOk, Runner, Verified};
 
 pub use crate::model::copy_method;
 
-/// The methods that can copy, for messages.
-pub fn copy_methods() -> String {
+/// The methods that can copy.
+pub fn copy_methods() -> Vec<MethodName> {
     Method::ALL
         .into_iter()
         .filter(|m| copy_method(*m).is_some())
-        .map(|m| m.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(MethodName::from)
+        .collect()
 }
 
 /// A destination name in `dir` (the test file's) that no file has:
@@ -179,7 +180,7 @@ impl Runner<'_> {
         obs: &Observer,
         pass: u32,
     ) -> Result<RepOk, RepError> {
-        let t = target.ok_or_else(|| RepError::Skip("copy needs a file to copy".into()))?;
+        let t = target.ok_or(RepError::Skip(Skip::CopyNeedsFile))?;
         let job = copy_job(case, t)?;
         let before = obs.before();
         let (self0, main0) = (
@@ -246,12 +247,13 @@ impl Runner<'_> {
                 engine_notes,
                 verified,
             }),
-            Err(EngineError::Unsupported { reason, .. }) => Err(RepError::Skip(reason)),
+            Err(EngineError::Unsupported { reason, .. }) => {
+                Err(RepError::Skip(Skip::Unusable { reason }))
+            }
             Err(EngineError::Invalid(why)) if why == iopath_io::copy::STOPPED => {
-                Err(RepError::Skip(format!(
-                    "interrupted ({}) during the copy; its destination was removed",
-                    crate::stop_cause()
-                )))
+                Err(RepError::Skip(Skip::CopyInterrupted {
+                    cause: crate::stop_cause().to_string(),
+                }))
             }
             Err(e) => Err(RepError::Fail(
                 super::worker::WorkerError::Engine(e).message(&t.info.path),
@@ -299,11 +301,10 @@ struct Copied {
 /// The copy a case asks of target `t`: refused when its method cannot copy.
 fn copy_job(case: &Case, t: &Target) -> Result<CopyJob, RepError> {
     let cm = copy_method(case.method).ok_or_else(|| {
-        RepError::Skip(format!(
-            "{} has no copy method; the copy pattern runs with {}",
-            case.method,
-            copy_methods()
-        ))
+        RepError::Skip(Skip::NoCopyMethod {
+            method: case.method.into(),
+            methods: copy_methods(),
+        })
     })?;
     let len = case.span.map_or(t.size(), |s| s.min(t.size()));
     let depth = if cm == iopath_io::copy::CopyMethod::Uring {

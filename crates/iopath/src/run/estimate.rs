@@ -541,7 +541,7 @@ impl LeftClock {
 /// The plan of `iopath run ARGS`, for the tests (which may reach up to the
 /// command line for it: this item is test code).
 #[cfg(test)]
-fn plan_of_args(args: &[&str]) -> Plan {
+pub(crate) fn plan_of_args(args: &[&str]) -> Plan {
     let mut v = vec!["iopath", "run"];
     v.extend_from_slice(args);
     let Some(crate::cli::Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {

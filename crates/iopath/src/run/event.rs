@@ -27,8 +27,8 @@ pub enum Event<'a> {
     /// Without a progress line, after the first job: the measured speeds
     /// moved the estimate far from the first.
     Revised { left: Duration, spent: Duration },
-    /// A note on the ranks of an MPI run (`mpi.notes` in the result).
-    RankNote(&'a str),
+    /// A note on the ranks of an MPI run (`mpi.facts` in the result).
+    RankNote(&'a crate::result::mpi::MpiNote),
     /// Test files of killed runs, proven theirs and removed
     /// ([`crate::run::target::reap`]); never empty.
     StaleFiles(&'a [Reaped]),

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
-use crate::run::progress::{rep_line, LiveRate, RepTag};
+use crate::run::progress::{LiveRate, ProgressWords, RepLine, RepTag};
 
 /// How often the ticker samples the totals and redraws. It sleeps in
 /// between: five wake-ups a second of a thread that does a few loads and
@@ -77,6 +77,8 @@ pub struct Live {
     /// The run's time left during the running repetition, and when that
     /// began: the ticker runs it down on the line's prefix.
     left: Mutex<Option<(super::estimate::LeftClock, Instant)>>,
+    /// How the line is worded ([`Live::with_words`]; none by default).
+    words: ProgressWords,
 }
 
 /// A worker's handle on its slot.
@@ -117,7 +119,14 @@ impl Live {
             bar,
             case,
             left: Mutex::new(None),
+            words: ProgressWords::NONE,
         }
+    }
+
+    /// The line worded with `words` (the progress line's own).
+    pub fn with_words(mut self, words: ProgressWords) -> Live {
+        self.words = words;
+        self
     }
 
     /// The run's time left as the next repetition starts (its set-up
@@ -131,7 +140,7 @@ impl Live {
         let left = *self.left.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((clock, from)) = left {
             let into = from.elapsed().as_secs_f64();
-            self.bar.set_prefix(super::job::left_text(clock.at(into)));
+            self.bar.set_prefix((self.words.left)(clock.at(into)));
         }
     }
 
@@ -203,8 +212,13 @@ impl Live {
         }
         let (bytes, ios, flushing) = self.published();
         if let Some((mib_s, iops)) = rate.sample(bytes, ios, now_ns) {
-            self.bar
-                .set_message(rep_line(&self.case, tag, mib_s, iops, flushing));
+            self.bar.set_message((self.words.rep)(&RepLine {
+                case: &self.case,
+                tag,
+                mib_s,
+                iops,
+                flushing,
+            }));
         }
     }
 }
@@ -265,6 +279,7 @@ mod tests {
 
     fn live(threads: usize) -> Live {
         Live::new(threads, ProgressBar::hidden(), "null read 1M Q8T2".into())
+            .with_words(crate::report::text::progress::WORDS)
     }
 
     #[test]

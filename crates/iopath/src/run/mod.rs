@@ -42,9 +42,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Result;
-use iopath_io::{Method, MethodStatus};
+use iopath_io::Method;
 
 use crate::plan::{Case, Pattern, Plan};
+use crate::result::mpi::MpiNote;
+use crate::result::skip::Skip;
 use crate::result::{CaseResult, ProbeEntry, RunConfig, RunResult, Tool, SCHEMA_VERSION};
 use crate::run::cgroup::CacheLimit;
 use crate::run::progress::Progress;
@@ -74,11 +76,11 @@ pub struct Runner<'a> {
 /// What a run sets up on its target before the first case.
 struct SetUp {
     system: System,
-    probes: Vec<MethodStatus>,
+    probes: Vec<prepare::Probed>,
     obs: Observer,
     limit: Option<CacheLimit>,
-    /// What differs between ranks (their words: `mpi.notes`).
-    mpi_notes: Vec<String>,
+    /// What differs between ranks (`mpi.facts`).
+    mpi_notes: Vec<MpiNote>,
 }
 
 impl Runner<'_> {
@@ -116,8 +118,8 @@ impl Runner<'_> {
         result.config.cache_limit = limit.as_ref().map(job::limit_info);
         result.config.estimated_ns = Some(estimated.as_nanos() as u64);
         if let Some(i) = result.mpi.as_mut() {
-            i.notes = mpi_notes;
-            for n in &i.notes {
+            i.facts = mpi_notes;
+            for n in &i.facts {
                 self.events.emit(Event::RankNote(n));
             }
         }
@@ -182,7 +184,7 @@ impl Runner<'_> {
             system.device_stack = None;
         }
         // Ranks whose targets differ (rank 1 on tmpfs): said in the result.
-        let mut mpi_notes: Vec<String> = self
+        let mut mpi_notes: Vec<MpiNote> = self
             .ranks
             .differences(&system.target_text())
             .into_iter()
@@ -232,7 +234,7 @@ impl Runner<'_> {
         started_at: String,
         system: System,
         target: Option<&Target>,
-        probes: &[MethodStatus],
+        probes: &[prepare::Probed],
     ) -> RunResult {
         RunResult {
             schema_version: SCHEMA_VERSION,
@@ -252,7 +254,8 @@ impl Runner<'_> {
                 .map(|p| ProbeEntry {
                     method: p.method.name().into(),
                     usable: p.usable(),
-                    reason: p.unusable.clone(),
+                    reason: None,
+                    skip: p.unusable.clone(),
                     notes: p.notes.clone(),
                 })
                 .collect(),
@@ -276,7 +279,7 @@ impl Runner<'_> {
         let plan = self.plan;
         let bar = self.progress.cases(plan.cases.len() as u64);
         self.book_refused(shared);
-        bar.set_prefix(job::left_text(shared.eta.left()));
+        bar.set_prefix(self.progress.left(shared.eta.left()));
         // The plan index of every case result, in the order they are added.
         let mut placed: Vec<usize> = Vec::with_capacity(plan.cases.len());
         for (job_no, members) in job::jobs(&plan.cases, plan.schedule)
@@ -315,7 +318,7 @@ impl Runner<'_> {
     fn book_refused(&self, shared: &mut job::Shared<'_>) {
         let plan = self.plan;
         let refused: Vec<usize> = (0..plan.cases.len())
-            .filter(|&i| self.prepare_case(&plan.cases[i], shared).skipped.is_some())
+            .filter(|&i| self.prepare_case(&plan.cases[i], shared).skip.is_some())
             .collect();
         if refused.is_empty() {
             return;
@@ -333,16 +336,14 @@ impl Runner<'_> {
     /// its own reason (it would not have run either way).
     fn not_reached(&self, c: &Case, shared: &job::Shared<'_>) -> CaseResult {
         let refused = self.prepare_case(c, shared);
-        if refused.skipped.is_some() {
+        if refused.skip.is_some() {
             return refused;
         }
         let mut cr = case_result(c);
         cr.not_reached = true;
-        cr.skipped = Some(format!(
-            "{} ({}) before this case",
-            crate::result::NOT_REACHED,
-            crate::stop_cause()
-        ));
+        cr.skip = Some(Skip::NotReached {
+            cause: crate::stop_cause().to_string(),
+        });
         cr
     }
 
@@ -359,30 +360,28 @@ impl Runner<'_> {
         }
     }
 
-    fn probe_all(&self, target: Option<&Target>) -> Vec<MethodStatus> {
+    fn probe_all(&self, target: Option<&Target>) -> Vec<prepare::Probed> {
         self.plan
             .methods()
             .into_iter()
             .map(|m| match (m, target) {
-                (Method::Null, _) => MethodStatus {
+                (Method::Null, _) => prepare::Probed {
                     method: m,
-                    unusable: self.plan.verify.then(|| prepare::NULL_UNDER_VERIFY.into()),
+                    unusable: self.plan.verify.then_some(Skip::NullUnderVerify),
                     notes: Vec::new(),
                 },
-                (_, None) => MethodStatus {
+                (_, None) => prepare::Probed {
                     method: m,
-                    unusable: Some("no target file".into()),
+                    unusable: Some(Skip::NoTargetFile),
                     notes: Vec::new(),
                 },
                 (_, Some(t)) => {
                     let align = iopath_io::sys::dio_alignment(t.path());
                     let len = align.offset.max(4096) as u64;
                     if t.size() < len {
-                        return MethodStatus {
+                        return prepare::Probed {
                             method: m,
-                            unusable: Some(format!(
-                                "the file is smaller than one {len}-byte probe read"
-                            )),
+                            unusable: Some(Skip::SmallerThanProbe { probe_bytes: len }),
                             notes: Vec::new(),
                         };
                     }

@@ -3,10 +3,12 @@
 //! starts from.
 
 use anyhow::{Context, Result};
-use iopath_io::{Method, MethodStatus};
+use iopath_io::Method;
 
 use crate::model::units::fmt_bytes;
 use crate::plan::{CacheState, Case, Plan, UsageError};
+use crate::result::mpi::MpiNote;
+use crate::result::skip::Skip;
 use crate::run::target::Target;
 use crate::system::metrics::procfs::{CgroupRoom, MemCgroup};
 
@@ -84,21 +86,17 @@ pub(super) fn check_fits(plan: &Plan, t: &Target, ranks: u64) -> Result<()> {
 
 /// The tail of a shared file that its ranks' equal parts leave out (when
 /// block size x ranks does not divide it): a note per block size.
-pub(super) fn unused_tail(plan: &Plan, t: &Target, ranks: u64) -> Option<String> {
+pub(super) fn unused_tail(plan: &Plan, t: &Target, ranks: u64) -> Option<MpiNote> {
     let c = plan
         .cases
         .iter()
         .find(|c| !c.method.is_null() && t.size() % (c.block_size * ranks.max(1)) != 0)?;
-    let unit = c.block_size * ranks;
-    Some(format!(
-        "{} ({}) is not a multiple of {} ({} ranks x {} blocks): its last {} is addressed by no rank",
-        t.info.path.display(),
-        fmt_bytes(t.size()),
-        fmt_bytes(unit),
+    Some(MpiNote::UnusedTail {
+        path: t.info.path.display().to_string(),
+        file_bytes: t.size(),
         ranks,
-        fmt_bytes(c.block_size),
-        fmt_bytes(t.size() % unit)
-    ))
+        block_size: c.block_size,
+    })
 }
 
 /// What a case allocates in memory, by the flags that size it (known
@@ -307,35 +305,21 @@ pub(super) fn memory_refusal(
     None
 }
 
-/// Why `null` is skipped under `--verify`: it moves no data, so there is
-/// nothing to check (and a read-back after it would find what an earlier
-/// case wrote, not a corruption).
-pub(super) const NULL_UNDER_VERIFY: &str =
-    "null moves no data, so --verify has nothing to check in it: skipped under --verify (run it without --verify to measure the overhead floor)";
-
-/// The end of [`misaligned`]'s advice.
-const FOR_THEM: &str = " for them";
-
 /// Why an O_DIRECT case cannot run on this target at its block size: not
 /// a multiple of the file's DIO alignment (the kernel would answer
 /// EINVAL). `None` for a case that can. The words do not name the method,
 /// so that the "not run" list gives the methods it concerns one line.
-pub(super) fn misaligned(case: &Case, t: &Target) -> Option<String> {
+pub(super) fn misaligned(case: &Case, t: &Target) -> Option<Skip> {
     if !case.method.is_direct() {
         return None;
     }
     let align = iopath_io::sys::dio_alignment(t.path());
     let unit = align.offset as u64;
-    (case.block_size % unit != 0).then(|| {
-        let up = case.block_size.div_ceil(unit) * unit;
-        format!(
-            "--bs {} is not a multiple of the O_DIRECT alignment of {} ({} bytes, {}), which every O_DIRECT method requires; use --bs {}{FOR_THEM}",
-            case.block_size,
-            t.info.path.display(),
-            align.offset,
-            iopath_io::sys::dio_provenance(align.source),
-            fmt_bytes(up).replace(' ', "")
-        )
+    (case.block_size % unit != 0).then(|| Skip::Misaligned {
+        block_size: case.block_size,
+        path: t.info.path.display().to_string(),
+        align_bytes: unit,
+        align_source: align.source.to_string(),
     })
 }
 
@@ -343,7 +327,7 @@ pub(super) fn misaligned(case: &Case, t: &Target) -> Option<String> {
 /// divide is skipped with the reason ([`misaligned`]), the other methods
 /// run; only a plan of which nothing could run is refused up front
 /// (exit 2) rather than failing with EINVAL.
-pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) -> Result<()> {
+pub(super) fn check_alignment(plan: &Plan, probes: &[Probed], t: &Target) -> Result<()> {
     let mut why = None;
     for case in &plan.cases {
         let usable = probes.iter().any(|p| p.method == case.method && p.usable());
@@ -356,12 +340,18 @@ pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) 
         }
     }
     match why {
-        Some(w) => Err(UsageError(format!(
-            "{}, or a buffered method (no case of this run could run)",
-            w.trim_end_matches(FOR_THEM)
+        Some(Skip::Misaligned {
+            block_size,
+            path,
+            align_bytes,
+            align_source,
+        }) => Err(UsageError(format!(
+            "--bs {block_size} is not a multiple of the O_DIRECT alignment of {path} ({align_bytes} bytes, {}), which every O_DIRECT method requires; use --bs {}, or a buffered method (no case of this run could run)",
+            iopath_io::sys::dio_provenance(&align_source),
+            fmt_bytes(block_size.div_ceil(align_bytes) * align_bytes).replace(' ', "")
         ))
         .into()),
-        None => Ok(()),
+        _ => Ok(()),
     }
 }
 
@@ -372,8 +362,8 @@ pub(super) fn check_alignment(plan: &Plan, probes: &[MethodStatus], t: &Target) 
 /// as its directory), and mmap's note of the probe's mapping (its file
 /// descriptor and addresses) is left out. A case's own mapping note is
 /// kept: daxbench's grid reads it.
-pub fn probe(method: Method, t: &Target, len: usize) -> MethodStatus {
-    let mut st = iopath_io::probe_method(method, t.path(), len);
+pub fn probe(method: Method, t: &Target, len: usize) -> Probed {
+    let st = iopath_io::probe_method(method, t.path(), len);
     let opened = t.path().display().to_string();
     let shown = t.info.path.display().to_string();
     let dir = t.dir().display().to_string();
@@ -389,14 +379,34 @@ pub fn probe(method: Method, t: &Target, len: usize) -> MethodStatus {
         }
         s
     };
-    st.unusable = st.unusable.as_deref().map(tidy);
-    st.notes = st
-        .notes
-        .iter()
-        .filter(|n| !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX))
-        .map(|n| tidy(n))
-        .collect();
-    st
+    Probed {
+        method,
+        unusable: st
+            .unusable
+            .as_deref()
+            .map(|r| Skip::Unusable { reason: tidy(r) }),
+        notes: st
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with(iopath_io::engines::mmap::MAPPING_NOTE_PREFIX))
+            .map(|n| tidy(n))
+            .collect(),
+    }
+}
+
+/// A method probed on the target: usable, or why not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probed {
+    pub method: Method,
+    pub unusable: Option<Skip>,
+    /// The probe's notes, in the engine's words.
+    pub notes: Vec<String>,
+}
+
+impl Probed {
+    pub fn usable(&self) -> bool {
+        self.unusable.is_none()
+    }
 }
 
 #[cfg(test)]

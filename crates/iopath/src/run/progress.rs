@@ -16,13 +16,53 @@ pub struct Progress {
     enabled: bool,
     /// `--quiet`: nothing on stderr but errors (not even the estimate).
     quiet: bool,
+    words: ProgressWords,
+}
+
+/// How the progress lines are worded: the caller's words
+/// (`report::text::progress::WORDS`), as the runner writes no sentences.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgressWords {
+    /// The prefill bar: its indicatif template and its message, for the
+    /// bytes it will write.
+    pub prefill: fn(u64) -> (String, String),
+    /// The case bar's indicatif template, for `len` cases.
+    pub cases: fn(u64) -> String,
+    /// The line's prefix: the run's time left.
+    pub left: fn(Duration) -> String,
+    /// A repetition's message, live or finished.
+    pub rep: fn(&RepLine<'_>) -> String,
+}
+
+impl ProgressWords {
+    /// No words (a progress line never drawn).
+    pub const NONE: ProgressWords = ProgressWords {
+        prefill: |_| (String::new(), String::new()),
+        cases: |_| String::new(),
+        left: |_| String::new(),
+        rep: |_| String::new(),
+    };
+}
+
+/// What a repetition's progress message shows: the case as the line
+/// names it, which repetition, its rates, and whether a worker is in its
+/// final flush and close (when the rate honestly drops to 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepLine<'a> {
+    pub case: &'a str,
+    pub tag: RepTag,
+    pub mib_s: f64,
+    pub iops: f64,
+    pub flushing: bool,
 }
 
 impl Progress {
-    pub fn new(quiet: bool) -> Progress {
+    /// `words` word the lines when they are drawn.
+    pub fn new(quiet: bool, words: ProgressWords) -> Progress {
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
             quiet,
+            words,
         }
     }
 
@@ -30,7 +70,18 @@ impl Progress {
         Progress {
             enabled: false,
             quiet: true,
+            words: ProgressWords::NONE,
         }
+    }
+
+    /// The words the lines are drawn with.
+    pub fn words(&self) -> ProgressWords {
+        self.words
+    }
+
+    /// The line's prefix: the run's time left.
+    pub fn left(&self, left: Duration) -> String {
+        (self.words.left)(left)
     }
 
     /// `--quiet` (or hidden): no estimate line either.
@@ -57,27 +108,16 @@ impl Progress {
         b
     }
 
-    /// A bar counting bytes (prefill).
-    pub fn bytes(&self, len: u64, msg: &str) -> ProgressBar {
-        self.bar(
-            len,
-            "{msg:>20} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-            msg,
-        )
+    /// A bar counting the bytes of the prefill.
+    pub fn prefill(&self, len: u64) -> ProgressBar {
+        let (template, msg) = (self.words.prefill)(len);
+        self.bar(len, &template, &msg)
     }
 
     /// A bar counting cases.
     pub fn cases(&self, len: u64) -> ProgressBar {
-        self.bar(len, &cases_template(len), "")
+        self.bar(len, &(self.words.cases)(len), "")
     }
-}
-
-/// The case bar's template: `3/38 cases`, `0/1 case`.
-fn cases_template(len: u64) -> String {
-    format!(
-        "[{{elapsed_precise}}] [{{bar:30}}] {{pos}}/{{len}} {}{{prefix}}  {{msg}}",
-        if len == 1 { "case" } else { "cases" }
-    )
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -91,28 +131,6 @@ pub struct RepTag {
     pub n: u32,
     /// How many of this kind will run, when known in advance.
     pub of: Option<u32>,
-}
-
-impl std::fmt::Display for RepTag {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = if self.warmup { "warm-up" } else { "rep" };
-        match self.of {
-            Some(of) => write!(f, "{kind} {}/{of}", self.n),
-            None => write!(f, "{kind} {}", self.n),
-        }
-    }
-}
-
-/// The progress message of a repetition, live or finished:
-/// `buffered randread 4k Q32T1 · rep 3 · 2150.3 MiB/s · 550.4k IOPS`, with
-/// `· flushing` while a worker is in its final fsync/close (when the rate
-/// honestly drops to 0).
-pub fn rep_line(case: &str, tag: RepTag, mib_s: f64, iops: f64, flushing: bool) -> String {
-    format!(
-        "{case} · {tag} · {mib_s:.1} MiB/s · {} IOPS{}",
-        crate::model::units::fmt_count(iops),
-        if flushing { " · flushing" } else { "" }
-    )
 }
 
 /// Windows shorter than this give no rate (the baseline is kept): the
@@ -183,13 +201,6 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     #[test]
-    fn the_case_bar_counts_one_case_or_several() {
-        assert!(cases_template(1).contains("{pos}/{len} case{prefix}"));
-        assert!(cases_template(38).contains("{pos}/{len} cases{prefix}"));
-        assert!(ProgressStyle::with_template(&cases_template(2)).is_ok());
-    }
-
-    #[test]
     fn rate_over_the_window_since_the_last_sample() {
         let mut r = LiveRate::new();
         assert_eq!(
@@ -237,33 +248,5 @@ mod tests {
         assert_eq!(r.sample(4 << 20, 4, 100 * MS), None);
         r.clear();
         assert!(!r.has_baseline());
-    }
-
-    #[test]
-    fn lines() {
-        let rep = RepTag {
-            warmup: false,
-            n: 3,
-            of: None,
-        };
-        assert_eq!(
-            rep_line("buffered randread 4k Q32T1", rep, 2150.34, 550_400.0, false),
-            "buffered randread 4k Q32T1 · rep 3 · 2150.3 MiB/s · 550.4k IOPS"
-        );
-        let warm = RepTag {
-            warmup: true,
-            n: 1,
-            of: Some(2),
-        };
-        assert_eq!(
-            rep_line("direct write 1M Q8T1", warm, 0.0, 0.0, true),
-            "direct write 1M Q8T1 · warm-up 1/2 · 0.0 MiB/s · 0 IOPS · flushing"
-        );
-        let fixed = RepTag {
-            warmup: false,
-            n: 2,
-            of: Some(5),
-        };
-        assert_eq!(fixed.to_string(), "rep 2/5");
     }
 }

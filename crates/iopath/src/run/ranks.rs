@@ -26,14 +26,17 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::Result;
-use iopath_io::MethodStatus;
 use serde::{Deserialize, Serialize};
 
 use super::peers::{Alone, Peers};
+use super::prepare::Probed;
 use super::repeat::RepOutcome;
 use super::{RepError, RepOk};
 use crate::plan::UsageError;
-use crate::result::mpi::{FileLayout, HostRanks, MpiInfo, SHARED_HOST_NOTE};
+use crate::result::mpi::{
+    FileLayout, HostRanks, MpiInfo, MpiNote, RankHost, RankTargets, SHARED_HOST_NOTE,
+};
+use crate::result::skip::Skip;
 use crate::result::RunResult;
 
 pub use super::ranks_sum::{aggregate, Ran, RawDisk};
@@ -312,45 +315,57 @@ impl<'p> Ranks<'p> {
 
     /// Every rank's `mine` (its target's file system and device): `None`
     /// when all are alike, else a note naming which ranks have which.
-    pub fn differences(&self, mine: &str) -> Option<String> {
+    pub fn differences(&self, mine: &str) -> Option<MpiNote> {
         if !self.many() {
             return None;
         }
         let all = self.exchange(mine.as_bytes());
-        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        let mut groups: Vec<RankTargets> = Vec::new();
         for (r, b) in all.iter().enumerate() {
-            let text = String::from_utf8_lossy(b).into_owned();
-            let who = format!("{r} ({})", self.host(r));
-            match groups.iter_mut().find(|g| g.0 == text) {
-                Some(g) => g.1.push(who),
-                None => groups.push((text, vec![who])),
+            let target = String::from_utf8_lossy(b).into_owned();
+            let who = self.rank_host(r);
+            match groups.iter_mut().find(|g| g.target == target) {
+                Some(g) => g.ranks.push(who),
+                None => groups.push(RankTargets {
+                    target,
+                    ranks: vec![who],
+                }),
             }
         }
-        (groups.len() > 1).then(|| {
-            let each: Vec<String> = groups
-                .iter()
-                .map(|(t, who)| format!("rank {}: {t}", who.join(", ")))
-                .collect();
-            format!(
-                "the ranks' targets differ ({}): their figures are not alike, and the system and target recorded are rank 0's",
-                each.join("; ")
-            )
-        })
+        (groups.len() > 1).then_some(MpiNote::TargetsDiffer { groups })
+    }
+
+    /// Rank `r` with its host, for facts.
+    fn rank_host(&self, r: usize) -> RankHost {
+        RankHost {
+            rank: r as u32,
+            host: self.host(r).to_string(),
+        }
+    }
+
+    /// `skip` as another rank's: rank `r`'s refusal.
+    fn on_rank(&self, r: usize, skip: Skip) -> Skip {
+        let RankHost { rank, host } = self.rank_host(r);
+        Skip::OnRank {
+            rank,
+            host,
+            skip: Box::new(skip),
+        }
     }
 
     /// The probes as one: a method unusable on any rank is unusable on all,
     /// with the first such rank's reason.
-    pub fn agree_probes(&self, mut probes: Vec<MethodStatus>) -> Vec<MethodStatus> {
+    pub fn agree_probes(&self, mut probes: Vec<Probed>) -> Vec<Probed> {
         if !self.many() {
             return probes;
         }
-        let mine: Vec<Option<String>> = probes.iter().map(|p| p.unusable.clone()).collect();
+        let mine: Vec<Option<Skip>> = probes.iter().map(|p| p.unusable.clone()).collect();
         let all = self.exchange(&serde_json::to_vec(&mine).unwrap_or_default());
         for (r, bytes) in all.iter().enumerate() {
-            let theirs: Vec<Option<String>> = serde_json::from_slice(bytes).unwrap_or_default();
+            let theirs: Vec<Option<Skip>> = serde_json::from_slice(bytes).unwrap_or_default();
             for (p, why) in probes.iter_mut().zip(theirs) {
                 if let (None, Some(why)) = (&p.unusable, why) {
-                    p.unusable = Some(format!("on rank {r} ({}): {why}", self.host(r)));
+                    p.unusable = Some(self.on_rank(r, why));
                 }
             }
         }
@@ -358,24 +373,18 @@ impl<'p> Ranks<'p> {
     }
 
     /// A case's skip as one: skipped on any rank, skipped on all.
-    pub fn agree_skip(&self, skipped: Option<String>) -> Option<String> {
+    pub fn agree_skip(&self, skipped: Option<Skip>) -> Option<Skip> {
         if !self.many() {
             return skipped;
         }
-        let all = self.exchange(skipped.as_deref().unwrap_or("").as_bytes());
+        let all = self.exchange(&serde_json::to_vec(&skipped).unwrap_or_default());
         if skipped.is_some() {
             return skipped;
         }
-        all.iter()
-            .enumerate()
-            .find(|(_, m)| !m.is_empty())
-            .map(|(r, m)| {
-                format!(
-                    "on rank {r} ({}): {}",
-                    self.host(r),
-                    String::from_utf8_lossy(m)
-                )
-            })
+        all.iter().enumerate().find_map(|(r, m)| {
+            let theirs: Option<Skip> = serde_json::from_slice(m).ok().flatten();
+            theirs.map(|s| self.on_rank(r, s))
+        })
     }
 
     /// How many ranks share one file, each addressing its part (a shared
@@ -519,7 +528,7 @@ impl<'p> Ranks<'p> {
         });
         let skip = || {
             parts.iter().enumerate().find_map(|(r, p)| match p {
-                Part::Skip(w) => Some(RepError::Skip(named(r, w))),
+                Part::Skip(w) => Some(RepError::Skip(self.on_rank(r, w.clone()))),
                 _ => None,
             })
         };
@@ -570,7 +579,7 @@ fn fingerprint(plan: &crate::plan::Plan, layout: Option<FileLayout>) -> u64 {
 #[derive(Debug, Serialize, Deserialize)]
 enum Part {
     Ran(Box<Ran>),
-    Skip(String),
+    Skip(Skip),
     Fail(String),
 }
 

@@ -15,6 +15,7 @@ use iopath_io::{EngineError, Method, OpenSpec};
 
 use crate::plan::{Case, Pattern};
 use crate::result::facts::CaseNote;
+use crate::result::skip::Skip;
 use crate::result::{Capped, Measurement};
 use crate::run::target::Target;
 use crate::system::placement::PlacementResult;
@@ -55,7 +56,7 @@ pub struct Verified {
 /// Why a repetition did not run: refused (the case is skipped) or failed.
 #[derive(Debug)]
 pub enum RepError {
-    Skip(String),
+    Skip(crate::result::skip::Skip),
     Fail(String),
 }
 
@@ -382,7 +383,9 @@ impl Runner<'_> {
         gate.opened.wait();
         let eng = match eng {
             Ok(e) => e,
-            Err(EngineError::Unsupported { reason, .. }) => return Err(RepError::Skip(reason)),
+            Err(EngineError::Unsupported { reason, .. }) => {
+                return Err(RepError::Skip(Skip::Unusable { reason }))
+            }
             Err(e) => {
                 return Err(RepError::Fail(
                     worker::WorkerError::Engine(e).message(shown),

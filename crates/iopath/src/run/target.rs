@@ -619,7 +619,7 @@ fn write_fill(
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Result<()> {
-    let bar = progress.bytes(size, &format!("prefilling {}", fmt_bytes(size)));
+    let bar = progress.prefill(size);
     let mut rng = Rng::stream(fill.seed, u64::MAX);
     // Whole verification units in every chunk but the file's tail.
     let unit = fill.verify_unit.map(|u| u as usize);

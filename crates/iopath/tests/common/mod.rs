@@ -9,6 +9,16 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// A result written by the last commit before verdicts and warnings were
+/// facts (issue 27), as a path and as its JSON.
+pub fn pre_facts() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/pre-facts.json")
+}
+
+pub fn pre_facts_json() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(pre_facts()).unwrap()).unwrap()
+}
+
 pub fn iopath() -> Command {
     Command::cargo_bin("iopath").unwrap()
 }

@@ -97,9 +97,21 @@ impl Absorbed {
     ) -> Absorbed {
         let mut written = 0u64;
         let mut writers: Vec<Writer> = Vec::new();
-        for c in cases
+        // Each case named as the verdict ranks it: a variant by what
+        // differs, a job's case by its method.
+        let group: Vec<&CaseResult> = cases.iter().filter(|c| in_group(c)).collect();
+        let names: Vec<Entrant> = if v.job.group.is_some() {
+            super::variant_names(&group)
+                .into_iter()
+                .map(Entrant::from)
+                .collect()
+        } else {
+            group.iter().map(|c| c.entrant()).collect()
+        };
+        for (c, name) in group
             .iter()
-            .filter(|c| in_group(c) && through_page_cache(&c.method))
+            .zip(names)
+            .filter(|(c, _)| through_page_cache(&c.method))
         {
             let Some(s) = c.summary.as_ref().filter(|s| s.write_bytes > 0) else {
                 continue;
@@ -129,13 +141,8 @@ impl Absorbed {
             } else {
                 crate::result::median(&mut per_rep)
             };
-            // Variants of a group are named as the verdict names them; a
-            // writer the verdict does not rank is left out.
-            let name = c.name();
-            if let Some(r) = v.ranking.iter().find(|r| {
-                let n = r.method.to_string();
-                n == name || n.starts_with(&format!("{name} "))
-            }) {
+            // A writer the verdict does not rank is left out.
+            if let Some(r) = v.ranking.iter().find(|r| r.method == name) {
                 writers.push(Writer {
                     method: r.method.clone(),
                     bytes_per_s,
@@ -249,6 +256,19 @@ pub(crate) mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    /// buffered (150 MiB a repetition, one of 170 MiB), mmap and direct,
+    /// each repetition 500 ms.
+    pub(crate) fn three_writers() -> Vec<CaseResult> {
+        let mut buffered = case("buffered", 150 << 20, 500_000_000, 1);
+        // One repetition wrote more than the median.
+        buffered.repetitions[3].write_bytes = 170 << 20;
+        vec![
+            buffered,
+            case("mmap", 20 << 20, 500_000_000, 1),
+            case("direct", 30 << 20, 500_000_000, 1),
+        ]
     }
 
     pub(crate) fn limits(limit: u64) -> DirtyLimits {
@@ -414,14 +434,7 @@ pub(crate) mod tests {
     /// repetition.
     #[test]
     fn the_time_past_the_limit_names_each_writers_rate_and_at_most_is_every_repetitions() {
-        let mut buffered = case("buffered", 150 << 20, 500_000_000, 1);
-        // One repetition wrote more than the median.
-        buffered.repetitions[3].write_bytes = 170 << 20;
-        let cases = vec![
-            buffered,
-            case("mmap", 20 << 20, 500_000_000, 1),
-            case("direct", 30 << 20, 500_000_000, 1),
-        ];
+        let cases = three_writers();
         let v = crate::analysis::verdict::all(&cases).remove(0);
         let b = burst(&v, &cases, &limits(1 << 30), None, None).expect("a burst");
         assert_eq!(b.written_bytes, 170 << 20);
@@ -442,6 +455,38 @@ pub(crate) mod tests {
         assert_eq!(
             at,
             [("mmap".into(), 40.0, 52.0), ("buffered".into(), 300.0, 7.0)]
+        );
+    }
+
+    /// Review of issue 27: writers were found in the ranking by a prefix
+    /// of its names, so two variants of one method (`buffered 4k`,
+    /// `buffered 64k`) both took the first such name and its rate was
+    /// said twice. Each is now named as the verdict names it.
+    #[test]
+    fn variants_of_one_method_are_each_their_own_writer() {
+        let mut small = case("buffered", 120 << 20, 150_000_000, 1);
+        let mut large = case("buffered", 60 << 20, 150_000_000, 1);
+        large.block_size = 64 << 10;
+        for c in [&mut small, &mut large] {
+            c.group = Some("sizes".into());
+        }
+        let cases = vec![small, large];
+        let v = crate::analysis::verdict::all(&cases).remove(0);
+        let b = burst(&v, &cases, &limits(4 << 30), Some(1 << 30), None).expect("a burst");
+        let named: Vec<String> = b.methods.iter().map(|m| m.to_string()).collect();
+        assert_eq!(named, ["buffered 4k Q32T1", "buffered 64k Q32T1"]);
+        // Each at its own rate (400 and 800 MiB/s), slowest first.
+        let rates: Vec<(String, f64)> = b
+            .rates
+            .iter()
+            .map(|r| (r.method.to_string(), (r.bytes_per_s / MIB).round()))
+            .collect();
+        assert_eq!(
+            rates,
+            [
+                ("buffered 64k Q32T1".to_string(), 400.0),
+                ("buffered 4k Q32T1".to_string(), 800.0)
+            ]
         );
     }
 }

@@ -306,6 +306,23 @@ fn cpu(v: &Verdict, s: &Speed) -> Option<VerdictFact> {
     })
 }
 
+/// Why the pick beat the others, for a verdict saved before the choice
+/// recorded it ([`Verdict::cheaper_by`]): read from the medians, CPU when
+/// the pick's is the lowest of those tied with it, else memory.
+fn saved_cheaper_by(v: &Verdict, s: &Speed) -> CheaperBy {
+    let mixed = mixed_sizes(&v.ranking);
+    let cost = |m: &Ranked| cpu_cost(m, mixed);
+    let p = s.tied.iter().find(|m| m.method == v.pick);
+    let cheapest_cpu = p.is_some_and(|p| {
+        cost(p) > 0.0 && s.tied.iter().all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
+    });
+    match (cheapest_cpu, mixed) {
+        (false, _) => CheaperBy::Memory,
+        (true, false) => CheaperBy::CpuPerIo,
+        (true, true) => CheaperBy::CpuPerMib,
+    }
+}
+
 /// What to do.
 fn action(v: &Verdict, s: &Speed) -> VerdictFact {
     if !s.unsure.is_empty() {
@@ -340,12 +357,6 @@ fn action(v: &Verdict, s: &Speed) -> VerdictFact {
             dearer,
         };
     }
-    let mixed = mixed_sizes(&v.ranking);
-    let cost = |m: &Ranked| cpu_cost(m, mixed);
-    let p = s.tied.iter().find(|m| m.method == v.pick);
-    let cheapest_cpu = p.is_some_and(|p| {
-        cost(p) > 0.0 && s.tied.iter().all(|m| cost(m) <= 0.0 || cost(m) >= cost(p))
-    });
     VerdictFact::UseCheaper {
         method: v.pick.clone(),
         speed: if s.far.is_empty() {
@@ -353,10 +364,6 @@ fn action(v: &Verdict, s: &Speed) -> VerdictFact {
         } else {
             SpeedTie::NotShownToDiffer
         },
-        by: match (cheapest_cpu, mixed) {
-            (false, _) => CheaperBy::Memory,
-            (true, false) => CheaperBy::CpuPerIo,
-            (true, true) => CheaperBy::CpuPerMib,
-        },
+        by: v.cheaper_by.unwrap_or_else(|| saved_cheaper_by(v, s)),
     }
 }

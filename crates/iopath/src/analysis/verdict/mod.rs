@@ -25,6 +25,7 @@
 //! and picked from among themselves.
 
 pub mod neighbour;
+use crate::result::verdict_facts::CheaperBy;
 use crate::result::{CaseResult, Entrant, Job, JobKey, MethodName};
 use crate::stats::{self, Comparison};
 
@@ -410,12 +411,20 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         .collect();
     let mixed = mixed_sizes(&ranking);
     let called = !ranking.iter().any(|r| r.too_few_repetitions);
-    let (pick, equally_good) = if called {
+    let Chosen {
+        pick,
+        equally_good,
+        cheaper_by,
+    } = if called {
         let cases: Vec<&CaseResult> = m.ms.iter().map(|s| s.c).collect();
         choose(&ranking, &cases, group, mixed)
     } else {
         // No call: the leader on these numbers, nothing to weigh it against.
-        (ranking[0].method.clone(), Vec::new())
+        Chosen {
+            pick: ranking[0].method.clone(),
+            equally_good: Vec::new(),
+            cheaper_by: None,
+        }
     };
     let real_cases: Vec<&CaseResult> = m.ms[..m.real].iter().map(|s| s.c).collect();
     let (interrupted, max_time_for_call) =
@@ -429,6 +438,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         ranking,
         pick,
         equally_good,
+        cheaper_by,
         paired,
         called,
         ci_level: if paired { 1.0 - alpha } else { 0.95 },
@@ -500,12 +510,7 @@ fn pairs(
 /// 10% margin), or, where
 /// CPU does not separate them, less memory by at least
 /// [`MEM_WORTH_SAYING`] times and [`MEM_WORTH_SAYING_BYTES`].
-fn choose(
-    ranking: &[Ranked],
-    cases: &[&CaseResult],
-    group: &[&CaseResult],
-    mixed: bool,
-) -> (Entrant, Vec<Entrant>) {
+fn choose(ranking: &[Ranked], cases: &[&CaseResult], group: &[&CaseResult], mixed: bool) -> Chosen {
     // Candidates in the run's order (not by a median that noise reorders).
     let mut cand: Vec<usize> = (0..ranking.len())
         .filter(|&i| ranking[i].tied_with_fastest && !ranking[i].reference)
@@ -517,7 +522,11 @@ fn choose(
             .unwrap_or(usize::MAX)
     });
     if cand.is_empty() {
-        return (ranking[0].method.clone(), Vec::new());
+        return Chosen {
+            pick: ranking[0].method.clone(),
+            equally_good: Vec::new(),
+            cheaper_by: None,
+        };
     }
     // Per I/O, or per byte moved among variants of different block sizes.
     let cpu = |m: &crate::result::Measurement| {
@@ -530,38 +539,63 @@ fn choose(
     let cpu_alpha = 0.05 / (cand.len().saturating_sub(1)).max(1) as f64;
     // `a` beats `b` when it is really cheaper in CPU, or holds much less
     // memory while CPU does not separate them.
-    let beats = |a: usize, b: usize| -> Option<bool> {
+    // `a` beats `b` (`Some(true)`) or loses, and by what it was told.
+    let cpu_by = if mixed {
+        CheaperBy::CpuPerMib
+    } else {
+        CheaperBy::CpuPerIo
+    };
+    let beats = |a: usize, b: usize| -> Option<(bool, CheaperBy)> {
         let (ra, rb) = (&ranking[a], &ranking[b]);
         if ra.cpu_ns_per_io > 0.0 && rb.cpu_ns_per_io > 0.0 {
             if let Some(k) = versus(cases[b], cases[a], &cpu, CPU_MARGIN, cpu_alpha) {
                 // k.ratio = cpu(a) / cpu(b).
                 if k.distinct {
-                    return Some(k.ratio < 1.0);
+                    return Some((k.ratio < 1.0, cpu_by));
                 }
             }
         }
         let (ma, mb) = (ra.memory_bytes, rb.memory_bytes);
         let (lo, hi) = (ma.min(mb), ma.max(mb));
         if hi as f64 >= lo as f64 * MEM_WORTH_SAYING && hi - lo >= MEM_WORTH_SAYING_BYTES {
-            return Some(ma < mb);
+            return Some((ma < mb, CheaperBy::Memory));
         }
         None
     };
+    let wins = |a: usize, b: usize| beats(a, b).filter(|w| w.0).map(|w| w.1);
     // The best: a candidate that no other candidate beats, the first such
     // in the run's order; as good as it: those it does not beat.
     let best = cand
         .iter()
         .copied()
-        .find(|&i| !cand.iter().any(|&j| j != i && beats(j, i) == Some(true)))
+        .find(|&i| !cand.iter().any(|&j| j != i && wins(j, i).is_some()))
         .unwrap_or(cand[0]);
     let mut equal: Vec<Entrant> = vec![ranking[best].method.clone()];
+    // What the best beat the others by: CPU when it beat every one of
+    // them on CPU, else memory.
+    let mut by: Option<CheaperBy> = None;
     for &j in &cand {
-        if j != best && beats(best, j) != Some(true) {
-            equal.push(ranking[j].method.clone());
+        match wins(best, j) {
+            _ if j == best => {}
+            None => equal.push(ranking[j].method.clone()),
+            Some(CheaperBy::Memory) => by = Some(CheaperBy::Memory),
+            Some(cpu) => by = Some(by.unwrap_or(cpu)),
         }
     }
-    let pick = equal[0].clone();
-    (pick, if equal.len() > 1 { equal } else { Vec::new() })
+    let tied = equal.len() > 1;
+    Chosen {
+        pick: equal[0].clone(),
+        equally_good: if tied { equal } else { Vec::new() },
+        cheaper_by: by.filter(|_| !tied),
+    }
+}
+
+/// What [`choose`] chose: the pick, those as good as it, and what made
+/// it better than the others ([`Verdict::cheaper_by`]).
+struct Chosen {
+    pick: Entrant,
+    equally_good: Vec<Entrant>,
+    cheaper_by: Option<CheaperBy>,
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ pub fn jobs(cases: &[CaseResult]) -> Vec<NeighbourJob> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::neighbour::NeighbourRep;
 
@@ -152,7 +152,7 @@ mod tests {
 
     /// A case whose repetitions saw these (before p99, during p99, during
     /// hits) windows.
-    fn case(method: &str, reps: &[(u64, u64, Option<u64>)]) -> CaseResult {
+    pub(crate) fn case(method: &str, reps: &[(u64, u64, Option<u64>)]) -> CaseResult {
         CaseResult {
             method: method.into(),
             pattern: crate::model::Pattern::Write,

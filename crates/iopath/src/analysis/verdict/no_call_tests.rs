@@ -2,24 +2,9 @@
 //! items 3 and 4): without a call, the ranking the table shows, every
 //! method named and advice that fits the cause; far medians no tie.
 
-use super::tests::{fact, rounds};
+use super::tests::{fact, rounds, stopped};
 use super::*;
 use crate::result::verdict_facts::*;
-use crate::result::RepetitionControl;
-
-fn stopped(mut c: CaseResult, why: stats::StopReason, rep_s: f64) -> CaseResult {
-    let n = c.repetitions.len() as u32;
-    c.repetition_control = Some(RepetitionControl {
-        stopped_by: why,
-        measured: n,
-        warmup: 0,
-        ci_rel: None,
-        ci_level: 0.0,
-        elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
-        measured_ios: None,
-    });
-    c
-}
 
 /// Without a call, the leader is the method of highest median (the
 /// table's "best"), not the paired estimate's.

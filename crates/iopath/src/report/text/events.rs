@@ -43,7 +43,7 @@ pub fn line(e: &Event<'_>) -> String {
             fmt_wall(left),
             fmt_wall(spent)
         ),
-        Event::RankNote(n) => format!("iopath: note: {n}"),
+        Event::RankNote(n) => format!("iopath: note: {}", super::skips::mpi_note(n)),
         Event::StaleFiles(removed) => stale_files(removed),
         Event::StaleCgroups(removed) => format!(
             "iopath: removed {} stale {} of killed runs: {}",
@@ -226,9 +226,11 @@ pub fn short_text(s: &Short) -> String {
 }
 
 /// Each case's notes in words, from its facts, as the result keeps them
-/// for readers (`cases[].notes`). A case without facts (a result written
+/// for readers (`cases[].notes`), and its skip and the run's rank notes
+/// ([`super::skips::word`]). A case without facts (a result written
 /// before them) keeps the notes it has.
 pub fn word_notes(result: &mut RunResult) {
+    super::skips::word(result);
     for c in result.cases.iter_mut().filter(|c| !c.facts.is_empty()) {
         c.notes = c.facts.iter().map(note).collect();
     }
@@ -291,7 +293,8 @@ pub fn note(n: &CaseNote) -> String {
             reason,
             earlier,
         } => format!(
-            "repetition {repetition} could not run ({reason}); the case keeps its {} earlier",
+            "repetition {repetition} could not run ({}); the case keeps its {} earlier",
+            super::skips::skip(reason),
             n_of(u64::from(*earlier), "repetition", "repetitions")
         ),
         CaseNote::SqpollCpuUnused { method } => {
@@ -377,14 +380,7 @@ mod tests {
     use crate::result::CaseResult;
     use crate::run::estimate::Estimate;
 
-    fn plan(args: &[&str]) -> Plan {
-        let mut v = vec!["iopath", "run"];
-        v.extend_from_slice(args);
-        let Some(crate::cli::Command::Run(r)) = crate::cli::parse_from(v).unwrap().command else {
-            unreachable!()
-        };
-        crate::cli::commands::plan_of(&r).unwrap()
-    }
+    use crate::run::estimate::plan_of_args as plan;
 
     fn estimate_line(args: &[&str], size: u64, prefill: bool) -> String {
         let p = plan(args);
@@ -480,7 +476,12 @@ mod tests {
                 left: s(130),
                 spent: s(12),
             }),
-            line(&Event::RankNote("rank 1 (b): its target is on tmpfs")),
+            line(&Event::RankNote(&crate::result::mpi::MpiNote::UnusedTail {
+                path: "/data/f".into(),
+                file_bytes: (1 << 30) + (1 << 20),
+                ranks: 2,
+                block_size: 1 << 20,
+            })),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }
@@ -542,7 +543,8 @@ mod tests {
             kills: 1
         }
         .said_when_quiet());
-        assert!(!Event::RankNote("x").said_when_quiet());
+        let note = crate::result::mpi::MpiNote::TargetsDiffer { groups: Vec::new() };
+        assert!(!Event::RankNote(&note).said_when_quiet());
         assert!(!Event::Revised {
             left: Duration::ZERO,
             spent: Duration::ZERO
@@ -612,7 +614,9 @@ mod tests {
             },
             CaseNote::RepetitionRefused {
                 repetition: 4,
-                reason: "ENOMEM".into(),
+                reason: crate::result::skip::Skip::Unusable {
+                    reason: "ENOMEM".into(),
+                },
                 earlier: 3,
             },
             CaseNote::SqpollCpuUnused {

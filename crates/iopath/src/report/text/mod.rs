@@ -3,18 +3,25 @@
 //! closing summary) live here, and the terminal, Markdown and HTML
 //! exporters all call these functions, so a wording change to a fact
 //! touches this folder and its snapshots, nothing else. (Each exporter
-//! keeps its own framing: headings, legends, column names.)
+//! keeps its own headings, legends and column names; what they share is
+//! in [`framing`].)
 //!
 //! - [`verdict`]: verdicts (which method to use, and why);
 //! - [`warnings`]: what may mislead in a run;
 //! - [`compare`]: what changed between saved runs;
 //! - [`events`]: what the runner reports while it runs (estimates, notes);
+//! - [`framing`]: what the exporters' tables share (`~`, not reached);
+//! - [`progress`]: the progress lines while it runs;
+//! - [`skips`]: why cases did not run, and notes on an MPI run's ranks;
 //! - [`summary`]: the closing answer of a run, a few lines;
 //! - [`served`]: the cases set apart from the device's ranking.
 
 pub mod compare;
 pub mod events;
+pub mod framing;
+pub mod progress;
 pub mod served;
+pub mod skips;
 pub mod summary;
 pub mod verdict;
 pub mod warnings;

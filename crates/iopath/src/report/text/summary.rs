@@ -8,6 +8,7 @@ use super::verdict::{list, x};
 use crate::model::units::n_of;
 use crate::result::records::{Ranked, Verdict};
 use crate::result::verdict_facts::{CheaperBy, VerdictFact};
+use crate::result::Entrant;
 use crate::stats;
 
 /// Why a verdict made no call.
@@ -57,7 +58,7 @@ pub struct Versus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The method to use, or the leader when there is no call.
-    pub pick: String,
+    pub pick: Entrant,
     pub decision: Decision,
     /// The next fastest method not tied with the pick.
     pub next: Option<Versus>,
@@ -128,7 +129,7 @@ impl Answer {
             .map(|m| versus(m))
             .or_else(|| next.clone());
         Some(Answer {
-            pick: pick.method.to_string(),
+            pick: pick.method.clone(),
             decision,
             next,
             habit,

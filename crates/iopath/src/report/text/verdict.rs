@@ -147,13 +147,17 @@ impl Words<'_> {
             VerdictFact::ServedFromMemory { .. } | VerdictFact::AbsorbedByPageCache { .. } => {
                 super::served::fact(f).unwrap_or_default()
             }
-            f if f.is_action() => {
-                let said = action(f);
-                match said.strip_suffix('.').filter(|_| burst) {
-                    Some(stem) => format!("{stem} (for bursts under the dirty limit: see above)."),
-                    None => said,
+            f if f.is_action() => match action(f) {
+                Some(advice) => {
+                    let caveat = if burst {
+                        " (for bursts under the dirty limit: see above)"
+                    } else {
+                        ""
+                    };
+                    format!("{advice}{caveat}.")
                 }
-            }
+                None => f.code().to_string(),
+            },
             f => self.speed(f),
         }
     }
@@ -557,19 +561,20 @@ fn dirty_burst(b: &DirtyBurst) -> String {
     )
 }
 
-/// What to do.
-fn action(f: &VerdictFact) -> String {
-    match f {
+/// What to do, without its full stop (a caveat may follow); `None` for a
+/// fact that is not advice.
+fn action(f: &VerdictFact) -> Option<String> {
+    Some(match f {
         VerdictFact::NoCallYet { leader } => {
-            format!("→ no call yet; on these numbers {leader} leads.")
+            format!("→ no call yet; on these numbers {leader} leads")
         }
-        VerdictFact::Use { method } => format!("→ use {method}."),
+        VerdictFact::Use { method } => format!("→ use {method}"),
         VerdictFact::EquallyGood {
             methods,
             speed,
             dearer,
         } => format!(
-            "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}.",
+            "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}",
             list(methods),
             match speed {
                 SpeedTie::NotShownToDiffer => "not shown to differ",
@@ -583,7 +588,7 @@ fn action(f: &VerdictFact) -> String {
             }
         ),
         VerdictFact::UseCheaper { method, speed, by } => format!(
-            "→ use {method}: {}, and the least {} of those (a real difference).",
+            "→ use {method}: {}, and the least {} of those (a real difference)",
             match speed {
                 SpeedTie::NotShownToDiffer => "not shown to differ in speed",
                 _ => "tied for fastest",
@@ -594,8 +599,8 @@ fn action(f: &VerdictFact) -> String {
                 CheaperBy::Memory => "memory",
             }
         ),
-        other => other.code().to_string(),
-    }
+        _ => return None,
+    })
 }
 
 /// A hit ratio as a percentage, `?` when unknown.

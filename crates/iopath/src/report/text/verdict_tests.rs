@@ -2,10 +2,10 @@
 //! printed (the facts are checked in `analysis::verdict`'s tests).
 
 use super::*;
-use crate::analysis::verdict::dirty::tests::{cap, case as writer, limits};
-use crate::analysis::verdict::tests::{case, rounds};
+use crate::analysis::verdict::dirty::tests::{cap, case as writer, limits, three_writers};
+use crate::analysis::verdict::tests::{around, case, rounds, seven_apart, stopped};
 use crate::analysis::verdict::{self, all};
-use crate::result::{CaseResult, RepetitionControl};
+use crate::result::CaseResult;
 use crate::stats::StopReason;
 
 const GIB: u64 = 1 << 30;
@@ -18,28 +18,6 @@ fn say(v: &Verdict) -> String {
 /// Every verdict of `cases`, one blank line apart.
 fn text(cases: &[CaseResult]) -> String {
     all(cases).iter().map(say).collect::<Vec<_>>().join("\n\n")
-}
-
-/// Six repetitions around `m` MiB/s, spread +-`pct`%.
-fn around(m: f64, pct: f64) -> Vec<f64> {
-    [0.0, 1.0, -1.0, 0.5, -0.5, 0.2]
-        .iter()
-        .map(|k| m * (1.0 + k * pct / 100.0))
-        .collect()
-}
-
-fn stopped(mut c: CaseResult, why: StopReason, rep_s: f64) -> CaseResult {
-    let n = c.repetitions.len() as u32;
-    c.repetition_control = Some(RepetitionControl {
-        stopped_by: why,
-        measured: n,
-        warmup: 0,
-        ci_rel: None,
-        ci_level: 0.0,
-        elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
-        measured_ios: None,
-    });
-    c
 }
 
 #[test]
@@ -194,27 +172,7 @@ fn wording_equally_good_and_cheaper_by_cpu() {
 /// 8 make the call, each interval at the shared level (99.2%).
 #[test]
 fn wording_rounds_too_few_among_seven_then_enough() {
-    let names = [
-        "buffered",
-        "direct",
-        "mmap",
-        "uring",
-        "aio",
-        "uring-sqpoll",
-        "uring-buffered",
-    ];
-    let apart = |n: usize| -> Vec<CaseResult> {
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let bw: Vec<f64> = (0..n)
-                    .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
-                    .collect();
-                rounds(m, None, &bw, &vec![1.0; n])
-            })
-            .collect()
-    };
+    let apart = seven_apart;
     insta::assert_snapshot!(format!("{}\n\n{}", text(&apart(7)), text(&apart(8))));
 }
 
@@ -402,13 +360,7 @@ fn wording_writes_under_the_dirty_limit() {
             writer("direct", 30 << 20, 150_000_000, 1),
         ]
     };
-    let mut buffered = writer("buffered", 150 << 20, 500_000_000, 1);
-    buffered.repetitions[3].write_bytes = 170 << 20;
-    let three = vec![
-        buffered,
-        writer("mmap", 20 << 20, 500_000_000, 1),
-        writer("direct", 30 << 20, 500_000_000, 1),
-    ];
+    let three = three_writers();
     let mut unsynced = pair(120 << 20);
     for c in &mut unsynced {
         c.sync = iopath_io::SyncPolicy::None;
@@ -453,26 +405,7 @@ fn percentages_slower_never_round_to_all_or_nothing() {
 /// harshest of them against the noise floor.
 #[test]
 fn wording_the_neighbour() {
-    use crate::result::neighbour::{NeighbourRep, NeighbourWindow};
-    let w = |p99: u64, hits: Option<u64>| NeighbourWindow {
-        reads: 100,
-        hits,
-        p50_ns: p99 / 4,
-        p99_ns: p99,
-    };
-    let case = |method: &str, reps: &[(u64, u64, Option<u64>)]| CaseResult {
-        method: method.into(),
-        pattern: crate::model::Pattern::Write,
-        block_size: 1 << 20,
-        neighbour: reps
-            .iter()
-            .map(|&(b, d, h)| NeighbourRep {
-                before: w(b, h.map(|_| 100)),
-                during: w(d, h),
-            })
-            .collect(),
-        ..CaseResult::default()
-    };
+    use crate::analysis::verdict::neighbour::tests::case;
     let apart = neighbour(&[
         case("buffered", &[(10_000, 80_000, Some(60))]),
         case("dontcache", &[(10_000, 10_300, Some(100))]),

@@ -5,9 +5,9 @@
 use iopath_io::Method;
 
 use super::Shared;
-use crate::model::units::fmt_bytes;
 use crate::plan::{Case, Pattern};
 use crate::result::facts::CaseNote;
+use crate::result::skip::Skip;
 use crate::result::CaseResult;
 use crate::run::target::Target;
 use crate::run::{case_result, Runner};
@@ -35,19 +35,19 @@ impl Runner<'_> {
             }
         }
         if let Some(why) = self.over_cache_limit(case, sh) {
-            cr.skipped = Some(why);
+            cr.skip = Some(why);
             return cr;
         }
         let status = sh.probes.iter().find(|p| p.method == case.method);
         if let Some(reason) = status.and_then(|s| s.unusable.clone()) {
-            cr.skipped = Some(reason);
+            cr.skip = Some(reason);
             return cr;
         }
         if let Some(why) = sh
             .target
             .and_then(|t| crate::run::prepare::misaligned(case, t))
         {
-            cr.skipped = Some(why);
+            cr.skip = Some(why);
             return cr;
         }
         if let Some(s) = status {
@@ -66,7 +66,7 @@ impl Runner<'_> {
     /// iopath itself) is charged too, and a cap that cannot hold it would
     /// have the kernel kill iopath mid-run, so such a case is skipped with
     /// the reason instead.
-    fn over_cache_limit(&self, case: &Case, sh: &Shared<'_>) -> Option<String> {
+    fn over_cache_limit(&self, case: &Case, sh: &Shared<'_>) -> Option<Skip> {
         let plan = self.plan;
         let depth = if case.method.is_async() {
             u64::from(case.queue_depth_requested.max(1))
@@ -98,29 +98,24 @@ impl Runner<'_> {
             .as_ref()
             .filter(|l| case.cache_limited && l.limit < own + in_memory)?;
         Some(if in_memory > 0 {
-            format!(
-                "--cache-limit {} cannot hold what this case writes to a file system in memory ({} of new {} pages on {}, which cannot be reclaimed, plus about {} of its own): the kernel would OOM-kill the run: give a larger --cache-limit, or a --dir on a disk",
-                fmt_bytes(l.limit),
-                fmt_bytes(in_memory),
-                if case.pattern == Pattern::Copy {
-                    "copy"
-                } else {
-                    "file"
-                },
-                sh.target
+            Skip::CacheLimitInMemory {
+                limit_bytes: l.limit,
+                new_bytes: in_memory,
+                copy: case.pattern == Pattern::Copy,
+                fs: sh
+                    .target
                     .and_then(|t| iopath_io::sys::fs_type_of(t.place()).ok())
-                    .unwrap_or("tmpfs"),
-                fmt_bytes(own)
-            )
+                    .unwrap_or("tmpfs")
+                    .to_string(),
+                own_bytes: own,
+            }
         } else {
-            format!(
-                "--cache-limit {} cannot hold this case's own memory (about {}: {}, their buffers{} and iopath itself); the kernel would kill the run: give a larger --cache-limit{}",
-                fmt_bytes(l.limit),
-                fmt_bytes(own),
-                crate::model::units::n_of(case.threads, "thread", "threads"),
-                if caches > 0 { ", its cache" } else { "" },
-                if caches > 0 { " or a smaller --ucache-size" } else { "" }
-            )
+            Skip::CacheLimitOwn {
+                limit_bytes: l.limit,
+                own_bytes: own,
+                threads: case.threads,
+                cache: caches > 0,
+            }
         })
     }
 }

@@ -23,7 +23,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use iopath_io::MethodStatus;
 
 use super::case_notes::{pass_bytes, passes_note, passes_of, timeout_note, RankFiles};
 use super::live::Live;
@@ -32,6 +31,7 @@ use super::repeat::{self, ArmEnd, RepOutcome};
 use super::{case_result, Runner};
 use crate::plan::{Case, Schedule};
 use crate::result::facts::CaseNote;
+use crate::result::skip::Skip;
 use crate::result::{
     CacheLimitInfo, CaseResult, Latency, Measurement, RepetitionControl, RunResult,
 };
@@ -80,7 +80,7 @@ pub fn progress_name(case: &Case) -> String {
 #[derive(Debug)]
 pub struct Shared<'r> {
     pub target: Option<&'r Target>,
-    pub probes: &'r [MethodStatus],
+    pub probes: &'r [crate::run::prepare::Probed],
     pub obs: &'r Observer,
     pub limit: &'r mut Option<CacheLimit>,
     /// Repetitions run so far in the whole run (the next one's `seq` - 1).
@@ -144,11 +144,6 @@ fn weight(c: &Case) -> f64 {
     } else {
         1.0
     }
-}
-
-/// The progress line's time left: `, about 2 min 10 s left`.
-pub fn left_text(left: std::time::Duration) -> String {
-    format!(", about {} left", crate::model::units::fmt_wall(left))
 }
 
 /// One arm of the job being run.
@@ -244,7 +239,7 @@ impl Runner<'_> {
                 }
             };
             sh.eta.spent(arm.at, arm.elapsed_ns as f64 / 1e9);
-            bar.set_prefix(left_text(sh.eta.left()));
+            bar.set_prefix(self.progress.left(sh.eta.left()));
             out
         });
         for (a, e) in arms.iter_mut().zip(&end.arms) {
@@ -287,9 +282,9 @@ impl Runner<'_> {
         let mut arms = Vec::new();
         for &case in cases {
             let mut cr = self.prepare_case(case, sh);
-            cr.skipped = self.ranks.agree_skip(cr.skipped);
+            cr.skip = self.ranks.agree_skip(cr.skip);
             let idx = result.cases.len();
-            let runs = cr.skipped.is_none();
+            let runs = cr.skip.is_none();
             result.cases.push(cr);
             if runs {
                 // `direct randread 4k Q1T1`: the job as this method runs it.
@@ -297,7 +292,8 @@ impl Runner<'_> {
                 let live = self
                     .progress
                     .is_enabled()
-                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()));
+                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()))
+                    .map(|l| l.with_words(self.progress.words()));
                 arms.push(Arm {
                     case,
                     at: self.plan_index(case),
@@ -432,7 +428,7 @@ impl Runner<'_> {
                 .map(|s| s.bw_bytes_per_s);
             sh.eta.finished(self.plan, self.plan_index(case), bw);
         }
-        bar.set_prefix(left_text(sh.eta.left()));
+        bar.set_prefix(self.progress.left(sh.eta.left()));
         bar.inc(cases.len() as u64);
     }
 
@@ -504,6 +500,7 @@ fn name_paths(result: &mut RunResult, target: Option<&crate::run::target::Target
             .error
             .iter_mut()
             .chain(c.skipped.iter_mut())
+            .chain(c.skip.iter_mut().flat_map(Skip::texts_mut))
             .chain(c.facts.iter_mut().flat_map(CaseNote::texts_mut))
         {
             if m.contains(&from) {

@@ -12,7 +12,7 @@ use super::{histogram, limit_info, progress_name, Arm, Shared};
 use crate::result::facts::CaseNote;
 use crate::result::{CaseResult, Measurement, RunResult};
 use crate::run::live;
-use crate::run::progress::{rep_line, RepTag};
+use crate::run::progress::{RepLine, RepTag};
 use crate::run::repeat::RepOutcome;
 use crate::run::{set_cache_state, RepError, Runner, SKIP_RETRIES, SKIP_RETRY_WAIT};
 
@@ -141,13 +141,13 @@ impl Runner<'_> {
         let (stop, bw, capped) = (m.interrupted, m.bw_bytes_per_s, m.capped.is_some());
         let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);
         tag.n += 1;
-        bar.set_message(rep_line(
-            &arm.name,
+        bar.set_message((self.progress.words().rep)(&RepLine {
+            case: &arm.name,
             tag,
-            m.bw_bytes_per_s / (1024.0 * 1024.0),
-            m.iops,
-            false,
-        ));
+            mib_s: m.bw_bytes_per_s / (1024.0 * 1024.0),
+            iops: m.iops,
+            flushing: false,
+        }));
         cr.repetitions.push(m);
         let wall_ns = t0.elapsed().as_nanos() as u64;
         if stop {
@@ -309,7 +309,7 @@ fn book_err(cr: &mut CaseResult, e: RepError) -> RepOutcome {
             reason,
             earlier: done as u32,
         }),
-        RepError::Skip(reason) => cr.skipped = Some(reason),
+        RepError::Skip(reason) => cr.skip = Some(reason),
         RepError::Fail(e) => cr.error = Some(e),
     }
     RepOutcome::Stop
