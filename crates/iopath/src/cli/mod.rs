@@ -231,6 +231,16 @@ pub struct RunArgs {
     #[arg(help_heading = METHODS, hide_short_help = true)]
     pub pool_threads: Option<u32>,
 
+    /// What the I/O buffers are made of: pages (ordinary 4 KiB pages, never
+    /// huge: what a program's malloc'ed buffer is, and fio's) or huge
+    /// (transparent huge pages: a 64 KiB O_DIRECT request is one DMA
+    /// segment, not sixteen; fio's --iomem=mmaphuge). `pages,huge` runs each
+    /// method with both, side by side (`direct` and `direct+hugebuf`)
+    /// [default: pages].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<iopath_io::BufferBacking>())]
+    #[arg(help_heading = METHODS)]
+    pub buffers: Vec<iopath_io::BufferBacking>,
+
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
     /// buffered reads over a hot set that fits in the cache (a quarter of
     /// --cache-limit, at most 64 MiB), measured alone before each case and

@@ -9,9 +9,11 @@
 //! - [`warnings`]: what may mislead in a run;
 //! - [`compare`]: what changed between saved runs;
 //! - [`events`]: what the runner reports while it runs (estimates, notes);
-//! - [`summary`]: the closing answer of a run, a few lines.
+//! - [`summary`]: the closing answer of a run, a few lines;
+//! - [`conditions`]: the conditions a run's figures depend on.
 
 pub mod compare;
+pub mod conditions;
 pub mod events;
 pub mod summary;
 pub mod verdict;
