@@ -103,7 +103,8 @@ pub(super) fn number_arms(cases: &mut [Case]) {
             .iter()
             .map(|c| {
                 let n = seen
-                    .entry((c.method, c.hint, c.buffers, c.job_key())).or_insert(0u32);
+                    .entry((c.method, c.hint, c.buffers, c.job_key()))
+                    .or_insert(0u32);
                 *n += 1;
                 *n
             })

@@ -69,7 +69,10 @@ fn head(r: &RunResult, wide: bool) -> String {
         out.push('\n');
     }
     let conditions = r.config.conditions.as_ref();
-    for line in conditions.map(super::text::conditions::lines).unwrap_or_default() {
+    for line in conditions
+        .map(super::text::conditions::lines)
+        .unwrap_or_default()
+    {
         out.push_str(&line);
         out.push('\n');
     }
