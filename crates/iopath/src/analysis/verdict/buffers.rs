@@ -16,9 +16,8 @@ use crate::stats;
 pub(super) fn fact(v: &Verdict, cases: &[CaseResult]) -> Option<VerdictFact> {
     let alpha = 1.0 - v.ci_level;
     let case_of = |e: &Entrant| {
-        cases
-            .iter()
-            .find(|c| c.job() == v.job && c.name() == e.to_string())
+        let name = e.to_string();
+        cases.iter().find(|c| c.job() == v.job && c.name() == name)
     };
     let mut pairs = Vec::new();
     for r in v.ranking.iter().filter(|r| !r.reference) {
@@ -46,7 +45,7 @@ pub(super) fn fact(v: &Verdict, cases: &[CaseResult]) -> Option<VerdictFact> {
             distinct: k.distinct,
         });
     }
-    (!pairs.is_empty()).then(|| VerdictFact::HugeBuffers {
+    (!pairs.is_empty()).then_some(VerdictFact::HugeBuffers {
         block_size: v.job.block_size,
         pairs,
     })

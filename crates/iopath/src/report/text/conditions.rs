@@ -37,3 +37,26 @@ pub fn lines(c: &Conditions) -> Vec<String> {
         format!("  random offsets: {offsets}"),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conditions(buffers: &[&str], cached_passes: CachedPasses) -> Conditions {
+        Conditions {
+            buffers: buffers.iter().map(|b| b.to_string()).collect(),
+            uring_registered: true,
+            cached_passes,
+            random_offsets: RandomOffsets::WithReplacement,
+        }
+    }
+
+    /// Issue 28 item 4: `--explain` says each condition that moves a
+    /// figure, with the fio option that makes the same job.
+    #[test]
+    fn explain_names_each_condition_and_its_fio_option() {
+        let default = lines(&conditions(&["pages"], CachedPasses::One));
+        let both = lines(&conditions(&["pages", "huge"], CachedPasses::Repeated));
+        insta::assert_snapshot!(format!("{}\n--\n{}", default.join("\n"), both.join("\n")));
+    }
+}
