@@ -26,7 +26,8 @@ fn methods_help() -> String {
          arms of an A/A check (`direct,direct`: `direct` and `direct#2`). An access hint \
          follows a method after `+`: `mmap,mmap+random` runs mmap without and with \
          MADV_RANDOM (hints: random, sequential, willneed, noreuse, hugepage, populate; \
-         `iopath methods` says which apply).",
+         `iopath methods` says which apply); `+hugebuf` gives the method huge-page I/O \
+         buffers (`direct+hugebuf`, as --buffers huge).",
         crate::plan::default_methods_text()
     )
 }

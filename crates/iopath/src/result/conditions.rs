@@ -3,8 +3,8 @@
 //! io_uring's buffers and file were registered, whether a caching method
 //! given a time limit starts over when it reaches the end of the file, and
 //! how random offsets are drawn. Plain facts; `report::text::conditions`
-//! words them for `--explain`, and docs/fio.md names the fio option that
-//! makes each the same.
+//! words them for `--explain`, and docs/methodology.md (rule 9) names the
+//! fio option that makes each the same.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The words of a run's conditions (`config.conditions`), for `--explain`:
 //! each the condition, what this run had, and the fio option that makes a
-//! fio job the same (docs/fio.md has the table).
+//! fio job the same (docs/methodology.md, rule 9, has the table).
 
 use crate::result::conditions::{CachedPasses, Conditions, RandomOffsets};
 
@@ -30,7 +30,7 @@ pub fn lines(c: &Conditions) -> Vec<String> {
         }
     };
     vec![
-        "conditions (the same job in fio: docs/fio.md):".to_string(),
+        "conditions (the same job in fio: docs/methodology.md, rule 9):".to_string(),
         format!("  I/O buffers: {buffers}"),
         format!("  io_uring: {uring}"),
         format!("  caching methods' sequential cases under a time limit: {passes}"),
