@@ -478,8 +478,8 @@ fn time_at(r: &WriteRate) -> String {
 
 /// The dirty-limit caveat: a burst the page cache absorbed, and how to
 /// measure sustained writes.
-/// "Huge-page buffers: 1.33x at 64 KiB here (uring+hugebuf over uring),
-/// fewer DMA segments per request."
+/// "Huge-page buffers at 64k here: uring+hugebuf 1.33x uring: fewer DMA
+/// segments per request (...)."
 fn huge_buffers(block_size: u64, pairs: &[crate::result::verdict_facts::BufferPair]) -> String {
     let each: Vec<String> = pairs
         .iter()
@@ -489,7 +489,7 @@ fn huge_buffers(block_size: u64, pairs: &[crate::result::verdict_facts::BufferPa
             } else {
                 ", not shown to differ"
             };
-            format!("{} {} over {}{shown}", x(p.ratio), p.huge, p.pages)
+            format!("{} {} {}{shown}", p.huge, x(p.ratio), p.pages)
         })
         .collect();
     let gain = pairs.iter().any(|p| p.distinct && p.ratio > 1.0);
