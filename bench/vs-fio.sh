@@ -17,7 +17,8 @@
 #              all), HUGE=1 adds the huge-page jobs (iopath --buffers huge
 #              against fio --iomem=mmaphuge; it reserves hugetlb pages for
 #              fio with /proc/sys/vm/nr_hugepages, as root, and puts the old
-#              value back at exit).
+#              value back at exit), IOPATH a binary to use instead of
+#              building the tree's.
 # About 58 s per round: the defaults take about 15 minutes, the device-truth
 # check at the end included.
 set -euo pipefail
@@ -47,8 +48,11 @@ if ! command -v fio >/dev/null; then
 fi
 command -v python3 >/dev/null || { echo "python3 is needed to read the JSON results" >&2; exit 1; }
 
-cargo build --release --manifest-path "$ROOT/Cargo.toml" -q
-IOPATH="$ROOT/target/release/iopath"
+# IOPATH: an iopath binary to use as it is (default: build the tree's).
+if [ -z "${IOPATH:-}" ]; then
+    cargo build --release --manifest-path "$ROOT/Cargo.toml" -q
+    IOPATH="$ROOT/target/release/iopath"
+fi
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, $(fio --version), iopath $("$IOPATH" --version | cut -d' ' -f2)"
 echo "# file $FILE ($SIZE), $ROUNDS rounds x ${RUNTIME}s per run, order alternates (odd rounds fio first)"
