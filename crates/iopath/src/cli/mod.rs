@@ -239,7 +239,7 @@ pub struct RunArgs {
     /// method with both, side by side (`direct` and `direct+hugebuf`)
     /// [default: pages].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<iopath_io::BufferBacking>())]
-    #[arg(help_heading = METHODS)]
+    #[arg(help_heading = METHODS, hide_short_help = true)]
     pub buffers: Vec<iopath_io::BufferBacking>,
 
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
