@@ -36,6 +36,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use buf::BufferBacking;
 pub use hint::Hint;
 pub use probe::{probe_method, MethodStatus};
 
@@ -464,6 +465,9 @@ pub struct OpenSpec {
     /// [`EngineError::Invalid`]; a kernel without NUMA policies, with
     /// [`EngineError::Unsupported`].
     pub mem_policy: Option<numa::MemPolicy>,
+    /// What the I/O buffers are made of: base pages (what programs get,
+    /// the default) or transparent huge pages ([`buf::BufferBacking`]).
+    pub buffers: buf::BufferBacking,
 }
 
 /// What an opened engine actually does; may differ from what was asked.

@@ -49,6 +49,7 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         span_bytes: len as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     };
     let mut eng = match open(method, &spec) {
         Ok(e) => e,

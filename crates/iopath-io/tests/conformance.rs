@@ -53,6 +53,7 @@ impl Target {
             span_bytes: self.data.len() as u64,
             sqpoll_cpu: None,
             mem_policy: None,
+            buffers: Default::default(),
         }
     }
 
@@ -537,6 +538,7 @@ fn copy_only_methods_open_no_engine() {
             span_bytes: FILE as u64,
             sqpoll_cpu: None,
             mem_policy: None,
+            buffers: Default::default(),
         };
         match iopath_io::open(m, &spec) {
             Err(EngineError::Unsupported { reason, .. }) => {
@@ -606,6 +608,7 @@ fn mmap_dax_in(dir: &std::path::Path) -> Option<String> {
         span_bytes: FILE as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     };
     match open(Method::MmapDax, &spec) {
         Err(EngineError::Unsupported { method, reason }) => {

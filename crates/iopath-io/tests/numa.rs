@@ -10,7 +10,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use iopath_io::buf::SlotPool;
+use iopath_io::buf::{BufferBacking, SlotPool};
 use iopath_io::numa::{self, MemPolicy, MemPolicyMode};
 use iopath_io::{open, probe_method, EngineError, Method, OpenSpec, SyncPolicy};
 use tempfile::TempDir;
@@ -59,7 +59,12 @@ fn a_pool_bound_to_a_node_has_every_page_there() {
     // Small slots (base pages) and large ones (huge-page backing).
     for (slots, slot) in [(4usize, BS), (3, 1 << 20), (1, 4096), (2, 1000)] {
         let policy = pol(MemPolicyMode::Bind, &[node]);
-        let mut p = SlotPool::new_placed(slots, slot, 4096, Some(&policy)).expect("bind");
+        let backing = if slot > 4096 {
+            BufferBacking::Huge
+        } else {
+            BufferBacking::Pages
+        };
+        let mut p = SlotPool::new_placed(slots, slot, 4096, Some(&policy), backing).expect("bind");
         let got = p.buffer_nodes().expect("pages_per_node");
         eprintln!("bind:{node} {slots}x{slot}: {got:?} of {} pages", p.pages());
         assert_eq!(got, vec![(node, p.pages())], "{slots}x{slot}");
@@ -86,7 +91,7 @@ fn every_mode_places_the_pool() {
         pol(MemPolicyMode::Interleave, &have),
         pol(MemPolicyMode::Local, &[]),
     ] {
-        let p = SlotPool::new_placed(8, BS, 4096, Some(&policy))
+        let p = SlotPool::new_placed(8, BS, 4096, Some(&policy), BufferBacking::Pages)
             .unwrap_or_else(|e| panic!("{policy}: {e}"));
         let got = p.buffer_nodes().unwrap();
         eprintln!("{policy}: {got:?}");
@@ -110,7 +115,7 @@ fn every_mode_places_the_pool() {
 fn an_unplaced_pool_is_touched_and_reports_its_nodes() {
     let Some(have) = nodes() else { return };
     for (slots, slot) in [(4usize, BS), (2, 1 << 20)] {
-        let mut p = SlotPool::new_placed(slots, slot, 4096, None).unwrap();
+        let mut p = SlotPool::new_placed(slots, slot, 4096, None, BufferBacking::Pages).unwrap();
         let got = p.buffer_nodes().unwrap();
         let at = p.iovecs()[0].iov_base as *const u8;
         assert_eq!(numa::policy_at(at).unwrap(), None, "default policy");
@@ -129,7 +134,7 @@ fn a_node_that_does_not_exist_is_refused_by_name() {
         MemPolicyMode::Interleave,
     ] {
         let policy = pol(mode, &[bad]);
-        let e = SlotPool::new_placed(2, BS, 4096, Some(&policy)).unwrap_err();
+        let e = SlotPool::new_placed(2, BS, 4096, Some(&policy), BufferBacking::Pages).unwrap_err();
         let msg = e.to_string();
         eprintln!("{msg}");
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{msg}");
@@ -139,17 +144,29 @@ fn a_node_that_does_not_exist_is_refused_by_name() {
     }
     // One good node and one bad: refused too, not silently narrowed.
     let policy = pol(MemPolicyMode::Interleave, &[have[0], bad]);
-    let e = SlotPool::new_placed(2, BS, 4096, Some(&policy)).unwrap_err();
+    let e = SlotPool::new_placed(2, BS, 4096, Some(&policy), BufferBacking::Pages).unwrap_err();
     assert!(e.to_string().contains(&format!("node {bad} ")), "{e}");
     // Straight to the kernel, past the sysfs check: it refuses as well.
-    let mut buf = SlotPool::new_placed(1, 4096, 4096, None).unwrap();
+    let mut buf = SlotPool::new_placed(1, 4096, 4096, None, BufferBacking::Pages).unwrap();
     let addr = buf.iovecs()[0].iov_base as *const u8;
     let e = numa::mbind(addr, 4096, &pol(MemPolicyMode::Bind, &[bad])).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
     // Malformed policies never reach the kernel.
-    let e = SlotPool::new_placed(1, 4096, 4096, Some(&pol(MemPolicyMode::Local, &[0])));
+    let e = SlotPool::new_placed(
+        1,
+        4096,
+        4096,
+        Some(&pol(MemPolicyMode::Local, &[0])),
+        BufferBacking::Pages,
+    );
     assert_eq!(e.unwrap_err().kind(), io::ErrorKind::InvalidInput);
-    let e = SlotPool::new_placed(1, 4096, 4096, Some(&pol(MemPolicyMode::Bind, &[])));
+    let e = SlotPool::new_placed(
+        1,
+        4096,
+        4096,
+        Some(&pol(MemPolicyMode::Bind, &[])),
+        BufferBacking::Pages,
+    );
     assert_eq!(e.unwrap_err().kind(), io::ErrorKind::InvalidInput);
 }
 
@@ -175,6 +192,7 @@ fn spec(t: &Target, qd: usize, mem_policy: Option<MemPolicy>) -> OpenSpec {
         span_bytes: (16 * BS) as u64,
         sqpoll_cpu: None,
         mem_policy,
+        buffers: Default::default(),
     }
 }
 

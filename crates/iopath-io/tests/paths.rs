@@ -33,6 +33,7 @@ fn spec(path: &Path, write: bool) -> OpenSpec {
         span_bytes: LEN as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

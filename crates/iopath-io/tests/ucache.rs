@@ -51,6 +51,7 @@ fn spec(path: &Path, write: bool, block_size: usize, sync: SyncPolicy) -> OpenSp
         span_bytes: 0,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

@@ -563,6 +563,7 @@ mod tests {
             span_bytes: 1 << 20,
             sqpoll_cpu: None,
             mem_policy: None,
+            buffers: Default::default(),
         };
         let mut eng = match AioEngine::open(&spec) {
             Ok(e) => e,

@@ -92,7 +92,8 @@ pub(crate) fn layout(path: &Path, direct: bool) -> (usize, usize) {
 }
 
 /// The I/O buffers of `method`: `slots` slots of `spec.block_size` bytes
-/// aligned to `align`, placed by `spec.mem_policy` and touched
+/// aligned to `align`, of `spec.buffers`' backing, placed by
+/// `spec.mem_policy` and touched
 /// ([`SlotPool::new_placed`]), with where their pages are (empty when the
 /// kernel does not say). A policy the caller got wrong (a node that does not
 /// exist) is [`EngineError::Invalid`]; one this kernel cannot apply,
@@ -103,8 +104,14 @@ pub(crate) fn slot_pool(
     slots: usize,
     align: usize,
 ) -> Result<(SlotPool, Vec<(u32, u64)>), EngineError> {
-    let pool = SlotPool::new_placed(slots, spec.block_size, align, spec.mem_policy.as_ref())
-        .map_err(|e| match e.kind() {
+    let pool = SlotPool::new_placed(
+        slots,
+        spec.block_size,
+        align,
+        spec.mem_policy.as_ref(),
+        spec.buffers,
+    )
+    .map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidInput => EngineError::Invalid(e.to_string()),
             _ if e.raw_os_error() == Some(libc::ENOMEM) => EngineError::Unsupported {
                 method,

@@ -398,6 +398,7 @@ mod tests {
             span_bytes: 1 << 20,
             sqpoll_cpu: None,
             mem_policy: None,
+            buffers: Default::default(),
         }
     }
 

@@ -57,6 +57,7 @@ impl Target {
             span_bytes: self.data.len() as u64,
             sqpoll_cpu: None,
             mem_policy: None,
+            buffers: Default::default(),
         }
     }
 

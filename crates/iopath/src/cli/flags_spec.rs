@@ -47,6 +47,7 @@ impl RunArgs {
         let case = CaseSpec {
             method: (!self.methods.is_empty()).then(|| List(self.methods.clone())),
             pattern: (!self.patterns.is_empty()).then(|| List(self.patterns.clone())),
+            buffers: (!self.buffers.is_empty()).then(|| List(self.buffers.clone())),
             bs: self.bs.map(Bytes),
             qd: self.qd,
             threads: when("threads").then(|| List(vec![self.threads])),

@@ -26,7 +26,8 @@ fn methods_help() -> String {
          arms of an A/A check (`direct,direct`: `direct` and `direct#2`). An access hint \
          follows a method after `+`: `mmap,mmap+random` runs mmap without and with \
          MADV_RANDOM (hints: random, sequential, willneed, noreuse, hugepage, populate; \
-         `iopath methods` says which apply).",
+         `iopath methods` says which apply); `+hugebuf` gives the method huge-page I/O \
+         buffers (`direct+hugebuf`, as --buffers huge).",
         crate::plan::default_methods_text()
     )
 }
@@ -230,6 +231,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     #[arg(help_heading = METHODS, hide_short_help = true)]
     pub pool_threads: Option<u32>,
+
+    /// What the I/O buffers are made of: pages (ordinary 4 KiB pages, never
+    /// huge: what a program's malloc'ed buffer is, and fio's) or huge
+    /// (transparent huge pages: a 64 KiB O_DIRECT request is one DMA
+    /// segment, not sixteen; fio's --iomem=mmaphuge). `pages,huge` runs each
+    /// method with both, side by side (`direct` and `direct+hugebuf`)
+    /// [default: pages].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<iopath_io::BufferBacking>())]
+    #[arg(help_heading = METHODS, hide_short_help = true)]
+    pub buffers: Vec<iopath_io::BufferBacking>,
 
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
     /// buffered reads over a hot set that fits in the cache (a quarter of

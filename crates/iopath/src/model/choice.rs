@@ -3,8 +3,12 @@
 //! method, not a method of its own ([`iopath_io::Hint`]): `--methods
 //! mmap,mmap+random` runs mmap with and without `MADV_RANDOM` side by side,
 //! and results name the second `mmap+random`.
+//!
+//! The buffers' backing is an option of the same kind: `direct+hugebuf` is
+//! `direct` with transparent huge-page buffers ([`BufferBacking::Huge`],
+//! `--buffers huge`), beside plain `direct` with base pages, the default.
 
-use iopath_io::{Hint, Method};
+use iopath_io::{BufferBacking, Hint, Method};
 
 use super::words::Word;
 
@@ -13,16 +17,48 @@ use super::words::Word;
 pub struct MethodChoice {
     pub method: Method,
     pub hint: Option<Hint>,
+    /// What its I/O buffers are made of (base pages unless asked).
+    pub buffers: BufferBacking,
 }
 
+/// The suffix that names huge-page buffers: `direct+hugebuf`.
+pub const HUGE_BUFFERS: &str = "hugebuf";
+
 impl MethodChoice {
-    /// `mmap`, or `mmap+random` with a hint.
+    /// `mmap`, or `mmap+random` with a hint, `direct+hugebuf` with
+    /// huge-page buffers.
     pub fn name(&self) -> String {
-        match self.hint {
-            Some(h) => format!("{}+{h}", self.method),
-            None => self.method.name().to_string(),
+        let mut name = self.method.name().to_string();
+        if let Some(h) = self.hint {
+            name = format!("{name}+{h}");
+        }
+        if self.buffers == BufferBacking::Huge {
+            name = format!("{name}+{HUGE_BUFFERS}");
+        }
+        name
+    }
+
+    /// The same choice with `buffers`.
+    pub fn with_buffers(self, buffers: BufferBacking) -> MethodChoice {
+        MethodChoice { buffers, ..self }
+    }
+}
+
+/// The options after a method's name (`random`, `hugebuf`, each after a
+/// `+`): its hint (the first unknown word is the `Err`) and its buffers.
+fn options(words: Option<&str>) -> Result<(Option<Hint>, BufferBacking), String> {
+    let mut hint = None;
+    let mut buffers = BufferBacking::Pages;
+    for w in words.into_iter().flat_map(|w| w.split('+')).map(str::trim) {
+        if w == HUGE_BUFFERS && buffers == BufferBacking::Pages {
+            buffers = BufferBacking::Huge;
+        } else if let Some(h) = Hint::from_name(w).filter(|_| hint.is_none()) {
+            hint = Some(h);
+        } else {
+            return Err(w.to_string());
         }
     }
+    Ok((hint, buffers))
 }
 
 /// A method name as a result records it (`mmap+random`, `direct`; the
@@ -38,11 +74,12 @@ pub fn parse_result_method(name: &str) -> Option<MethodChoice> {
         None => (name, None),
     };
     let method = Method::from_name(m.trim())?;
-    let hint = match h {
-        Some(h) => Some(Hint::from_name(h.trim())?),
-        None => None,
-    };
-    Some(MethodChoice { method, hint })
+    let (hint, buffers) = options(h).ok()?;
+    Some(MethodChoice {
+        method,
+        hint,
+        buffers,
+    })
 }
 
 /// The method of a result's method name, its hint left aside
@@ -53,7 +90,11 @@ pub fn result_base_method(name: &str) -> Option<Method> {
 
 impl From<Method> for MethodChoice {
     fn from(method: Method) -> MethodChoice {
-        MethodChoice { method, hint: None }
+        MethodChoice {
+            method,
+            hint: None,
+            buffers: BufferBacking::Pages,
+        }
     }
 }
 
@@ -70,20 +111,20 @@ impl Word for MethodChoice {
         if let Some(how) = method.not_compiled_in() {
             return Err(format!("'{s}': {how}"));
         }
-        let Some(h) = h else {
-            return Ok(method.into());
-        };
-        let Some(hint) = Hint::from_name(h.trim()) else {
-            return Err(format!(
-                "unknown hint '{h}' in '{s}'; valid hints: {} (as in mmap+random)",
+        let (hint, buffers) = options(h).map_err(|h| {
+            format!(
+                "unknown hint '{h}' in '{s}'; valid hints: {} (as in mmap+random), or {HUGE_BUFFERS} (huge-page buffers, as --buffers huge), each once",
                 Hint::ALL.map(|h| h.name()).join(", ")
-            ));
-        };
-        hint.call_for(method)
-            .map_err(|why| format!("'{s}': {why}"))?;
+            )
+        })?;
+        if let Some(hint) = hint {
+            hint.call_for(method)
+                .map_err(|why| format!("'{s}': {why}"))?;
+        }
         Ok(MethodChoice {
             method,
-            hint: Some(hint),
+            hint,
+            buffers,
         })
     }
 
@@ -111,6 +152,25 @@ mod tests {
             MethodChoice::parse_word("direct").unwrap(),
             Method::Direct.into()
         );
+    }
+
+    /// Issue 28 item 4: huge-page buffers are a variant of a method, named
+    /// after it, hinted or not, and read back from a result's name.
+    #[test]
+    fn huge_buffers_are_an_option_after_a_plus() {
+        let c = MethodChoice::parse_word("direct+hugebuf").unwrap();
+        assert_eq!((c.method, c.hint), (Method::Direct, None));
+        assert_eq!(c.buffers, BufferBacking::Huge);
+        assert_eq!(c.name(), "direct+hugebuf");
+        let m = MethodChoice::parse_word("mmap+random+hugebuf").unwrap();
+        assert_eq!(m.hint, Some(Hint::Random));
+        assert_eq!(parse_result_method("mmap+random+hugebuf#2"), Some(m));
+        assert_eq!(
+            MethodChoice::from(Method::Uring).with_buffers(BufferBacking::Huge),
+            parse_result_method("uring+hugebuf").unwrap()
+        );
+        assert!(MethodChoice::parse_word("direct+hugebuf+hugebuf").is_err());
+        assert!(MethodChoice::parse_word("mmap+random+random").is_err());
     }
 
     #[test]

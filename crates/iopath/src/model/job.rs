@@ -171,6 +171,12 @@ pub struct CaseSpec {
     /// None: read, write, randread, randwrite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<List<Pattern>>,
+    /// What the I/O buffers are made of: `"pages"` (base pages, what
+    /// programs and fio get), `"huge"` (transparent huge pages), or both
+    /// (each method once with each, side by side). None: as each method is
+    /// named (`direct+hugebuf`), else pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<List<iopath_io::BufferBacking>>,
     /// None: 1M sequential, 4k random.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub bs: Option<Bytes>,
@@ -311,6 +317,7 @@ impl CaseSpec {
         set(self.sync.is_some(), "sync");
         set(self.rwmix.is_some(), "rwmix");
         set(self.span.is_some(), "span");
+        set(self.buffers.is_some(), "buffers");
         v
     }
 
@@ -342,6 +349,7 @@ impl CaseSpec {
             sync: pick(&self.sync, &over.sync),
             rwmix: pick(&self.rwmix, &over.rwmix),
             span: pick(&self.span, &over.span),
+            buffers: pick(&self.buffers, &over.buffers),
             ..self.clone()
         }
     }

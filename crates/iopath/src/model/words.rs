@@ -255,6 +255,15 @@ named!(
         .collect()
 );
 named!(
+    iopath_io::BufferBacking,
+    "buffer backing",
+    "buffer backings",
+    "pages, huge",
+    iopath_io::BufferBacking::from_name,
+    |b| b.name().into(),
+    iopath_io::BufferBacking::ALL.to_vec()
+);
+named!(
     CacheState,
     "cache state",
     "cache states",

@@ -55,6 +55,8 @@ pub struct Case {
     pub cache_limited: bool,
     /// The access hint applied after the engine opens (`mmap+random`).
     pub hint: Option<iopath_io::Hint>,
+    /// What its I/O buffers are made of (`--buffers`; `direct+hugebuf`).
+    pub buffers: iopath_io::BufferBacking,
     /// The job's group: cases of one pattern with the same group are one
     /// job and one verdict over their variants (`CaseSpec::group`).
     pub group: Option<String>,
@@ -87,15 +89,18 @@ impl Case {
             budget: None,
             cache_limited: true,
             hint: None,
+            buffers: iopath_io::BufferBacking::Pages,
             group: None,
         }
     }
 
-    /// The method as results name it: `mmap`, or `mmap+random` with a hint.
+    /// The method as results name it: `mmap`, or `mmap+random` with a
+    /// hint, `direct+hugebuf` with huge-page buffers.
     pub fn method_name(&self) -> String {
         MethodChoice {
             method: self.method,
             hint: self.hint,
+            buffers: self.buffers,
         }
         .name()
     }
@@ -105,13 +110,15 @@ impl Case {
 /// naming it for the same pattern, block size, ...) is another arm of it,
 /// numbered across the whole plan, as within one entry.
 pub(super) fn number_arms(cases: &mut [Case]) {
-    // One count per method, hint and job: linear in the cases.
+    // One count per method, hint, buffers and job: linear in the cases.
     let arms: Vec<u32> = {
         let mut seen = std::collections::HashMap::new();
         cases
             .iter()
             .map(|c| {
-                let n = seen.entry((c.method, c.hint, c.job_key())).or_insert(0u32);
+                let n = seen
+                    .entry((c.method, c.hint, c.buffers, c.job_key()))
+                    .or_insert(0u32);
                 *n += 1;
                 *n
             })

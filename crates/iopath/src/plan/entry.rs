@@ -91,7 +91,13 @@ impl Crossing<'_> {
         };
         check_cross(
             &what,
-            &[patterns.len(), axis_most, pairs.len(), methods_most],
+            &[
+                patterns.len(),
+                axis_most,
+                pairs.len(),
+                methods_most,
+                pc.buffers.as_ref().map_or(1, |l| l.0.len()),
+            ],
         )?;
         let mut cases = Vec::new();
         for pattern in patterns {
@@ -102,6 +108,7 @@ impl Crossing<'_> {
                 Some(l) => l.0.clone(),
                 None => default_methods(pattern),
             };
+            let methods = with_buffers(methods, pc.buffers.as_ref().map(|l| l.0.as_slice()));
             let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
             let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
             let size = self.spec.run.size.map(|b| b.0);
@@ -183,6 +190,7 @@ impl Crossing<'_> {
             // case marked (flags), every case.
             cache_limited: pc.cache_limited || !spec.cases.iter().any(|c| c.cache_limited),
             hint: choice.hint,
+            buffers: choice.buffers,
             group: pc.group.clone(),
             ..base
         }
@@ -209,6 +217,25 @@ impl Crossing<'_> {
             ))),
         }
     }
+}
+
+/// Each method once per buffer backing of `buffers` (`--buffers
+/// pages,huge`: `direct` and `direct+hugebuf` side by side, one job); with
+/// none given, each as it is named (base pages unless `+hugebuf`).
+fn with_buffers(
+    methods: Vec<MethodChoice>,
+    buffers: Option<&[iopath_io::BufferBacking]>,
+) -> Vec<MethodChoice> {
+    let Some(buffers) = buffers else {
+        return methods;
+    };
+    let mut buffers = buffers.to_vec();
+    buffers.sort();
+    buffers.dedup();
+    methods
+        .into_iter()
+        .flat_map(|m| buffers.iter().map(move |&b| m.with_buffers(b)))
+        .collect()
 }
 
 /// The entry's own limits (what clap checks for flags, checked again for

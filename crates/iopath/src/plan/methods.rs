@@ -25,8 +25,8 @@ pub(super) fn default_methods(pattern: Pattern) -> Vec<MethodChoice> {
         out.push(m.into());
         if m == Method::Mmap && pattern.is_random() {
             out.push(MethodChoice {
-                method: m,
                 hint: Some(iopath_io::Hint::Random),
+                ..m.into()
             });
         }
     }

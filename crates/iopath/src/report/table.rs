@@ -76,6 +76,12 @@ fn head(r: &RunResult, wide: bool) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    let conditions = r
+        .config
+        .conditions
+        .as_ref()
+        .map(super::text::conditions::lines);
+    out.extend(conditions.into_iter().flatten().map(|l| l + "\n"));
     for g in super::grids::all(r) {
         out.push('\n');
         out.push_str(&super::grids::text(&g, wide));

@@ -4,6 +4,7 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
+pub mod conditions;
 pub mod facts;
 pub mod latency;
 pub mod mpi;
@@ -146,6 +147,11 @@ pub struct RunConfig {
     pub cache: crate::model::CacheState,
     /// `random`: incompressible data from a seeded generator.
     pub data: String,
+    /// The conditions that move a figure as much as the path does (buffer
+    /// backing, registered buffers, passes, offsets); absent in results
+    /// that did not record them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<conditions::Conditions>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -198,6 +204,15 @@ pub struct CaseResult {
     /// The file truncated before every repetition (writes allocate).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sparse: bool,
+    /// What the case's I/O buffers were made of (`pages`, `huge`:
+    /// `--buffers`); absent in results of versions that did not record it
+    /// (their buffers were huge pages where a request spans over 4 KiB).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub buffers: Option<iopath_io::BufferBacking>,
     /// The case's own cache state, when not the run's (`config.cache`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<crate::model::CacheState>,

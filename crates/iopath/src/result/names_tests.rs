@@ -24,8 +24,8 @@ fn every_method_and_hint_keeps_its_json_spelling() {
         assert!(back == m, "{json} reads back as {m:?}");
         for h in Hint::ALL {
             let hinted = MethodName::from(MethodChoice {
-                method: m,
                 hint: Some(h),
+                ..m.into()
             });
             let (json, back) = round_trip(&hinted);
             assert_eq!(json, format!("\"{}+{}\"", m.name(), h.name()));
@@ -73,8 +73,8 @@ fn every_entrant_keeps_its_json_spelling() {
             "mmap+random",
             Entrant::Method {
                 method: MethodChoice {
-                    method: Method::Mmap,
                     hint: Some(Hint::Random),
+                    ..Method::Mmap.into()
                 },
                 arm: None,
             },

@@ -114,6 +114,12 @@ pub enum VerdictFact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         suggested_size_bytes: Option<u64>,
     },
+    /// Methods run with huge-page buffers beside base pages
+    /// (`--buffers pages,huge`): each huge arm against its pages arm.
+    HugeBuffers {
+        block_size: u64,
+        pairs: Vec<BufferPair>,
+    },
     /// No call yet: the leader on these numbers.
     NoCallYet { leader: Entrant },
     /// Use the one fastest method.
@@ -152,6 +158,7 @@ impl VerdictFact {
             Self::DirtyBurst(_) => "dirty_burst",
             Self::ServedFromMemory { .. } => "served_from_memory",
             Self::AbsorbedByPageCache { .. } => "absorbed_by_page_cache",
+            Self::HugeBuffers { .. } => "huge_buffers",
             Self::NoCallYet { .. } => "no_call_yet",
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
@@ -178,6 +185,20 @@ pub struct Way {
     pub method: Entrant,
     pub threads: u32,
     pub depth: u32,
+}
+
+/// One method with huge-page buffers against itself with base pages.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BufferPair {
+    pub pages: Entrant,
+    pub huge: Entrant,
+    /// The huge arm's throughput over the pages arm's (paired when they
+    /// ran in rounds), with its interval at the verdict's `ci_level`.
+    pub ratio: f64,
+    #[serde(deserialize_with = "stats::interval")]
+    pub ratio_ci: [f64; 2],
+    /// The difference is real (the interval lies outside the margin).
+    pub distinct: bool,
 }
 
 /// A method against the fastest, as the speed sentence gives it.

@@ -439,6 +439,38 @@ fn run_config(plan: &Plan) -> RunConfig {
         seed: plan.seed,
         cache: plan.cache,
         data: plan.data.name(),
+        conditions: Some(conditions(plan)),
+    }
+}
+
+/// The conditions the plan's cases run under ([`Conditions`]).
+///
+/// [`Conditions`]: crate::result::conditions::Conditions
+fn conditions(plan: &Plan) -> crate::result::conditions::Conditions {
+    use crate::result::conditions::{CachedPasses, Conditions, RandomOffsets};
+    let mut buffers: Vec<iopath_io::BufferBacking> = plan.cases.iter().map(|c| c.buffers).collect();
+    buffers.sort();
+    buffers.dedup();
+    // A caching method's sequential case under a time limit: does it start
+    // over ([`Plan::wraps`])? The first such case says; with none, the
+    // run's cache state would.
+    let cached = plan.cases.iter().find(|c| {
+        crate::model::method_caches(c.method)
+            && !c.pattern.is_random()
+            && plan.case_time_limit(c).is_some()
+    });
+    let cached_passes = match cached {
+        Some(c) if plan.wraps(c) => CachedPasses::Repeated,
+        Some(_) => CachedPasses::One,
+        None if plan.time_limit().is_none() => CachedPasses::NoTimeLimit,
+        None if plan.cache == crate::model::CacheState::Warm => CachedPasses::Repeated,
+        None => CachedPasses::One,
+    };
+    Conditions {
+        buffers: buffers.iter().map(|b| b.name().to_string()).collect(),
+        uring_registered: true,
+        cached_passes,
+        random_offsets: RandomOffsets::WithReplacement,
     }
 }
 
@@ -469,6 +501,7 @@ fn case_result(case: &Case) -> CaseResult {
         span_bytes: case.span,
         copy_to_user: case.copy_to_user,
         sparse: case.sparse,
+        buffers: Some(case.buffers),
         cache: case.cache,
         cache_limited: (!case.cache_limited).then_some(false),
         published: case.published.clone(),

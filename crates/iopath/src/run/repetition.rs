@@ -621,6 +621,7 @@ fn open_spec(case: &Case, target: Option<&Target>, r: Range) -> OpenSpec {
         span_bytes: r.span,
         sqpoll_cpu: case.placement.sqpoll_cpu,
         mem_policy: case.placement.mem.clone(),
+        buffers: case.buffers,
     }
 }
 

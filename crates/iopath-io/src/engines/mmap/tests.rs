@@ -82,6 +82,7 @@ fn dax_engine_round_trips_without_map_sync() {
         span_bytes: 1 << 20,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     };
     let policies = [
         SyncPolicy::None,
@@ -165,6 +166,7 @@ fn paged_file(dir: &Path, pages: usize, write: bool) -> OpenSpec {
         span_bytes: (pages * PS) as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

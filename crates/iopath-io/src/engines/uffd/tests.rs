@@ -48,6 +48,7 @@ fn the_books_and_the_page_tables_agree() {
         span_bytes: data.len() as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     };
     let mut eng = match UffdEngine::open_with(Method::Uffd, &spec, 4 * PAGE as u64) {
         Err(EngineError::Unsupported { reason, .. }) => {
@@ -332,6 +333,7 @@ fn spec_of(path: &Path, write: bool, len: usize, sync: SyncPolicy) -> OpenSpec {
         span_bytes: len as u64,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ fn spec(dir: &tempfile::TempDir, qd: usize) -> OpenSpec {
         span_bytes: 262144,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

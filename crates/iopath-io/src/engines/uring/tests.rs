@@ -17,6 +17,7 @@ fn spec(dir: &tempfile::TempDir) -> OpenSpec {
         span_bytes: 65536,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     }
 }
 

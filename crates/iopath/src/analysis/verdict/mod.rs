@@ -42,6 +42,7 @@ const MEM_WORTH_SAYING_BYTES: u64 = 1 << 20;
 pub use crate::result::records::{Cost, DirtyBurst, MemoryTrade, Ranked, Verdict};
 pub use crate::result::verdict_facts::VerdictFact;
 
+mod buffers;
 pub(crate) mod dirty;
 pub mod facts;
 mod memory;
@@ -81,6 +82,13 @@ pub fn of_run(r: &crate::result::RunResult) -> Vec<Verdict> {
                 verdict.facts.insert(at, VerdictFact::DirtyBurst(b.clone()));
                 verdict.dirty_burst = Some(b);
             }
+        }
+    }
+    // What the buffers alone are worth, said before what to do.
+    for verdict in &mut v {
+        if let Some(f) = buffers::fact(verdict, &r.cases) {
+            let at = verdict.facts.len().saturating_sub(1);
+            verdict.facts.insert(at, f);
         }
     }
     v.iter_mut().for_each(pick_first);

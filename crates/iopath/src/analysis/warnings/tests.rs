@@ -84,6 +84,7 @@ fn run(cases: Vec<CaseResult>, cache: &str, cpus: usize) -> RunResult {
             seed: 1,
             cache: crate::model::CacheState::from_name(cache).unwrap(),
             data: "random".into(),
+            conditions: None,
         },
         probe: vec![],
         cases,

@@ -14,9 +14,11 @@
 //! - [`progress`]: the progress lines while it runs;
 //! - [`skips`]: why cases did not run, and notes on an MPI run's ranks;
 //! - [`summary`]: the closing answer of a run, a few lines;
-//! - [`served`]: the cases set apart from the device's ranking.
+//! - [`served`]: the cases set apart from the device's ranking;
+//! - [`conditions`]: the conditions a run's figures depend on.
 
 pub mod compare;
+pub mod conditions;
 pub mod events;
 pub mod framing;
 pub mod progress;

@@ -147,6 +147,7 @@ impl Words<'_> {
             VerdictFact::ServedFromMemory { .. } | VerdictFact::AbsorbedByPageCache { .. } => {
                 super::served::fact(f).unwrap_or_default()
             }
+            VerdictFact::HugeBuffers { block_size, pairs } => huge_buffers(*block_size, pairs),
             f if f.is_action() => match action(f) {
                 Some(advice) => {
                     let caveat = if burst {
@@ -518,6 +519,33 @@ fn time_at(r: &WriteRate) -> String {
 
 /// The dirty-limit caveat: a burst the page cache absorbed, and how to
 /// measure sustained writes.
+/// "Huge-page buffers at 64k here: uring+hugebuf 1.33x uring: fewer DMA
+/// segments per request (...)."
+fn huge_buffers(block_size: u64, pairs: &[crate::result::verdict_facts::BufferPair]) -> String {
+    let each: Vec<String> = pairs
+        .iter()
+        .map(|p| {
+            let shown = if p.distinct {
+                ""
+            } else {
+                ", not shown to differ"
+            };
+            format!("{} {} {}{shown}", p.huge, x(p.ratio), p.pages)
+        })
+        .collect();
+    let gain = pairs.iter().any(|p| p.distinct && p.ratio > 1.0);
+    let why = if gain && block_size > 4096 {
+        ": fewer DMA segments per request (a program's buffers are base pages unless it asks)"
+    } else {
+        ""
+    };
+    format!(
+        "Huge-page buffers at {} here: {}{why}.",
+        crate::model::units::fmt_bs(block_size),
+        each.join(", ")
+    )
+}
+
 fn dirty_burst(b: &DirtyBurst) -> String {
     let time = match (b.rates.first(), b.rates.last()) {
         (Some(slow), Some(fast)) => format!(

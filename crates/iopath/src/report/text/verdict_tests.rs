@@ -425,3 +425,33 @@ fn wording_the_neighbour() {
     assert_eq!(neighbour(&[case("buffered", &[])]), "");
     insta::assert_snapshot!([apart, noisy, unknown].join("\n"));
 }
+
+/// Issue 28 item 4: with `--buffers pages,huge` the verdict says what the
+/// buffers alone are worth, each method's huge arm against its pages arm.
+#[test]
+fn wording_huge_page_buffers_beside_base_pages() {
+    let run = |pairs: &[(&str, f64)]| {
+        let mut r = crate::report::testdata::fixture();
+        r.interrupted = false;
+        r.cases = pairs
+            .iter()
+            .map(|&(m, mib)| {
+                let mut c = rounds(m, None, &around(mib, 2.0), &[9_000.0; 6]);
+                c.block_size = 64 << 10;
+                c.queue_depth = 4;
+                c.queue_depth_requested = 4;
+                c
+            })
+            .collect();
+        verdict::of_run(&r)
+            .iter()
+            .map(say)
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
+    insta::assert_snapshot!([
+        run(&[("uring", 900.0), ("uring+hugebuf", 1350.0)]),
+        run(&[("direct", 900.0), ("direct+hugebuf", 905.0)]),
+    ]
+    .join("\n\n"));
+}

@@ -58,6 +58,7 @@ fn the_live_slot_ends_with_the_workers_totals() {
         span_bytes: 4096 * 4,
         sqpoll_cpu: None,
         mem_policy: None,
+        buffers: Default::default(),
     };
     let live = super::super::live::Live::new(
         1,

@@ -72,6 +72,7 @@ pub(crate) fn run(cases: Vec<CaseResult>) -> RunResult {
             seed: 1,
             cache: crate::model::CacheState::Cold,
             data: "random".into(),
+            conditions: None,
         },
         probe: Vec::new(),
         cases,

@@ -1,0 +1,62 @@
+//! The words of a run's conditions (`config.conditions`), for `--explain`:
+//! each the condition, what this run had, and the fio option that makes a
+//! fio job the same (docs/methodology.md, rule 9, has the table).
+
+use crate::result::conditions::{CachedPasses, Conditions, RandomOffsets};
+
+/// The lines `--explain` shows under the legend, heading first.
+pub fn lines(c: &Conditions) -> Vec<String> {
+    let buffers = match c.buffers.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["pages"] => "ordinary 4 KiB pages, never huge (fio's default, iomem=malloc)".to_string(),
+        ["huge"] => "transparent huge pages (fio: iomem=mmaphuge)".to_string(),
+        ["huge", "pages"] | ["pages", "huge"] => {
+            "ordinary pages, and huge pages beside them (+hugebuf; fio: iomem=mmaphuge)".to_string()
+        }
+        _ => c.buffers.join(", "),
+    };
+    let uring = if c.uring_registered {
+        "buffers and file registered (fio: fixedbufs=1 registerfiles=1)"
+    } else {
+        "plain buffers and descriptor (fio's default)"
+    };
+    let passes = match c.cached_passes {
+        CachedPasses::Repeated => "start over until the time is up (fio: time_based=1)",
+        CachedPasses::One => "stop after one pass (fio without time_based)",
+        CachedPasses::NoTimeLimit => "no time limit: one pass or the byte count",
+    };
+    let offsets = match c.random_offsets {
+        RandomOffsets::WithReplacement => {
+            "uniform, with replacement (fio: norandommap=1; fio's default reads each block once a pass)"
+        }
+    };
+    vec![
+        "conditions (the same job in fio: docs/methodology.md, rule 9):".to_string(),
+        format!("  I/O buffers: {buffers}"),
+        format!("  io_uring: {uring}"),
+        format!("  caching methods' sequential cases under a time limit: {passes}"),
+        format!("  random offsets: {offsets}"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conditions(buffers: &[&str], cached_passes: CachedPasses) -> Conditions {
+        Conditions {
+            buffers: buffers.iter().map(|b| b.to_string()).collect(),
+            uring_registered: true,
+            cached_passes,
+            random_offsets: RandomOffsets::WithReplacement,
+        }
+    }
+
+    /// Issue 28 item 4: `--explain` says each condition that moves a
+    /// figure, with the fio option that makes the same job.
+    #[test]
+    fn explain_names_each_condition_and_its_fio_option() {
+        let default = lines(&conditions(&["pages"], CachedPasses::One));
+        let both = lines(&conditions(&["pages", "huge"], CachedPasses::Repeated));
+        insta::assert_snapshot!(format!("{}\n--\n{}", default.join("\n"), both.join("\n")));
+    }
+}
