@@ -14,6 +14,7 @@
 mod case_notes;
 pub mod cgroup;
 mod changed;
+mod costs;
 pub mod copy;
 mod cpu_share;
 pub mod estimate;

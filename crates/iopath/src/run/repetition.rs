@@ -17,6 +17,7 @@ use crate::plan::{Case, Pattern};
 use crate::result::facts::CaseNote;
 use crate::result::{Capped, Measurement};
 use crate::run::target::Target;
+use crate::system::metrics::kthreads;
 use crate::system::placement::PlacementResult;
 
 use super::live::Live;
@@ -106,15 +107,29 @@ struct Before {
     process: ThreadUsage,
     main: ThreadUsage,
     bystanders: Vec<(i32, u64)>,
+    /// The system's kernel threads' CPU (none for `null`), and when.
+    kernel: Option<(Vec<(i32, u64)>, Instant)>,
 }
 
 impl Before {
-    fn now() -> Before {
+    fn now(case: &Case) -> Before {
+        let kernel = (!case.method.is_null())
+            .then(|| (kthreads::cpu_ns(Path::new("/proc")), Instant::now()));
         Before {
             process: iopath_io::sys::process_usage(),
             main: iopath_io::sys::thread_usage(),
             bystanders: iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
+            kernel,
         }
+    }
+
+    /// The system's kernel threads' CPU since [`Before::now`], and the
+    /// window's length (ns).
+    fn kernel_since(&self) -> Option<(u64, u64)> {
+        let (before, t0) = self.kernel.as_ref()?;
+        let after = kthreads::cpu_ns(Path::new("/proc"));
+        let window = t0.elapsed().as_nanos() as u64;
+        Some((kthreads::used_ns(before, &after), window))
     }
 }
 
@@ -164,8 +179,12 @@ impl Runner<'_> {
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
         let gate = Gate::new(jobs.len());
+        if !case.method.is_null() {
+            // Measured once, before the first repetition that does I/O.
+            obs.baseline();
+        }
         let before = obs.before();
-        let usage0 = Before::now();
+        let usage0 = Before::now(case);
         let (outs, seen) = self.run_workers(case, target, &spec, &jobs, &gate, live);
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
@@ -419,6 +438,7 @@ impl Runner<'_> {
             &iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
         );
         let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
+        let system_kernel = usage0.kernel_since();
         // The user-space caches hold their budget (one cache, or one uffd
         // region, for the case): memory the case holds.
         let own_cache = if case.method.is_user_space_cache() {
@@ -439,6 +459,7 @@ impl Runner<'_> {
             } else {
                 0
             },
+            system_kernel,
             ..WorkerCost::default()
         };
         for (w, _) in ok {
