@@ -27,7 +27,8 @@ use crate::result::{Costs, Measurement, ProcessIo};
 use crate::system::metrics::blockdev::DiskCounters;
 
 /// Bytes copied between the kernel and the program during `m`, by the
-/// method's rule (module doc); `None` where nothing says.
+/// method's rule (module doc), from the calls' accounting `own`; `None`
+/// where nothing says.
 pub fn copied_bytes(method: Method, m: &Measurement, own: Option<&ProcessIo>) -> Option<u64> {
     use Method as M;
     match method {
@@ -86,8 +87,10 @@ fn device_bytes(pattern: Pattern, d: &DiskCounters) -> u64 {
 
 /// The costs of repetition `m` of a case of `method` and `pattern`, from
 /// its CPU counters, its own I/O accounting (`m.process_io`), the device's
-/// counters and its deferred work.
-pub fn of(method: Method, pattern: Pattern, m: &Measurement) -> Costs {
+/// counters and its deferred work; the read and write calls and the bytes
+/// they moved from `calls` (the workers' timed intervals and the method's
+/// pool threads: not the workers' opening and closing of their engines).
+pub fn of(method: Method, pattern: Pattern, m: &Measurement, calls: Option<&ProcessIo>) -> Costs {
     let ios = m.ios.max(1) as f64;
     let per_io = |n: u64| n as f64 / ios;
     let own = m.process_io.as_ref();
@@ -106,10 +109,10 @@ pub fn of(method: Method, pattern: Pattern, m: &Measurement) -> Costs {
         majflt_per_io: per_io(m.cpu.majflt),
         ctx_vol_per_io: per_io(m.cpu.ctx_vol),
         ctx_invol_per_io: per_io(m.cpu.ctx_invol),
-        rw_calls_per_io: own
+        rw_calls_per_io: calls
             .filter(|_| rw_calls_counted(method))
             .map(|o| per_io(o.read_syscalls + o.write_syscalls)),
-        copied_per_byte: copied_bytes(method, m, own)
+        copied_per_byte: copied_bytes(method, m, calls)
             .filter(|_| m.io_bytes > 0)
             .map(|c| c as f64 / m.io_bytes as f64),
         own_device_per_byte,
@@ -159,16 +162,24 @@ mod tests {
             ..ProcessIo::default()
         };
         let m = read(mib, own, mib);
-        let b = of(Method::Buffered, Pattern::Read, &m);
+        let b = of(Method::Buffered, Pattern::Read, &m, m.process_io.as_ref());
         assert_eq!(b.copied_per_byte, Some(1.0));
         assert_eq!(b.rw_calls_per_io, Some(1.0));
-        let d = of(Method::Direct, Pattern::Read, &m);
+        let d = of(Method::Direct, Pattern::Read, &m, m.process_io.as_ref());
         assert_eq!(d.copied_per_byte, Some(0.0));
         // io_uring's calls and copies are not in the counters.
-        let u = of(Method::UringBuffered, Pattern::Read, &m);
+        let u = of(
+            Method::UringBuffered,
+            Pattern::Read,
+            &m,
+            m.process_io.as_ref(),
+        );
         assert_eq!(u.rw_calls_per_io, None);
         assert_eq!(u.copied_per_byte, Some(1.0));
-        assert_eq!(of(Method::Ucache, Pattern::Read, &m).copied_per_byte, None);
+        assert_eq!(
+            of(Method::Ucache, Pattern::Read, &m, None).copied_per_byte,
+            None
+        );
     }
 
     /// Issue 29: the disk moved 1.45x, the process exactly 1.0x: the rest
@@ -180,15 +191,23 @@ mod tests {
             read_bytes: 256 * mib,
             ..ProcessIo::default()
         };
-        let c = of(Method::Buffered, Pattern::Read, &read(256 * mib, own, 371 * mib));
+        let c = of(
+            Method::Buffered,
+            Pattern::Read,
+            &read(256 * mib, own, 371 * mib),
+            None,
+        );
         assert_eq!(c.own_device_per_byte, Some(1.0));
         let other = c.other_device_per_byte.unwrap();
         assert!((other - 115.0 / 256.0).abs() < 1e-9, "{other}");
         // Without the process's accounting neither is known.
         let mut m = read(256 * mib, own, 371 * mib);
         m.process_io = None;
-        let c = of(Method::Buffered, Pattern::Read, &m);
-        assert_eq!((c.own_device_per_byte, c.other_device_per_byte), (None, None));
+        let c = of(Method::Buffered, Pattern::Read, &m, m.process_io.as_ref());
+        assert_eq!(
+            (c.own_device_per_byte, c.other_device_per_byte),
+            (None, None)
+        );
     }
 
     #[test]

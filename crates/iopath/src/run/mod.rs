@@ -14,8 +14,8 @@
 mod case_notes;
 pub mod cgroup;
 mod changed;
-mod costs;
 pub mod copy;
+mod costs;
 mod cpu_share;
 pub mod estimate;
 pub mod event;

@@ -78,6 +78,10 @@ pub struct WorkerCost {
     /// The system's kernel threads' CPU over the window the CPU was
     /// measured in, and that window; `None` when not measured.
     pub system_kernel: Option<(u64, u64)>,
+    /// The workers' I/O accounting over their timed intervals, and over
+    /// their threads' whole lives; `None` where the kernel keeps none.
+    pub workers_io: Option<ProcessIo>,
+    pub workers_life_io: Option<ProcessIo>,
 }
 
 impl Observer {
@@ -178,7 +182,18 @@ impl Observer {
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
         m.deferred = self.deferred(case, cost);
         m.cpu = cpu(m, cost);
-        m.costs = Some(super::costs::of(case.method, case.pattern, m));
+        // The calls and copies: the workers' timed intervals, and the
+        // method's pool threads (the own I/O beyond the workers' lives).
+        let calls = match (cost.workers_io, cost.workers_life_io, m.process_io) {
+            (Some(timed), Some(life), Some(own)) => Some(timed.plus(&own.since(&life))),
+            _ => None,
+        };
+        m.costs = Some(super::costs::of(
+            case.method,
+            case.pattern,
+            m,
+            calls.as_ref(),
+        ));
         let page_cache_bytes = self.residency();
         m.memory = Memory {
             page_cache_bytes,
@@ -228,7 +243,10 @@ fn cpu(m: &Measurement, cost: &WorkerCost) -> Cpu {
             0.0
         }
     };
-    let charged = m.deferred.filter(|d| d.charged).map_or(0, |d| d.estimate_ns);
+    let charged = m
+        .deferred
+        .filter(|d| d.charged)
+        .map_or(0, |d| d.estimate_ns);
     Cpu {
         cpu_ns: cost.cpu.cpu_ns,
         user_ns: cost.cpu.user_ns,

@@ -18,6 +18,7 @@ use crate::result::facts::CaseNote;
 use crate::result::{Capped, Measurement};
 use crate::run::target::Target;
 use crate::system::metrics::kthreads;
+use crate::system::metrics::procfs::ProcessIo;
 use crate::system::placement::PlacementResult;
 
 use super::live::Live;
@@ -133,6 +134,12 @@ impl Before {
     }
 }
 
+/// The sum of the workers' I/O accounting; `None` when one has none.
+fn sum_io(each: impl Iterator<Item = Option<ProcessIo>>) -> Option<ProcessIo> {
+    each.collect::<Option<Vec<_>>>()
+        .map(|all| all.iter().fold(ProcessIo::default(), |a, b| a.plus(b)))
+}
+
 /// `--sqpoll-cpu` with a method that has no SQPOLL thread: a note.
 fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
     let mut facts = Vec::new();
@@ -146,7 +153,9 @@ fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
 
 /// A worker's figures and its thread's whole life (to tell its CPU from
 /// that of io_uring's kernel threads).
-type WorkerRun = (WorkerOut, ThreadUsage);
+/// (Its I/O accounting likewise, to tell its read and write calls from
+/// those of a method's pool threads.)
+type WorkerRun = (WorkerOut, ThreadUsage, Option<ProcessIo>);
 
 /// "another worker could not open the engine": a consequence of the
 /// first real failure, which is preferred to it.
@@ -201,7 +210,7 @@ impl Runner<'_> {
         let facts = sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
         let cost = self.worker_cost(case, range, &ok, &usage0, locked, caps.queue_depth);
-        let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
+        let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
         let span_of = |f: fn(&WorkerOut) -> Instant| outs.iter().map(f);
         self.ranks
@@ -412,7 +421,8 @@ impl Runner<'_> {
             .map_err(|e| RepError::Fail(e.message(shown)))?;
         // The thread's whole life, to tell its CPU from that of io_uring's
         // kernel threads.
-        Ok((out, iopath_io::sys::thread_usage()))
+        let life_io = ProcessIo::read_thread();
+        Ok((out, iopath_io::sys::thread_usage(), life_io))
     }
 
     /// What the workers cost: their CPU, the memory locked and buffered,
@@ -437,7 +447,7 @@ impl Runner<'_> {
             &usage0.bystanders,
             &iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
         );
-        let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
+        let workers_ns: u64 = ok.iter().map(|(_, life, _)| cpu_ns(life)).sum();
         let system_kernel = usage0.kernel_since();
         // The user-space caches hold their budget (one cache, or one uffd
         // region, for the case): memory the case holds.
@@ -462,7 +472,9 @@ impl Runner<'_> {
             system_kernel,
             ..WorkerCost::default()
         };
-        for (w, _) in ok {
+        cost.workers_io = sum_io(ok.iter().map(|(w, ..)| w.io));
+        cost.workers_life_io = sum_io(ok.iter().map(|(_, _, life)| *life));
+        for (w, ..) in ok {
             let u = &w.cpu;
             cost.cpu.cpu_ns += u.cpu_ns;
             cost.cpu.user_ns += u.user_ns;

@@ -94,7 +94,10 @@ mod tests {
 
     #[test]
     fn a_kernel_thread_gone_or_new_counts_what_it_did_in_between() {
-        assert_eq!(schedstat_ns("104588307 250120577 2800\n"), Some(104_588_307));
+        assert_eq!(
+            schedstat_ns("104588307 250120577 2800\n"),
+            Some(104_588_307)
+        );
         let before = [(10, 5_000), (11, 7_000)];
         // 10 used 1 µs, 11 exited, 12 started and used 3 µs.
         let after = [(10, 6_000), (12, 3_000)];
