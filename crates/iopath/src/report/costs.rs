@@ -15,32 +15,22 @@ use crate::result::{CaseResult, RunResult};
 
 /// The columns, in order.
 pub const HEADERS: [&str; 13] = [
-    "method",
-    "job",
-    "CPU/IO",
-    "own CPU",
-    "kernel~",
-    "minflt",
-    "majflt",
-    "vcsw",
-    "ivcsw",
-    "calls",
-    "copied",
-    "own dev",
-    "other dev",
+    "method", "job", "CPU/IO", "own", "kernel~", "minflt", "majflt", "vcsw", "ivcsw", "calls",
+    "copied", "dev own", "other",
 ];
 
 /// What the columns hold, said once under the tables.
-pub const LEGEND: &str = "per I/O: CPU/IO = the tables' (own CPU, plus the kernel's deferred \
-    work where it is charged: write-back of writes through the page cache); own CPU = the \
-    workers' and the method's helper threads' (SQPOLL, io-wq); kernel~ = the kernel threads' CPU \
+pub const LEGEND: &str = "per I/O: CPU/IO = the tables' (own, plus the kernel's deferred work \
+    where it is charged: write-back of writes through the page cache); own = the CPU of the \
+    workers and the method's helper threads (SQPOLL, io-wq); kernel~ = the kernel threads' CPU \
     over the repetition beyond an idle baseline (write-back, loop device, journal: an estimate, \
     other tenants' kernel work counts too); minflt, majflt = page faults; vcsw, ivcsw = \
     voluntary and involuntary context switches; calls = read/write-family system calls (- for \
-    io_uring and aio, whose calls are not counted); per byte moved: copied = bytes the kernel \
-    copied to or from the program; own dev = device bytes the case's own threads caused, \
-    read-ahead included; other dev = what the device moved beyond them (other processes; for \
-    writes the journal too). docs/methodology.md says what each holds for each method.";
+    io_uring and aio, whose calls are not counted). copied = bytes the kernel copied to or from \
+    the program per byte moved; dev own = device bytes the case's own threads caused per byte \
+    asked, read-ahead included; other = what the device moved beyond them per byte asked \
+    (other processes; for writes the journal too). docs/methodology.md says what each holds \
+    for each method.";
 
 fn per_io(v: f64) -> String {
     if v >= 100.0 {
@@ -128,9 +118,15 @@ pub fn text(r: &RunResult, width: usize) -> String {
         for row in rows {
             t.add_row(row);
         }
-        for i in 2..HEADERS.len() {
+        // Thirteen columns in 120: one space between them, not two.
+        for i in 0..HEADERS.len() {
             if let Some(col) = t.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
+                if i >= 2 {
+                    col.set_padding((0, 1))
+                        .set_cell_alignment(CellAlignment::Right);
+                } else {
+                    col.set_padding((1, 0));
+                }
             }
         }
         out.push_str(&format!("{}\n{t}\n", p.name()));
