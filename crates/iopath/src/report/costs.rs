@@ -21,7 +21,7 @@ pub const HEADERS: [&str; 13] = [
 
 /// What the columns hold, said once under the tables.
 pub const LEGEND: &str = "per I/O: CPU/IO = the tables' (own, plus the kernel's deferred work \
-    where it is charged: write-back of writes through the page cache); own = the CPU of the \
+    where it is charged: cases that write, their write-back); own = the CPU of the \
     workers and the method's helper threads (SQPOLL, io-wq); kernel~ = the kernel threads' CPU \
     over the repetition beyond an idle baseline (write-back, loop device, journal: an estimate, \
     other tenants' kernel work counts too); minflt, majflt = page faults; vcsw, ivcsw = \

@@ -65,8 +65,8 @@ pub struct Deferred {
     pub baseline_ns: u64,
     /// `kernel_threads_ns` less `baseline_ns`, at least 0: the estimate.
     pub estimate_ns: u64,
-    /// True when the estimate is in the case's `cpu.ns_per_io` (writes
-    /// through the page cache: their write-back is theirs).
+    /// True when the estimate is in the case's `cpu.ns_per_io` (cases
+    /// that write: their write-back, journal and loop worker are theirs).
     pub charged: bool,
 }
 
@@ -79,6 +79,13 @@ pub struct Baseline {
 }
 
 impl Baseline {
+    /// The window of median rate among `windows`; `None` when there is none.
+    pub fn median(windows: &mut [Baseline]) -> Option<Baseline> {
+        let rate = |b: &Baseline| b.kernel_threads_ns as f64 / b.window_ns.max(1) as f64;
+        windows.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+        windows.get(windows.len() / 2).copied()
+    }
+
     /// The baseline scaled to a window of `window_ns`.
     pub fn over(&self, window_ns: u64) -> u64 {
         if self.window_ns == 0 {
@@ -124,6 +131,19 @@ mod tests {
         let quiet = Deferred::estimate(1_000_000, 1_000_000_000, &idle, false);
         assert_eq!(quiet.estimate_ns, 0);
         assert_eq!(Baseline::default().over(5), 0);
+    }
+
+    /// One burst of another tenant's kernel work in one window of five
+    /// does not set the baseline.
+    #[test]
+    fn the_baseline_is_the_median_window_not_a_burst() {
+        let w = |ns| Baseline {
+            kernel_threads_ns: ns,
+            window_ns: 50_000_000,
+        };
+        let mut windows = [w(100_000), w(9_000_000), w(120_000), w(90_000), w(110_000)];
+        assert_eq!(Baseline::median(&mut windows), Some(w(110_000)));
+        assert_eq!(Baseline::median(&mut []), None);
     }
 
     /// Results written before the costs have none, and read back as such.

@@ -662,7 +662,7 @@ pub struct Cpu {
     pub run_delay_ns: u64,
     /// The CPU per I/O the verdicts and tables use: `own_ns_per_io`, plus
     /// the kernel's deferred work per I/O where it is charged to the case
-    /// (writes through the page cache: their write-back; `deferred.charged`).
+    /// (cases that write: their write-back; `deferred.charged`).
     /// Elsewhere (and in results written before `own_ns_per_io`) the same
     /// as `own_ns_per_io`.
     pub ns_per_io: f64,

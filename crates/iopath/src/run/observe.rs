@@ -15,7 +15,7 @@
 //! - The kernel's deferred work: the system's kernel threads' CPU over the
 //!   repetition less an idle baseline measured once, before the first
 //!   repetition that does I/O ([`Observer::baseline`]): an estimate,
-//!   charged to the CPU per I/O of writes through the page cache.
+//!   charged to the CPU per I/O of cases that write.
 //! - Costs per I/O ([`crate::result::Costs`], `run::costs`) from all of
 //!   the above.
 
@@ -33,8 +33,10 @@ use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
 use crate::system::metrics::kthreads;
 use crate::system::metrics::procfs::{self, MemCgroup, PageCache, ProcMem, ProcessIo};
 
-/// How long the idle baseline of the kernel threads' CPU is measured.
-const BASELINE_WINDOW: Duration = Duration::from_millis(250);
+/// The idle baseline of the kernel threads' CPU is measured over this
+/// many windows of [`BASELINE_WINDOW`] (250 ms in all).
+const BASELINE_WINDOWS: usize = 5;
+const BASELINE_WINDOW: Duration = Duration::from_millis(50);
 
 /// Files up to this size have every page's residency checked; larger ones
 /// are sampled.
@@ -126,21 +128,30 @@ impl Observer {
 
     /// The idle baseline of the kernel threads' CPU: measured the first
     /// time it is asked for (before the first repetition that does I/O,
-    /// iopath's workers not yet started), over [`BASELINE_WINDOW`].
+    /// iopath's workers not yet started), over [`BASELINE_WINDOWS`] windows
+    /// of [`BASELINE_WINDOW`]; the median window's, so that one burst of
+    /// another tenant's kernel work does not set it.
     pub fn baseline(&self) -> Option<Baseline> {
         *self.baseline.get_or_init(|| {
             let proc = Path::new("/proc");
-            let before = kthreads::cpu_ns(proc);
+            let mut before = kthreads::cpu_ns(proc);
             if before.is_empty() {
                 return None;
             }
-            let t0 = std::time::Instant::now();
-            std::thread::sleep(BASELINE_WINDOW);
-            let after = kthreads::cpu_ns(proc);
-            Some(Baseline {
-                kernel_threads_ns: kthreads::used_ns(&before, &after),
-                window_ns: t0.elapsed().as_nanos() as u64,
-            })
+            let mut windows: Vec<Baseline> = (0..BASELINE_WINDOWS)
+                .map(|_| {
+                    let t0 = std::time::Instant::now();
+                    std::thread::sleep(BASELINE_WINDOW);
+                    let after = kthreads::cpu_ns(proc);
+                    let used = kthreads::used_ns(&before, &after);
+                    before = after;
+                    Baseline {
+                        kernel_threads_ns: used,
+                        window_ns: t0.elapsed().as_nanos() as u64,
+                    }
+                })
+                .collect();
+            Baseline::median(&mut windows)
         })
     }
 
@@ -226,7 +237,7 @@ impl Observer {
             return None;
         }
         let (used, window) = cost.system_kernel?;
-        let charged = super::costs::writes_back(case.method, case.pattern);
+        let charged = super::costs::charged(case.method, case.pattern);
         Some(Deferred::estimate(used, window, &self.baseline()?, charged))
     }
 }
