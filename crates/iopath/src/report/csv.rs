@@ -101,6 +101,21 @@ pub const COLUMNS: &[&str] = &[
     "lat_count",
     "round",
     "seq",
+    // The costs per I/O and the kernel's deferred work (issue 29), last.
+    "cpu_own_ns_per_io",
+    "deferred_kernel_threads_ns",
+    "deferred_baseline_ns",
+    "deferred_estimate_ns",
+    "deferred_charged",
+    "minflt_per_io",
+    "majflt_per_io",
+    "ctx_vol_per_io",
+    "ctx_invol_per_io",
+    "rw_calls_per_io",
+    "copied_per_byte",
+    "own_device_per_byte",
+    "other_device_per_byte",
+    "deferred_ns_per_io",
 ];
 
 /// Columns before the measurement's.
@@ -203,7 +218,7 @@ fn case_rows(r: &RunResult, index: usize, c: &CaseResult) -> Vec<Vec<String>> {
 /// The measurement columns of one repetition.
 fn measurement(m: &Measurement) -> Vec<String> {
     let d = m.device.as_ref();
-    vec![
+    let mut row = vec![
         m.duration_ns.to_string(),
         m.io_bytes.to_string(),
         m.ios.to_string(),
@@ -249,6 +264,31 @@ fn measurement(m: &Measurement) -> Vec<String> {
         opt((m.lat_ns.count > 0).then_some(m.lat_ns.count)),
         opt(m.round),
         opt(m.seq),
+    ];
+    row.extend(costs(m));
+    row
+}
+
+/// The costs columns of one repetition: empty where not measured.
+fn costs(m: &Measurement) -> Vec<String> {
+    let f = |v: Option<f64>| v.map_or(String::new(), float);
+    let d = m.deferred.as_ref();
+    let c = m.costs.as_ref();
+    vec![
+        f(m.cpu.own_ns_per_io),
+        opt(d.map(|d| d.kernel_threads_ns)),
+        opt(d.map(|d| d.baseline_ns)),
+        opt(d.map(|d| d.estimate_ns)),
+        opt(d.map(|d| u8::from(d.charged))),
+        f(c.map(|c| c.minflt_per_io)),
+        f(c.map(|c| c.majflt_per_io)),
+        f(c.map(|c| c.ctx_vol_per_io)),
+        f(c.map(|c| c.ctx_invol_per_io)),
+        f(c.and_then(|c| c.rw_calls_per_io)),
+        f(c.and_then(|c| c.copied_per_byte)),
+        f(c.and_then(|c| c.own_device_per_byte)),
+        f(c.and_then(|c| c.other_device_per_byte)),
+        f(c.and_then(|c| c.deferred_ns_per_io)),
     ]
 }
 

@@ -115,6 +115,7 @@ pub fn render(r: &RunResult) -> Result<String> {
     preset(&mut h, r)?;
     warnings(&mut h, r)?;
     results(&mut h, r)?;
+    h.push_str(&super::costs::html(r));
     not_run(&mut h, r)?;
     system(&mut h, r)?;
     reproduce(&mut h, r)?;

@@ -65,6 +65,7 @@ pub fn render(r: &RunResult) -> String {
     }
 
     out.push_str(&patterns_with_verdicts(r, &patterns));
+    out.push_str(&super::costs::markdown(r));
 
     let not_run = not_run(r);
     if !not_run.is_empty() {

@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod costs;
 pub mod csv;
 pub mod export;
 pub mod fio_json;

@@ -5,6 +5,7 @@
 //! that would break a reader.
 
 pub mod conditions;
+pub mod costs;
 pub mod facts;
 pub mod latency;
 pub mod mpi;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::system::metrics::blockdev::DiskCounters;
 pub use crate::system::metrics::procfs::ProcessIo;
 use crate::system::sysinfo::System;
+pub use costs::{Costs, Deferred};
 pub use latency::{Latency, LatencyBins};
 pub use names::{Entrant, MethodName, TargetKind};
 pub use records::{TargetInfo, Warning};
@@ -662,12 +664,21 @@ pub struct Measurement {
     /// device.
     #[serde(default)]
     pub device_fraction: Option<f64>,
-    /// What this process made the block layer move during the repetition
-    /// (`/proc/self/io`): its own share of `device`, which other processes'
-    /// traffic does not enter; null where the kernel keeps no I/O
-    /// accounting, and in older results.
+    /// What this process's own threads made the block layer move during
+    /// the repetition, and their read/write calls (`/proc/self/io`, less
+    /// the main thread's and iopath's bystander threads', each from
+    /// `/proc/self/task/TID/io`): the case's own share of `device`, which
+    /// other processes' traffic does not enter; null where the kernel
+    /// keeps no I/O accounting, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_io: Option<ProcessIo>,
+    /// The costs per I/O beside the CPU ([`Costs`]); null in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<Costs>,
+    /// The kernel's deferred work over the repetition, an estimate
+    /// ([`Deferred`]); null when not measured (`null`, older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Deferred>,
     #[serde(default)]
     pub cpu: Cpu,
     #[serde(default)]
@@ -719,10 +730,19 @@ pub struct Cpu {
     /// and in results written before it.
     #[serde(default)]
     pub run_delay_ns: u64,
-    /// (workers' CPU + sqpoll) / ios. Workers' CPU is the scheduler's
-    /// precise per-thread clock over the timed interval; user/sys above are
-    /// its split as getrusage reports it (tick-grained).
+    /// The CPU per I/O the verdicts and tables use: `own_ns_per_io`, plus
+    /// the kernel's deferred work per I/O where it is charged to the case
+    /// (cases that write: their write-back; `deferred.charged`).
+    /// Elsewhere (and in results written before `own_ns_per_io`) the same
+    /// as `own_ns_per_io`.
     pub ns_per_io: f64,
+    /// (workers' CPU + sqpoll) / ios: the process's own CPU per I/O,
+    /// measured, no estimate in it. Workers' CPU is the scheduler's precise
+    /// per-thread clock over the timed interval; user/sys above are its
+    /// split as getrusage reports it (tick-grained). Null in older results,
+    /// whose `ns_per_io` is this figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ns_per_io: Option<f64>,
     /// (workers' CPU + sqpoll) / duration: CPUs kept busy (1.0 = one core).
     pub utilization: f64,
 }

@@ -1,7 +1,7 @@
 //! A case's summary over its repetitions: field-wise medians of the
 //! measurements, and the spread of the figures the tables show.
 
-use super::{median, Capped, Cpu, Latency, LatencyBins, Measurement, Memory};
+use super::{median, Capped, Costs, Cpu, Deferred, Latency, LatencyBins, Measurement, Memory};
 use crate::system::metrics::blockdev::DiskCounters;
 use crate::system::metrics::procfs::ProcessIo;
 
@@ -74,6 +74,40 @@ impl Reps<'_> {
             write_bytes: self.medu(&|m| m.process_io.map_or(0, |p| p.write_bytes)),
             read_syscalls: self.medu(&|m| m.process_io.map_or(0, |p| p.read_syscalls)),
             write_syscalls: self.medu(&|m| m.process_io.map_or(0, |p| p.write_syscalls)),
+            rchar: self.medu(&|m| m.process_io.map_or(0, |p| p.rchar)),
+            wchar: self.medu(&|m| m.process_io.map_or(0, |p| p.wchar)),
+        })
+    }
+
+    /// The median of an optional figure over the repetitions that have it.
+    fn med_some(&self, f: &dyn Fn(&Measurement) -> Option<f64>) -> Option<f64> {
+        let mut v: Vec<f64> = self.0.iter().filter_map(|m| f(m)).collect();
+        (!v.is_empty()).then(|| median(&mut v))
+    }
+
+    fn costs(&self) -> Option<Costs> {
+        let c = |f: fn(&Costs) -> f64| self.med(&|m| m.costs.as_ref().map_or(0.0, f));
+        let o = |f: fn(&Costs) -> Option<f64>| self.med_some(&|m| m.costs.as_ref().and_then(f));
+        self.first().costs.as_ref().map(|_| Costs {
+            minflt_per_io: c(|k| k.minflt_per_io),
+            majflt_per_io: c(|k| k.majflt_per_io),
+            ctx_vol_per_io: c(|k| k.ctx_vol_per_io),
+            ctx_invol_per_io: c(|k| k.ctx_invol_per_io),
+            rw_calls_per_io: o(|k| k.rw_calls_per_io),
+            copied_per_byte: o(|k| k.copied_per_byte),
+            own_device_per_byte: o(|k| k.own_device_per_byte),
+            other_device_per_byte: o(|k| k.other_device_per_byte),
+            deferred_ns_per_io: o(|k| k.deferred_ns_per_io),
+        })
+    }
+
+    fn deferred(&self) -> Option<Deferred> {
+        let d = |f: fn(&Deferred) -> u64| self.medu(&|m| m.deferred.as_ref().map_or(0, f));
+        self.first().deferred.map(|first| Deferred {
+            kernel_threads_ns: d(|x| x.kernel_threads_ns),
+            baseline_ns: d(|x| x.baseline_ns),
+            estimate_ns: d(|x| x.estimate_ns),
+            charged: first.charged,
         })
     }
 
@@ -89,6 +123,7 @@ impl Reps<'_> {
             majflt: self.medu(&|m| m.cpu.majflt),
             run_delay_ns: self.medu(&|m| m.cpu.run_delay_ns),
             ns_per_io: self.med(&|m| m.cpu.ns_per_io),
+            own_ns_per_io: self.med_some(&|m| m.cpu.own_ns_per_io),
             utilization: self.med(&|m| m.cpu.utilization),
         }
     }
@@ -159,6 +194,8 @@ impl Measurement {
                 .device_fraction
                 .map(|_| r.med(&|m| m.device_fraction.unwrap_or(0.0))),
             process_io: r.process_io(),
+            costs: r.costs(),
+            deferred: r.deferred(),
             cpu: r.cpu(),
             memory: r.memory(),
             interrupted: reps.iter().any(|m| m.interrupted),

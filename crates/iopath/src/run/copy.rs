@@ -137,6 +137,9 @@ pub fn run(
             series_bytes,
             series_ios,
             cpu,
+            // A copy runs on the main thread: its calls are in the case's
+            // own I/O, not apart.
+            io: None,
         },
         out.notes,
     ))

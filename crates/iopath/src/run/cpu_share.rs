@@ -5,6 +5,8 @@
 //! progress line's ticker) run at the same time and are no method's, so
 //! their CPU, read by thread id over the same interval, is taken out.
 
+use crate::system::metrics::procfs::ProcessIo;
+
 /// Name prefixes of the bystander threads, as `/proc/self/task/TID/comm`
 /// shows them (15 bytes at most: `iopath-neighbour` is `iopath-neighbou`).
 pub const BYSTANDERS: [&str; 2] = ["iopath-neighbou", "iopath-progress"];
@@ -23,6 +25,34 @@ pub fn bystanders_ns(before: &[(i32, u64)], after: &[(i32, u64)]) -> u64 {
             ns.saturating_sub(was)
         })
         .sum()
+}
+
+/// The I/O accounting of the bystander threads now, by thread id.
+pub fn bystanders_io_now() -> Vec<(i32, ProcessIo)> {
+    iopath_io::sys::named_threads_cpu_ns(&BYSTANDERS)
+        .into_iter()
+        .filter_map(|(tid, _)| ProcessIo::read_task(tid).map(|io| (tid, io)))
+        .collect()
+}
+
+/// The I/O the bystanders did between two snapshots of
+/// [`bystanders_io_now`], by the rule of [`bystanders_ns`].
+pub fn bystanders_io(before: &[(i32, ProcessIo)], after: &[(i32, ProcessIo)]) -> ProcessIo {
+    after.iter().fold(ProcessIo::default(), |sum, (tid, io)| {
+        let was = before
+            .iter()
+            .find(|(t, _)| t == tid)
+            .map_or(ProcessIo::default(), |(_, w)| *w);
+        sum.plus(&io.since(&was))
+    })
+}
+
+/// The case's own I/O: the process's (`process`, io_uring's threads and
+/// exited workers included), less the main thread's (`--verify`'s reading
+/// back, the residency scan) and the bystanders' (the `--neighbour`
+/// reader's reads).
+pub fn own_io(process: &ProcessIo, main: &ProcessIo, bystanders: &ProcessIo) -> ProcessIo {
+    process.since(main).since(bystanders)
 }
 
 /// The CPU of the method's helper threads: the process's, less the main
@@ -60,5 +90,27 @@ mod tests {
         // A bystander gone by the end counts nothing, never a negative.
         assert_eq!(bystanders_ns(&[(41, 9)], &[]), 0);
         assert_eq!(helper_threads_ns(1, 2, 3, 4), 0);
+    }
+
+    /// Issue 29: the `--neighbour` reader's reads (and `--verify`'s, on
+    /// the main thread) were counted as the case's own device reads, so
+    /// a neighbour's traffic read as read-ahead. They are taken out, by
+    /// thread.
+    #[test]
+    fn the_neighbours_and_the_main_threads_reads_are_not_the_cases_own() {
+        let io = |read_bytes| ProcessIo {
+            read_bytes,
+            ..ProcessIo::default()
+        };
+        let (case, verify, neighbour) = (256 << 20, 64 << 20, 100 << 20);
+        // The neighbour had read 5 MiB before the case began.
+        let before = [(41, io(5 << 20))];
+        let after = [(41, io((5 << 20) + neighbour))];
+        let b = bystanders_io(&before, &after);
+        assert_eq!(b.read_bytes, neighbour);
+        let own = own_io(&io(case + verify + neighbour), &io(verify), &b);
+        assert_eq!(own.read_bytes, case);
+        // A neighbour that started inside the case counts from zero.
+        assert_eq!(bystanders_io(&[], &after).read_bytes, (5 << 20) + neighbour);
     }
 }

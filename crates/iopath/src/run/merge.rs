@@ -60,6 +60,8 @@ pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measuremen
         device: None,
         device_fraction: None,
         process_io: None,
+        costs: None,
+        deferred: None,
         cpu: Default::default(),
         memory: Default::default(),
         interrupted: outs.iter().any(|o| o.interrupted),

@@ -15,6 +15,7 @@ mod case_notes;
 pub mod cgroup;
 mod changed;
 pub mod copy;
+mod costs;
 mod cpu_share;
 pub mod estimate;
 pub mod event;

@@ -3,24 +3,40 @@
 //!
 //! - Device bytes: counters of the disks under the target (see
 //!   [`crate::system::metrics::blockdev`]); system-wide, so other traffic counts too.
-//!   Beside them the process's own I/O accounting (`/proc/self/io`), which
-//!   other processes' traffic does not enter.
+//!   Beside them the case's own I/O accounting (`/proc/self/io` less the
+//!   main thread's and the bystander threads'), which other processes'
+//!   traffic does not enter.
 //! - Page cache: the target's residency (mincore) before and after, the
 //!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
 //! - Process memory: peak RSS (reset before each repetition), locked and
 //!   pinned memory while the engines are open.
 //! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
 //!   plus the CPU time of io_uring SQPOLL threads.
+//! - The kernel's deferred work: the system's kernel threads' CPU over the
+//!   repetition less an idle baseline measured once, before the first
+//!   repetition that does I/O ([`Observer::baseline`]): an estimate,
+//!   charged to the CPU per I/O of cases that write.
+//! - Costs per I/O ([`crate::result::Costs`], `run::costs`) from all of
+//!   the above.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use iopath_io::sys::ThreadUsage;
 
 use crate::plan::{Case, Pattern};
-use crate::result::{Cpu, Measurement, Memory};
+use crate::result::costs::Baseline;
+use crate::result::{Cpu, Deferred, Measurement, Memory};
 use crate::run::target::Target;
 use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
+use crate::system::metrics::kthreads;
 use crate::system::metrics::procfs::{self, MemCgroup, PageCache, ProcMem, ProcessIo};
+
+/// The idle baseline of the kernel threads' CPU is measured over this
+/// many windows of [`BASELINE_WINDOW`] (250 ms in all).
+const BASELINE_WINDOWS: usize = 5;
+const BASELINE_WINDOW: Duration = Duration::from_millis(50);
 
 /// Files up to this size have every page's residency checked; larger ones
 /// are sampled.
@@ -33,6 +49,9 @@ pub struct Observer {
     pub stack: DeviceStack,
     cgroup: Option<MemCgroup>,
     sys: PathBuf,
+    /// The kernel threads' CPU with nothing of iopath's running, measured
+    /// once ([`Observer::baseline`]); `None` inside when it could not be.
+    baseline: OnceLock<Option<Baseline>>,
 }
 
 /// State just before a repetition.
@@ -40,6 +59,9 @@ pub struct Observer {
 pub struct Before {
     disk: Option<DiskCounters>,
     io: Option<ProcessIo>,
+    /// The main thread's and the bystander threads' I/O, to take out.
+    main_io: Option<ProcessIo>,
+    bystanders_io: Vec<(i32, ProcessIo)>,
     cache: PageCache,
     resident: u64,
 }
@@ -55,6 +77,13 @@ pub struct WorkerCost {
     pub buffers_bytes: u64,
     /// CPU of io_uring's kernel threads (SQPOLL, io-wq) during the case.
     pub kernel_threads_ns: u64,
+    /// The system's kernel threads' CPU over the window the CPU was
+    /// measured in, and that window; `None` when not measured.
+    pub system_kernel: Option<(u64, u64)>,
+    /// The workers' I/O accounting over their timed intervals, and over
+    /// their threads' whole lives; `None` where the kernel keeps none.
+    pub workers_io: Option<ProcessIo>,
+    pub workers_life_io: Option<ProcessIo>,
 }
 
 impl Observer {
@@ -67,6 +96,7 @@ impl Observer {
             stack,
             cgroup: MemCgroup::current(),
             sys,
+            baseline: OnceLock::new(),
         }
     }
 
@@ -91,7 +121,54 @@ impl Observer {
             cache: PageCache::read(),
             disk: self.stack.snapshot(&self.sys),
             io: ProcessIo::read_self(),
+            main_io: ProcessIo::read_thread(),
+            bystanders_io: super::cpu_share::bystanders_io_now(),
         }
+    }
+
+    /// The idle baseline of the kernel threads' CPU: measured the first
+    /// time it is asked for (before the first repetition that does I/O,
+    /// iopath's workers not yet started), over [`BASELINE_WINDOWS`] windows
+    /// of [`BASELINE_WINDOW`]; the median window's, so that one burst of
+    /// another tenant's kernel work does not set it.
+    pub fn baseline(&self) -> Option<Baseline> {
+        *self.baseline.get_or_init(|| {
+            let proc = Path::new("/proc");
+            let mut before = kthreads::cpu_ns(proc);
+            if before.is_empty() {
+                return None;
+            }
+            let mut windows: Vec<Baseline> = (0..BASELINE_WINDOWS)
+                .map(|_| {
+                    let t0 = std::time::Instant::now();
+                    std::thread::sleep(BASELINE_WINDOW);
+                    let after = kthreads::cpu_ns(proc);
+                    let used = kthreads::used_ns(&before, &after);
+                    before = after;
+                    Baseline {
+                        kernel_threads_ns: used,
+                        window_ns: t0.elapsed().as_nanos() as u64,
+                    }
+                })
+                .collect();
+            Baseline::median(&mut windows)
+        })
+    }
+
+    /// The case's own I/O between `b` and now. A copy runs on the main
+    /// thread, whose I/O is then the case's (its `--verify` included).
+    fn own_io(&self, b: &Before, case: &Case) -> Option<ProcessIo> {
+        let process = ProcessIo::read_self()?.since(&b.io?);
+        let main = if case.pattern == Pattern::Copy {
+            ProcessIo::default()
+        } else {
+            ProcessIo::read_thread()?.since(&b.main_io?)
+        };
+        let bystanders = super::cpu_share::bystanders_io(
+            &b.bystanders_io,
+            &super::cpu_share::bystanders_io_now(),
+        );
+        Some(super::cpu_share::own_io(&process, &main, &bystanders))
     }
 
     /// Fill in device, CPU and memory figures of `m` after the workers
@@ -106,11 +183,7 @@ impl Observer {
         cost: &WorkerCost,
     ) -> Option<super::ranks_sum::RawDisk> {
         let disk_after = self.stack.snapshot(&self.sys);
-        m.process_io = match (b.io, ProcessIo::read_self()) {
-            (Some(before), Some(after)) => Some(after.since(&before)),
-            _ => None,
-        };
-        let sqpoll_ns = cost.kernel_threads_ns;
+        m.process_io = self.own_io(b, case);
         let cache = PageCache::read();
         let mem = ProcMem::read();
         m.device = match (b.disk, disk_after) {
@@ -118,24 +191,20 @@ impl Observer {
             _ => None,
         };
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
-        let cpu_ns = cost.cpu.cpu_ns + sqpoll_ns;
-        m.cpu = Cpu {
-            cpu_ns: cost.cpu.cpu_ns,
-            user_ns: cost.cpu.user_ns,
-            sys_ns: cost.cpu.sys_ns,
-            sqpoll_ns,
-            ctx_vol: cost.cpu.ctx_vol,
-            ctx_invol: cost.cpu.ctx_invol,
-            minflt: cost.cpu.minflt,
-            majflt: cost.cpu.majflt,
-            run_delay_ns: cost.cpu.run_delay_ns,
-            ns_per_io: if m.ios > 0 {
-                cpu_ns as f64 / m.ios as f64
-            } else {
-                0.0
-            },
-            utilization: cpu_ns as f64 / m.duration_ns.max(1) as f64,
+        m.deferred = self.deferred(case, cost);
+        m.cpu = cpu(m, cost);
+        // The calls and copies: the workers' timed intervals, and the
+        // method's pool threads (the own I/O beyond the workers' lives).
+        let calls = match (cost.workers_io, cost.workers_life_io, m.process_io) {
+            (Some(timed), Some(life), Some(own)) => Some(timed.plus(&own.since(&life))),
+            _ => None,
         };
+        m.costs = Some(super::costs::of(
+            case.method,
+            case.pattern,
+            m,
+            calls.as_ref(),
+        ));
         let page_cache_bytes = self.residency();
         m.memory = Memory {
             page_cache_bytes,
@@ -156,6 +225,52 @@ impl Observer {
             }),
             _ => None,
         }
+    }
+}
+
+impl Observer {
+    /// The kernel's deferred work of a repetition whose CPU `cost` holds,
+    /// against the idle baseline; `None` for `null` (no I/O, no baseline
+    /// measured for it) and where the kernel threads cannot be read.
+    fn deferred(&self, case: &Case, cost: &WorkerCost) -> Option<Deferred> {
+        if case.method.is_null() {
+            return None;
+        }
+        let (used, window) = cost.system_kernel?;
+        let charged = super::costs::charged(case.method, case.pattern);
+        Some(Deferred::estimate(used, window, &self.baseline()?, charged))
+    }
+}
+
+/// The CPU figures of `m` from the workers' cost and its deferred work:
+/// `ns_per_io` is the own CPU per I/O plus the deferred estimate per I/O
+/// where it is charged to the case.
+fn cpu(m: &Measurement, cost: &WorkerCost) -> Cpu {
+    let cpu_ns = cost.cpu.cpu_ns + cost.kernel_threads_ns;
+    let per_io = |ns: u64| {
+        if m.ios > 0 {
+            ns as f64 / m.ios as f64
+        } else {
+            0.0
+        }
+    };
+    let charged = m
+        .deferred
+        .filter(|d| d.charged)
+        .map_or(0, |d| d.estimate_ns);
+    Cpu {
+        cpu_ns: cost.cpu.cpu_ns,
+        user_ns: cost.cpu.user_ns,
+        sys_ns: cost.cpu.sys_ns,
+        sqpoll_ns: cost.kernel_threads_ns,
+        ctx_vol: cost.cpu.ctx_vol,
+        ctx_invol: cost.cpu.ctx_invol,
+        minflt: cost.cpu.minflt,
+        majflt: cost.cpu.majflt,
+        run_delay_ns: cost.cpu.run_delay_ns,
+        ns_per_io: per_io(cpu_ns + charged),
+        own_ns_per_io: Some(per_io(cpu_ns)),
+        utilization: cpu_ns as f64 / m.duration_ns.max(1) as f64,
     }
 }
 

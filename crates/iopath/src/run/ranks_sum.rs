@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Verified;
 use crate::result::mpi::{HostRow, HostSummary, MpiCase, MpiRep, RankRow, RankSummary};
-use crate::result::{median, Latency, Measurement, Series};
+use crate::result::{median, Latency, Measurement, ProcessIo, Series};
 use crate::system::metrics::blockdev::DiskCounters;
 
 /// One rank's repetition, as it travels to the others.
@@ -295,16 +295,14 @@ fn sum_cpu(m: &mut Measurement, parts: &[(u32, &str, &Ran)], common: u64) {
     let busy = (c.cpu_ns + c.sqpoll_ns) as f64;
     c.ns_per_io = busy / m.ios.max(1) as f64;
     c.utilization = busy / common as f64;
-    m.process_io =
-        parts
-            .iter()
-            .all(|p| p.2.m.process_io.is_some())
-            .then(|| crate::result::ProcessIo {
-                read_bytes: sum(&|x| x.process_io.map_or(0, |p| p.read_bytes)),
-                write_bytes: sum(&|x| x.process_io.map_or(0, |p| p.write_bytes)),
-                read_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.read_syscalls)),
-                write_syscalls: sum(&|x| x.process_io.map_or(0, |p| p.write_syscalls)),
-            });
+    c.own_ns_per_io = Some(c.ns_per_io);
+    // The ranks' costs per I/O and deferred work are not combined (each
+    // rank's are in its own result).
+    m.process_io = parts
+        .iter()
+        .map(|p| p.2.m.process_io)
+        .collect::<Option<Vec<_>>>()
+        .map(|all| all.iter().fold(ProcessIo::default(), |a, b| a.plus(b)));
 }
 
 /// The ranks' memory: their own summed; the page cache per host when they

@@ -18,6 +18,8 @@ use crate::result::facts::CaseNote;
 use crate::result::skip::Skip;
 use crate::result::{Capped, Measurement};
 use crate::run::target::Target;
+use crate::system::metrics::kthreads;
+use crate::system::metrics::procfs::ProcessIo;
 use crate::system::placement::PlacementResult;
 
 use super::live::Live;
@@ -107,16 +109,36 @@ struct Before {
     process: ThreadUsage,
     main: ThreadUsage,
     bystanders: Vec<(i32, u64)>,
+    /// The system's kernel threads' CPU (none for `null`), and when.
+    kernel: Option<(Vec<(i32, u64)>, Instant)>,
 }
 
 impl Before {
-    fn now() -> Before {
+    fn now(case: &Case) -> Before {
+        let kernel = (!case.method.is_null())
+            .then(|| (kthreads::cpu_ns(Path::new("/proc")), Instant::now()));
         Before {
             process: iopath_io::sys::process_usage(),
             main: iopath_io::sys::thread_usage(),
             bystanders: iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
+            kernel,
         }
     }
+
+    /// The system's kernel threads' CPU since [`Before::now`], and the
+    /// window's length (ns).
+    fn kernel_since(&self) -> Option<(u64, u64)> {
+        let (before, t0) = self.kernel.as_ref()?;
+        let after = kthreads::cpu_ns(Path::new("/proc"));
+        let window = t0.elapsed().as_nanos() as u64;
+        Some((kthreads::used_ns(before, &after), window))
+    }
+}
+
+/// The sum of the workers' I/O accounting; `None` when one has none.
+fn sum_io(each: impl Iterator<Item = Option<ProcessIo>>) -> Option<ProcessIo> {
+    each.collect::<Option<Vec<_>>>()
+        .map(|all| all.iter().fold(ProcessIo::default(), |a, b| a.plus(b)))
 }
 
 /// `--sqpoll-cpu` with a method that has no SQPOLL thread: a note.
@@ -132,7 +154,9 @@ fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
 
 /// A worker's figures and its thread's whole life (to tell its CPU from
 /// that of io_uring's kernel threads).
-type WorkerRun = (WorkerOut, ThreadUsage);
+/// (Its I/O accounting likewise, to tell its read and write calls from
+/// those of a method's pool threads.)
+type WorkerRun = (WorkerOut, ThreadUsage, Option<ProcessIo>);
 
 /// "another worker could not open the engine": a consequence of the
 /// first real failure, which is preferred to it.
@@ -165,8 +189,12 @@ impl Runner<'_> {
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
         let gate = Gate::new(jobs.len());
+        if !case.method.is_null() {
+            // Measured once, before the first repetition that does I/O.
+            obs.baseline();
+        }
         let before = obs.before();
-        let usage0 = Before::now();
+        let usage0 = Before::now(case);
         let (outs, seen) = self.run_workers(case, target, &spec, &jobs, &gate, live);
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
@@ -183,7 +211,7 @@ impl Runner<'_> {
         let facts = sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
         let cost = self.worker_cost(case, range, &ok, &usage0, locked, caps.queue_depth);
-        let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, _)| w).collect();
+        let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
         let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
         let span_of = |f: fn(&WorkerOut) -> Instant| outs.iter().map(f);
         self.ranks
@@ -401,7 +429,8 @@ impl Runner<'_> {
             .map_err(|e| RepError::Fail(e.message(shown)))?;
         // The thread's whole life, to tell its CPU from that of io_uring's
         // kernel threads.
-        Ok((out, iopath_io::sys::thread_usage()))
+        let life_io = ProcessIo::read_thread();
+        Ok((out, iopath_io::sys::thread_usage(), life_io))
     }
 
     /// What the workers cost: their CPU, the memory locked and buffered,
@@ -426,7 +455,8 @@ impl Runner<'_> {
             &usage0.bystanders,
             &iopath_io::sys::named_threads_cpu_ns(&cpu_share::BYSTANDERS),
         );
-        let workers_ns: u64 = ok.iter().map(|(_, life)| cpu_ns(life)).sum();
+        let workers_ns: u64 = ok.iter().map(|(_, life, _)| cpu_ns(life)).sum();
+        let system_kernel = usage0.kernel_since();
         // The user-space caches hold their budget (one cache, or one uffd
         // region, for the case): memory the case holds.
         let own_cache = if case.method.is_user_space_cache() {
@@ -447,9 +477,12 @@ impl Runner<'_> {
             } else {
                 0
             },
+            system_kernel,
             ..WorkerCost::default()
         };
-        for (w, _) in ok {
+        cost.workers_io = sum_io(ok.iter().map(|(w, ..)| w.io));
+        cost.workers_life_io = sum_io(ok.iter().map(|(_, _, life)| *life));
+        for (w, ..) in ok {
             let u = &w.cpu;
             cost.cpu.cpu_ns += u.cpu_ns;
             cost.cpu.user_ns += u.user_ns;

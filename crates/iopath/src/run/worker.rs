@@ -36,6 +36,7 @@ mod books;
 pub use super::failure::WorkerError;
 use super::live::{LiveSlot, PUBLISH_EVERY_NS};
 use crate::plan::Pattern;
+use crate::system::metrics::procfs::ProcessIo;
 use books::{Books, Slots};
 
 /// Highest latency the histogram holds (longer ones saturate): one hour.
@@ -135,6 +136,10 @@ pub struct WorkerOut {
     pub series_ios: Vec<u64>,
     /// This thread's CPU time from the start to the end of the timed interval.
     pub cpu: iopath_io::sys::ThreadUsage,
+    /// This thread's I/O accounting over the same interval (its read and
+    /// write calls and the bytes they moved); `None` where the kernel
+    /// keeps none.
+    pub io: Option<ProcessIo>,
     /// `--verify`: bytes this worker checked on reads, and the time spent
     /// stamping and checking blocks (in the repetition's wall time, in no
     /// request's latency).
@@ -245,6 +250,7 @@ pub fn run_clocked<C: Clock>(
     let mut lp = Loop::new(&mut *engine, job, qd)?;
     barrier.wait();
     let cpu0 = iopath_io::sys::thread_usage();
+    let io0 = ProcessIo::read_thread();
     let start = Instant::now();
     let clock = clock(start);
     if let Some(h) = job.hint {
@@ -260,6 +266,7 @@ pub fn run_clocked<C: Clock>(
     let write_ios = lp.books.totals.write_ios;
     let mut closed = close(engine, job, live.as_ref(), &clock, write_ios)?;
     closed.cpu = closed.cpu.since(&cpu0);
+    closed.io = closed.io.zip(io0).map(|(end, start)| end.since(&start));
     Ok(lp.books.into_out(start, closed, ended))
 }
 
@@ -277,6 +284,7 @@ struct Ended {
 struct Closed {
     at: Instant,
     cpu: iopath_io::sys::ThreadUsage,
+    io: Option<ProcessIo>,
     flush_ns: u64,
 }
 
@@ -516,11 +524,12 @@ fn close<C: Clock>(
 ) -> Result<Closed, WorkerError> {
     let flush_from = clock.ns();
     if !job.pattern.writes() {
-        let (at, cpu) = (Instant::now(), iopath_io::sys::thread_usage());
+        let (at, io, cpu) = ended_now();
         drop(engine);
         return Ok(Closed {
             at,
             cpu,
+            io,
             flush_ns: 0,
         });
     }
@@ -534,12 +543,21 @@ fn close<C: Clock>(
     if let Some(l) = live {
         l.flushing(false);
     }
-    let (at, cpu) = (Instant::now(), iopath_io::sys::thread_usage());
+    let (at, io, cpu) = ended_now();
     Ok(Closed {
         at,
         cpu,
+        io,
         flush_ns: clock.ns().saturating_sub(flush_from),
     })
+}
+
+/// The end of the timed interval: the time, the thread's I/O accounting
+/// (read first: the CPU's reading of `schedstat` is not in it) and CPU.
+fn ended_now() -> (Instant, Option<ProcessIo>, iopath_io::sys::ThreadUsage) {
+    let at = Instant::now();
+    let io = ProcessIo::read_thread();
+    (at, io, iopath_io::sys::thread_usage())
 }
 
 /// `--verify`, before a request is handed over: a write never goes to a

@@ -11,8 +11,11 @@
 //! - **other share** = (device reads − own device reads) / bytes asked:
 //!   other processes' reads.
 //!
-//! Results without `process_io` (older ones, kernels without task I/O
-//! accounting) fall back to the device counters alone.
+//! Both are the result's `costs.own_device_per_byte` and
+//! `costs.other_device_per_byte` (issue 29) where it has them; results
+//! written before them are read from `process_io` and `device`, and those
+//! without `process_io` (older ones, kernels without task I/O accounting)
+//! fall back to the device counters alone.
 
 use super::{is_read, is_user_space_cache, reads_through_page_cache, some, Fact, Run};
 use crate::result::warning::{AmplificationCause, CaseFraction};
@@ -104,8 +107,12 @@ pub fn read_amplification(run: &Run<'_>) -> Option<Fact> {
 }
 
 /// The bytes a read case fetched from the device over the bytes it asked
-/// for: its own reads where the process recorded them, else the device's.
+/// for: its own reads where the process recorded them (the result's
+/// `costs.own_device_per_byte`, or its accounting), else the device's.
 pub fn own_read_fraction(s: &Measurement) -> Option<f64> {
+    if let Some(own) = s.costs.as_ref().and_then(|c| c.own_device_per_byte) {
+        return Some(own);
+    }
     match s.process_io {
         Some(p) if s.read_bytes > 0 => Some(p.read_bytes as f64 / s.read_bytes as f64),
         _ => s.device_fraction,
@@ -115,6 +122,9 @@ pub fn own_read_fraction(s: &Measurement) -> Option<f64> {
 /// Device reads beyond the process's own, over the bytes asked; `None`
 /// without the process's accounting, device counters or reads.
 pub fn other_read_share(s: &Measurement) -> Option<f64> {
+    if let Some(other) = s.costs.as_ref().and_then(|c| c.other_device_per_byte) {
+        return Some(other);
+    }
     let (p, d) = (s.process_io?, s.device?);
     (s.read_bytes > 0)
         .then(|| d.read_bytes.saturating_sub(p.read_bytes) as f64 / s.read_bytes as f64)
@@ -151,6 +161,20 @@ mod tests {
         assert_eq!(own_read_fraction(&m), Some(1.0));
         let other = other_read_share(&m).unwrap();
         assert!((other - 115.0 / 256.0).abs() < 1e-9, "{other}");
+    }
+
+    /// The result's own and other figures, where it has them, are what
+    /// the warnings use.
+    #[test]
+    fn the_results_own_and_other_figures_decide() {
+        let mut m = read(100, 300, Some(100));
+        m.costs = Some(crate::result::Costs {
+            own_device_per_byte: Some(1.5),
+            other_device_per_byte: Some(1.5),
+            ..crate::result::Costs::default()
+        });
+        assert_eq!(own_read_fraction(&m), Some(1.5));
+        assert_eq!(other_read_share(&m), Some(1.5));
     }
 
     #[test]

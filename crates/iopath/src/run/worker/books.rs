@@ -303,6 +303,7 @@ impl Books {
             series_bytes: series.bytes,
             series_ios: series.ios,
             cpu: end.cpu,
+            io: end.io,
             hist: self.hist,
             read_ios: self.totals.read_ios,
             write_ios: self.totals.write_ios,

@@ -3,4 +3,5 @@
 
 pub mod blockdev;
 pub mod dirty;
+pub mod kthreads;
 pub mod procfs;

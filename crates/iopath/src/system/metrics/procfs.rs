@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// This process's I/O accounting (`/proc/self/io`): what its threads —
-/// io_uring's io-wq and SQPOLL threads, and threads that have exited,
-/// included — made the block layer read and write, and its read and write
-/// system calls. Unlike the device counters, other processes' traffic is
-/// not in it.
+/// I/O accounting of a process (`/proc/self/io`) or of one thread
+/// (`/proc/thread-self/io`, `/proc/self/task/TID/io`): what its threads —
+/// for the process, io_uring's io-wq and SQPOLL threads, and threads that
+/// have exited, included — made the block layer read and write, the bytes
+/// its read- and write-family system calls moved, and how many such calls
+/// it made. Unlike the device counters, other processes' traffic is not in
+/// it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessIo {
     /// Bytes the process's reads fetched from storage: read-ahead and
@@ -26,6 +28,14 @@ pub struct ProcessIo {
     pub read_syscalls: u64,
     /// `write`-family system calls.
     pub write_syscalls: u64,
+    /// Bytes the `read`-family calls returned (`rchar`), from the page
+    /// cache or, with `O_DIRECT`, from the device; io_uring's and AIO's
+    /// reads are not counted here. 0 in results written before it.
+    #[serde(default)]
+    pub rchar: u64,
+    /// Bytes the `write`-family calls took (`wchar`), likewise.
+    #[serde(default)]
+    pub wchar: u64,
 }
 
 impl ProcessIo {
@@ -41,6 +51,8 @@ impl ProcessIo {
             write_bytes: field("write_bytes")?,
             read_syscalls: field("syscr")?,
             write_syscalls: field("syscw")?,
+            rchar: field("rchar")?,
+            wchar: field("wchar")?,
         })
     }
 
@@ -50,13 +62,43 @@ impl ProcessIo {
         ProcessIo::parse(&std::fs::read_to_string("/proc/self/io").ok()?)
     }
 
+    /// The calling thread's counters now, in one `read` call (the file is
+    /// about 200 bytes), so that reading them adds one call and no more to
+    /// the thread's own `syscr` between two readings.
+    pub fn read_thread() -> Option<ProcessIo> {
+        use std::io::Read;
+        let mut buf = [0u8; 1024];
+        let n = std::fs::File::open("/proc/thread-self/io")
+            .ok()?
+            .read(&mut buf)
+            .ok()?;
+        ProcessIo::parse(std::str::from_utf8(&buf[..n]).ok()?)
+    }
+
+    /// The counters of thread `tid` of this process now; `None` once it
+    /// has exited.
+    pub fn read_task(tid: i32) -> Option<ProcessIo> {
+        ProcessIo::parse(&std::fs::read_to_string(format!("/proc/self/task/{tid}/io")).ok()?)
+    }
+
     /// What happened between `before` and `self`.
     pub fn since(&self, before: &ProcessIo) -> ProcessIo {
+        self.zip(before, u64::saturating_sub)
+    }
+
+    /// The two together (the counters of two threads, or two intervals).
+    pub fn plus(&self, other: &ProcessIo) -> ProcessIo {
+        self.zip(other, u64::saturating_add)
+    }
+
+    fn zip(&self, o: &ProcessIo, f: fn(u64, u64) -> u64) -> ProcessIo {
         ProcessIo {
-            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
-            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
-            read_syscalls: self.read_syscalls.saturating_sub(before.read_syscalls),
-            write_syscalls: self.write_syscalls.saturating_sub(before.write_syscalls),
+            read_bytes: f(self.read_bytes, o.read_bytes),
+            write_bytes: f(self.write_bytes, o.write_bytes),
+            read_syscalls: f(self.read_syscalls, o.read_syscalls),
+            write_syscalls: f(self.write_syscalls, o.write_syscalls),
+            rchar: f(self.rchar, o.rchar),
+            wchar: f(self.wchar, o.wchar),
         }
     }
 }

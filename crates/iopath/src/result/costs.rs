@@ -1,0 +1,162 @@
+//! What a repetition cost besides its own CPU time, per I/O: page faults,
+//! context switches, read/write calls, bytes copied between the kernel and
+//! the program, device bytes of its own and of others per byte asked, and
+//! the kernel's deferred work (an estimate). Plain data: the runner fills
+//! it in from counters (`run::costs`), the summary takes each figure's
+//! median over the repetitions, the reports show it.
+//!
+//! Where a figure has no honest source for a method it is `None`, never a
+//! guess shown as a count (docs/methodology.md, "Costs per I/O", says what
+//! each figure holds for each method).
+
+use serde::{Deserialize, Serialize};
+
+/// The costs of one repetition (or, in a summary, each figure's median).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Costs {
+    /// Minor page faults of the workers (`RUSAGE_THREAD`) per I/O.
+    pub minflt_per_io: f64,
+    /// Major page faults (the page had to be read) per I/O.
+    pub majflt_per_io: f64,
+    /// Voluntary context switches (the worker waited) per I/O.
+    pub ctx_vol_per_io: f64,
+    /// Involuntary context switches (the worker was preempted) per I/O.
+    pub ctx_invol_per_io: f64,
+    /// `read`- and `write`-family system calls per I/O (`syscr` + `syscw`
+    /// of the process's own threads). `None` for the io_uring methods and
+    /// `aio`, whose calls (`io_uring_enter`, `io_submit`) the kernel does
+    /// not count there. Other system calls (`fsync`, `mmap`, `madvise`,
+    /// ...) are counted nowhere without tracing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rw_calls_per_io: Option<f64>,
+    /// Bytes copied between the kernel and the program per byte moved;
+    /// `None` where no source says (the user-space caches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied_per_byte: Option<f64>,
+    /// Device bytes the process's own threads caused, per byte asked, in
+    /// the direction of `device_fraction` (reads for read patterns and
+    /// randrw, writes for write patterns): read-ahead and whole-page waste
+    /// of its own, nothing of other processes'. `None` without the
+    /// kernel's task I/O accounting or the bytes asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_device_per_byte: Option<f64>,
+    /// What the device moved beyond that, per byte asked: other
+    /// processes' traffic, and for writes the file system's journal.
+    /// `None` without a block device or the process's accounting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_device_per_byte: Option<f64>,
+    /// The kernel's deferred work per I/O, ns (the estimate in
+    /// [`Deferred::estimate_ns`]); `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_ns_per_io: Option<f64>,
+}
+
+/// The kernel's work done away from the workers during a repetition:
+/// write-back, the loop device's worker, the journal, soft interrupts in
+/// `ksoftirqd`. Measured as the CPU time of the system's kernel threads
+/// over the repetition less what they use over as long with nothing of
+/// iopath's running (the idle baseline measured before the run): an
+/// estimate, as other tenants' kernel work counts too.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Deferred {
+    /// The kernel threads' CPU time over the repetition, ns.
+    pub kernel_threads_ns: u64,
+    /// The idle baseline over as long, ns.
+    pub baseline_ns: u64,
+    /// `kernel_threads_ns` less `baseline_ns`, at least 0: the estimate.
+    pub estimate_ns: u64,
+    /// True when the estimate is in the case's `cpu.ns_per_io` (cases
+    /// that write: their write-back, journal and loop worker are theirs).
+    pub charged: bool,
+}
+
+/// The idle baseline: the kernel threads' CPU over a window with nothing
+/// of iopath's running.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Baseline {
+    pub kernel_threads_ns: u64,
+    pub window_ns: u64,
+}
+
+impl Baseline {
+    /// The window of median rate among `windows`; `None` when there is none.
+    pub fn median(windows: &mut [Baseline]) -> Option<Baseline> {
+        let rate = |b: &Baseline| b.kernel_threads_ns as f64 / b.window_ns.max(1) as f64;
+        windows.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+        windows.get(windows.len() / 2).copied()
+    }
+
+    /// The baseline scaled to a window of `window_ns`.
+    pub fn over(&self, window_ns: u64) -> u64 {
+        if self.window_ns == 0 {
+            return 0;
+        }
+        (self.kernel_threads_ns as u128 * window_ns as u128 / self.window_ns as u128) as u64
+    }
+}
+
+impl Deferred {
+    /// The deferred work of a window of `window_ns` in which the kernel
+    /// threads used `kernel_threads_ns`, against `baseline`.
+    pub fn estimate(
+        kernel_threads_ns: u64,
+        window_ns: u64,
+        baseline: &Baseline,
+        charged: bool,
+    ) -> Deferred {
+        let baseline_ns = baseline.over(window_ns);
+        Deferred {
+            kernel_threads_ns,
+            baseline_ns,
+            estimate_ns: kernel_threads_ns.saturating_sub(baseline_ns),
+            charged,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_baseline_is_scaled_to_the_window_and_the_estimate_never_negative() {
+        let idle = Baseline {
+            kernel_threads_ns: 2_000_000,
+            window_ns: 250_000_000,
+        };
+        // 1 s: four times the baseline's window.
+        let d = Deferred::estimate(30_000_000, 1_000_000_000, &idle, true);
+        assert_eq!(d.baseline_ns, 8_000_000);
+        assert_eq!(d.estimate_ns, 22_000_000);
+        let quiet = Deferred::estimate(1_000_000, 1_000_000_000, &idle, false);
+        assert_eq!(quiet.estimate_ns, 0);
+        assert_eq!(Baseline::default().over(5), 0);
+    }
+
+    /// One burst of another tenant's kernel work in one window of five
+    /// does not set the baseline.
+    #[test]
+    fn the_baseline_is_the_median_window_not_a_burst() {
+        let w = |ns| Baseline {
+            kernel_threads_ns: ns,
+            window_ns: 50_000_000,
+        };
+        let mut windows = [w(100_000), w(9_000_000), w(120_000), w(90_000), w(110_000)];
+        assert_eq!(Baseline::median(&mut windows), Some(w(110_000)));
+        assert_eq!(Baseline::median(&mut []), None);
+    }
+
+    /// Results written before the costs have none, and read back as such.
+    #[test]
+    fn a_measurement_without_costs_reads_back_without_them() {
+        let m: super::super::Measurement = serde_json::from_str(
+            r#"{"io_bytes":0,"ios":0,"read_ios":0,"write_ios":0,"duration_ns":0,
+            "bw_bytes_per_s":0,"iops":0,"lat_ns":{"min":0,"mean":0,"p50":0,"p90":0,
+            "p99":0,"p999":0,"max":0}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.costs, None);
+        assert_eq!(m.deferred, None);
+        assert_eq!(m.cpu.own_ns_per_io, None);
+    }
+}
