@@ -7,6 +7,7 @@
 
 use super::text::summary;
 use crate::model::units::fmt_count;
+use crate::result::served::is_set_apart;
 use crate::result::{CaseResult, Job, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -60,10 +61,10 @@ pub fn grid(r: &RunResult, width: usize) -> Option<String> {
         rows.push(row);
     }
     let text = align(&rows);
-    let key = summary::grid_key(BEST);
+    let key = summary::grid_key(BEST, r.cases.iter().any(is_set_apart));
     let fits = text
         .lines()
-        .chain([key.as_str()])
+        .chain(key.lines())
         .all(|l| l.chars().count() <= width);
     fits.then(|| format!("{text}{key}\n"))
 }
@@ -86,27 +87,30 @@ fn jobs(cases: &[CaseResult]) -> Vec<(Job, Vec<&CaseResult>)> {
     out
 }
 
-/// A job without its pattern (the header's first line says it): `4k N32`.
+/// A job without its pattern (the header's first line says it): `4k N32`;
+/// a group's whole name.
 fn short(j: &Job) -> String {
-    let label = j.label();
-    match label.split_once(' ') {
-        Some((p, rest)) if p == j.pattern.name() => rest.to_string(),
-        _ => label,
+    if j.group.is_some() {
+        j.label()
+    } else {
+        j.label_after_pattern()
     }
 }
 
-/// The highest median throughput of the real methods of a job.
+/// The highest median throughput of the real methods of a job that the
+/// device served (a case set apart as served from memory is never best).
 fn best_of(cases: &[&CaseResult]) -> f64 {
     cases
         .iter()
-        .filter(|c| c.method != iopath_io::Method::Null)
+        .filter(|c| c.method != iopath_io::Method::Null && !is_set_apart(c))
         .filter_map(|c| c.summary.as_ref())
         .map(|s| s.bw_bytes_per_s)
         .fold(0.0, f64::max)
 }
 
-/// A case's cell: IOPS or MiB/s, marked when it is the column's best; a
-/// case with no figures says why in a word.
+/// A case's cell: IOPS or MiB/s, marked when it is the column's best, in
+/// parentheses when memory served it (set apart, never ranked); a case
+/// with no figures says why in a word.
 fn cell(c: &CaseResult, iops: bool, best: f64) -> String {
     let Some(s) = &c.summary else {
         return summary::grid_gap(c.not_reached(), c.error.is_some()).to_string();
@@ -119,7 +123,9 @@ fn cell(c: &CaseResult, iops: bool, best: f64) -> String {
         format!("{:.1}", s.bw_bytes_per_s / MIB)
     };
     let top = c.method != iopath_io::Method::Null && best > 0.0 && s.bw_bytes_per_s >= best;
-    if top {
+    if is_set_apart(c) {
+        format!("({figure})")
+    } else if top {
         format!("{figure}{BEST}")
     } else {
         format!("{figure} ")
