@@ -15,6 +15,7 @@ pub mod result;
 pub mod run;
 pub mod stats;
 pub mod system;
+pub mod trace;
 
 /// The run was stopped by Ctrl-C or SIGTERM (exit code 130).
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,7 @@ use std::path::Path;
 /// one; within a layer, no cycle.
 const LAYERS: &[(&str, &[&str])] = &[
     ("plain data and vocabulary", &["model"]),
+    ("recorded traces (data)", &["trace"]),
     ("statistics", &["stats"]),
     ("the machine, read", &["system"]),
     ("job sources", &["import"]),
