@@ -10,6 +10,7 @@ pub mod cli;
 pub mod import;
 pub mod model;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod result;
 pub mod run;
