@@ -68,7 +68,8 @@ impl Parser {
     pub fn line(&mut self, line: &str) -> Option<Parsed> {
         let (tid, rest) = line.split_once(' ')?;
         let tid: u32 = tid.parse().ok()?;
-        let (ts, call) = rest.split_once(' ')?;
+        // strace pads the pid column (`7205  1795746983.16 ...`).
+        let (ts, call) = rest.trim_start().split_once(' ')?;
         let ts_ns = unix_ns(ts)?;
         let pid = *self.tgid.entry(tid).or_insert(tid);
         if let Some(text) = call.strip_suffix(" <unfinished ...>") {
@@ -106,9 +107,11 @@ impl Parser {
     fn call(&mut self, pid: u32, tid: u32, ts_ns: u64, text: &str) -> Option<Parsed> {
         let open = text.find('(')?;
         let name = &text[..open];
-        let close = text.rfind(") = ")?;
-        let args = split_args(&text[open + 1..close]);
-        let (ret, dur_ns) = result(&text[close + 4..]);
+        // `close(3)     = 0 <0.000007>`: strace pads before the `=`.
+        let eq = text.rfind(" = ")?;
+        let inner = text[..eq].trim_end().strip_suffix(')')?;
+        let args = split_args(inner.get(open + 1..)?);
+        let (ret, dur_ns) = result(&text[eq + 3..]);
         let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
         let num = |i: usize| number(arg(i));
         let fd_call = |code: u8, fd: i64, offset: i64, len: u64, flags: u64| {
@@ -479,7 +482,7 @@ mod tests {
             }
         ));
         // A thread's calls are its process's (descriptors are shared).
-        let th = p.line("15690 1795745527.0 close(3) = 0 <0.1>").unwrap();
+        let th = p.line("15690 1795745527.0 close(3)     = 0 <0.1>").unwrap();
         assert!(matches!(
             th.raw,
             Raw::Fd(FdCall {
