@@ -1,6 +1,6 @@
 //! fio's iolog (`write_iolog` / `read_iolog`), versions 2 and 3, to and
 //! from traces. A v2 line is `FILE ACTION [OFFSET LENGTH]`, a v3 line the
-//! same after a timestamp in ms since the start; the actions are `add`,
+//! same after a timestamp in µs since the start (fio's `utime_since_now`); the actions are `add`,
 //! `open`, `close` (file actions) and `read`, `write`, `trim`, `sync`,
 //! `datasync`, `wait` (v2: `FILE wait USECS`). Read line by line: a line is
 //! at most [`MAX_LINE`] bytes, so memory is bounded.
@@ -68,8 +68,8 @@ impl Action {
 /// One line of an iolog.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
-    /// v3: ms since the start.
-    pub ts_ms: Option<u64>,
+    /// v3: µs since the start.
+    pub ts_us: Option<u64>,
     pub file: String,
     pub action: Action,
     /// Offset (for `wait`: the µs).
@@ -149,11 +149,11 @@ impl<R: BufRead> IologReader<R> {
 
     fn parse(&self, text: &str, at: u64) -> Result<Line, IologError> {
         let mut words = text.split_whitespace();
-        let ts_ms = if self.version == 3 {
+        let ts_us = if self.version == 3 {
             let w = words.next().unwrap_or("");
             Some(
                 w.parse::<u64>()
-                    .map_err(|_| self.bad(at, format!("a timestamp in ms, not {w:?}")))?,
+                    .map_err(|_| self.bad(at, format!("a timestamp in µs, not {w:?}")))?,
             )
         } else {
             None
@@ -182,7 +182,7 @@ impl<R: BufRead> IologReader<R> {
             (0, 0)
         };
         Ok(Line {
-            ts_ms,
+            ts_us,
             file,
             action,
             offset,
@@ -241,9 +241,9 @@ pub struct Importer {
 impl Importer {
     /// The event of one line (`None` for `add` and `wait`).
     pub fn event(&mut self, l: &Line) -> Option<Event> {
-        if let Some(ms) = l.ts_ms {
+        if let Some(us) = l.ts_us {
             self.timed = true;
-            self.clock_ns = self.clock_ns.max(ms.saturating_mul(1_000_000));
+            self.clock_ns = self.clock_ns.max(us.saturating_mul(1000));
         }
         let file = self.id(&l.file);
         let (op, flags) = match l.action {
@@ -349,7 +349,7 @@ impl<W: Write> Exporter<W> {
     fn line(&mut self, ts_ns: u64, file: u32, words: &str) -> std::io::Result<()> {
         let path = &self.paths[file as usize];
         if self.version == 3 {
-            write!(self.out, "{} ", ts_ns / 1_000_000)?;
+            write!(self.out, "{} ", ts_ns / 1000)?;
         }
         writeln!(self.out, "{path} {words}")
     }
@@ -419,5 +419,56 @@ impl<W: Write> Exporter<W> {
         }
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn import(text: &str) -> (Vec<Event>, Header) {
+        let r = IologReader::open(text.as_bytes()).unwrap();
+        let mut imp = Importer::default();
+        let events = r.filter_map(|l| imp.event(&l.unwrap())).collect();
+        (events, imp.header("t"))
+    }
+
+    #[test]
+    fn a_v2_log_with_waits_keeps_its_gaps_both_ways() {
+        let (events, header) =
+            import("fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 5000 0\n/f write 8192 512\n/f close\n");
+        let ops: Vec<Op> = events.iter().map(Event::op).collect();
+        assert_eq!(ops, [Op::Open, Op::Pread, Op::Pwrite, Op::Close]);
+        assert_eq!(events[2].ts_ns, 5_000_000);
+        assert_eq!(header.files[0].size_bytes, 8704);
+        let mut ex = Exporter::new(Vec::new(), 2, &header.files).unwrap();
+        for e in &events {
+            ex.event(e).unwrap();
+        }
+        let text = String::from_utf8(ex.finish(0).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 5000 0\n/f write 8192 512\n/f close\n"
+        );
+    }
+
+    #[test]
+    fn an_over_long_line_is_refused_without_keeping_it() {
+        let text = format!("fio version 3 iolog\n1 /f {}\n", "x".repeat(MAX_LINE * 4));
+        let err = IologReader::open(text.as_bytes())
+            .unwrap()
+            .find_map(Result::err)
+            .unwrap();
+        assert!(
+            matches!(
+                err,
+                IologError::Bad {
+                    line: 2,
+                    offset: 20,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
     }
 }
