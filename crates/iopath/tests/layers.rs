@@ -19,7 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("job sources", &["import"]),
     ("planning", &["plan"]),
     ("results", &["result"]),
-    ("running", &["run"]),
+    ("running", &["run", "record"]),
     ("analysis", &["analysis"]),
     ("reports and words", &["report"]),
     ("command line", &["cli"]),

@@ -34,28 +34,7 @@ pub fn record(
     let out = &spec.output;
     let mut spool =
         Spool::create(out).map_err(RecordError::io("cannot write the trace beside", out))?;
-    let (root, mode, mut gated) = match &spec.target {
-        Target::Command(argv) => {
-            let gate = hidden(out, "gate");
-            let g = Gated::start(argv, &gate)
-                .map_err(RecordError::io("cannot start the command behind", &gate))?;
-            (g.pid(), 0, Some(g))
-        }
-        Target::Pid(pid) => (*pid, 1, None),
-    };
-    let mut bt = match Bpftrace::start(
-        &ebpf::program(),
-        &[root.to_string(), mode.to_string()],
-        ebpf::ENV,
-    ) {
-        Ok(b) => b,
-        Err(e) => {
-            if let Some(g) = gated {
-                g.abandon();
-            }
-            return Err(e.into());
-        }
-    };
+    let (mut bt, mut gated, root) = launch(spec)?;
     say(RecordEvent::Attached { backend: "ebpf" });
     let started_unix_ns = finish::unix_now_ns();
     let t0 = finish::monotonic_ns();
@@ -92,11 +71,9 @@ pub fn record(
         }
         (None, None) => None,
     };
-    let failed = pumped.error.or(drained.err());
-    if let Some(e) = failed {
+    if let Some(e) = pumped.error.or(drained.err()) {
         return Err(RecordError::io("cannot write the trace beside", out)(e));
     }
-    let ending = ending(pumped.ended_early, &tracer_said, status);
     let ended = Ended {
         command: command_of(spec),
         backend: "ebpf",
@@ -105,7 +82,7 @@ pub fn record(
         lost_events: bt.lost(),
         unresolved_events: resolver.unresolved,
         blind_spots: vec![BlindSpot::FaultUpgrades, BlindSpot::TmpfsFaults],
-        ending,
+        ending: ending(pumped.ended_early, &tracer_said, status),
     };
     let mut header = finish::header(ended, &resolver.files, out, spec.anonymize);
     spool
@@ -115,6 +92,33 @@ pub fn record(
         header,
         exit_code: status.map(exit_code),
     })
+}
+
+/// The command behind its gate (not yet running) and bpftrace attached to
+/// it, or to `--pid`'s process; the pid traced.
+fn launch(spec: &RecordSpec) -> Result<(Bpftrace, Option<Gated>, u32), RecordError> {
+    let (root, mode, gated) = match &spec.target {
+        Target::Command(argv) => {
+            let gate = hidden(&spec.output, "gate");
+            let g = Gated::start(argv, &gate)
+                .map_err(RecordError::io("cannot start the command behind", &gate))?;
+            (g.pid(), 0, Some(g))
+        }
+        Target::Pid(pid) => (*pid, 1, None),
+    };
+    match Bpftrace::start(
+        &ebpf::program(),
+        &[root.to_string(), mode.to_string()],
+        ebpf::ENV,
+    ) {
+        Ok(bt) => Ok((bt, gated, root)),
+        Err(e) => {
+            if let Some(g) = gated {
+                g.abandon();
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// `.NAME.WHAT` beside `out`.
