@@ -55,6 +55,10 @@ pub struct Bpftrace {
     pub messages: Receiver<Message>,
 }
 
+/// How long bpftrace may take to exit after each signal of [`Bpftrace::stop`]
+/// (detaching many probes on a busy machine is slow).
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
 /// How long bpftrace may take to compile and attach a program.
 const ATTACH_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -71,7 +75,9 @@ impl Bpftrace {
         env: &[(&str, &str)],
     ) -> Result<Self, BpftraceError> {
         let mut cmd = Command::new("bpftrace");
-        cmd.args(["-f", "json", "-B", "full", "-e", program])
+        // Line-buffered: each event reaches the reader as it is printed
+        // (with full buffering the last ones wait for bpftrace's exit).
+        cmd.args(["-f", "json", "-B", "line", "-e", program])
             .args(args)
             .env(NOTIFY, "1")
             .stdin(Stdio::null())
@@ -126,12 +132,22 @@ impl Bpftrace {
         self.child.id()
     }
 
-    /// Stops bpftrace (SIGINT), waits for it, and returns what it wrote
-    /// on stderr (bpftrace's own memlock warning left out).
+    /// Stops bpftrace (SIGINT, as Ctrl-C; SIGTERM, then SIGKILL, if it
+    /// has not exited [`STOP_GRACE`] after each), waits for it, and returns
+    /// what it wrote on stderr (bpftrace's own memlock warning left out).
     pub fn stop(&mut self) -> String {
-        if let Ok(None) = self.child.try_wait() {
+        use rustix::process::Signal;
+        for sig in [Signal::INT, Signal::TERM, Signal::KILL] {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                break;
+            }
             if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                let _ = rustix::process::kill_process(pid, sig);
+            }
+            let deadline = std::time::Instant::now() + STOP_GRACE;
+            while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(50));
             }
         }
         let _ = self.child.wait();

@@ -281,6 +281,7 @@ pub fn program() -> String {
 /// Which processes are traced, their forks and exits.
 const PROCESSES: &str = "\
 BEGIN { if ($2 == 1) { @t[$1] = 1; } printf(\"B\\n\"); }
+END { clear(@t); clear(@s); clear(@a); clear(@b); clear(@c); clear(@d); clear(@w); clear(@fs); clear(@fi); }
 tracepoint:sched:sched_process_exec /pid == $1/ { @t[pid] = 1; }
 tracepoint:sched:sched_process_fork /@t[pid]/ { @t[args->child_pid] = 1; printf(\"K %d %d %lu\\n\", pid, args->child_pid, nsecs); }
 tracepoint:sched:sched_process_exit /@t[tid]/ { delete(@t[tid]); if (pid == tid) { printf(\"X %d %lu\\n\", pid, nsecs); } }
@@ -545,12 +546,5 @@ mod tests {
         for (name, ..) in FD_CALLS.iter().chain(PATH_CALLS) {
             assert!(p.contains(&format!("sys_exit_{name} ")), "{name}");
         }
-    }
-}
-#[cfg(test)]
-#[test]
-fn dump_program_for_manual_check() {
-    if let Ok(p) = std::env::var("IOPATH_DUMP_BT") {
-        std::fs::write(p, program()).unwrap();
     }
 }

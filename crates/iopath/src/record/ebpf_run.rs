@@ -65,8 +65,12 @@ pub fn record(
     let drained = drain(&bt, &mut resolver, &mut sink).and_then(|()| resolver.finish(&mut sink));
     let status = match (pumped.status, gated.as_mut()) {
         (Some(s), _) => Some(s),
+        // Interrupted: the command had the terminal's signal too; make
+        // sure it ends. The tracer gone: the command goes on to its end.
         (None, Some(g)) => {
-            let _ = g.child.kill();
+            if stop.load(Ordering::Relaxed) {
+                let _ = g.child.kill();
+            }
             g.child.wait().ok()
         }
         (None, None) => None,

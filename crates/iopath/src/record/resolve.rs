@@ -488,3 +488,152 @@ impl Resolver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(code: u8, pid: u32, ts_ns: u64, fd: i64, offset: i64, len: u64, ret: i64) -> Raw {
+        Raw::Fd(FdCall {
+            code,
+            pid,
+            tid: pid,
+            ts_ns,
+            dur_ns: 1,
+            fd,
+            offset,
+            len,
+            ret,
+            flags: 0,
+        })
+    }
+
+    fn open(r: &mut Resolver, pid: u32, ts: u64, path: &str, fd: i64, flags: u64) -> Raw {
+        r.entry_path(false, pid, ts, AT_FDCWD, path.into());
+        Raw::Path(PathCall {
+            code: Op::Open as u8,
+            pid,
+            tid: pid,
+            ts_ns: ts,
+            dur_ns: 1,
+            dirfd: AT_FDCWD,
+            flags,
+            ret: fd,
+            path: String::new(),
+            path2: None,
+        })
+    }
+
+    /// Positions follow reads, `lseek`, a `dup2` and a fork; an append
+    /// writes at the end; a read on an unknown descriptor is counted.
+    #[test]
+    fn descriptors_keep_their_file_and_position() {
+        let mut r = Resolver::new(1000);
+        let mut out = Vec::new();
+        // The first read reaches the resolver before its open (another
+        // CPU's buffer): held, it is released after it.
+        let raws = [
+            call(Op::Read as u8, 10, 1200, 3, -1, 4096, 4096),
+            open(&mut r, 10, 1100, "/d/a", 3, 0),
+            call(LSEEK, 10, 1300, 3, 65536, 0, 65536),
+            call(DUP, 10, 1400, 3, 0, 0, 0),
+            call(Op::Read as u8, 10, 1500, 0, -1, 100, 100),
+            Raw::Fork {
+                parent: 10,
+                child: 11,
+                ts_ns: 1600,
+            },
+            call(Op::Pread as u8, 11, 1700, 3, 8192, 512, 512),
+            open(&mut r, 10, 1800, "/d/log", 4, O_APPEND),
+            call(Op::Write as u8, 10, 1900, 4, -1, 10, 10),
+            call(Op::Write as u8, 10, 2000, 4, -1, 10, 10),
+            call(Op::Read as u8, 10, 2100, 9, -1, 10, 10),
+        ];
+        let mut sink = |e: &Event| {
+            out.push(*e);
+            Ok(())
+        };
+        for raw in raws {
+            r.push(raw, &mut sink).unwrap();
+        }
+        r.finish(&mut sink).unwrap();
+        let seen: Vec<(Op, Option<u32>, u64)> =
+            out.iter().map(|e| (e.op(), e.file, e.offset)).collect();
+        assert_eq!(
+            seen,
+            [
+                (Op::Open, Some(0), 0),
+                (Op::Read, Some(0), 0),
+                (Op::Read, Some(0), 65536),
+                (Op::Pread, Some(0), 8192),
+                (Op::Open, Some(1), 0),
+                (Op::Write, Some(1), 0),
+                (Op::Write, Some(1), 10),
+            ]
+        );
+        assert_eq!(out[1].ts_ns, 200);
+        assert_eq!(r.unresolved, 1);
+        assert_eq!(r.files[0].extent, 65636);
+    }
+
+    #[test]
+    fn a_major_page_marks_its_fault_and_a_completion_its_submission() {
+        let mut r = Resolver::new(0);
+        let mut out = Vec::new();
+        let mut sink = |e: &Event| {
+            out.push(*e);
+            Ok(())
+        };
+        let fault = Raw::Fault {
+            pid: 1,
+            tid: 1,
+            ts_ns: 10,
+            dev: 7,
+            ino: 9,
+            index: 3,
+            pages: 1,
+            write: false,
+            major: false,
+        };
+        r.push(fault, &mut sink).unwrap();
+        r.push(
+            Raw::Major {
+                tid: 1,
+                ino: 9,
+                ts_ns: 11,
+            },
+            &mut sink,
+        )
+        .unwrap();
+        let opened = open(&mut r, 1, 12, "/d/u", 5, 0);
+        r.push(opened, &mut sink).unwrap();
+        let submit = Raw::UringSubmit {
+            pid: 1,
+            tid: 1,
+            ts_ns: 20,
+            req: 0xabc,
+            code: Op::UringRead as u8,
+            fd: 5,
+            fixed_file: false,
+            offset: 4096,
+            len: 4096,
+            vectored: false,
+            done: None,
+        };
+        r.push(submit, &mut sink).unwrap();
+        r.push(
+            Raw::UringComplete {
+                ts_ns: 70,
+                req: 0xabc,
+                res: 4096,
+            },
+            &mut sink,
+        )
+        .unwrap();
+        r.finish(&mut sink).unwrap();
+        assert_eq!(out[0].op(), Op::FaultRead);
+        assert_eq!((out[0].offset, out[0].flags), (3 * 4096, FAULT_MAJOR));
+        let ring = out.iter().find(|e| e.op() == Op::UringRead).unwrap();
+        assert_eq!((ring.result, ring.dur_ns, ring.offset), (4096, 50, 4096));
+    }
+}
