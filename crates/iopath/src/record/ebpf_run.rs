@@ -63,18 +63,7 @@ pub fn record(
     let tracer_said = bt.stop();
     let mut sink = |e: &crate::trace::Event| spool.push(e);
     let drained = drain(&bt, &mut resolver, &mut sink).and_then(|()| resolver.finish(&mut sink));
-    let status = match (pumped.status, gated.as_mut()) {
-        (Some(s), _) => Some(s),
-        // Interrupted: the command had the terminal's signal too; make
-        // sure it ends. The tracer gone: the command goes on to its end.
-        (None, Some(g)) => {
-            if stop.load(Ordering::Relaxed) {
-                let _ = g.child.kill();
-            }
-            g.child.wait().ok()
-        }
-        (None, None) => None,
-    };
+    let status = pumped.status.or_else(|| command_end(gated.as_mut(), stop));
     if let Some(e) = pumped.error.or(drained.err()) {
         return Err(RecordError::io("cannot write the trace beside", out)(e));
     }
@@ -96,6 +85,17 @@ pub fn record(
         header,
         exit_code: status.map(exit_code),
     })
+}
+
+/// The end of a command the pump stopped waiting for. Interrupted: it had
+/// the terminal's signal too; make sure it ends. The tracer gone: the
+/// command goes on to its end.
+fn command_end(gated: Option<&mut Gated>, stop: &AtomicBool) -> Option<std::process::ExitStatus> {
+    let g = gated?;
+    if stop.load(Ordering::Relaxed) {
+        let _ = g.child.kill();
+    }
+    g.child.wait().ok()
 }
 
 /// The command behind its gate (not yet running) and bpftrace attached to

@@ -141,24 +141,11 @@ impl Parser {
                 let offset = if name.starts_with('p') { num(3) } else { -1 };
                 fd_call(code as u8, num(0), offset, num(2) as u64, 0)
             }
-            "readv" => fd_call(Op::Readv as u8, num(0), -1, LEN_FROM_RESULT, 0),
-            "writev" => fd_call(Op::Writev as u8, num(0), -1, LEN_FROM_RESULT, 0),
-            "preadv" => fd_call(Op::Preadv as u8, num(0), num(3), LEN_FROM_RESULT, 0),
-            "pwritev" => fd_call(Op::Pwritev as u8, num(0), num(3), LEN_FROM_RESULT, 0),
-            "preadv2" => fd_call(
-                Op::Preadv2 as u8,
-                num(0),
-                num(3),
-                LEN_FROM_RESULT,
-                num(4) as u64,
-            ),
-            "pwritev2" => fd_call(
-                Op::Pwritev2 as u8,
-                num(0),
-                num(3),
-                LEN_FROM_RESULT,
-                num(4) as u64,
-            ),
+            _ if vectored(name).is_some() => {
+                let (op, positioned) = vectored(name)?;
+                let offset = if positioned { num(3) } else { -1 };
+                fd_call(op as u8, num(0), offset, LEN_FROM_RESULT, num(4) as u64)
+            }
             "fsync" => fd_call(Op::Fsync as u8, num(0), 0, 0, 0),
             "fdatasync" => fd_call(Op::Fdatasync as u8, num(0), 0, 0, 0),
             "sync_file_range" => fd_call(
@@ -271,6 +258,20 @@ impl Parser {
             path2: None,
         })
     }
+}
+
+/// A vectored call's op, and whether it has an offset (its bytes are its
+/// result: the iovecs are not printed).
+fn vectored(name: &str) -> Option<(Op, bool)> {
+    Some(match name {
+        "readv" => (Op::Readv, false),
+        "writev" => (Op::Writev, false),
+        "preadv" => (Op::Preadv, true),
+        "pwritev" => (Op::Pwritev, true),
+        "preadv2" => (Op::Preadv2, true),
+        "pwritev2" => (Op::Pwritev2, true),
+        _ => return None,
+    })
 }
 
 /// `1795745524.809711733` as ns.
