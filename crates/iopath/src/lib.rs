@@ -10,11 +10,13 @@ pub mod cli;
 pub mod import;
 pub mod model;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod result;
 pub mod run;
 pub mod stats;
 pub mod system;
+pub mod trace;
 
 /// The run was stopped by Ctrl-C or SIGTERM (exit code 130).
 #[derive(Debug, thiserror::Error)]

@@ -34,6 +34,8 @@ fn main() -> ExitCode {
         Some(Command::Man) => iopath::cli::man_page()
             .map_err(anyhow::Error::from)
             .and_then(|b| write_stdout(&b)),
+        Some(Command::Record(a)) => iopath::cli::record::record(&a, &stop_on_signals()),
+        Some(Command::Trace(a)) => iopath::cli::record::trace(&a),
         Some(Command::Methods) => write_stdout(commands::methods().as_bytes()),
         None => run(&default_run_args(), &stop_on_signals()),
         Some(Command::Run(a)) => run(&a, &stop_on_signals()),

@@ -13,12 +13,13 @@ use std::path::Path;
 /// one; within a layer, no cycle.
 const LAYERS: &[(&str, &[&str])] = &[
     ("plain data and vocabulary", &["model"]),
+    ("recorded traces (data)", &["trace"]),
     ("statistics", &["stats"]),
     ("the machine, read", &["system"]),
     ("job sources", &["import"]),
     ("planning", &["plan"]),
     ("results", &["result"]),
-    ("running", &["run"]),
+    ("running", &["run", "record"]),
     ("analysis", &["analysis"]),
     ("reports and words", &["report"]),
     ("command line", &["cli"]),

@@ -4,6 +4,7 @@
 pub mod commands;
 pub mod compare;
 mod flags_spec;
+pub mod record;
 mod values;
 
 use std::borrow::Cow;
@@ -83,6 +84,11 @@ pub enum Command {
     /// Print a fio job file as the equivalent iopath job file (TOML), to
     /// read or edit before `iopath run FILE.toml`.
     ImportFio(ImportFioArgs),
+    /// Record a program's file I/O into a trace: `iopath record -o app.trace -- CMD ARGS`
+    /// (docs/replay.md).
+    Record(record::RecordArgs),
+    /// Read a recorded trace: `show` it, import or export fio's iolog.
+    Trace(record::TraceArgs),
 }
 
 #[derive(Debug, Clone, Args)]

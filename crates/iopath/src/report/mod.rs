@@ -21,6 +21,7 @@ pub mod prose;
 pub mod screen;
 pub mod table;
 pub mod text;
+pub mod trace;
 pub mod width;
 
 use std::io::Write;
