@@ -45,7 +45,7 @@ fn every_run_says_how_long_it_will_take_before_any_io() {
     let first = err.lines().next().unwrap_or_default();
     assert!(
         first.starts_with("iopath: estimated duration: about ")
-            && first.contains("(2 cases; 2 repetitions of up to 50ms each)"),
+            && first.contains("(4 cases; 2 repetitions of up to 50ms each)"),
         "{err}"
     );
     // The line comes first: before the target is made and filled.

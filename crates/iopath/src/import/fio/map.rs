@@ -354,6 +354,28 @@ struct Place {
 /// A refusal, for the job being mapped.
 type Refuse<'a> = dyn FnMut(String) + 'a;
 
+/// The job's `iodepth` and `numjobs` (1 each when absent), refused
+/// outside what iopath runs.
+fn depth_and_threads(job: &FioJob, refuse: &mut Refuse<'_>) -> (u32, u32) {
+    let qd = job.iodepth.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .iodepth
+        .as_ref()
+        .filter(|g| !(1..=4096).contains(&g.value))
+    {
+        refuse(format!("{}: iopath takes a depth of 1 to 4096", said(g)));
+    }
+    let threads = job.numjobs.as_ref().map_or(1, |g| g.value);
+    if let Some(g) = job
+        .numjobs
+        .as_ref()
+        .filter(|g| !(1..=1024).contains(&g.value))
+    {
+        refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
+    }
+    (qd, threads)
+}
+
 /// One job: its case entry, the run settings it implies, and the bytes
 /// its file must hold; or every reason it cannot be mapped.
 fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
@@ -373,22 +395,7 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
         })
         .ok();
     let bs = block_size_of(job, kind, &mut refuse);
-    let qd = job.iodepth.as_ref().map_or(1, |g| g.value);
-    if let Some(g) = job
-        .iodepth
-        .as_ref()
-        .filter(|g| !(1..=4096).contains(&g.value))
-    {
-        refuse(format!("{}: iopath takes a depth of 1 to 4096", said(g)));
-    }
-    let threads = job.numjobs.as_ref().map_or(1, |g| g.value);
-    if let Some(g) = job
-        .numjobs
-        .as_ref()
-        .filter(|g| !(1..=1024).contains(&g.value))
-    {
-        refuse(format!("{}: iopath runs 1 to 1024 threads", said(g)));
-    }
+    let (qd, threads) = depth_and_threads(job, &mut refuse);
     let sync = sync_of(job).map_err(&mut refuse).ok();
     let place = place_of(job, &mut refuse);
     let bytes = bytes_of(job, place.file.is_none(), threads, &mut refuse);
