@@ -170,3 +170,46 @@ fn a_job_file_sets_concurrency_like_the_flag() {
     std::fs::remove_file(&job).unwrap();
     assert!(common::leftovers(dir.path()).is_empty());
 }
+
+/// The thread pool keeps N in flight with a pool of N threads serving one
+/// submitter: its case and the verdict's `in_flight` fact say the pool's
+/// size, not "1 thread at depth N".
+#[test]
+fn a_thread_pool_is_described_by_its_pool_of_threads() {
+    let dir = scratch();
+    let v = run_json(
+        dir.path(),
+        &[
+            "--size",
+            "4M",
+            "--methods",
+            "direct,threadpool",
+            "--patterns",
+            "randread",
+            "--concurrency",
+            "4",
+            "--time",
+            "20ms",
+            "--repeat",
+            "2",
+        ],
+    );
+    let pool = common::case(&v, "threadpool", "randread");
+    assert_eq!(pool["pool_threads"].as_u64(), Some(4), "{pool}");
+    let direct = common::case(&v, "direct", "randread");
+    assert!(direct["pool_threads"].is_null(), "{direct}");
+    let fact = v["verdicts"][0]["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "in_flight")
+        .expect("an in_flight fact");
+    let way = fact["ways"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["method"] == "threadpool")
+        .unwrap();
+    assert_eq!(way["pool"].as_u64(), Some(4), "{fact}");
+    assert!(common::leftovers(dir.path()).is_empty());
+}

@@ -132,6 +132,8 @@ fn a_write_burst_the_page_cache_absorbed_is_set_apart() {
             "randwrite",
             "--methods",
             "buffered,direct,uring",
+            "--sync",
+            "none",
         ],
     );
     if v["system"]["dirty_limits"].is_null() {
@@ -155,6 +157,37 @@ fn a_write_burst_the_page_cache_absorbed_is_set_apart() {
     assert_eq!(apart, ["buffered"]);
     assert!(!ranked.contains(&"buffered".to_string()), "{ranked:?}");
     assert_ne!(verdict["pick"], "buffered");
+}
+
+/// The default `--sync end` times the flush: buffered and dontcache, whose
+/// device moved (nearly) all they wrote, are the device's under the dirty
+/// limit, as direct is.
+#[test]
+fn a_timed_flush_write_the_device_moved_is_the_devices() {
+    let dir = scratch();
+    let v = run_json(
+        dir.path(),
+        &[
+            "--size",
+            "16M",
+            "--patterns",
+            "write",
+            "--methods",
+            "buffered,dontcache,direct",
+        ],
+    );
+    if !counted(&v) {
+        return skip("no device counters under the scratch directory");
+    }
+    for c in v["cases"].as_array().unwrap() {
+        if !c["skipped"].is_null() || !c["error"].is_null() {
+            continue;
+        }
+        let fraction = c["summary"]["device_fraction"].as_f64().unwrap_or(0.0);
+        if fraction >= 0.5 {
+            assert_eq!(c["served"]["code"], "device", "{c}");
+        }
+    }
 }
 
 /// A fio job of random O_DIRECT reads, run over the default methods: mmap

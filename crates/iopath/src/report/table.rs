@@ -522,9 +522,14 @@ fn job_at(c: &CaseResult, depth: u32) -> String {
 }
 
 /// How a case kept its requests in flight: threads x depth per thread
-/// (`1x32`: one thread at depth 32; `32x1`: 32 threads of one request).
+/// (`1x32`: one thread at depth 32; `32x1`: 32 threads of one request),
+/// or a thread pool's size (`pool 8`: a pool of 8 threads serving one
+/// submitter).
 pub fn way(c: &CaseResult) -> String {
-    format!("{}x{}", c.threads, c.queue_depth)
+    match c.pool_threads {
+        Some(p) => format!("pool {p}"),
+        None => format!("{}x{}", c.threads, c.queue_depth),
+    }
 }
 
 /// The job as a case's table row names it, with its pattern: the depth
@@ -582,6 +587,16 @@ pub fn other_notes(c: &CaseResult) -> impl Iterator<Item = &String> {
 mod tests {
     use super::*;
     use crate::report::testdata::fixture;
+
+    /// A thread pool's depth cell says the pool, not one thread at depth N.
+    #[test]
+    fn a_thread_pools_depth_cell_names_its_pool() {
+        let mut c = fixture().cases[0].clone();
+        (c.threads, c.queue_depth, c.concurrency) = (1, 8, Some(8));
+        assert_eq!(way(&c), "1x8");
+        c.pool_threads = Some(8);
+        assert_eq!(way(&c), "pool 8");
+    }
 
     #[test]
     fn the_spread_column_is_the_farther_side_of_the_interval_and_says_so() {

@@ -65,25 +65,45 @@ pub struct Deferred {
     pub baseline_ns: u64,
     /// `kernel_threads_ns` less `baseline_ns`, at least 0: the estimate.
     pub estimate_ns: u64,
-    /// True when the estimate is in the case's `cpu.ns_per_io` (cases
-    /// that write: their write-back, journal and loop worker are theirs).
+    /// The idle baseline's spread over as long, ns
+    /// ([`Baseline::spread_ns`]): an estimate within it is noise. 0 in
+    /// results written before it was recorded.
+    #[serde(default)]
+    pub baseline_spread_ns: u64,
+    /// True when the estimate is in the case's `cpu.ns_per_io`: a case
+    /// that writes through the page cache (its write-back and journal are
+    /// its own; `run::costs::charged`), its estimate above the baseline's
+    /// spread. `O_DIRECT` writers keep their own CPU.
     pub charged: bool,
 }
 
 /// The idle baseline: the kernel threads' CPU over a window with nothing
-/// of iopath's running.
+/// of iopath's running, and how much it varied between windows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Baseline {
     pub kernel_threads_ns: u64,
     pub window_ns: u64,
+    /// The spread of the windows' rates (the middle ones', so one burst
+    /// does not set it), over `window_ns`.
+    pub spread_ns: u64,
 }
 
 impl Baseline {
-    /// The window of median rate among `windows`; `None` when there is none.
+    /// The window of median rate among `windows`, with the spread of the
+    /// middle windows' rates (all but the lowest and the highest where
+    /// there are 5 or more: one burst sets neither); `None` when there is
+    /// none.
     pub fn median(windows: &mut [Baseline]) -> Option<Baseline> {
         let rate = |b: &Baseline| b.kernel_threads_ns as f64 / b.window_ns.max(1) as f64;
         windows.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
-        windows.get(windows.len() / 2).copied()
+        let mid = *windows.get(windows.len() / 2)?;
+        let trim = usize::from(windows.len() >= 5);
+        let middle = &windows[trim..windows.len() - trim];
+        let spread = rate(&middle[middle.len() - 1]) - rate(&middle[0]);
+        Some(Baseline {
+            spread_ns: (spread * mid.window_ns as f64) as u64,
+            ..mid
+        })
     }
 
     /// The baseline scaled to a window of `window_ns`.
@@ -93,23 +113,36 @@ impl Baseline {
         }
         (self.kernel_threads_ns as u128 * window_ns as u128 / self.window_ns as u128) as u64
     }
+
+    /// The baseline's spread scaled to a window of `window_ns`.
+    pub fn spread_over(&self, window_ns: u64) -> u64 {
+        if self.window_ns == 0 {
+            return 0;
+        }
+        (self.spread_ns as u128 * window_ns as u128 / self.window_ns as u128) as u64
+    }
 }
 
 impl Deferred {
     /// The deferred work of a window of `window_ns` in which the kernel
-    /// threads used `kernel_threads_ns`, against `baseline`.
+    /// threads used `kernel_threads_ns`, against `baseline`; charged to
+    /// the case when `chargeable` (`run::costs::charged`) and the estimate
+    /// exceeds the baseline's spread over the window.
     pub fn estimate(
         kernel_threads_ns: u64,
         window_ns: u64,
         baseline: &Baseline,
-        charged: bool,
+        chargeable: bool,
     ) -> Deferred {
         let baseline_ns = baseline.over(window_ns);
+        let baseline_spread_ns = baseline.spread_over(window_ns);
+        let estimate_ns = kernel_threads_ns.saturating_sub(baseline_ns);
         Deferred {
             kernel_threads_ns,
             baseline_ns,
-            estimate_ns: kernel_threads_ns.saturating_sub(baseline_ns),
-            charged,
+            estimate_ns,
+            baseline_spread_ns,
+            charged: chargeable && estimate_ns > baseline_spread_ns,
         }
     }
 }
@@ -123,6 +156,7 @@ mod tests {
         let idle = Baseline {
             kernel_threads_ns: 2_000_000,
             window_ns: 250_000_000,
+            spread_ns: 0,
         };
         // 1 s: four times the baseline's window.
         let d = Deferred::estimate(30_000_000, 1_000_000_000, &idle, true);
@@ -140,10 +174,37 @@ mod tests {
         let w = |ns| Baseline {
             kernel_threads_ns: ns,
             window_ns: 50_000_000,
+            spread_ns: 0,
         };
         let mut windows = [w(100_000), w(9_000_000), w(120_000), w(90_000), w(110_000)];
-        assert_eq!(Baseline::median(&mut windows), Some(w(110_000)));
+        let b = Baseline::median(&mut windows).unwrap();
+        assert_eq!((b.kernel_threads_ns, b.window_ns), (110_000, 50_000_000));
+        // The middle three windows' spread (100k to 120k), the burst apart.
+        assert!(b.spread_ns.abs_diff(20_000) <= 1, "{}", b.spread_ns);
         assert_eq!(Baseline::median(&mut []), None);
+    }
+
+    /// An estimate within the idle baseline's spread is noise: not charged
+    /// even to a page-cache writer; above it, charged where chargeable.
+    #[test]
+    fn an_estimate_within_the_baselines_spread_is_not_charged() {
+        let idle = Baseline {
+            kernel_threads_ns: 2_000_000,
+            window_ns: 250_000_000,
+            spread_ns: 1_000_000,
+        };
+        // 1 s: baseline 8 ms, spread 4 ms.
+        let noise = Deferred::estimate(11_000_000, 1_000_000_000, &idle, true);
+        assert_eq!(
+            (noise.estimate_ns, noise.baseline_spread_ns),
+            (3_000_000, 4_000_000)
+        );
+        assert!(!noise.charged);
+        let work = Deferred::estimate(30_000_000, 1_000_000_000, &idle, true);
+        assert!(work.charged);
+        let direct = Deferred::estimate(30_000_000, 1_000_000_000, &idle, false);
+        assert!(!direct.charged);
+        assert_eq!(direct.estimate_ns, 22_000_000);
     }
 
     /// Results written before the costs have none, and read back as such.

@@ -184,6 +184,11 @@ pub struct CaseResult {
     /// results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// `threadpool`, `tokio` in a matched job: the pool's threads, serving
+    /// the one submitting thread (`threads`) that keeps `queue_depth` in
+    /// flight; absent otherwise and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_threads: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
     /// Read share of randrw, in percent; null for other patterns.

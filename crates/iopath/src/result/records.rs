@@ -236,6 +236,10 @@ pub struct Ranked {
     /// concurrency); absent (0) in older results.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub threads: u32,
+    /// `threadpool`, `tokio` in a matched job: the pool's threads serving
+    /// its one submitter (`CaseResult::pool_threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_threads: Option<u32>,
     /// Median throughput ratio of the fastest real method to this one
     /// (paired: Hodges-Lehmann of the per-round ratios), with its 95% interval (1
     /// for the fastest itself; below 1 for a reference method faster than

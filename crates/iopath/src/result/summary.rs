@@ -103,11 +103,18 @@ impl Reps<'_> {
 
     fn deferred(&self) -> Option<Deferred> {
         let d = |f: fn(&Deferred) -> u64| self.medu(&|m| m.deferred.as_ref().map_or(0, f));
-        self.first().deferred.map(|first| Deferred {
+        self.first().deferred.map(|_| Deferred {
             kernel_threads_ns: d(|x| x.kernel_threads_ns),
             baseline_ns: d(|x| x.baseline_ns),
             estimate_ns: d(|x| x.estimate_ns),
-            charged: first.charged,
+            baseline_spread_ns: d(|x| x.baseline_spread_ns),
+            // Charged where most repetitions were (the median CPU's).
+            charged: 2 * self
+                .0
+                .iter()
+                .filter(|m| m.deferred.is_some_and(|x| x.charged))
+                .count()
+                > self.0.len(),
         })
     }
 

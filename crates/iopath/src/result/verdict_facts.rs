@@ -179,12 +179,16 @@ impl VerdictFact {
 }
 
 /// How a method kept a matched job's requests in flight: `threads` of
-/// `depth` requests each.
+/// `depth` requests each, or (`pool`) a pool of that many threads serving
+/// one submitter.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Way {
     pub method: Entrant,
     pub threads: u32,
     pub depth: u32,
+    /// `threadpool`, `tokio`: the pool's threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
 }
 
 /// One method with huge-page buffers against itself with base pages.

@@ -121,16 +121,17 @@ pub fn of(method: Method, pattern: Pattern, m: &Measurement, calls: Option<&Proc
     }
 }
 
-/// True when the kernel's deferred work during a case is charged to its
-/// CPU per I/O: a case that writes (its write-back, the journal's commit,
-/// a loop device's worker writing its backing file are its own). Every
-/// method that writes, O_DIRECT ones too: on a loop device the loop's
-/// worker does a direct write's copying as much as a buffered one's, and
-/// charging only the page cache's writes would blame buffered for the
-/// device. A read's work is done in the reader's context, its kernel
-/// threads' share is shown beside (an estimate), not charged.
+/// True when the kernel's deferred work during a case may be charged to its
+/// CPU per I/O: a case that writes through the page cache (its write-back
+/// and the journal's commit are its own). `O_DIRECT` writers have no
+/// write-back, and the user-space caches write their misses with
+/// `O_DIRECT`: the kernel threads' work during them is other tenants' or
+/// an earlier case's write-back, shown beside (an estimate), not charged.
+/// A read's work is done in the reader's context, its kernel threads'
+/// share is shown beside too. The estimate is charged only where it
+/// exceeds the idle baseline's spread ([`crate::result::costs::Deferred`]).
 pub fn charged(method: Method, pattern: Pattern) -> bool {
-    pattern.writes() && !method.is_null()
+    pattern.writes() && !method.is_null() && !method.is_direct() && !method.is_user_space_cache()
 }
 
 #[cfg(test)]
@@ -213,11 +214,16 @@ mod tests {
     }
 
     #[test]
-    fn every_write_is_charged_its_deferred_work_and_no_read() {
+    fn only_page_cache_writes_are_charged_deferred_work_never_direct_ones() {
         assert!(charged(Method::Buffered, Pattern::Write));
         assert!(charged(Method::Mmap, Pattern::RandWrite));
-        assert!(charged(Method::Direct, Pattern::Write));
-        assert!(charged(Method::Uring, Pattern::RandRw));
+        assert!(charged(Method::Dontcache, Pattern::Write));
+        assert!(charged(Method::UringBuffered, Pattern::RandRw));
+        assert!(charged(Method::Threadpool, Pattern::Write));
+        assert!(!charged(Method::Direct, Pattern::Write));
+        assert!(!charged(Method::Uring, Pattern::RandRw));
+        assert!(!charged(Method::Aio, Pattern::RandWrite));
+        assert!(!charged(Method::Ucache, Pattern::Write));
         assert!(!charged(Method::Buffered, Pattern::Read));
         assert!(!charged(Method::Direct, Pattern::RandRead));
         assert!(!charged(Method::Null, Pattern::Write));

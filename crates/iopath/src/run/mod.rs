@@ -496,6 +496,7 @@ fn case_result(case: &Case) -> CaseResult {
         queue_depth_requested: case.queue_depth_requested,
         threads: case.threads,
         concurrency: case.concurrency,
+        pool_threads: case.pool_threads,
         sync: case.sync,
         rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
         label: case.label.clone(),

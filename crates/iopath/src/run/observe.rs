@@ -130,7 +130,8 @@ impl Observer {
     /// time it is asked for (before the first repetition that does I/O,
     /// iopath's workers not yet started), over [`BASELINE_WINDOWS`] windows
     /// of [`BASELINE_WINDOW`]; the median window's, so that one burst of
-    /// another tenant's kernel work does not set it.
+    /// another tenant's kernel work does not set it, with the windows'
+    /// spread (below which a case's estimate is not charged).
     pub fn baseline(&self) -> Option<Baseline> {
         *self.baseline.get_or_init(|| {
             let proc = Path::new("/proc");
@@ -148,6 +149,7 @@ impl Observer {
                     Baseline {
                         kernel_threads_ns: used,
                         window_ns: t0.elapsed().as_nanos() as u64,
+                        spread_ns: 0,
                     }
                 })
                 .collect();

@@ -165,6 +165,7 @@ fn in_flight(v: &Verdict) -> Option<VerdictFact> {
             method: m.method.clone(),
             threads: m.threads,
             depth: m.queue_depth,
+            pool: m.pool_threads,
         })
         .collect();
     Some(VerdictFact::InFlight { requests, ways })

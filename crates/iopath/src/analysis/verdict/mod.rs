@@ -314,6 +314,7 @@ impl<'a> Measured<'a> {
                     n: m.s.n,
                     queue_depth: m.c.queue_depth,
                     threads: m.c.threads,
+                    pool_threads: m.c.pool_threads,
                     fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
                     fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
                     // Too few rounds to tell is not a tie either.

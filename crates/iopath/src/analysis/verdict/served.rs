@@ -10,12 +10,16 @@
 //!   it was) that is not what was asked, and the case is set apart; with a
 //!   warm cache (`--cache warm`, or the case's own) it is: ranked as any.
 //! - A write (`write`, `randwrite`; `--sync end` or `none`) through the
-//!   page cache whose every measured repetition stayed under the dirty
-//!   limit (the `--cache-limit` cgroup's where it ran in one, as
-//!   [`super::dirty`] reads it), or whose device moved less than
-//!   [`ABSORBED_DEVICE_FRACTION`] of what it wrote, was absorbed by the
-//!   page cache: `absorbed`, set apart, with its burst speed and the
-//!   device's behind it (the fastest write of its job the device served).
+//!   page cache (buffered, mmap, uring-buffered, the thread pools,
+//!   dontcache alike) whose device moved less than
+//!   [`ABSORBED_DEVICE_FRACTION`] of what it wrote, or, with its flush not
+//!   timed (`--sync none`), whose every measured repetition stayed under
+//!   the dirty limit (the `--cache-limit` cgroup's where it ran in one, as
+//!   [`super::dirty`] reads it), was absorbed by the page cache:
+//!   `absorbed`, set apart, with its burst speed and the device's behind
+//!   it (the fastest write of its job the device served). With
+//!   `--sync end` the flush is timed, and a device that moved at least
+//!   half of the bytes served the write: `device`.
 //!   A cache state is about what reads find: it does not change this.
 //! - Any other case with device counters: `device`. Without them (no block
 //!   device under the target), nothing is said of a read; on tmpfs the
@@ -102,8 +106,11 @@ fn read(r: &RunResult, c: &CaseResult, s: &Measurement) -> Option<Served> {
     })
 }
 
-/// A write: `absorbed` under the dirty limit (a page-cache writer) or when
-/// the device moved less than [`ABSORBED_DEVICE_FRACTION`] of it.
+/// A write by a page-cache writer: `absorbed` when the device moved less
+/// than [`ABSORBED_DEVICE_FRACTION`] of it, or, its flush not timed
+/// (`--sync none`, a fio job without `end_fsync`), when it stayed under the
+/// dirty limit. With `--sync end` the flush is in the timed interval: a
+/// device that moved most of the bytes served the write.
 fn write(r: &RunResult, c: &CaseResult, s: &Measurement) -> Option<Served> {
     let device_fraction = s.device_fraction;
     let device = device_fraction.map(|f| Served::Device {
@@ -121,9 +128,15 @@ fn write(r: &RunResult, c: &CaseResult, s: &Measurement) -> Option<Served> {
         .unwrap_or(0)
         .max(s.write_bytes);
     let limit = dirty::limit_of(r, c).filter(|&l| l > 0);
-    let under = dirty::through_page_cache(&c.method) && limit.is_some_and(|l| written <= l);
+    let under = limit.is_some_and(|l| written <= l);
     let little = device_fraction.is_some_and(|f| f < ABSORBED_DEVICE_FRACTION);
-    if !(under || little) {
+    // With the flush timed (`--sync end`) the device's share says who
+    // served the write: staying under the dirty limit is not enough.
+    let absorbed = match c.sync {
+        SyncPolicy::End => little,
+        _ => under || little,
+    };
+    if !absorbed {
         return device;
     }
     Some(Served::Absorbed(Absorbed {

@@ -169,18 +169,19 @@ fn the_process_own_device_reads_tell_memory_from_other_traffic() {
     assert_eq!((device_fraction, own_fraction), (1.2, Some(0.02)));
 }
 
-/// Buffered and mmap wrote under the dirty limit; direct and uring reached
-/// the device: the page-cache writers are set apart with their burst and
-/// the device's speed behind it (uring's), and the verdict picks among the
-/// device's.
+/// Buffered and mmap wrote under the dirty limit, their flush not timed
+/// (`--sync none`); direct and uring reached the device: the page-cache
+/// writers are set apart with their burst and the device's speed behind it
+/// (uring's), and the verdict picks among the device's.
 #[test]
 fn a_write_burst_the_page_cache_absorbed_is_set_apart_with_the_devices_speed() {
-    let cases = vec![
+    let mut cases = vec![
         case("buffered", Pattern::RandWrite, 120 * MIB, 150_000_000, 0.96),
         case("mmap", Pattern::RandWrite, 20 * MIB, 150_000_000, 1.0),
         case("direct", Pattern::RandWrite, 30 * MIB, 150_000_000, 1.0),
         case("uring", Pattern::RandWrite, 60 * MIB, 150_000_000, 1.0),
     ];
+    cases.iter_mut().for_each(|c| c.sync = SyncPolicy::None);
     let mut r = run(cases, Some(4 << 30));
     mark(&mut r);
     let Some(Served::Absorbed(b)) = &r.cases[0].served else {
@@ -210,6 +211,52 @@ fn a_write_burst_the_page_cache_absorbed_is_set_apart_with_the_devices_speed() {
         (limit_bytes.to_owned(), suggested_size_bytes.to_owned()),
         (Some(4 << 30), Some(8 << 30))
     );
+}
+
+/// `--sync end` (the default): the flush is timed and the device moved all
+/// the bytes, so buffered and dontcache (both page-cache writers) are the
+/// device's under the dirty limit as direct is, and ranked with it; a
+/// writer whose device moved little of it is still absorbed.
+#[test]
+fn timed_flush_writes_the_device_moved_are_the_devices_under_the_dirty_limit() {
+    let cases = vec![
+        case("buffered", Pattern::Write, 120 * MIB, 100_000_000, 1.0),
+        case("dontcache", Pattern::Write, 120 * MIB, 150_000_000, 1.0),
+        case("direct", Pattern::Write, 120 * MIB, 200_000_000, 1.0),
+        case("mmap", Pattern::Write, 120 * MIB, 20_000_000, 0.1),
+    ];
+    let mut r = run(cases, Some(4 << 30));
+    mark(&mut r);
+    let codes: Vec<Option<&str>> = served_codes(&r).into_iter().map(|(_, c)| c).collect();
+    assert_eq!(
+        codes,
+        [
+            Some("device"),
+            Some("device"),
+            Some("device"),
+            Some("absorbed")
+        ]
+    );
+    let v = crate::analysis::verdict::of_run(&r).remove(0);
+    assert_eq!(v.pick, "buffered");
+    let ranked: Vec<String> = v.ranking.iter().map(|m| m.method.to_string()).collect();
+    assert_eq!(ranked, ["buffered", "dontcache", "direct"]);
+}
+
+/// `--sync none` under the dirty limit: buffered and dontcache, both
+/// page-cache writers, are absorbed alike.
+#[test]
+fn untimed_flush_writes_under_the_limit_are_absorbed_alike_buffered_or_dontcache() {
+    let mut cases = vec![
+        case("buffered", Pattern::Write, 120 * MIB, 100_000_000, 1.0),
+        case("dontcache", Pattern::Write, 120 * MIB, 150_000_000, 1.0),
+        case("direct", Pattern::Write, 120 * MIB, 200_000_000, 1.0),
+    ];
+    cases.iter_mut().for_each(|c| c.sync = SyncPolicy::None);
+    let mut r = run(cases, Some(4 << 30));
+    mark(&mut r);
+    let codes: Vec<Option<&str>> = served_codes(&r).into_iter().map(|(_, c)| c).collect();
+    assert_eq!(codes, [Some("absorbed"), Some("absorbed"), Some("device")]);
 }
 
 /// `--sync none` and no dirty limit known: the device moved nothing of

@@ -81,26 +81,22 @@ pub fn pct_slower(ratio: f64) -> String {
 /// kept them alike together: `At 32 requests in flight: uring and aio on 1
 /// thread at depth 32; buffered and direct on 32 threads of 1.`
 fn in_flight(requests: u32, ways: &[Way]) -> String {
-    let mut alike: Vec<((u32, u32), Vec<&Entrant>)> = Vec::new();
+    type Key = (u32, u32, Option<u32>);
+    let mut alike: Vec<(Key, Vec<&Entrant>)> = Vec::new();
     for w in ways {
-        match alike.iter_mut().find(|(k, _)| *k == (w.threads, w.depth)) {
+        let key = (w.threads, w.depth, w.pool);
+        match alike.iter_mut().find(|(k, _)| *k == key) {
             Some((_, names)) => names.push(&w.method),
-            None => alike.push(((w.threads, w.depth), vec![&w.method])),
+            None => alike.push((key, vec![&w.method])),
         }
     }
+    let threads = |n: u32| crate::model::units::n_of(u64::from(n), "thread", "threads");
     let parts: Vec<String> = alike
         .iter()
-        .map(|((threads, depth), names)| {
-            format!(
-                "{} on {} {}",
-                list(names),
-                crate::model::units::n_of(u64::from(*threads), "thread", "threads"),
-                if *depth == 1 {
-                    "of 1 request each".to_string()
-                } else {
-                    format!("at depth {depth}")
-                }
-            )
+        .map(|((n, depth, pool), names)| match pool {
+            Some(p) => format!("{} on a pool of {}", list(names), threads(*p)),
+            None if *depth == 1 => format!("{} on {} of 1 request each", list(names), threads(*n)),
+            None => format!("{} on {} at depth {depth}", list(names), threads(*n)),
         })
         .collect();
     format!(

@@ -455,3 +455,28 @@ fn wording_huge_page_buffers_beside_base_pages() {
     ]
     .join("\n\n"));
 }
+
+/// A thread pool is worded as the pool of threads it is, beside the ways
+/// of the other methods.
+#[test]
+fn a_thread_pool_is_worded_as_a_pool_of_threads() {
+    let way = |m: &str, threads, depth, pool| Way {
+        method: m.into(),
+        threads,
+        depth,
+        pool,
+    };
+    let said = in_flight(
+        8,
+        &[
+            way("direct", 8, 1, None),
+            way("uring", 1, 8, None),
+            way("threadpool", 1, 8, Some(8)),
+        ],
+    );
+    assert_eq!(
+        said,
+        "At 8 requests in flight: direct on 8 threads of 1 request each; \
+         uring on 1 thread at depth 8; threadpool on a pool of 8 threads."
+    );
+}
