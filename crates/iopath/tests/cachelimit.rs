@@ -62,6 +62,10 @@ fn the_page_cache_stays_under_the_limit_and_the_cgroup_goes_away() {
             "buffered",
             "--patterns",
             "read",
+            // One thread: 8 in flight (the default for 1 MiB) would be 8
+            // threads, whose buffers and stacks a 32 MiB cap cannot hold.
+            "--concurrency",
+            "1",
             "--size",
             "96M",
             "--cache-limit",
@@ -142,6 +146,8 @@ fn the_neighbour_is_recorded_before_and_during_each_repetition() {
             "buffered,direct",
             "--patterns",
             "read",
+            "--concurrency",
+            "1",
             "--size",
             "48M",
             "--cache-limit",

@@ -73,6 +73,8 @@ fn null_run_writes_pure_json_to_stdout_and_creates_no_file() {
         .current_dir(dir.path())
         .args([
             "run",
+            "--concurrency",
+            "1",
             "--methods",
             "null",
             "--patterns",
@@ -302,6 +304,8 @@ fn every_sync_policy_runs_a_write() {
                 "256k",
                 "--bs",
                 "64k",
+                "--concurrency",
+                "1",
                 "--methods",
                 "buffered,mmap,uring,aio",
                 "--patterns",
@@ -489,6 +493,8 @@ fn interrupt_keeps_results(signal: rustix::process::Signal) {
         .args([
             "--size",
             "8M",
+            "--concurrency",
+            "1",
             "--methods",
             "null,buffered,direct",
             "--patterns",
@@ -865,7 +871,14 @@ fn verdicts_are_printed_and_in_the_json() {
         .args(["run", "--dir"])
         .arg(dir.path())
         .args(["--size", "8M", "--time", "20ms", "--repeat", "6"])
-        .args(["--methods", "buffered,direct", "--patterns", "randread"])
+        .args([
+            "--concurrency",
+            "1",
+            "--methods",
+            "buffered,direct",
+            "--patterns",
+            "randread",
+        ])
         .arg("--json")
         .arg(&json)
         .args(["--quiet", "--explain"])
@@ -919,7 +932,15 @@ fn json_to_a_fifo_or_through_a_symlink_keeps_them() {
         };
         iopath()
             .current_dir(dir.path())
-            .args(["run", "--methods", "null", "--patterns", "randread,write"])
+            .args([
+                "run",
+                "--concurrency",
+                "1",
+                "--methods",
+                "null",
+                "--patterns",
+                "randread,write",
+            ])
             .args(["--time", "10ms", "--repeat", "2", "--quiet", "--json"])
             .arg(&fifo)
             .assert()
@@ -999,6 +1020,8 @@ fn aa_arms_run_interleaved_and_tie() {
         .args([
             "--size",
             "8M",
+            "--concurrency",
+            "1",
             "--methods",
             "buffered,buffered",
             "--patterns",

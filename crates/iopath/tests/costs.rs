@@ -199,6 +199,10 @@ fn the_costs_per_io_say_what_each_method_copies_and_calls() {
     let v = common::run_json(
         dir.path(),
         &[
+            // One thread: a worker's own counters cost it one read per
+            // repetition, which 32 threads of 8 requests each would show.
+            "--concurrency",
+            "1",
             "--methods",
             "buffered,mmap,uring-buffered",
             "--patterns",

@@ -111,7 +111,15 @@ impl Crossing<'_> {
             let methods = with_buffers(methods, pc.buffers.as_ref().map(|l| l.0.as_slice()));
             let bs = pc.bs.map_or_else(|| pattern.default_block_size(), |b| b.0);
             let qd = pc.qd.unwrap_or_else(|| pattern.default_queue_depth());
-            let size = self.spec.run.size.map(|b| b.0);
+            // The file's size: asked, else an existing file's (a regular
+            // file; a device's length is not its metadata's).
+            let size = self.spec.run.size.map(|b| b.0).or_else(|| {
+                let f = self.spec.run.file.as_ref()?;
+                std::fs::metadata(f)
+                    .ok()
+                    .map(|m| m.len())
+                    .filter(|&l| l > 0)
+            });
             for axis in matching.axes(pattern, bs, size, &thread_counts) {
                 for pair in &pairs {
                     for &choice in &methods {

@@ -36,6 +36,11 @@ pub enum Served {
         /// cache): ranked as any other case.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         asked: bool,
+        /// The case read more bytes than the span it reads over (an
+        /// explicit `--span`, a hot set): memory served pages it had read
+        /// itself, the reuse the workload asked about; ranked.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        rereads: bool,
     },
     /// Writes the page cache absorbed: under the dirty limit (every
     /// measured repetition), or the device moved far less than was
@@ -88,7 +93,7 @@ impl Served {
     pub fn set_apart(&self) -> bool {
         match self {
             Served::Device { .. } => false,
-            Served::Memory { asked, .. } => !asked,
+            Served::Memory { asked, rereads, .. } => !asked && !rereads,
             Served::Absorbed(_) => true,
         }
     }

@@ -162,6 +162,7 @@ fn the_process_own_device_reads_tell_memory_from_other_traffic() {
         device_fraction,
         own_fraction,
         asked: false,
+        rereads: false,
     }) = r.cases[0].served
     else {
         panic!("{:?}", r.cases[0].served);

@@ -300,7 +300,7 @@ fn rounds_with_nothing_to_pair_do_not_panic() {
 /// of the time. Noisy repetitions (10%) make wide intervals, where the
 /// margin does not hide the effect of picking the best of seven.
 #[test]
-fn seven_identical_methods_are_one_tie_nineteen_times_in_twenty() {
+fn seven_identical_methods_are_never_called_apart_nineteen_times_in_twenty() {
     let mut rng = iopath_io::data::Rng::new(21);
     let mut normal = move || {
         let mut u = || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
@@ -328,7 +328,16 @@ fn seven_identical_methods_are_one_tie_nineteen_times_in_twenty() {
             })
             .collect();
         let v = all(&cases);
-        wrong += usize::from(v[0].fastest.len() < names.len());
+        // A false call is a method called slower than the leader; one left
+        // uncalled (too few rounds to tell) is no call at all. Ties do not
+        // chain: a method the leader beats on a chance 5% is left uncalled,
+        // not made "equally good" through another tied method.
+        let called_apart = v[0]
+            .ranking
+            .iter()
+            .skip(1)
+            .any(|r| !r.tied_with_fastest && !r.too_few_repetitions && !r.reference);
+        wrong += usize::from(called_apart);
     }
     assert!(wrong as f64 / jobs as f64 <= 0.05, "{wrong} of {jobs}");
 }
