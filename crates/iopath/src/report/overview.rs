@@ -72,19 +72,8 @@ pub fn grid(r: &RunResult, width: usize) -> Option<String> {
 /// The run's jobs in the order their first case appears, each with its
 /// cases.
 fn jobs(cases: &[CaseResult]) -> Vec<(Job, Vec<&CaseResult>)> {
-    let mut out: Vec<(Job, Vec<&CaseResult>)> = Vec::new();
-    let mut at: std::collections::HashMap<Job, usize> = Default::default();
-    for c in cases {
-        let j = c.job();
-        match at.get(&j) {
-            Some(&i) => out[i].1.push(c),
-            None => {
-                at.insert(j.clone(), out.len());
-                out.push((j, vec![c]));
-            }
-        }
-    }
-    out
+    let refs: Vec<&CaseResult> = cases.iter().collect();
+    super::screen::by_job(&refs)
 }
 
 /// A job without its pattern (the header's first line says it): `4k N32`;

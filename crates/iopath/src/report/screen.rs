@@ -303,7 +303,7 @@ const WIDE_ENOUGH: usize = usize::MAX;
 
 /// Cases by job, the jobs in the order they first appear (linear in the
 /// cases, however many).
-fn by_job<'a>(cases: &[&'a CaseResult]) -> Vec<(Job, Vec<&'a CaseResult>)> {
+pub(super) fn by_job<'a>(cases: &[&'a CaseResult]) -> Vec<(Job, Vec<&'a CaseResult>)> {
     let mut at: HashMap<Job, usize> = HashMap::new();
     let mut out: Vec<(Job, Vec<&CaseResult>)> = Vec::new();
     for c in cases {
