@@ -74,7 +74,7 @@ fn null_run_writes_pure_json_to_stdout_and_creates_no_file() {
         .args([
             "run",
             "--concurrency",
-            "1",
+            "32",
             "--methods",
             "null",
             "--patterns",

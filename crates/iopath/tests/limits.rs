@@ -288,6 +288,8 @@ fn a_lost_uffd_write_back_names_the_file_once() {
         .arg(&file)
         .args([
             "--allow-write",
+            "--concurrency",
+            "1",
             "--methods",
             "uffd",
             "--patterns",

@@ -66,7 +66,14 @@ fn an_interrupted_real_run_records_the_cases_it_never_reached() {
         .arg(dir.path())
         // O_DIRECT cannot do 1000-byte requests: direct is refused in both
         // jobs, before any I/O, once the test file is made.
-        .args(["--size", "8M", "--methods", "null,buffered,direct"])
+        .args([
+            "--size",
+            "8M",
+            "--concurrency",
+            "1",
+            "--methods",
+            "null,buffered,direct",
+        ])
         .args(["--patterns", "read,randread", "--bs", "1000"])
         .args(["--time", "30s", "--repeat", "1", "--json"])
         .arg(&json)
@@ -125,7 +132,7 @@ fn an_interrupted_real_run_records_the_cases_it_never_reached() {
     for method in ["null", "buffered"] {
         assert!(
             table.lines().any(|l| l.starts_with(&format!("│ {method} "))
-                && l.contains("1000 Q32T1")
+                && l.contains("1000 N1")
                 && l.ends_with("not reached │")),
             "{table}"
         );

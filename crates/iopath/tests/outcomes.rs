@@ -45,6 +45,8 @@ fn a_run_that_measured_nothing_fails() {
         .args([
             "--size",
             "1M",
+            "--concurrency",
+            "1",
             "--methods",
             "copy-file-range,sendfile",
             "--patterns",
@@ -81,6 +83,8 @@ fn a_run_that_measured_nothing_fails() {
         .args([
             "--size",
             "1M",
+            "--concurrency",
+            "1",
             "--methods",
             "null,sendfile",
             "--patterns",
@@ -98,7 +102,15 @@ fn a_run_that_measured_nothing_fails() {
     assert!(stderr.contains("only `null`"), "{stderr}");
     // `null` alone is what was asked: it measured iopath's own cost.
     iopath()
-        .args(["run", "--methods", "null", "--patterns", "read"])
+        .args([
+            "run",
+            "--concurrency",
+            "1",
+            "--methods",
+            "null",
+            "--patterns",
+            "read",
+        ])
         .args(["--time", "20ms", "--repeat", "1", "--quiet"])
         .assert()
         .success();
@@ -231,6 +243,10 @@ fn a_copy_on_tmpfs_the_cache_limit_cannot_hold_is_skipped_not_oom_killed() {
             "96M",
             "--cache-limit",
             "32M",
+            // One thread for the read (8 in flight would be 8 threads, which
+            // the cap cannot hold); the copy pattern has no depth to match.
+            "--qd",
+            "1",
             "--methods",
             "buffered",
             "--patterns",

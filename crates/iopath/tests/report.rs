@@ -348,6 +348,8 @@ fn run_writes_reports_at_the_end_and_keeps_json_pure() {
         .args(["run", "--dir"])
         .arg(d)
         .args([
+            "--concurrency",
+            "1",
             "--methods",
             "null",
             "--patterns",
@@ -383,7 +385,16 @@ fn run_writes_reports_at_the_end_and_keeps_json_pure() {
     let out = iopath()
         .args(["run", "--dir"])
         .arg(d)
-        .args(["--methods", "null", "--json", "-", "--markdown", "-"])
+        .args([
+            "--concurrency",
+            "1",
+            "--methods",
+            "null",
+            "--json",
+            "-",
+            "--markdown",
+            "-",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -335,6 +335,8 @@ fn cases_refused_before_any_io_are_taken_out_of_the_estimate() {
         .args(["run", "--dir"])
         .arg(dir.path())
         .args([
+            "--concurrency",
+            "1",
             "--methods",
             "buffered,direct,uring",
             "--patterns",

@@ -30,6 +30,8 @@ fn run_on_cpu0(dir: &std::path::Path) -> serde_json::Value {
     common::run_json(
         dir,
         &[
+            "--concurrency",
+            "1",
             "--methods",
             "null",
             "--patterns",

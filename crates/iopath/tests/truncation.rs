@@ -48,6 +48,12 @@ fn spawn(file: &Path, method: &str, pattern: &str, json: &Path) -> Child {
         .arg("--file")
         .arg(file)
         .args(["--allow-write", "--methods", method, "--patterns", pattern])
+        // One request in flight (the copy pattern matches none).
+        .args(if pattern == "copy" {
+            &[][..]
+        } else {
+            &["--concurrency", "1"][..]
+        })
         .args([
             "--span", "8M", "--time", "300ms", "--repeat", "4", "--quiet",
         ])
@@ -291,6 +297,12 @@ fn own_file_truncated(method: &str, pattern: &str) {
         .arg("--dir")
         .arg(dir.path())
         .args(["--size", "32M", "--methods", method, "--patterns", pattern])
+        // One request in flight (the copy pattern matches none).
+        .args(if pattern == "copy" {
+            &[][..]
+        } else {
+            &["--concurrency", "1"][..]
+        })
         .args([
             "--span", "8M", "--time", "300ms", "--repeat", "4", "--quiet",
         ])

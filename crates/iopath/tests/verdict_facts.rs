@@ -80,6 +80,12 @@ fn a_result_written_before_verdict_facts_keeps_its_codes() {
             }
         }
         let facts = codes(n, "facts");
+        // Where today's procedure (each comparison at 5%, ties that do not
+        // chain) would make another call, the saved words stand alone,
+        // without facts (checked above: the same text).
+        if facts.is_empty() {
+            continue;
+        }
         assert_eq!(
             facts.first().map(String::as_str),
             Some("no_call_rounds"),

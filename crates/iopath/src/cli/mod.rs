@@ -280,8 +280,7 @@ pub struct RunArgs {
     #[arg(help_heading = WORKLOAD)]
     pub threads: u32,
 
-    /// Requests in flight each method keeps [default: 1,32 random; 8 MiB /
-    /// --bs seq.].
+    /// Requests in flight [default: 1,32; seq 8MiB/bs]
     ///
     /// Each method keeps N requests in flight its own way: an asynchronous
     /// one from one thread at depth N (with --threads T: T threads at depth
@@ -340,6 +339,8 @@ pub struct RunArgs {
     #[arg(help_heading = REPETITIONS)]
     pub max_time: Duration,
 
+    /// The whole run's time, set-up included [default: 52s]
+    ///
     /// Adaptive repetition: the whole run's time, set-up included [default:
     /// 52s without a preset or --max-time]. Its jobs share it; each method
     /// gets the rounds a verdict needs (6), then methods clearly behind the

@@ -264,8 +264,14 @@ impl Plan {
     /// cases of one job with its own budget (a fio job's `runtime`), else
     /// the run's budget over the cases without one.
     pub fn budget_time(&self, job: Option<(Duration, usize)>) -> Option<Duration> {
-        if self.repeat.is_some() {
-            return None;
+        if let Some(n) = self.repeat {
+            // A fixed count of rounds: a job's own budget (a fio job's
+            // `runtime`) is shared by them, whole (a time-based job must
+            // not run without a limit). The run's budget and `--repeat`
+            // exclude each other.
+            let (b, arms) = job?;
+            let reps = (arms.max(1) as u32).saturating_mul(n.max(1) + self.warmup);
+            return Some((b / reps.max(1)).max(MIN_BUDGET_TIME));
         }
         let weight = |c: &Case| if c.pattern.writes() { 2.0 } else { 1.0 };
         let (budget, weights) = match job {

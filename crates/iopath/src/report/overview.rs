@@ -18,7 +18,10 @@ const BEST: &str = "*";
 /// The grid of `r` if its jobs are matched ones and it fits in `width`
 /// columns; `None` otherwise (the caller shows a table per pattern).
 pub fn grid(r: &RunResult, width: usize) -> Option<String> {
-    if r.cases.is_empty() || r.cases.iter().any(|c| c.concurrency.is_none()) {
+    // Nothing measured: the tables per pattern, which say why.
+    if r.cases.iter().all(|c| c.summary.is_none())
+        || r.cases.iter().any(|c| c.concurrency.is_none())
+    {
         return None;
     }
     let jobs = jobs(&r.cases);
