@@ -608,6 +608,8 @@ struct Chosen {
 }
 
 #[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod no_call_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -1,3 +1,4 @@
+pub(crate) use super::fixtures::{seven_apart, stopped, with_null};
 use super::*;
 use crate::result::verdict_facts::*;
 use crate::result::{Cpu, Measurement, Memory};
@@ -342,45 +343,6 @@ fn seven_identical_methods_are_never_called_apart_nineteen_times_in_twenty() {
     assert!(wrong as f64 / jobs as f64 <= 0.05, "{wrong} of {jobs}");
 }
 
-/// Seven methods, each `i + 1` times the first in every one of `n`
-/// rounds: every difference plain.
-pub(crate) fn seven_apart(n: usize) -> Vec<CaseResult> {
-    let names = [
-        "buffered",
-        "direct",
-        "mmap",
-        "uring",
-        "aio",
-        "uring-sqpoll",
-        "uring-buffered",
-    ];
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let bw: Vec<f64> = (0..n)
-                .map(|r| (100.0 + r as f64) * (1.0 + i as f64))
-                .collect();
-            rounds(m, None, &bw, &vec![1.0; n])
-        })
-        .collect()
-}
-
-/// `c` as stopped by `why`, each repetition `rep_s` long.
-pub(crate) fn stopped(mut c: CaseResult, why: crate::stats::StopReason, rep_s: f64) -> CaseResult {
-    let n = c.repetitions.len() as u32;
-    c.repetition_control = Some(crate::result::RepetitionControl {
-        stopped_by: why,
-        measured: n,
-        warmup: 0,
-        ci_rel: None,
-        ci_level: 0.0,
-        elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
-        measured_ios: None,
-    });
-    c
-}
-
 /// Seven methods, every difference plain: six rounds name the leader
 /// (each comparison of the step-down at 5%: the Bonferroni level took 8),
 /// five are too few for any 95% interval, and the verdict says so, with
@@ -417,23 +379,6 @@ fn seven_methods_apart_are_called_on_six_rounds_not_on_five() {
     // Every comparison at 95%, whatever the number of methods.
     assert!((v[0].ci_level - 0.95).abs() < 1e-12);
     assert_eq!(fact(&v[0], "fastest").code(), "fastest");
-}
-
-/// `null` far ahead of three real methods, with the least CPU and
-/// memory of all.
-pub(crate) fn with_null() -> Vec<CaseResult> {
-    vec![
-        case("null", "randread", &around(5_000.0, 2.0), 60.0, 4096),
-        case(
-            "buffered",
-            "randread",
-            &around(100.0, 2.0),
-            11_700.0,
-            1_717_986_918,
-        ),
-        case("direct", "randread", &around(82.0, 2.0), 8_900.0, 98_304),
-        case("uring", "randread", &around(231.0, 2.0), 3_200.0, 131_072),
-    ]
 }
 
 #[test]
