@@ -244,12 +244,20 @@ fn presets_with_several_variants_get_verdicts() {
     // and buffered write 4 MiB with the flush timed (`--sync end`), which
     // the device moved: ranked beside direct, a write verdict
     // (docs/methodology.md, "The device apart from memory").
+    // glommio-random at 64 MiB: over 4 MiB the whole-file buffered case is
+    // served from the page cache after its first pass (device ~7%) and is
+    // set apart from a cold-cache ranking, which leaves that group one
+    // ranked method and no verdict (tests/served.rs covers that case).
     let dir = scratch();
-    for (preset, verdicts) in [("daxbench", 2), ("glommio-random", 2), ("crystal", 4)] {
+    for (preset, size, verdicts) in [
+        ("daxbench", "4M", 2),
+        ("glommio-random", "64M", 2),
+        ("crystal", "4M", 4),
+    ] {
         let (_, v) = run(
             dir.path(),
             &[
-                "--preset", preset, "--size", "4M", "--time", "20ms", "--quiet",
+                "--preset", preset, "--size", size, "--time", "20ms", "--quiet",
             ],
         );
         let vs = v["verdicts"].as_array().unwrap();
