@@ -438,6 +438,11 @@ pub struct RepetitionControl {
     /// Absent in results before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_ios: Option<u64>,
+    /// The time its job was given, ns, when it had a budget (its share of
+    /// `--budget`, or a fio job's `runtime`); absent without one and in
+    /// results before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ns: Option<u64>,
 }
 
 impl CaseResult {

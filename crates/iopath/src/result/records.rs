@@ -149,6 +149,11 @@ pub struct Verdict {
     /// from its repetitions' measured times. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_time_for_call: Option<String>,
+    /// Without a call, for a job that stopped at its budget (its share of
+    /// `--budget`, or a fio job's `runtime`): that budget, ns. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ns: Option<u64>,
     /// A write verdict whose page-cache writers wrote no more in a
     /// repetition than the kernel's dirty limit: their speed is a burst the
     /// cache absorbed (the text says so and how to measure past it).

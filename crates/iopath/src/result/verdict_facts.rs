@@ -26,6 +26,9 @@ pub enum VerdictFact {
         among: usize,
         needed: usize,
         advice: NoCallAdvice,
+        /// The time the job was given and spent ([`crate::result::records::Verdict::budget_ns`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_ns: Option<u64>,
     },
     /// No call: too few repetitions (fewer than
     /// [`crate::stats::MIN_CALL_REPETITIONS`]) on some side.
@@ -34,6 +37,9 @@ pub enum VerdictFact {
         measured: Measured,
         short: ShortOf,
         advice: NoCallAdvice,
+        /// As in [`VerdictFact::NoCallRounds`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_ns: Option<u64>,
     },
     /// Methods not shown to differ from the leader whose medians are far
     /// from it (`far`); the `near` ones tie for fastest.
@@ -124,11 +130,29 @@ pub enum VerdictFact {
     NoCallYet { leader: Entrant },
     /// Use the one fastest method.
     Use { method: Entrant },
-    /// The methods equally good (the pick first); `dearer` tie for speed
-    /// but cost more.
+    /// The methods equally good (the pick first): each shown within
+    /// [`crate::stats::EQUIVALENCE_MARGIN`] of the fastest both ways, its
+    /// ratio's interval (at the verdict's `ci_level`) inside the margin (an
+    /// equivalence test); `ratios`: the fastest over each of them but
+    /// itself (absent in results before it was recorded, when a tie was
+    /// enough). `dearer` tie for speed but cost more.
     EquallyGood {
         methods: Vec<Entrant>,
         speed: SpeedTie,
+        dearer: Vec<Entrant>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ratios: Vec<Versus>,
+    },
+    /// Methods not shown to differ in speed (nor in CPU per I/O or memory)
+    /// whose likeness is not shown either: some ratio's interval reaches
+    /// past `margin` ([`crate::stats::EQUIVALENCE_MARGIN`]). `leader` is
+    /// the fastest, `ratios` it over each of the others (as
+    /// [`VerdictFact::EquallyGood`]); `dearer` tie for speed but cost more.
+    TooCloseToCall {
+        methods: Vec<Entrant>,
+        leader: Entrant,
+        ratios: Vec<Versus>,
+        margin: f64,
         dearer: Vec<Entrant>,
     },
     /// Use the pick: tied in speed, really cheaper `by`.
@@ -162,6 +186,7 @@ impl VerdictFact {
             Self::NoCallYet { .. } => "no_call_yet",
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
+            Self::TooCloseToCall { .. } => "too_close_to_call",
             Self::UseCheaper { .. } => "use_cheaper",
         }
     }
@@ -173,6 +198,7 @@ impl VerdictFact {
             Self::NoCallYet { .. }
                 | Self::Use { .. }
                 | Self::EquallyGood { .. }
+                | Self::TooCloseToCall { .. }
                 | Self::UseCheaper { .. }
         )
     }
@@ -223,6 +249,16 @@ pub struct Versus {
     /// method's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_depth: Option<u32>,
+}
+
+impl Versus {
+    /// True when its interval lies within
+    /// [`crate::stats::EQUIVALENCE_MARGIN`] of even both ways, on enough
+    /// repetitions for the interval to be one at its level: the two are
+    /// shown alike in speed, not only not shown to differ.
+    pub fn equivalent(&self) -> bool {
+        !self.few_repetitions && stats::within_margin(self.ratio_ci)
+    }
 }
 
 /// A method set apart from the ranking, its median throughput and

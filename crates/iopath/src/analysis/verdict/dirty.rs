@@ -253,6 +253,7 @@ pub(crate) mod tests {
                 ci_level: 0.95,
                 elapsed_ns: 0,
                 measured_ios: None,
+                budget_ns: None,
             }),
             ..Default::default()
         }

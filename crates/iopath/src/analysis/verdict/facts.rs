@@ -194,6 +194,7 @@ fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
                 among: r.len(),
                 needed,
                 advice,
+                budget_ns: v.budget_ns,
             };
         }
         return VerdictFact::NoCallRepetitions {
@@ -201,6 +202,7 @@ fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
             measured,
             short: short_of(s),
             advice,
+            budget_ns: v.budget_ns,
         };
     }
     let slower = s.shown(v);
@@ -352,10 +354,28 @@ fn action(v: &Verdict, s: &Speed) -> VerdictFact {
             .map(|m| m.method.clone())
             .filter(|m| !v.equally_good.contains(m))
             .collect();
+        // Equally good only where the interval shows it (an equivalence
+        // test), not where the test could only not tell them apart.
+        let ratios: Vec<Versus> = s
+            .tied
+            .iter()
+            .filter(|m| v.equally_good.contains(&m.method) && m.method != s.top.method)
+            .map(|m| s.versus(v, m))
+            .collect();
+        if !ratios.iter().all(Versus::equivalent) {
+            return VerdictFact::TooCloseToCall {
+                methods: v.equally_good.clone(),
+                leader: s.top.method.clone(),
+                ratios,
+                margin: stats::EQUIVALENCE_MARGIN,
+                dearer,
+            };
+        }
         return VerdictFact::EquallyGood {
             methods: v.equally_good.clone(),
             speed,
             dearer,
+            ratios,
         };
     }
     VerdictFact::UseCheaper {

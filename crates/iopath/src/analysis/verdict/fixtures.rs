@@ -39,6 +39,7 @@ pub(crate) fn stopped(mut c: CaseResult, why: crate::stats::StopReason, rep_s: f
         ci_level: 0.0,
         elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
         measured_ios: None,
+        budget_ns: None,
     });
     c
 }

@@ -454,6 +454,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         capped: m.capped(&name_of),
         interrupted,
         max_time_for_call,
+        budget_ns: no_call::budget(&real_cases).filter(|_| !called && !interrupted),
         dirty_burst: None,
         set_apart: served::apart(group, &name_of),
         facts: Vec::new(),
@@ -607,6 +608,8 @@ struct Chosen {
     cheaper_by: Option<CheaperBy>,
 }
 
+#[cfg(test)]
+mod equivalence_tests;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]

@@ -51,6 +51,24 @@ pub(super) fn shortfall(
     )
 }
 
+/// The budget a job of `cases` (its real methods) stopped at: the time it
+/// was given, when one of them ran until that was spent and none was cut
+/// short otherwise (an interrupt, `--case-timeout`).
+pub(super) fn budget(cases: &[&CaseResult]) -> Option<u64> {
+    let controls: Vec<&crate::result::RepetitionControl> = cases
+        .iter()
+        .filter_map(|c| c.repetition_control.as_ref())
+        .collect();
+    let cut = controls
+        .iter()
+        .any(|r| matches!(r.stopped_by, StopReason::Stopped | StopReason::CaseTimeout));
+    let spent = controls.iter().any(|r| r.stopped_by == StopReason::MaxTime);
+    if cut || !spent {
+        return None;
+    }
+    controls.iter().filter_map(|r| r.budget_ns).max()
+}
+
 /// What gives a call: the `needed` rounds, by the flag that fits why the
 /// job has fewer.
 pub(super) fn advice(v: &Verdict, needed: usize) -> NoCallAdvice {

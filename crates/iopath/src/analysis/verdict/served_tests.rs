@@ -44,6 +44,7 @@ fn case(method: &str, pattern: Pattern, bytes: u64, duration_ns: u64, fraction: 
             ci_level: 0.95,
             elapsed_ns: 0,
             measured_ios: None,
+            budget_ns: None,
         }),
         ..Default::default()
     }

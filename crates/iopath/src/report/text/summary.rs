@@ -27,8 +27,9 @@ pub enum NoCall {
 /// What a verdict decided.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
-    /// No call: `leader` measured fastest.
-    Leads(NoCall),
+    /// No call: `leader` measured fastest; `budget_ns`: the time the job
+    /// was given and spent, when it had a budget.
+    Leads { why: NoCall, budget_ns: Option<u64> },
     /// The pick is fastest, alone.
     Fastest,
     /// The pick ties with `with` for speed and costs really less: CPU per
@@ -37,8 +38,12 @@ pub enum Decision {
         with: Vec<String>,
         by: crate::result::verdict_facts::CheaperBy,
     },
-    /// These methods are equally good (the pick first).
+    /// These methods are equally good (the pick first): shown within the
+    /// equivalence margin of each other.
     Equal(Vec<String>),
+    /// These methods (the pick first) are not shown to differ, nor shown
+    /// alike: too close to call.
+    TooClose(Vec<String>),
 }
 
 /// A method the pick is measured against, and how it compares.
@@ -81,10 +86,20 @@ impl Answer {
             .filter(|m| m.tied_with_fastest && m.method != pick.method)
             .collect();
         let tied: Vec<String> = tied_ranked.iter().map(|m| m.method.to_string()).collect();
+        let too_close = v
+            .facts
+            .iter()
+            .any(|f| matches!(f, VerdictFact::TooCloseToCall { .. }));
+        let equal: Vec<String> = v.equally_good.iter().map(|e| e.to_string()).collect();
         let decision = if unsure {
-            Decision::Leads(no_call(v, &real))
-        } else if !v.equally_good.is_empty() {
-            Decision::Equal(v.equally_good.iter().map(|e| e.to_string()).collect())
+            Decision::Leads {
+                why: no_call(v, &real),
+                budget_ns: v.budget_ns,
+            }
+        } else if too_close {
+            Decision::TooClose(equal)
+        } else if !equal.is_empty() {
+            Decision::Equal(equal)
         } else if tied.is_empty() {
             Decision::Fastest
         } else {
@@ -237,12 +252,21 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
         None => String::new(),
     };
     let said = match &a.decision {
-        Decision::Leads(why) => format!(
-            "no call ({}): {} leads{}",
-            why_no_call(why),
-            a.pick,
-            next(", ")
-        ),
+        // The leader's lead is a measurement, not a finding.
+        Decision::Leads { why, budget_ns } => {
+            let measured = match &a.next {
+                Some(_) => format!("{} measured {}, not established", a.pick, next("")),
+                None => format!("{} leads on these numbers", a.pick),
+            };
+            match budget_ns {
+                Some(b) => format!(
+                    "{} ({}): {measured}",
+                    super::verdict::too_close_to_call_in(*b),
+                    why_no_call(why)
+                ),
+                None => format!("no call ({}): {measured}", why_no_call(why)),
+            }
+        }
         Decision::Fastest if a.next.is_some() => {
             format!("use {}{}, the next fastest", a.pick, next(": "))
         }
@@ -259,6 +283,11 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
         ),
         Decision::Equal(m) => format!(
             "{}: equally good in speed, CPU and memory{}",
+            list(m),
+            next("; ")
+        ),
+        Decision::TooClose(m) => format!(
+            "{}: too close to call in speed, no real difference in CPU or memory{}",
             list(m),
             next("; ")
         ),
@@ -295,9 +324,21 @@ pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String 
         None => String::new(),
     };
     let said = match &a.decision {
-        Decision::Leads(_) => format!("{what}: {} leads (no call){habit}", a.pick),
+        Decision::Leads { budget_ns, .. } => {
+            let call =
+                budget_ns.map_or("no call".to_string(), super::verdict::too_close_to_call_in);
+            match &a.habit {
+                Some(_) => format!(
+                    "{what}: {call}; {} measured{}, not established",
+                    a.pick,
+                    habit.trim_start_matches(',')
+                ),
+                None => format!("{what}: {call}; {} leads on these numbers", a.pick),
+            }
+        }
         Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
         Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
+        Decision::TooClose(m) => format!("{what}: {} (too close to call){habit}", or_list(m)),
     };
     format!("{said}{}", short_caveats(a, pick_device))
 }
@@ -464,7 +505,10 @@ mod tests {
         let need = stats::verdict_rounds();
         assert_eq!(
             a.decision,
-            Decision::Leads(NoCall::Rounds { have: 4, need })
+            Decision::Leads {
+                why: NoCall::Rounds { have: 4, need },
+                budget_ns: None
+            }
         );
         // Without a call the ratios are the medians'.
         let top = &v.ranking[0];
@@ -473,7 +517,13 @@ mod tests {
         assert!((next.speed - top.bw_bytes_per_s / m.bw_bytes_per_s).abs() < 1e-9);
         v.interrupted = true;
         let a = Answer::of(&v).unwrap();
-        assert_eq!(a.decision, Decision::Leads(NoCall::Interrupted));
+        assert_eq!(
+            a.decision,
+            Decision::Leads {
+                why: NoCall::Interrupted,
+                budget_ns: None
+            }
+        );
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl Words<'_> {
                 super::served::fact(f).unwrap_or_default()
             }
             VerdictFact::HugeBuffers { block_size, pairs } => huge_buffers(*block_size, pairs),
-            f if f.is_action() => match action(f) {
+            f if f.is_action() => match self.action(f) {
                 Some(advice) => {
                     let caveat = if burst {
                         " (for bursts under the dirty limit: see above)"
@@ -226,8 +226,10 @@ impl Words<'_> {
                 among,
                 needed,
                 advice,
+                budget_ns,
             } => format!(
-                "{label}: {leader} measured {}, but {rounds} rounds are too few to call that real among {among} {} (it takes {needed}); {}.",
+                "{label}: {}{leader} measured {}, but {rounds} rounds are too few to call that real among {among} {} (it takes {needed}); {}.",
+                too_close_in(*budget_ns),
                 measured_list(measured),
                 self.noun(),
                 advice_words(advice)
@@ -237,8 +239,10 @@ impl Words<'_> {
                 measured,
                 short,
                 advice,
+                budget_ns,
             } => format!(
-                "{label}: {leader} measured {}, but {}: too few to call that real; {}.",
+                "{label}: {}{leader} measured {}, but {}: too few to call that real; {}.",
+                too_close_in(*budget_ns),
                 measured_list(measured),
                 short_words(short),
                 advice_words(advice)
@@ -384,6 +388,21 @@ impl Words<'_> {
             ),
         }
     }
+}
+
+/// `too close to call in 2 s: `, for a job without a call that spent
+/// the budget it was given; else nothing.
+fn too_close_in(budget_ns: Option<u64>) -> String {
+    budget_ns.map_or(String::new(), |b| format!("{}: ", too_close_to_call_in(b)))
+}
+
+/// `too close to call in 2 s`: what a job without a call could not
+/// settle in the time it was given.
+pub fn too_close_to_call_in(budget_ns: u64) -> String {
+    format!(
+        "too close to call in {}",
+        fmt_wall(std::time::Duration::from_nanos(budget_ns))
+    )
 }
 
 /// Without a call, what the leader measured against the others.
@@ -585,46 +604,105 @@ fn dirty_burst(b: &DirtyBurst) -> String {
     )
 }
 
-/// What to do, without its full stop (a caveat may follow); `None` for a
-/// fact that is not advice.
-fn action(f: &VerdictFact) -> Option<String> {
-    Some(match f {
-        VerdictFact::NoCallYet { leader } => {
-            format!("→ no call yet; on these numbers {leader} leads")
-        }
-        VerdictFact::Use { method } => format!("→ use {method}"),
-        VerdictFact::EquallyGood {
-            methods,
-            speed,
-            dearer,
-        } => format!(
-            "→ {} are equally good here: {} in speed, and no real difference in CPU per I/O or memory{}",
-            list(methods),
-            match speed {
-                SpeedTie::NotShownToDiffer => "not shown to differ",
-                SpeedTie::Tied => "tied",
-                SpeedTie::TiedForFastest => "tied for fastest",
-            },
-            match dearer.len() {
-                0 => String::new(),
-                1 => format!(" ({} costs more)", dearer[0]),
-                _ => format!(" ({} cost more)", list(dearer)),
+/// `(ucache costs more)`: the methods tied for speed that cost more.
+fn dearer_words(dearer: &[Entrant]) -> String {
+    match dearer.len() {
+        0 => String::new(),
+        1 => format!(" ({} costs more)", dearer[0]),
+        _ => format!(" ({} cost more)", list(dearer)),
+    }
+}
+
+impl Words<'_> {
+    /// `uring 1.01x aio, 95% CI 0.99-1.02x`: the fastest over others,
+    /// inside parentheses.
+    fn fastest_over(&self, leader: &str, ratios: &[Versus]) -> String {
+        let each: Vec<String> = ratios
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} {}, {}",
+                    x(m.ratio),
+                    m.method,
+                    ci(m.ratio_ci, m.few_repetitions, self.v.ci_level)
+                )
+            })
+            .collect();
+        format!("{leader} {}", each.join("; "))
+    }
+
+    /// What to do, without its full stop (a caveat may follow); `None` for
+    /// a fact that is not advice.
+    fn action(&self, f: &VerdictFact) -> Option<String> {
+        let margin_pct = |m: f64| format!("{:.0}%", m * 100.0);
+        Some(match f {
+            VerdictFact::NoCallYet { leader } => {
+                format!("→ no call yet; on these numbers {leader} leads")
             }
-        ),
-        VerdictFact::UseCheaper { method, speed, by } => format!(
-            "→ use {method}: {}, and the least {} of those (a real difference)",
-            match speed {
-                SpeedTie::NotShownToDiffer => "not shown to differ in speed",
-                _ => "tied for fastest",
-            },
-            match by {
-                CheaperBy::CpuPerIo => cpu_per(CpuUnit::PerIo),
-                CheaperBy::CpuPerMib => cpu_per(CpuUnit::PerMib),
-                CheaperBy::Memory => "memory",
+            VerdictFact::Use { method } => format!("→ use {method}"),
+            VerdictFact::EquallyGood {
+                methods,
+                speed,
+                dearer,
+                ratios,
+            } => {
+                let speed = match (ratios.is_empty(), speed) {
+                    (false, _) => format!(
+                        "within {} in speed ({})",
+                        margin_pct(stats::EQUIVALENCE_MARGIN),
+                        self.fastest_over(
+                            &self
+                                .v
+                                .fastest
+                                .first()
+                                .map_or(String::new(), ToString::to_string),
+                            ratios
+                        )
+                    ),
+                    // Saved before the interval was recorded.
+                    (true, SpeedTie::NotShownToDiffer) => "not shown to differ in speed".into(),
+                    (true, SpeedTie::Tied) => "tied in speed".into(),
+                    (true, SpeedTie::TiedForFastest) => "tied for fastest in speed".into(),
+                };
+                format!(
+                    "→ {} are equally good here: {speed}, and no real difference in CPU per I/O or memory{}",
+                    list(methods),
+                    dearer_words(dearer)
+                )
             }
-        ),
-        _ => return None,
-    })
+            VerdictFact::TooCloseToCall {
+                methods,
+                leader,
+                ratios,
+                margin,
+                dearer,
+            } => {
+                // The ratios whose interval reaches past the margin: why.
+                let open: Vec<Versus> =
+                    ratios.iter().filter(|r| !r.equivalent()).cloned().collect();
+                format!(
+                    "→ {} are too close to call: not shown to differ in speed, nor shown within {} ({}), and no real difference in CPU per I/O or memory{}",
+                    list(methods),
+                    margin_pct(*margin),
+                    self.fastest_over(&leader.to_string(), &open),
+                    dearer_words(dearer)
+                )
+            }
+            VerdictFact::UseCheaper { method, speed, by } => format!(
+                "→ use {method}: {}, and the least {} of those (a real difference)",
+                match speed {
+                    SpeedTie::NotShownToDiffer => "not shown to differ in speed",
+                    _ => "tied for fastest",
+                },
+                match by {
+                    CheaperBy::CpuPerIo => cpu_per(CpuUnit::PerIo),
+                    CheaperBy::CpuPerMib => cpu_per(CpuUnit::PerMib),
+                    CheaperBy::Memory => "memory",
+                }
+            ),
+            _ => return None,
+        })
+    }
 }
 
 /// A hit ratio as a percentage, `?` when unknown.

@@ -480,3 +480,45 @@ fn a_thread_pool_is_worded_as_a_pool_of_threads() {
          uring on 1 thread at depth 8; threadpool on a pool of 8 threads."
     );
 }
+
+/// Not separated but not shown alike either (a wide interval straddling
+/// even): too close to call, not "equally good"; and a job without a
+/// call that spent the 2 s it was given: too close to call in 2 s. Each
+/// verdict in full, then its one-line forms.
+#[test]
+fn wording_too_close_to_call_in_speed_and_in_its_budget() {
+    use super::super::summary::{summary_line, verdict_line, Answer};
+    let base = [100.0, 104.0, 97.0, 101.0, 99.0, 103.0, 98.0, 102.0];
+    let k = [1.10, 0.91, 1.08, 0.93, 1.05, 0.95, 1.09, 0.92];
+    let wide: Vec<f64> = base.iter().zip(k).map(|(b, k)| b * k).collect();
+    let tie = all(&[
+        rounds("uring", None, &base, &[1000.0; 8]),
+        rounds("aio", None, &wide, &[1000.0; 8]),
+    ]);
+    let one = [1.0; 4];
+    let short = all(&[
+        rounds("direct", None, &[100.0, 101.0, 102.0, 99.0], &one),
+        rounds("buffered", None, &[60.0, 70.0, 65.0, 90.0], &one),
+    ]
+    .map(|c| {
+        let mut c = stopped(c, StopReason::MaxTime, 0.25);
+        if let Some(r) = c.repetition_control.as_mut() {
+            r.budget_ns = Some(2_000_000_000);
+        }
+        c
+    }));
+    let out: Vec<String> = tie
+        .iter()
+        .chain(&short)
+        .map(|v| {
+            let a = Answer::of(v).unwrap();
+            format!(
+                "{}\n{}\n{}",
+                say(v),
+                verdict_line(&a, None, Some("randread 4k")),
+                summary_line("random reads", &a, None)
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(out.join("\n\n"));
+}

@@ -170,6 +170,8 @@ struct Arm<'c> {
     /// the case timeout keeps for the next one's.
     flush_ns: u64,
     end: Option<ArmEnd>,
+    /// The job's budget, ns, when it has one.
+    budget_ns: Option<u64>,
 }
 
 /// After a Ctrl-C, the time a job's end may spend merging its cases'
@@ -210,6 +212,7 @@ impl Runner<'_> {
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
         sched.budget_ns = sh.budget.share(cases).filter(|_| sched.rule.is_some());
+        arms.iter_mut().for_each(|a| a.budget_ns = sched.budget_ns);
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
@@ -305,6 +308,7 @@ impl Runner<'_> {
                     elapsed_ns: 0,
                     flush_ns: 0,
                     end: None,
+                    budget_ns: None,
                 });
             }
         }
@@ -481,6 +485,7 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
         ci_level: bw.map_or(0.0, |s| s.ci95_median_level),
         elapsed_ns: arm.elapsed_ns,
         measured_ios: Some(measured_ios),
+        budget_ns: arm.budget_ns,
     });
 }
 
