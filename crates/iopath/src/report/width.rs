@@ -1,7 +1,8 @@
 //! How wide the text written on stdout may be: the terminal's width when
 //! stdout is a terminal, else `COLUMNS`, else [`DEFAULT`]. Every renderer
 //! that keeps to the terminal (`compare`, the run's one-screen answer)
-//! asks [`stdout_width`] once and lays its text out for that many columns.
+//! asks [`stdout_width`] once and lays its text out for that many columns;
+//! the estimate on stderr keeps to [`stderr_width`].
 
 /// The width when stdout is no terminal and `COLUMNS` is not set: a
 /// file, a pipe, a CI log.
@@ -17,6 +18,15 @@ pub const MIN: usize = 60;
 pub fn stdout_width() -> usize {
     let terminal =
         terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
+    width_from(terminal, std::env::var("COLUMNS").ok().as_deref())
+}
+
+/// The columns iopath's wrapped stderr lines (the estimate) keep to: the
+/// terminal's width when stderr is a terminal, else `COLUMNS`, else
+/// [`DEFAULT`], as [`stdout_width`] does for stdout.
+pub fn stderr_width() -> usize {
+    let terminal =
+        terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0));
     width_from(terminal, std::env::var("COLUMNS").ok().as_deref())
 }
 

@@ -149,9 +149,9 @@ pub struct Verdict {
     /// from its repetitions' measured times. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_time_for_call: Option<String>,
-    /// Without a call, for a job that stopped at its budget (its share of
-    /// `--budget`, or a fio job's `runtime`): that budget, ns. Absent
-    /// otherwise.
+    /// For a job that stopped at its budget (its share of `--budget`, or a
+    /// fio job's `runtime`): that budget, ns, which a verdict without a
+    /// call, or too close to call, says. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ns: Option<u64>,
     /// A write verdict whose page-cache writers wrote no more in a

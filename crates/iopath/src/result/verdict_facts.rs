@@ -26,7 +26,8 @@ pub enum VerdictFact {
         among: usize,
         needed: usize,
         advice: NoCallAdvice,
-        /// The time the job was given and spent ([`crate::result::records::Verdict::budget_ns`]).
+        /// The time the job was given, when it stopped there
+        /// ([`crate::result::records::Verdict::budget_ns`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget_ns: Option<u64>,
     },
@@ -154,6 +155,9 @@ pub enum VerdictFact {
         ratios: Vec<Versus>,
         margin: f64,
         dearer: Vec<Entrant>,
+        /// As in [`VerdictFact::NoCallRounds`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_ns: Option<u64>,
     },
     /// Use the pick: tied in speed, really cheaper `by`.
     UseCheaper {

@@ -69,6 +69,10 @@ pub struct CaseTime {
     /// Short of them because `--case-timeout` ends its job's slowest case
     /// first.
     pub short_by_timeout: bool,
+    /// The least it takes: under a budget, the rounds every arm runs
+    /// whatever they cost ([`crate::plan::MIN_ADAPTIVE_REPS`], warm-ups
+    /// too); else `total_s`.
+    pub floor_s: f64,
 }
 
 /// The size of the file the run will address, and whether iopath fills
@@ -176,6 +180,8 @@ pub fn job_times(
     let warmup = f64::from(plan.warmup);
     let wanted = wanted_rounds(plan, cases.len());
     let budgeted = plan.budget.is_some() || cases.iter().any(|c| c.budget.is_some());
+    let floor_rounds = (budgeted && plan.repeat.is_none())
+        .then_some(crate::plan::MIN_ADAPTIVE_REPS as f64 + warmup);
     let (measured, short_of, max_time) = match plan.repeat {
         Some(n) => (f64::from(n), wanted.filter(|w| (n as usize) < *w), None),
         // Under a budget: the floor of rounds every method gets (the rest
@@ -213,10 +219,12 @@ pub fn job_times(
     reps.into_iter()
         .map(|(rep_s, assumed, bytes_only)| {
             let reps = measured + warmup;
+            let total_s = cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + SETUP_S));
             CaseTime {
                 rep_s,
                 reps,
-                total_s: cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + SETUP_S)),
+                total_s,
+                floor_s: floor_rounds.map_or(total_s, |f| (rep_s * f).min(total_s)),
                 assumed,
                 open_ended: bytes_only && cap.is_none(),
                 short_of: if capped { wanted } else { short_of },
@@ -302,6 +310,23 @@ impl Estimate {
         Some(run.unwrap_or_default() + own.iter().map(|o| o.1).sum::<Duration>())
     }
 
+    /// Under a budget (not `--repeat`), how the run's time stands against
+    /// it; `None` without one.
+    pub fn bound(&self, plan: &Plan) -> Option<Bound> {
+        let budget = Self::budget(plan).filter(|_| plan.repeat.is_none())?;
+        let floor = Duration::from_secs_f64(
+            self.prefill_s + self.cases.iter().map(|c| c.floor_s).sum::<f64>(),
+        );
+        let rounds = self.total();
+        Some(if floor > budget {
+            Bound::AtLeast { budget, floor }
+        } else if rounds > budget {
+            Bound::ShortOfRounds { budget, rounds }
+        } else {
+            Bound::Holds { budget, rounds }
+        })
+    }
+
     pub fn total(&self) -> Duration {
         Duration::from_secs_f64(self.prefill_s + self.cases.iter().map(|c| c.total_s).sum::<f64>())
     }
@@ -363,6 +388,19 @@ impl Estimate {
             remedy,
         })
     }
+}
+
+/// A run under a budget against it ([`Estimate::bound`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The rounds every verdict needs (`rounds`: their time) fit in it.
+    Holds { budget: Duration, rounds: Duration },
+    /// They do not, but the rounds every arm runs whatever they cost do:
+    /// the run ends near its budget, some verdicts short of their rounds.
+    ShortOfRounds { budget: Duration, rounds: Duration },
+    /// Even those take longer (`floor`): the budget cannot be held, and
+    /// the run takes at least about `floor`.
+    AtLeast { budget: Duration, floor: Duration },
 }
 
 /// Cases that will not run the rounds their verdicts need to make a call.

@@ -369,6 +369,7 @@ fn action(v: &Verdict, s: &Speed) -> VerdictFact {
                 ratios,
                 margin: stats::EQUIVALENCE_MARGIN,
                 dearer,
+                budget_ns: v.budget_ns,
             };
         }
         return VerdictFact::EquallyGood {

@@ -454,7 +454,7 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         capped: m.capped(&name_of),
         interrupted,
         max_time_for_call,
-        budget_ns: no_call::budget(&real_cases).filter(|_| !called && !interrupted),
+        budget_ns: no_call::budget(&real_cases).filter(|_| !interrupted),
         dirty_burst: None,
         set_apart: served::apart(group, &name_of),
         facts: Vec::new(),

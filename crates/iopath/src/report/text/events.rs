@@ -11,7 +11,7 @@ use crate::model::untrusted::{self, Visible};
 use crate::plan::Plan;
 use crate::result::facts::{CaseNote, Keeper, PassNote};
 use crate::result::RunResult;
-use crate::run::estimate::{self, Estimate, Remedy, Short};
+use crate::run::estimate::{self, Bound, Estimate, Remedy, Short};
 use crate::run::target::reap::{Gone, Reaped, MARK_XATTR};
 use crate::run::Event;
 
@@ -23,7 +23,8 @@ pub fn to_stderr(e: &Event<'_>) {
         Event::Estimate { .. } | Event::Refused { .. } => {
             let line = line(e);
             let line = untrusted::visible(&line);
-            untrusted::to_stderr(crate::model::units::wrap(&line, 120, "", "  "));
+            let width = crate::report::width::stderr_width();
+            untrusted::to_stderr(crate::model::units::wrap(&line, width, "", "  "));
         }
         _ => crate::say!("{}", Visible(line(e))),
     }
@@ -118,22 +119,8 @@ pub fn describe(e: &Estimate, plan: &Plan) -> String {
         ));
     }
     let total = e.total();
-    if let Some(b) = estimate::Estimate::budget(plan).filter(|_| plan.repeat.is_none()) {
-        // The floor of rounds is what the estimate counts; the budget
-        // bounds the rest.
-        let holds = if total.as_secs_f64() <= b.as_secs_f64() {
-            "it will hold"
-        } else {
-            "it will not hold: the floor alone takes longer; --time shorter or --budget longer"
-        };
-        return format!(
-            "estimated duration: at most about {} ({}; a budget of {} for the whole run, set-up included: the {} rounds every verdict needs take about {}, the rest goes to the methods still close to their leader; {holds})",
-            fmt_wall(b),
-            parts.join("; "),
-            fmt_duration(b),
-            crate::stats::verdict_rounds(),
-            fmt_wall(total),
-        );
+    if let Some(bound) = e.bound(plan) {
+        return budgeted(bound, &parts);
     }
     let mut line = format!("estimated duration: about {}", fmt_wall(total));
     if let Some(most) = e.most(plan) {
@@ -158,6 +145,37 @@ pub fn describe(e: &Estimate, plan: &Plan) -> String {
         ));
     }
     line
+}
+
+/// The estimate of a run under a budget: at most the budget when the
+/// rounds every arm runs fit in it, else at least what they take.
+fn budgeted(bound: Bound, parts: &[String]) -> String {
+    let rounds = crate::stats::verdict_rounds();
+    match bound {
+        // The floor of rounds is what the estimate counts; the budget
+        // bounds the rest.
+        Bound::Holds { budget, rounds: t } | Bound::ShortOfRounds { budget, rounds: t } => {
+            let holds = if matches!(bound, Bound::Holds { .. }) {
+                "it will hold"
+            } else {
+                "some verdicts will get fewer: --time shorter or --budget longer"
+            };
+            format!(
+                "estimated duration: at most about {} ({}; a budget of {} for the whole run, set-up included: the {rounds} rounds every verdict needs take about {}, the rest goes to the methods still close to their leader; {holds})",
+                fmt_wall(budget),
+                parts.join("; "),
+                fmt_duration(budget),
+                fmt_wall(t),
+            )
+        }
+        Bound::AtLeast { budget, floor } => format!(
+            "estimated duration: at least about {} ({}; a budget of {} for the whole run cannot be held: the {} rounds every method runs take about that; --time shorter or --budget longer)",
+            fmt_wall(floor),
+            parts.join("; "),
+            fmt_duration(budget),
+            crate::plan::MIN_ADAPTIVE_REPS,
+        ),
+    }
 }
 
 /// How the plan repeats its cases.
@@ -460,6 +478,10 @@ mod tests {
                 false,
             ),
             estimate_line(&["--preset", "hmmap", "--time", "pass"], 4 << 30, true),
+            // A budget the floor of rounds cannot keep to, and one the
+            // floor fits but not the rounds every verdict needs.
+            estimate_line(&["--budget", "1ms", "--size", "4M"], 4 << 20, true),
+            estimate_line(&["--budget", "10s", "--size", "4M"], 4 << 20, true),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }

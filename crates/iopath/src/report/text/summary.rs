@@ -42,8 +42,12 @@ pub enum Decision {
     /// equivalence margin of each other.
     Equal(Vec<String>),
     /// These methods (the pick first) are not shown to differ, nor shown
-    /// alike: too close to call.
-    TooClose(Vec<String>),
+    /// alike: too close to call (`budget_ns`: in the time the job was
+    /// given, when it stopped there).
+    TooClose {
+        methods: Vec<String>,
+        budget_ns: Option<u64>,
+    },
 }
 
 /// A method the pick is measured against, and how it compares.
@@ -86,18 +90,17 @@ impl Answer {
             .filter(|m| m.tied_with_fastest && m.method != pick.method)
             .collect();
         let tied: Vec<String> = tied_ranked.iter().map(|m| m.method.to_string()).collect();
-        let too_close = v
-            .facts
-            .iter()
-            .any(|f| matches!(f, VerdictFact::TooCloseToCall { .. }));
         let equal: Vec<String> = v.equally_good.iter().map(|e| e.to_string()).collect();
         let decision = if unsure {
             Decision::Leads {
                 why: no_call(v, &real),
                 budget_ns: v.budget_ns,
             }
-        } else if too_close {
-            Decision::TooClose(equal)
+        } else if let Some(budget_ns) = too_close(v) {
+            Decision::TooClose {
+                methods: equal,
+                budget_ns,
+            }
         } else if !equal.is_empty() {
             Decision::Equal(equal)
         } else if tied.is_empty() {
@@ -154,6 +157,15 @@ impl Answer {
                 .is_some_and(|b| b.methods.contains(&pick.method)),
         })
     }
+}
+
+/// For a verdict whose methods are too close to call, the budget it
+/// says (`Some(None)` without one); `None` otherwise.
+fn too_close(v: &Verdict) -> Option<Option<u64>> {
+    v.facts.iter().find_map(|f| match f {
+        VerdictFact::TooCloseToCall { budget_ns, .. } => Some(*budget_ns),
+        _ => None,
+    })
 }
 
 fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
@@ -286,9 +298,18 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
             list(m),
             next("; ")
         ),
-        Decision::TooClose(m) => format!(
+        Decision::TooClose {
+            methods,
+            budget_ns: Some(b),
+        } => format!(
+            "{}: {}, no real difference in CPU or memory{}",
+            super::verdict::too_close_to_call_in(*b),
+            list(methods),
+            next("; ")
+        ),
+        Decision::TooClose { methods, .. } => format!(
             "{}: too close to call in speed, no real difference in CPU or memory{}",
-            list(m),
+            list(methods),
             next("; ")
         ),
     };
@@ -338,7 +359,14 @@ pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String 
         }
         Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
         Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
-        Decision::TooClose(m) => format!("{what}: {} (too close to call){habit}", or_list(m)),
+        Decision::TooClose { methods, budget_ns } => format!(
+            "{what}: {} ({}){habit}",
+            or_list(methods),
+            budget_ns.map_or(
+                "too close to call".into(),
+                super::verdict::too_close_to_call_in
+            )
+        ),
     };
     format!("{said}{}", short_caveats(a, pick_device))
 }

@@ -676,13 +676,15 @@ impl Words<'_> {
                 ratios,
                 margin,
                 dearer,
+                budget_ns,
             } => {
                 // The ratios whose interval reaches past the margin: why.
                 let open: Vec<Versus> =
                     ratios.iter().filter(|r| !r.equivalent()).cloned().collect();
                 format!(
-                    "→ {} are too close to call: not shown to differ in speed, nor shown within {} ({}), and no real difference in CPU per I/O or memory{}",
+                    "→ {} are {}: not shown to differ in speed, nor shown within {} ({}), and no real difference in CPU per I/O or memory{}",
                     list(methods),
+                    budget_ns.map_or("too close to call".into(), too_close_to_call_in),
                     margin_pct(*margin),
                     self.fastest_over(&leader.to_string(), &open),
                     dearer_words(dearer)

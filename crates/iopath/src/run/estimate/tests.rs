@@ -491,3 +491,36 @@ fn the_job_loop_runs_the_rounds_the_estimate_counts() {
         assert_eq!(end.arms[0].warmup, p.warmup);
     }
 }
+
+/// Regression (issue 28, item c): under a budget the rounds every arm
+/// runs whatever they cost cannot fit in (`--budget 1ms`), the estimate
+/// said "at most about 0 s" and the run took 17 s: it is at least what
+/// those rounds take.
+#[test]
+fn a_budget_smaller_than_the_floor_of_rounds_is_estimated_at_least_the_floor() {
+    let p = plan(&["--budget", "1ms", "--size", "4M"]);
+    let e = Estimate::of(&p, 4 << 20, true, &arms(&p), &none);
+    let floor: f64 = e.prefill_s
+        + e.cases
+            .iter()
+            .map(|c| c.rep_s * (crate::plan::MIN_ADAPTIVE_REPS as f64 + f64::from(p.warmup)))
+            .sum::<f64>();
+    let Some(Bound::AtLeast { budget, floor: f }) = e.bound(&p) else {
+        panic!("{:?}", e.bound(&p))
+    };
+    assert_eq!(budget, Duration::from_millis(1));
+    assert!((f.as_secs_f64() - floor).abs() < 1e-3, "{f:?} vs {floor}");
+    assert!(f > budget && f <= e.total(), "{f:?} {:?}", e.total());
+    // The default budget holds the default run.
+    let p = plan(&[]);
+    let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
+    assert!(
+        matches!(e.bound(&p), Some(Bound::Holds { .. })),
+        "{:?}",
+        e.bound(&p)
+    );
+    // Without a budget, no bound.
+    let p = plan(&["--repeat", "3"]);
+    let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
+    assert_eq!(e.bound(&p), None);
+}
