@@ -74,6 +74,27 @@ impl Word for Bytes {
     }
 }
 
+/// A sync every N writes: `16` or `16:fsync` (fsync), `16:fdatasync`.
+impl Word for iopath_io::SyncEvery {
+    fn parse_word(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{s}' is not a sync interval: give N writes (1 to 1000000000), then :fsync (the default) or :fdatasync, e.g. 16 or 16:fdatasync"
+            )
+        };
+        let (n, call) = s.split_once(':').unwrap_or((s, "fsync"));
+        let writes: u32 = n.trim().parse().map_err(|_| bad())?;
+        let call = iopath_io::SyncCall::from_name(call.trim()).ok_or_else(bad)?;
+        if !(1..=1_000_000_000).contains(&writes) {
+            return Err(bad());
+        }
+        Ok(iopath_io::SyncEvery { writes, call })
+    }
+    fn word(&self) -> String {
+        format!("{}:{}", self.writes, self.call.name())
+    }
+}
+
 impl Word for Dur {
     fn parse_word(s: &str) -> Result<Self, String> {
         crate::model::units::parse_duration(s).map(Dur)

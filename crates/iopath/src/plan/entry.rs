@@ -179,6 +179,8 @@ impl Crossing<'_> {
         let spec = self.spec;
         Case {
             sync: pc.sync.unwrap_or(SyncPolicy::End),
+            // Only writes are synced: a read pattern ignores it.
+            sync_every: pc.sync_every.filter(|_| base.pattern.writes()),
             rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
             span,
             copy_to_user: pc.copy_to_user,

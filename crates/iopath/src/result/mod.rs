@@ -191,6 +191,14 @@ pub struct CaseResult {
     pub pool_threads: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
+    /// A sync every N writes of each worker (`"16:fdatasync"`); absent
+    /// when the case had none, and in older results.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub sync_every: Option<iopath_io::SyncEvery>,
     /// Read share of randrw, in percent; null for other patterns.
     pub rwmix_read_pct: Option<u8>,
     /// The arm of a method named more than once (`--methods direct,direct`
@@ -334,6 +342,14 @@ pub struct Job {
     pub concurrency: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
+    /// A sync every N writes of each worker (`"16:fdatasync"`); absent
+    /// when the case had none, and in older results.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub sync_every: Option<iopath_io::SyncEvery>,
     pub rwmix_read_pct: Option<u8>,
     /// A preset's name for the case; cases of a preset group by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -493,6 +509,7 @@ impl CaseResult {
             threads,
             concurrency: self.concurrency,
             sync: self.sync,
+            sync_every: self.sync_every,
             rwmix_read_pct: self.rwmix_read_pct,
             label: self.label.clone(),
             span_bytes: self.span_bytes,
@@ -710,6 +727,33 @@ pub struct Measurement {
     /// repetition behind it was capped (medians of theirs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capped: Option<Capped>,
+    /// The syncs a case with a sync every N writes made in the repetition
+    /// (inside its wall time, so in its bandwidth and IOPS; in no
+    /// request's latency); absent for other cases. In a summary: medians.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<Syncs>,
+}
+
+/// The syncs of a repetition (`--sync-every`), all workers together.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Syncs {
+    /// Sync calls made.
+    pub count: u64,
+    /// Their time, each from the call to its return, summed over the
+    /// workers (a worker waits for its writes in flight before, not in it).
+    pub total_ns: u64,
+    /// `total_ns` / `count` (0 without a call).
+    pub mean_ns: u64,
+}
+
+impl Syncs {
+    pub fn new(count: u64, total_ns: u64) -> Syncs {
+        Syncs {
+            count,
+            total_ns,
+            mean_ns: total_ns.checked_div(count).unwrap_or(0),
+        }
+    }
 }
 
 pub type Repetition = Measurement;

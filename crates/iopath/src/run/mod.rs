@@ -498,6 +498,7 @@ fn case_result(case: &Case) -> CaseResult {
         concurrency: case.concurrency,
         pool_threads: case.pool_threads,
         sync: case.sync,
+        sync_every: case.sync_every,
         rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
         label: case.label.clone(),
         span_bytes: case.span,
