@@ -258,6 +258,12 @@ fn check_entry(pc: &CaseSpec, what: &str) -> Result<Vec<u32>, UsageError> {
             )));
         }
     }
+    if let (Some(SyncPolicy::Each), Some(e)) = (pc.sync, pc.sync_every) {
+        return Err(UsageError(format!(
+            "{what}: --sync each already syncs after every write; --sync-every {} would sync again: give one of them",
+            crate::model::words::Word::word(&e)
+        )));
+    }
     let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.0.clone());
     if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))
         || thread_counts.iter().any(|t| !(1..=1024).contains(t))

@@ -413,6 +413,10 @@ impl Job {
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
         }
+        if let Some(e) = self.sync_every {
+            // fio's spelling: `fdatasync=16`.
+            s.push_str(&format!(" {}={}", e.call.name(), e.writes));
+        }
         match (&self.label, &self.pair) {
             (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
             (Some(l), None) => s.push_str(&format!(" ({l})")),
