@@ -411,7 +411,8 @@ fn check_sync_policies(m: Method) {
         let off = i * BS;
         let mut eng = t.open(m, true, qd_for(m), SyncPolicy::None);
         write_blocks(&mut *eng, &[(off as u64, &new[..])]);
-        eng.sync_now(call).expect(call.name());
+        eng.sync_now(call)
+            .unwrap_or_else(|e| panic!("{}: {e}", call.name()));
         want[off..off + BS].copy_from_slice(&new);
         same(&t.on_disk(), &want, &format!("file after {}", call.name()));
         drop(eng);
