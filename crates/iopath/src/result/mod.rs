@@ -15,6 +15,7 @@ pub mod records;
 pub mod served;
 pub mod skip;
 mod summary;
+mod syncs;
 pub mod verdict_facts;
 pub mod warning;
 
@@ -191,8 +192,7 @@ pub struct CaseResult {
     pub pool_threads: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
-    /// A sync every N writes of each worker (`"16:fdatasync"`); absent
-    /// when the case had none, and in older results.
+    /// A sync every N writes of each worker (`"16:fdatasync"`), if any.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -342,8 +342,7 @@ pub struct Job {
     pub concurrency: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
-    /// A sync every N writes of each worker (`"16:fdatasync"`); absent
-    /// when the case had none, and in older results.
+    /// A sync every N writes of each worker (`"16:fdatasync"`), if any.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -738,27 +737,7 @@ pub struct Measurement {
     pub syncs: Option<Syncs>,
 }
 
-/// The syncs of a repetition (`--sync-every`), all workers together.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
-pub struct Syncs {
-    /// Sync calls made.
-    pub count: u64,
-    /// Their time, each from the call to its return, summed over the
-    /// workers (a worker waits for its writes in flight before, not in it).
-    pub total_ns: u64,
-    /// `total_ns` / `count` (0 without a call).
-    pub mean_ns: u64,
-}
-
-impl Syncs {
-    pub fn new(count: u64, total_ns: u64) -> Syncs {
-        Syncs {
-            count,
-            total_ns,
-            mean_ns: total_ns.checked_div(count).unwrap_or(0),
-        }
-    }
-}
+pub use syncs::Syncs;
 
 pub type Repetition = Measurement;
 
