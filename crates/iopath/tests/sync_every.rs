@@ -114,6 +114,11 @@ fn the_flag_syncs_a_direct_write_case_and_exports_to_fio() {
     let o = &fio["jobs"][0]["job options"];
     assert_eq!(o["fsync"], "8", "{o}");
     assert!(o.get("end_fsync").is_none(), "{o}");
+    assert_eq!(
+        fio["jobs"][0]["sync"]["total_ios"], 12,
+        "{}",
+        fio["jobs"][0]
+    );
     assert!(leftovers(dir.path()).is_empty());
 }
 
