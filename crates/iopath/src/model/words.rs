@@ -520,6 +520,25 @@ mod tests {
         round_trip(MemPolicyMode::Interleave);
         round_trip(Schedule::Sequential);
         round_trip(CacheState::AsIs);
+        for call in [iopath_io::SyncCall::Fsync, iopath_io::SyncCall::Fdatasync] {
+            round_trip(iopath_io::SyncEvery { writes: 16, call });
+        }
+    }
+
+    #[test]
+    fn a_sync_interval_is_n_writes_then_fsync_unless_fdatasync_is_named() {
+        use iopath_io::{SyncCall, SyncEvery};
+        let every = |writes, call| Ok(SyncEvery { writes, call });
+        assert_eq!(SyncEvery::parse_word("16"), every(16, SyncCall::Fsync));
+        assert_eq!(SyncEvery::parse_word("8:fsync"), every(8, SyncCall::Fsync));
+        assert_eq!(
+            SyncEvery::parse_word("1:fdatasync"),
+            every(1, SyncCall::Fdatasync)
+        );
+        for bad in ["0", "-1", "16:msync", "x", "16:", "2000000000"] {
+            let e = SyncEvery::parse_word(bad).unwrap_err();
+            assert!(e.contains("16:fdatasync"), "{bad}: {e}");
+        }
     }
 
     #[test]
