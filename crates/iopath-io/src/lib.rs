@@ -442,6 +442,44 @@ impl fmt::Display for SyncPolicy {
     }
 }
 
+/// The call that makes written data durable in the middle of a run
+/// ([`Engine::sync_now`]; fio's `fsync=N`, `fdatasync=N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SyncCall {
+    /// `fsync(2)`: the data and every piece of metadata (times too).
+    #[default]
+    Fsync,
+    /// `fdatasync(2)`: the data and only the metadata needed to read it
+    /// back (the size, not the times).
+    Fdatasync,
+}
+
+impl SyncCall {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncCall::Fsync => "fsync",
+            SyncCall::Fdatasync => "fdatasync",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<SyncCall> {
+        [SyncCall::Fsync, SyncCall::Fdatasync]
+            .into_iter()
+            .find(|c| c.name() == s)
+    }
+}
+
+/// A sync every `writes` writes of a worker: after the last of them the
+/// worker issues nothing more, waits for what is in flight, and makes the
+/// data durable with `call` before it goes on (an ordering point). Beside
+/// the [`SyncPolicy`], which says how the engine opens and ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SyncEvery {
+    /// Writes between two syncs, at least 1.
+    pub writes: u32,
+    pub call: SyncCall,
+}
+
 /// How an engine is opened. One engine serves one worker thread.
 #[derive(Debug, Clone)]
 pub struct OpenSpec {
@@ -559,6 +597,16 @@ pub trait Engine: Send {
     /// Make written data durable as `how` asks (`End`: fsync/msync now). Must be
     /// called with nothing in flight.
     fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError>;
+
+    /// Make the data written so far durable now with `call`, in the middle
+    /// of a run ([`SyncEvery`]); with nothing in flight. A mapping is
+    /// written back with `msync`, which on Linux syncs data only whichever
+    /// call is asked. The default (an engine with no file: `null`, test
+    /// engines) is what `flush(End)` does.
+    fn sync_now(&mut self, call: SyncCall) -> Result<(), EngineError> {
+        let _ = call;
+        self.flush(SyncPolicy::End)
+    }
 
     /// Requests in flight now.
     fn in_flight(&self) -> usize;

@@ -391,6 +391,10 @@ impl Engine for AioEngine {
         super::flush_fsync(how, &self.file, &self.path)
     }
 
+    fn sync_now(&mut self, call: crate::SyncCall) -> Result<(), EngineError> {
+        super::sync_file(call, &self.file, &self.path)
+    }
+
     fn in_flight(&self) -> usize {
         self.pool.in_flight()
     }

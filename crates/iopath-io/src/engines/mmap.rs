@@ -50,7 +50,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::buf::SlotPool;
-use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncCall, SyncPolicy};
 
 mod guard;
 mod map;
@@ -550,13 +550,13 @@ impl super::SyncIo for MmapEngine {
         self.request(r)
     }
 
-    fn flush_end(&mut self) -> Result<(), EngineError> {
+    fn flush_end(&mut self, call: SyncCall) -> Result<(), EngineError> {
         let Some(m) = &self.map else {
             // Nothing mapped: mmap-dax has nothing to do, mmap fsyncs.
             if self.writeback.is_some() {
                 return Ok(());
             }
-            return super::fsync(&self.file, &self.path);
+            return super::sync_file(call, &self.file, &self.path);
         };
         if let Some(f) = m.fault() {
             return Err(self.fault_error("flush", f));
@@ -578,7 +578,7 @@ impl super::SyncIo for MmapEngine {
             m.flush()
                 .map_err(|e| EngineError::os("msync", &self.path, e))?;
         }
-        super::fsync(&self.file, &self.path)
+        super::sync_file(call, &self.file, &self.path)
     }
 }
 

@@ -18,7 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::buf::SlotPool;
-use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, SyncPolicy};
+use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, SyncCall, SyncPolicy};
 
 /// `RWF_DONTCACHE` (linux/fs.h, Linux 6.14+): uncached buffered I/O.
 pub(crate) const RWF_DONTCACHE: i32 = 0x80;
@@ -137,6 +137,16 @@ pub(crate) fn flush_fsync(how: SyncPolicy, file: &File, path: &Path) -> Result<(
     Ok(())
 }
 
+/// [`Engine::sync_now`] of an engine whose data lives in one file.
+pub(crate) fn sync_file(call: SyncCall, file: &File, path: &Path) -> Result<(), EngineError> {
+    match call {
+        SyncCall::Fsync => fsync(file, path),
+        SyncCall::Fdatasync => {
+            rustix::fs::fdatasync(file).map_err(|e| EngineError::os("fdatasync", path, e.into()))
+        }
+    }
+}
+
 /// A synchronous method: each request completes inside `submit`, one at a
 /// time. Implementing this gives the [`Engine`] impl.
 pub(crate) trait SyncIo: Send {
@@ -145,8 +155,9 @@ pub(crate) trait SyncIo: Send {
     /// Perform one request: `Ok(Err(errno))` when the request itself failed,
     /// `Err` when it broke the API contract (bad slot, misaligned).
     fn one(&mut self, r: &IoReq) -> Result<Result<u32, i32>, EngineError>;
-    /// What `flush(SyncPolicy::End)` does.
-    fn flush_end(&mut self) -> Result<(), EngineError>;
+    /// What `flush(SyncPolicy::End)` does (`call`: `Fsync`), and
+    /// `sync_now(call)`.
+    fn flush_end(&mut self, call: SyncCall) -> Result<(), EngineError>;
     /// [`Engine::advise`]; by default the hint is refused.
     fn advise_sync(&mut self, hint: crate::Hint) -> Result<(), EngineError> {
         Err(crate::hint::refused(self.sync_method(), hint))
@@ -183,9 +194,13 @@ impl<T: SyncIo> Engine for T {
 
     fn flush(&mut self, how: SyncPolicy) -> Result<(), EngineError> {
         if how == SyncPolicy::End {
-            self.flush_end()?;
+            self.flush_end(SyncCall::Fsync)?;
         }
         Ok(())
+    }
+
+    fn sync_now(&mut self, call: SyncCall) -> Result<(), EngineError> {
+        self.flush_end(call)
     }
 
     fn in_flight(&self) -> usize {

@@ -18,7 +18,7 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use crate::buf::SlotPool;
-use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncCall, SyncPolicy};
 
 #[derive(Debug)]
 pub struct PsyncEngine {
@@ -138,8 +138,8 @@ impl super::SyncIo for PsyncEngine {
         self.request(r)
     }
 
-    fn flush_end(&mut self) -> Result<(), EngineError> {
-        super::fsync(&self.file, &self.path)
+    fn flush_end(&mut self, call: SyncCall) -> Result<(), EngineError> {
+        super::sync_file(call, &self.file, &self.path)
     }
 
     fn advise_sync(&mut self, hint: crate::Hint) -> Result<(), EngineError> {

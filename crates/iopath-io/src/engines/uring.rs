@@ -523,6 +523,10 @@ impl Engine for UringEngine {
         super::flush_fsync(how, &self.file, &self.path)
     }
 
+    fn sync_now(&mut self, call: crate::SyncCall) -> Result<(), EngineError> {
+        super::sync_file(call, &self.file, &self.path)
+    }
+
     fn in_flight(&self) -> usize {
         self.pool.in_flight()
     }

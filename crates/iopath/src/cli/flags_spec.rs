@@ -53,6 +53,7 @@ impl RunArgs {
             threads: when("threads").then(|| List(vec![self.threads])),
             concurrency: (!self.concurrency.is_empty()).then(|| List(self.concurrency.clone())),
             sync: when("sync").then_some(self.sync),
+            sync_every: self.sync_every,
             rwmix: when("rwmix").then_some(self.rwmix),
             span: self.span,
             ..CaseSpec::default()

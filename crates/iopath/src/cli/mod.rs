@@ -394,6 +394,12 @@ pub struct RunArgs {
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub sync: SyncPolicy,
 
+    /// Also sync every N writes of each thread, after its writes in flight
+    /// complete: N or N:fsync, N:fdatasync (fio's fsync=N, fdatasync=N).
+    #[arg(long, value_name = "N[:CALL]", value_parser = word::<iopath_io::SyncEvery>())]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
+    pub sync_every: Option<iopath_io::SyncEvery>,
+
     /// Page-cache state before each repetition.
     ///
     /// cold: write back and drop the file's cached pages; warm: read the

@@ -195,6 +195,11 @@ pub struct CaseSpec {
     pub concurrency: Option<List<u32>>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub sync: Option<SyncPolicy>,
+    /// A sync every N writes of each thread (`"16"`, `"16:fdatasync"`:
+    /// fio's `fsync=N`, `fdatasync=N`), beside `sync`: the thread waits for
+    /// its writes in flight, then syncs, then goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub sync_every: Option<iopath_io::SyncEvery>,
     /// Read percentage of randrw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmix: Option<u8>,
@@ -315,6 +320,7 @@ impl CaseSpec {
         set(self.threads.is_some(), "threads");
         set(self.concurrency.is_some(), "concurrency");
         set(self.sync.is_some(), "sync");
+        set(self.sync_every.is_some(), "sync-every");
         set(self.rwmix.is_some(), "rwmix");
         set(self.span.is_some(), "span");
         set(self.buffers.is_some(), "buffers");
@@ -347,6 +353,7 @@ impl CaseSpec {
             threads: pick(&self.threads, &over.threads),
             concurrency: pick(&self.concurrency, &over.concurrency),
             sync: pick(&self.sync, &over.sync),
+            sync_every: pick(&self.sync_every, &over.sync_every),
             rwmix: pick(&self.rwmix, &over.rwmix),
             span: pick(&self.span, &over.span),
             buffers: pick(&self.buffers, &over.buffers),

@@ -74,6 +74,27 @@ impl Word for Bytes {
     }
 }
 
+/// A sync every N writes: `16` or `16:fsync` (fsync), `16:fdatasync`.
+impl Word for iopath_io::SyncEvery {
+    fn parse_word(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{s}' is not a sync interval: give N writes (1 to 1000000000), then :fsync (the default) or :fdatasync, e.g. 16 or 16:fdatasync"
+            )
+        };
+        let (n, call) = s.split_once(':').unwrap_or((s, "fsync"));
+        let writes: u32 = n.trim().parse().map_err(|_| bad())?;
+        let call = iopath_io::SyncCall::from_name(call.trim()).ok_or_else(bad)?;
+        if !(1..=1_000_000_000).contains(&writes) {
+            return Err(bad());
+        }
+        Ok(iopath_io::SyncEvery { writes, call })
+    }
+    fn word(&self) -> String {
+        format!("{}:{}", self.writes, self.call.name())
+    }
+}
+
 impl Word for Dur {
     fn parse_word(s: &str) -> Result<Self, String> {
         crate::model::units::parse_duration(s).map(Dur)
@@ -499,6 +520,25 @@ mod tests {
         round_trip(MemPolicyMode::Interleave);
         round_trip(Schedule::Sequential);
         round_trip(CacheState::AsIs);
+        for call in [iopath_io::SyncCall::Fsync, iopath_io::SyncCall::Fdatasync] {
+            round_trip(iopath_io::SyncEvery { writes: 16, call });
+        }
+    }
+
+    #[test]
+    fn a_sync_interval_is_n_writes_then_fsync_unless_fdatasync_is_named() {
+        use iopath_io::{SyncCall, SyncEvery};
+        let every = |writes, call| Ok(SyncEvery { writes, call });
+        assert_eq!(SyncEvery::parse_word("16"), every(16, SyncCall::Fsync));
+        assert_eq!(SyncEvery::parse_word("8:fsync"), every(8, SyncCall::Fsync));
+        assert_eq!(
+            SyncEvery::parse_word("1:fdatasync"),
+            every(1, SyncCall::Fdatasync)
+        );
+        for bad in ["0", "-1", "16:msync", "x", "16:", "2000000000"] {
+            let e = SyncEvery::parse_word(bad).unwrap_err();
+            assert!(e.contains("16:fdatasync"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct Case {
     /// case's concurrency), unless `--pool-threads` says.
     pub pool_threads: Option<u32>,
     pub sync: SyncPolicy,
+    /// A sync every N writes of each worker (`--sync-every`).
+    pub sync_every: Option<iopath_io::SyncEvery>,
     pub rwmix_read_pct: u8,
     /// Random offsets within the first this many bytes of the file (capped
     /// at its size); `None`: the whole file.
@@ -75,6 +77,7 @@ impl Case {
             concurrency: None,
             pool_threads: None,
             sync: SyncPolicy::End,
+            sync_every: None,
             rwmix_read_pct: DEFAULT_RWMIX,
             span: None,
             copy_to_user: false,
@@ -147,6 +150,7 @@ impl Case {
             threads,
             concurrency: self.concurrency,
             sync: self.sync,
+            sync_every: self.sync_every,
             rwmix_read_pct: (self.pattern == Pattern::RandRw).then_some(self.rwmix_read_pct),
             label: &self.label,
             span: self.span,
@@ -166,6 +170,7 @@ struct JobKey<'a> {
     threads: u32,
     concurrency: Option<u32>,
     sync: SyncPolicy,
+    sync_every: Option<iopath_io::SyncEvery>,
     /// The read share, where the pattern mixes reads and writes.
     rwmix_read_pct: Option<u8>,
     label: &'a Option<String>,

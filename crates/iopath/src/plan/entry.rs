@@ -179,6 +179,8 @@ impl Crossing<'_> {
         let spec = self.spec;
         Case {
             sync: pc.sync.unwrap_or(SyncPolicy::End),
+            // Only writes are synced: a read pattern ignores it.
+            sync_every: pc.sync_every.filter(|_| base.pattern.writes()),
             rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
             span,
             copy_to_user: pc.copy_to_user,
@@ -255,6 +257,12 @@ fn check_entry(pc: &CaseSpec, what: &str) -> Result<Vec<u32>, UsageError> {
                 "--bs {bs} is out of range: use 1 byte to 1 GiB (e.g. 4k, 1M)"
             )));
         }
+    }
+    if let (Some(SyncPolicy::Each), Some(e)) = (pc.sync, pc.sync_every) {
+        return Err(UsageError(format!(
+            "{what}: --sync each already syncs after every write; --sync-every {} would sync again: give one of them",
+            crate::model::words::Word::word(&e)
+        )));
     }
     let thread_counts = pc.threads.as_ref().map_or(vec![1], |t| t.0.clone());
     if pc.qd.is_some_and(|q| !(1..=4096).contains(&q))

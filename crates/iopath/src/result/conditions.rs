@@ -23,6 +23,11 @@ pub struct Conditions {
     pub cached_passes: CachedPasses,
     /// How random offsets are drawn.
     pub random_offsets: RandomOffsets,
+    /// The syncs every N writes the cases made (`--sync-every`, fio's
+    /// `fsync=N`, `fdatasync=N`), each setting once; empty (absent) when
+    /// none did. Each as `--sync-every` spells it (`16:fdatasync`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_every: Vec<String>,
 }
 
 /// What a caching method's sequential case does at the end of the file

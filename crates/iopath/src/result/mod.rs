@@ -15,6 +15,7 @@ pub mod records;
 pub mod served;
 pub mod skip;
 mod summary;
+mod syncs;
 pub mod verdict_facts;
 pub mod warning;
 
@@ -191,6 +192,13 @@ pub struct CaseResult {
     pub pool_threads: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
+    /// A sync every N writes of each worker (`"16:fdatasync"`), if any.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub sync_every: Option<iopath_io::SyncEvery>,
     /// Read share of randrw, in percent; null for other patterns.
     pub rwmix_read_pct: Option<u8>,
     /// The arm of a method named more than once (`--methods direct,direct`
@@ -334,6 +342,13 @@ pub struct Job {
     pub concurrency: Option<u32>,
     #[serde(with = "names::sync_name")]
     pub sync: iopath_io::SyncPolicy,
+    /// A sync every N writes of each worker (`"16:fdatasync"`), if any.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub sync_every: Option<iopath_io::SyncEvery>,
     pub rwmix_read_pct: Option<u8>,
     /// A preset's name for the case; cases of a preset group by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -396,6 +411,10 @@ impl Job {
         };
         if let Some(r) = self.rwmix_read_pct {
             s.push_str(&format!(" {r}% read"));
+        }
+        if let Some(e) = self.sync_every {
+            // fio's spelling: `fdatasync=16`.
+            s.push_str(&format!(" {}={}", e.call.name(), e.writes));
         }
         match (&self.label, &self.pair) {
             (Some(l), Some(p)) => s.push_str(&format!(" ({l}; {p})")),
@@ -498,6 +517,7 @@ impl CaseResult {
             threads,
             concurrency: self.concurrency,
             sync: self.sync,
+            sync_every: self.sync_every,
             rwmix_read_pct: self.rwmix_read_pct,
             label: self.label.clone(),
             span_bytes: self.span_bytes,
@@ -715,7 +735,14 @@ pub struct Measurement {
     /// repetition behind it was capped (medians of theirs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capped: Option<Capped>,
+    /// The syncs a case with a sync every N writes made in the repetition
+    /// (inside its wall time, so in its bandwidth and IOPS; in no
+    /// request's latency); absent for other cases. In a summary: medians.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<Syncs>,
 }
+
+pub use syncs::Syncs;
 
 pub type Repetition = Measurement;
 

@@ -211,6 +211,15 @@ impl Measurement {
             round: None,
             seq: None,
             capped: r.capped(),
+            syncs: r.first().syncs.map(|_| {
+                let med =
+                    |f: &dyn Fn(&super::Syncs) -> u64| r.medu(&|m| m.syncs.as_ref().map_or(0, f));
+                super::Syncs {
+                    count: med(&|s| s.count),
+                    total_ns: med(&|s| s.total_ns),
+                    mean_ns: med(&|s| s.mean_ns),
+                }
+            }),
         })
     }
 }

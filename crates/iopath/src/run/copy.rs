@@ -134,6 +134,7 @@ pub fn run(
             verified_bytes: 0,
             verify_ns: 0,
             written: Vec::new(),
+            syncs: None,
             series_bytes,
             series_ios,
             cpu,

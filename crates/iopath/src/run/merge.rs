@@ -7,7 +7,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 
 use super::worker;
-use crate::result::{Latency, Measurement, Series};
+use crate::result::{Latency, Measurement, Series, Syncs};
 
 /// The workers' measurements as one, with their merged latency histogram.
 pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measurement, Histogram<u64>) {
@@ -70,6 +70,19 @@ pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measuremen
         round: None,
         seq: None,
         capped: None,
+        syncs: syncs(outs),
     };
     (m, hist)
+}
+
+/// The workers' syncs together (`--sync-every`); `None` when they made
+/// none because they were asked for none.
+fn syncs(outs: &[worker::WorkerOut]) -> Option<Syncs> {
+    let each: Vec<Syncs> = outs.iter().filter_map(|o| o.syncs).collect();
+    (!each.is_empty()).then(|| {
+        Syncs::new(
+            each.iter().map(|s| s.count).sum(),
+            each.iter().map(|s| s.total_ns).sum(),
+        )
+    })
 }

@@ -467,11 +467,19 @@ fn conditions(plan: &Plan) -> crate::result::conditions::Conditions {
         None if plan.cache == crate::model::CacheState::Warm => CachedPasses::Repeated,
         None => CachedPasses::One,
     };
+    let mut sync_every: Vec<String> = Vec::new();
+    for e in plan.cases.iter().filter_map(|c| c.sync_every) {
+        let w = crate::model::words::Word::word(&e);
+        if !sync_every.contains(&w) {
+            sync_every.push(w);
+        }
+    }
     Conditions {
         buffers: buffers.iter().map(|b| b.name().to_string()).collect(),
         uring_registered: true,
         cached_passes,
         random_offsets: RandomOffsets::WithReplacement,
+        sync_every,
     }
 }
 
@@ -498,6 +506,7 @@ fn case_result(case: &Case) -> CaseResult {
         concurrency: case.concurrency,
         pool_threads: case.pool_threads,
         sync: case.sync,
+        sync_every: case.sync_every,
         rwmix_read_pct: (case.pattern == Pattern::RandRw).then_some(case.rwmix_read_pct),
         label: case.label.clone(),
         span_bytes: case.span,

@@ -313,6 +313,7 @@ impl Runner<'_> {
                     byte_budget,
                     time_budget: time,
                     sync: case.sync,
+                    sync_every: case.sync_every,
                     rwmix_read_pct: case.rwmix_read_pct,
                     seed: plan.seed,
                     stream: i,

@@ -74,6 +74,8 @@ pub struct WorkerJob {
     /// Stop issuing after this long.
     pub time_budget: Option<Duration>,
     pub sync: SyncPolicy,
+    /// A sync every N writes (`--sync-every`): an ordering point.
+    pub sync_every: Option<iopath_io::SyncEvery>,
     pub rwmix_read_pct: u8,
     pub seed: u64,
     pub stream: u64,
@@ -148,6 +150,9 @@ pub struct WorkerOut {
     /// `--verify` on a write pattern: one bit per block of the worker's
     /// range, set when a write to it completed (what to read back).
     pub written: Vec<u64>,
+    /// `--sync-every`: the syncs made and their time (in the wall time,
+    /// in no request's latency); `None` without it.
+    pub syncs: Option<crate::result::Syncs>,
 }
 
 /// Offsets and directions of the requests, in order.
@@ -267,7 +272,10 @@ pub fn run_clocked<C: Clock>(
     let mut closed = close(engine, job, live.as_ref(), &clock, write_ios)?;
     closed.cpu = closed.cpu.since(&cpu0);
     closed.io = closed.io.zip(io0).map(|(end, start)| end.since(&start));
-    Ok(lp.books.into_out(start, closed, ended))
+    let syncs = lp.syncs.map(|s| s.done);
+    let mut out = lp.books.into_out(start, closed, ended);
+    out.syncs = syncs;
+    Ok(out)
 }
 
 /// How the loop stopped issuing.
@@ -304,6 +312,27 @@ struct Loop {
     in_flight: usize,
     slots: Slots,
     books: Books,
+    /// `--sync-every`: where the worker is between two syncs.
+    syncs: Option<SyncPoints>,
+}
+
+/// `--sync-every`: the writes drawn since the last sync, whether the next
+/// is due (nothing more is drawn until it is made), and the syncs made.
+#[derive(Debug, Clone, Copy)]
+struct SyncPoints {
+    every: iopath_io::SyncEvery,
+    since: u32,
+    due: bool,
+    done: crate::result::Syncs,
+}
+
+impl SyncPoints {
+    /// A write drawn (`+1`) or handed back by the engine (`-1`).
+    #[inline(always)]
+    fn count(&mut self, delta: i32) {
+        self.since = self.since.saturating_add_signed(delta);
+        self.due = self.since >= self.every.writes;
+    }
 }
 
 impl Loop {
@@ -329,6 +358,12 @@ impl Loop {
             in_flight: 0,
             slots: Slots::new(qd, job.verify.is_some()),
             books: Books::new(job)?,
+            syncs: job.sync_every.map(|every| SyncPoints {
+                every,
+                since: 0,
+                due: false,
+                done: Default::default(),
+            }),
         })
     }
 
@@ -374,6 +409,10 @@ impl Loop {
             }
             if self.done.is_empty() {
                 if self.in_flight == 0 {
+                    if self.syncs.is_some_and(|s| s.due) {
+                        now_ns = self.sync_point(engine, clock)?;
+                        continue;
+                    }
                     if issuing && self.issued < byte_budget {
                         // The engine took nothing and has nothing in flight
                         // (aio's EAGAIN): read the clock, so that the time
@@ -406,7 +445,7 @@ impl Loop {
     #[inline(always)]
     fn draw(&mut self, engine: &mut dyn Engine, job: &WorkerJob, byte_budget: u64) {
         let bs = job.block_size;
-        while self.issued < byte_budget {
+        while self.issued < byte_budget && !self.syncs.is_some_and(|s| s.due) {
             let Some(slot) = self.slots.free.pop() else {
                 break;
             };
@@ -425,7 +464,32 @@ impl Loop {
             self.slots.op[slot as usize] = op;
             self.slots.off[slot as usize] = offset;
             self.issued += u64::from(bs);
+            if let (Op::Write, Some(s)) = (op, &mut self.syncs) {
+                s.count(1);
+            }
         }
+    }
+
+    /// `--sync-every`, with nothing in flight: the sync the last writes
+    /// asked for, timed on its own (no request's latency holds it); the
+    /// clock after it.
+    #[cold]
+    #[inline(never)]
+    fn sync_point<C: Clock>(
+        &mut self,
+        engine: &mut dyn Engine,
+        clock: &C,
+    ) -> Result<u64, WorkerError> {
+        let Some(s) = &mut self.syncs else {
+            return Ok(clock.ns());
+        };
+        let from = clock.ns();
+        engine.sync_now(s.every.call).map_err(WorkerError::Engine)?;
+        let to = clock.ns();
+        s.done = crate::result::Syncs::new(s.done.count + 1, s.done.total_ns + (to - from));
+        s.since = 0;
+        s.due = false;
+        Ok(to)
     }
 
     /// The next request, in `slot`, its write buffer prepared; `None`
@@ -483,6 +547,9 @@ impl Loop {
             .map_err(WorkerError::Engine)?;
         self.in_flight += accepted;
         for r in self.reqs[accepted..].iter().rev() {
+            if let (Op::Write, Some(s)) = (r.op, &mut self.syncs) {
+                s.count(-1);
+            }
             self.slots.free.push(r.slot);
             self.issued -= u64::from(bs);
             // Not in flight: no longer a block to keep clear of.
@@ -667,6 +734,8 @@ const REDRAWS: usize = 8;
 mod clash_tests;
 #[cfg(test)]
 mod stall_tests;
+#[cfg(test)]
+mod sync_tests;
 
 #[cfg(test)]
 mod tests;

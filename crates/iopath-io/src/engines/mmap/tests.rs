@@ -118,7 +118,7 @@ fn dax_engine_round_trips_without_map_sync() {
         let each = !matches!(policy, SyncPolicy::None | SyncPolicy::End);
         let dirty = Some((2 * i * BS, (2 * i + 1) * BS + 107));
         assert_eq!(eng.dirty, if each { None } else { dirty }, "{policy:?}");
-        eng.flush_end().unwrap();
+        eng.flush_end(crate::SyncCall::Fsync).unwrap();
         assert_eq!(eng.dirty, None);
         drop(eng);
         assert!(std::fs::read(&path).unwrap() == want, "{policy:?}");
@@ -214,7 +214,10 @@ fn reads_of_a_file_truncated_while_mapped_fail_cleanly() {
     }
     let again = eng.one(&req(Op::Read, 0)).unwrap_err().to_string();
     assert!(again.contains("SIGBUS at offset 8192"), "{again}");
-    let flush = eng.flush_end().unwrap_err().to_string();
+    let flush = eng
+        .flush_end(crate::SyncCall::Fsync)
+        .unwrap_err()
+        .to_string();
     assert!(flush.contains("mmap flush failed"), "{flush}");
     drop(eng);
     assert_eq!(std::fs::metadata(&spec.path).unwrap().len(), 4096);
@@ -241,7 +244,7 @@ fn writes_past_a_truncated_end_fail_and_extend_nothing() {
         let e = eng.one(&req(Op::Write, 3 * 4096)).unwrap_err().to_string();
         assert!(e.contains("mmap write failed"), "{method}: {e}");
         assert!(e.contains("SIGBUS at offset 12288"), "{method}: {e}");
-        assert!(eng.flush_end().is_err(), "{method}");
+        assert!(eng.flush_end(crate::SyncCall::Fsync).is_err(), "{method}");
         drop(eng);
         let data = std::fs::read(&spec.path).unwrap();
         assert_eq!(data.len(), 4096, "{method}");
@@ -313,7 +316,7 @@ fn workers_copy_through_one_file_at_once() {
                             }
                         }
                     }
-                    eng.flush_end().unwrap();
+                    eng.flush_end(crate::SyncCall::Fsync).unwrap();
                     last
                 })
             })

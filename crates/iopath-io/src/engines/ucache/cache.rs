@@ -506,10 +506,13 @@ impl UcacheShared {
         Ok(())
     }
 
-    /// Write every dirty page back, then `fsync` the file.
-    pub fn flush(&self) -> Result<(), Errno> {
+    /// Write every dirty page back, then make the file durable with `call`.
+    pub fn flush(&self, call: crate::SyncCall) -> Result<(), Errno> {
         self.write_back_all()?;
-        retry(|| rustix::fs::fsync(&self.file))
+        match call {
+            crate::SyncCall::Fsync => retry(|| rustix::fs::fsync(&self.file)),
+            crate::SyncCall::Fdatasync => retry(|| rustix::fs::fdatasync(&self.file)),
+        }
     }
 }
 

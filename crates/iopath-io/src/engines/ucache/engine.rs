@@ -12,7 +12,7 @@ use super::cache::{merge_nodes, shared_with};
 use super::{configured, UcacheConfig, UcacheShared, WriteMode};
 use crate::buf::SlotPool;
 use crate::engines::{self, SyncIo};
-use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncCall, SyncPolicy};
 
 /// One worker's engine: a slot of `block_size` bytes, and the shared cache.
 #[derive(Debug)]
@@ -103,9 +103,9 @@ impl SyncIo for UcacheEngine {
         Ok(res.map(|n| n as u32).map_err(|e| e.raw_os_error()))
     }
 
-    fn flush_end(&mut self) -> Result<(), EngineError> {
+    fn flush_end(&mut self, call: SyncCall) -> Result<(), EngineError> {
         self.cache
-            .flush()
+            .flush(call)
             .map_err(|e| EngineError::os("ucache write-back and fsync", &self.path, e.into()))
     }
 }

@@ -244,7 +244,7 @@ fn a_failed_write_past_the_end_does_not_extend_the_file() {
         gap.iter().all(|&b| b == 0),
         "the failed write's bytes came back"
     );
-    cache.flush().unwrap();
+    cache.flush(crate::SyncCall::Fsync).unwrap();
     let on_disk = std::fs::read(&file).unwrap();
     assert_eq!(on_disk.len(), at as usize + 100);
     assert!(on_disk[..old_len] == old[..]);
@@ -262,7 +262,7 @@ fn pages_of_a_write_past_the_end_evicted_meanwhile_are_written_whole() {
     let new = bytes(7, 3 * PAGE);
     let at = PAGE as u64 + 10;
     assert_eq!(cache.write(at, &new, WriteMode::Back), Ok(3 * PAGE));
-    cache.flush().unwrap();
+    cache.flush(crate::SyncCall::Fsync).unwrap();
     let mut want = old.clone();
     want.extend_from_slice(&new);
     let on_disk = std::fs::read(dir.path().join("c.dat")).unwrap();
@@ -340,7 +340,7 @@ fn an_eviction_never_grows_the_file_after_a_failed_write_rolled_back() {
         3 * PAGE as u64,
         "the file grew after the failed write was rolled back"
     );
-    cache.flush().unwrap();
+    cache.flush(crate::SyncCall::Fsync).unwrap();
     let mut want = old.clone();
     want[..PAGE].copy_from_slice(&zero);
     assert!(std::fs::read(&path).unwrap() == want);

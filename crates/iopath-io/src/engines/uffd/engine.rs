@@ -13,7 +13,7 @@ use super::registry::{attach, FileRegion, Want};
 use super::{configured_resident_bytes, UffdStats};
 use crate::buf::SlotPool;
 use crate::engines::{self, SyncIo};
-use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncPolicy};
+use crate::{Caps, EngineError, IoReq, Method, Op, OpenSpec, SyncCall, SyncPolicy};
 
 /// `uffd` / `uffd-wp`: see the module documentation.
 #[derive(Debug)]
@@ -302,11 +302,11 @@ impl SyncIo for UffdEngine {
         self.request(r)
     }
 
-    /// Every dirty page of the region (other engines' too), then `fsync`.
-    fn flush_end(&mut self) -> Result<(), EngineError> {
+    /// Every dirty page of the region (other engines' too), then `call`.
+    fn flush_end(&mut self, call: SyncCall) -> Result<(), EngineError> {
         match self.shared() {
             None => match &self.file {
-                Some(f) => engines::fsync(f, &self.path),
+                Some(f) => engines::sync_file(call, f, &self.path),
                 None => Ok(()),
             },
             Some(s) => {
@@ -314,7 +314,7 @@ impl SyncIo for UffdEngine {
                     s.write_back(0, s.pages)
                         .map_err(|e| EngineError::os("pwrite (write-back)", &s.path, e))?;
                 }
-                engines::fsync(&s.file, &s.path)
+                engines::sync_file(call, &s.file, &s.path)
             }
         }
     }

@@ -467,7 +467,7 @@ fn region_dropped_while_opening(m: Method) {
     assert!(waited.load(Ordering::SeqCst), "{m}: B waited for A's drop");
     let b_bytes = pattern(0xc3, PAGES / 2 * PG);
     req(&mut b, Op::Write, 0, &b_bytes).unwrap();
-    b.flush_end().unwrap();
+    b.flush_end(crate::SyncCall::Fsync).unwrap();
     drop(b);
     let disk = std::fs::read(&path).unwrap();
     assert!(
@@ -576,7 +576,7 @@ fn a_region_writes_to_the_file_opened_even_when_its_path_is_replaced() {
     };
     req(&mut eng, Op::Write, 0, &[0x44; 100]).unwrap();
     req(&mut eng, Op::Write, 2 * PG, &[0x55; 1000]).unwrap();
-    eng.flush_end().unwrap();
+    eng.flush_end(crate::SyncCall::Fsync).unwrap();
     drop(eng);
     let mut want = vec![0x11; len];
     want[..100].fill(0x44);
@@ -719,7 +719,7 @@ fn a_page_wrongly_thought_gone_keeps_its_dirty_bytes() {
         );
         assert!(s.lock().books.is_resident(1), "{m}");
         assert_eq!(req(&mut eng, Op::Read, PG, &[0; PG]).unwrap(), [0x77; PG]);
-        eng.flush_end().unwrap();
+        eng.flush_end(crate::SyncCall::Fsync).unwrap();
         drop(s);
         drop(eng);
         let disk = std::fs::read(&path).unwrap();

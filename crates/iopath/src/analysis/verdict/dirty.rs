@@ -168,6 +168,10 @@ pub fn burst(
     if !writes || !matches!(v.job.sync, SyncPolicy::End | SyncPolicy::None) || d.limit_bytes == 0 {
         return None;
     }
+    // A sync every N writes waits for the device as it goes: no burst.
+    if v.job.sync_every.is_some() {
+        return None;
+    }
     let in_group = |c: &CaseResult| match &v.job.group {
         Some(g) => c.group.as_ref() == Some(g) && c.pattern == v.job.pattern,
         None => c.group.is_none() && c.job() == v.job,

@@ -136,8 +136,10 @@ fn write(r: &RunResult, c: &CaseResult, s: &Measurement) -> Option<Served> {
     let little = device_fraction.is_some_and(|f| f < ABSORBED_DEVICE_FRACTION);
     // With the flush timed (`--sync end`) the device's share says who
     // served the write: staying under the dirty limit is not enough.
+    // A sync every N writes (`--sync-every`) is timed too.
     let absorbed = match c.sync {
         SyncPolicy::End => little,
+        _ if c.sync_every.is_some() => little,
         _ => under || little,
     };
     if !absorbed {

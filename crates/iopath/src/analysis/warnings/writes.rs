@@ -30,6 +30,7 @@ pub fn sync_none(run: &Run<'_>) -> Option<Fact> {
     let cases = run.cases(|c| {
         (is_write(&c.pattern) || c.pattern == Pattern::Copy)
             && c.sync == SyncPolicy::None
+            && c.sync_every.is_none()
             && writes_may_stay_in_memory(&c.method)
     });
     Some(Fact::SyncNone {

@@ -9,7 +9,7 @@
 //! the option and the line that asks for it: jobs fio runs at the same
 //! time (iopath measures one case at a time; only `numjobs` clones run
 //! together, as threads), several files, trims, sequential read/write mixes,
-//! `rw=...:N` holes, block-size ranges, fsync every N > 1 writes, jobs
+//! `rw=...:N` holes, block-size ranges, `fsync=N` beside `fdatasync=M`, jobs
 //! that disagree on the file, its size or the run time. Options with no
 //! mapping are listed and refused (exit 2), or with `--ignore-unknown`
 //! named in the result's warnings. docs/fio-jobs.md has the table.
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use iopath_io::data::DataMode;
 use iopath_io::numa::MemPolicyMode;
-use iopath_io::{Method, SyncPolicy};
+use iopath_io::{Method, SyncCall, SyncEvery, SyncPolicy};
 
 use super::{FioJob, FioJobFile, Given, NodeSet, NumaMemPolicy, RwKind, Size, SyncMode};
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
@@ -396,6 +396,7 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
         .ok();
     let bs = block_size_of(job, kind, &mut refuse);
     let (qd, threads) = depth_and_threads(job, &mut refuse);
+    let sync_every = sync_every_of(job).map_err(&mut refuse).ok().flatten();
     let sync = sync_of(job).map_err(&mut refuse).ok();
     let place = place_of(job, &mut refuse);
     let bytes = bytes_of(job, place.file.is_none(), threads, &mut refuse);
@@ -434,6 +435,7 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
         qd: Some(qd),
         threads: Some(List(vec![threads])),
         sync: Some(sync),
+        sync_every,
         rwmix: (pattern == Pattern::RandRw).then(|| job.rwmixread.as_ref().map_or(50, |g| g.value)),
         // time_based: the runtime alone ends it, passes start over;
         // otherwise one pass over the job's bytes (or the runtime).
@@ -610,19 +612,35 @@ fn touch_of(job: &FioJob, time_based: bool, threads: u32, refuse: &mut Refuse) -
     }
 }
 
+/// fio's `fsync=N`, `fdatasync=N` with N > 1: a sync every N writes
+/// (N = 1 is the policy `each`: [`sync_of`]). Both given: refused.
+fn sync_every_of(job: &FioJob) -> Result<Option<SyncEvery>, String> {
+    let given = |g: &Option<Given<u32>>| g.as_ref().filter(|g| g.value > 0).cloned();
+    match (given(&job.fsync), given(&job.fdatasync)) {
+        (Some(a), Some(b)) => Err(format!(
+            "{}, {}: fio would make both calls; iopath makes one kind of sync per case: keep fsync= or fdatasync=",
+            said(&a),
+            said(&b)
+        )),
+        (Some(g), None) if g.value > 1 => Ok(Some(SyncEvery {
+            writes: g.value,
+            call: SyncCall::Fsync,
+        })),
+        (None, Some(g)) if g.value > 1 => Ok(Some(SyncEvery {
+            writes: g.value,
+            call: SyncCall::Fdatasync,
+        })),
+        _ => Ok(None),
+    }
+}
+
 /// fio's sync options as one iopath policy (fio's default: none at all).
 fn sync_of(job: &FioJob) -> Result<SyncPolicy, String> {
     let mut wants: Vec<(SyncPolicy, String)> = Vec::new();
     for g in [&job.fsync, &job.fdatasync].into_iter().flatten() {
-        match g.value {
-            0 => {}
-            1 => wants.push((SyncPolicy::Each, said(g))),
-            _ => {
-                return Err(format!(
-                    "{}: iopath syncs after every write (1) or at the end, not every N writes",
-                    said(g)
-                ))
-            }
+        // N > 1: a sync every N writes beside the policy (sync_every_of).
+        if g.value == 1 {
+            wants.push((SyncPolicy::Each, said(g)));
         }
     }
     if let Some(g) = &job.sync {

@@ -191,6 +191,9 @@ pub fn job_id(job: &Job) -> String {
     if job.sync != iopath_io::SyncPolicy::End {
         s.push_str(&format!("-sync-{}", job.sync));
     }
+    if let Some(e) = job.sync_every {
+        s.push_str(&format!("-{}-{}", e.call.name(), e.writes));
+    }
     if let Some(p) = job.rwmix_read_pct {
         s.push_str(&format!("-{p}pct-read"));
     }
@@ -487,5 +490,13 @@ mod tests {
             id.contains("sync-none") && id.contains("70pct-read"),
             "{id}"
         );
+        // Two jobs apart only by their sync every N writes: two files.
+        j.sync_every = Some(iopath_io::SyncEvery {
+            writes: 16,
+            call: iopath_io::SyncCall::Fdatasync,
+        });
+        let every = job_id(&j);
+        assert_ne!(every, id);
+        assert!(every.contains("fdatasync-16"), "{every}");
     }
 }

@@ -127,6 +127,26 @@ pub struct FioJob {
     pub latency_us: Option<BinShares>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<BinShares>,
+    /// A case with a sync every N writes (`--sync-every`): its syncs, as
+    /// fio's `sync` object; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncStats>,
+}
+
+/// fio's `sync` object, of what iopath records of its syncs: the count
+/// and their mean time (no spread: each call is not kept).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncStats {
+    pub total_ios: u64,
+    pub lat_ns: SyncLat,
+}
+
+/// `sync.lat_ns`: `N` calls of `mean` ns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncLat {
+    #[serde(rename = "N")]
+    pub n: u64,
+    pub mean: f64,
 }
 
 /// fio's `latency_ns`, `latency_us` or `latency_ms`: each bin's upper end
@@ -336,6 +356,13 @@ fn job(r: &RunResult, c: &CaseResult, m: &Measurement, groupid: u64) -> FioJob {
         latency_ns,
         latency_us,
         latency_ms,
+        sync: m.syncs.map(|s| SyncStats {
+            total_ios: s.count,
+            lat_ns: SyncLat {
+                n: s.count,
+                mean: s.mean_ns as f64,
+            },
+        }),
     }
 }
 

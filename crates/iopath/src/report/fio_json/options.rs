@@ -76,6 +76,11 @@ pub(super) fn job_options(r: &RunResult, c: &CaseResult) -> Options {
             SyncPolicy::Each => o.set("fsync", "1"),
             SyncPolicy::None => {}
         }
+        // fio's `fsync=N` / `fdatasync=N` (a case with it has no policy
+        // `each`, which is fio's N = 1).
+        if let Some(e) = c.sync_every {
+            o.set(e.call.name(), e.writes.to_string());
+        }
     }
     o
 }

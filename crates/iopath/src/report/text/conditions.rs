@@ -29,13 +29,27 @@ pub fn lines(c: &Conditions) -> Vec<String> {
             "uniform, with replacement (fio: norandommap=1; fio's default reads each block once a pass)"
         }
     };
-    vec![
+    let mut lines = vec![
         "conditions (the same job in fio: docs/methodology.md, rule 9):".to_string(),
         format!("  I/O buffers: {buffers}"),
         format!("  io_uring: {uring}"),
         format!("  caching methods' sequential cases under a time limit: {passes}"),
         format!("  random offsets: {offsets}"),
-    ]
+    ];
+    let every = c
+        .sync_every
+        .iter()
+        .filter_map(|w| <iopath_io::SyncEvery as crate::model::words::Word>::parse_word(w).ok());
+    for e in every {
+        lines.push(format!(
+            "  syncs: each thread, after every {} writes, waits for those in flight, then calls {} (fio: {}={}); their time is in bandwidth and IOPS, in no request's latency (syncs per case in the JSON)",
+            e.writes,
+            e.call.name(),
+            e.call.name(),
+            e.writes
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -48,6 +62,7 @@ mod tests {
             uring_registered: true,
             cached_passes,
             random_offsets: RandomOffsets::WithReplacement,
+            sync_every: Vec::new(),
         }
     }
 

@@ -317,6 +317,7 @@ impl Books {
             verified_bytes: self.checks.bytes,
             verify_ns: self.checks.ns,
             written: self.checks.written,
+            syncs: None,
         }
     }
 }

@@ -91,6 +91,7 @@ fn run_writes(pattern: Pattern, blocks: u64) -> (usize, usize, WorkerOut) {
         byte_budget: Some(4096 * 400),
         time_budget: None,
         sync: SyncPolicy::None,
+        sync_every: None,
         rwmix_read_pct: 50,
         seed: 3,
         stream: 0,

@@ -11,6 +11,7 @@ pub(super) fn job(pattern: Pattern) -> WorkerJob {
         byte_budget: None,
         time_budget: None,
         sync: SyncPolicy::None,
+        sync_every: None,
         rwmix_read_pct: 30,
         seed: 9,
         stream: 0,

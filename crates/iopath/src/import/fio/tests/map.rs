@@ -166,7 +166,7 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
         ("[a]\nrw=trim\n", "trims"),
         ("[a]\nrw=write:4k\n", "`:N` suffix"),
         ("[a]\nbsrange=4k-64k\n", "range of block sizes"),
-        ("[a]\nfsync=8\n", "not every N writes"),
+        ("[a]\nfsync=8\nfdatasync=2\n", "keep fsync= or fdatasync="),
         ("[a]\nfilename=x:y\n", "several files"),
         (
             "[a]\nfilename=/x\n[b]\nstonewall\nfilename=/y\n",
@@ -190,7 +190,7 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
             "not an option fio knows; did you mean `iodepth`?",
         ),
         ("[a]\nrw=randrw\nbsrange=4k-4k,8k-8k\n", "one per direction"),
-        ("[a]\nfsync=0\nfdatasync=4\n", "not every N writes"),
+        ("[a]\nfsync=1\nfdatasync=4\n", "keep fsync= or fdatasync="),
         ("[a]\nrw=write\nfsync=1\nsync=1\n", "one sync policy"),
         (
             "[a]\nrw=write\nsync=dsync\nend_fsync=1\n",
@@ -219,6 +219,37 @@ fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
     )
     .unwrap();
     assert_eq!(job.cases[0].sync, Some(iopath_io::SyncPolicy::Each));
+    assert_eq!(job.cases[0].sync_every, None);
+    // Issue 30 item 4: every N > 1 writes is a sync every N writes beside
+    // the policy (fio's none; its end_fsync), fsync or fdatasync as named.
+    for (text, writes, call, sync) in [
+        (
+            "[a]\nrw=randwrite\nfdatasync=16\n",
+            16,
+            iopath_io::SyncCall::Fdatasync,
+            iopath_io::SyncPolicy::None,
+        ),
+        (
+            "[a]\nrw=write\nfsync=8\nend_fsync=1\n",
+            8,
+            iopath_io::SyncCall::Fsync,
+            iopath_io::SyncPolicy::End,
+        ),
+        (
+            "[a]\nrw=write\nfsync=0\nfdatasync=4\n",
+            4,
+            iopath_io::SyncCall::Fdatasync,
+            iopath_io::SyncPolicy::None,
+        ),
+    ] {
+        let c = &one(text, MapOptions::default()).unwrap().cases[0];
+        assert_eq!(
+            c.sync_every,
+            Some(iopath_io::SyncEvery { writes, call }),
+            "{text}"
+        );
+        assert_eq!(c.sync, Some(sync), "{text}");
+    }
     // verify= is iopath's --verify; verify=0 is none.
     let v = one("[a]\nrw=write\nverify=crc32c\n", MapOptions::default()).unwrap();
     assert_eq!(v.run.verify, Some(true));
