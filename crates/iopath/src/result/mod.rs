@@ -4,6 +4,7 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
+pub mod cause;
 pub mod conditions;
 pub mod costs;
 pub mod facts;

@@ -137,6 +137,13 @@ pub enum VerdictFact {
         speed: SpeedTie,
         by: CheaperBy,
     },
+    /// Why `slower` (the runner-up) is behind `leader`: the cause of the
+    /// difference, from the costs per I/O and the latency split.
+    Why {
+        slower: Entrant,
+        leader: Entrant,
+        cause: super::cause::Cause,
+    },
 }
 
 impl VerdictFact {
@@ -163,6 +170,7 @@ impl VerdictFact {
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
             Self::UseCheaper { .. } => "use_cheaper",
+            Self::Why { .. } => "why",
         }
     }
 
