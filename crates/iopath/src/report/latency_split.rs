@@ -101,17 +101,31 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
         Some(_) if all > 0.0 => (s.calls as f64 / all, s.calls_without_request as f64 / all),
         _ => (1.0, 0.0),
     };
-    let mut out = vec![
-        ("submit", s.submission_ns.unwrap_or(0.0) * w, "#4e79a7"),
-        ("queue", s.queue_ns.unwrap_or(0.0) * w, "#f28e2b"),
-        ("device", s.device_ns * w, "#e15759"),
-        ("complete", s.completion_ns.unwrap_or(0.0) * w, "#59a14f"),
-        ("cached", s.cached_ns.unwrap_or(0.0) * wc, "#76b7b2"),
-        ("unaccounted", s.unaccounted_ns(mean).max(0.0), "#bab0ac"),
+    let values = [
+        s.submission_ns.unwrap_or(0.0) * w,
+        s.queue_ns.unwrap_or(0.0) * w,
+        s.device_ns * w,
+        s.completion_ns.unwrap_or(0.0) * w,
+        s.cached_ns.unwrap_or(0.0) * wc,
+        s.unaccounted_ns(mean).max(0.0),
     ];
-    out.retain(|(_, v, _)| *v > 0.0 && v.is_finite());
-    out
+    PARTS
+        .iter()
+        .zip(values)
+        .filter(|(_, v)| *v > 0.0 && v.is_finite())
+        .map(|(&(name, colour), v)| (name, v, colour))
+        .collect()
 }
+
+/// The bar's parts in order, with their colours.
+const PARTS: [(&str, &str); 6] = [
+    ("submit", "#4e79a7"),
+    ("queue", "#f28e2b"),
+    ("device", "#e15759"),
+    ("complete", "#59a14f"),
+    ("cached", "#76b7b2"),
+    ("unaccounted", "#bab0ac"),
+];
 
 /// A stacked bar per method of `cases` (one job), as inline SVG; `None`
 /// when none has a split.
@@ -127,21 +141,21 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
         .iter()
         .map(|(_, m, s)| segments(*m, s).iter().map(|x| x.1).sum::<f64>())
         .fold(1.0, f64::max);
-    let (left, bar_w, row_h) = (150.0, 560.0, 26.0);
+    let (left, bar_w, row_h) = (150.0, 520.0, 26.0);
     let height = 40.0 + row_h * rows.len() as f64;
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"820\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"900\" \
          height=\"{height}\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\">\n"
     );
     let mut x = left;
-    for (name, _, colour) in segments(f64::INFINITY, &legend_split()) {
+    for (name, colour) in PARTS {
         let _ = writeln!(
             out,
             "<rect x=\"{x}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{colour}\"/>\
              <text x=\"{}\" y=\"16\">{name}</text>",
             x + 16.0
         );
-        x += 100.0;
+        x += 110.0;
     }
     for (i, (name, mean, s)) in rows.iter().enumerate() {
         let y = 30.0 + row_h * i as f64;
@@ -174,23 +188,6 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
     }
     out.push_str("</svg>\n");
     Some(out)
-}
-
-/// A split with every part, for the legend's colours.
-fn legend_split() -> LatencySplit {
-    LatencySplit {
-        source: crate::result::latency_split::SplitSource::Tracepoints,
-        fallback: None,
-        submission_ns: Some(1.0),
-        queue_ns: Some(1.0),
-        device_ns: 1.0,
-        completion_ns: Some(1.0),
-        cached_ns: Some(1.0),
-        requests: 1,
-        calls: 1,
-        calls_without_request: 1,
-        other_requests: 0,
-    }
 }
 
 /// The HTML section: per job, the stacked bars and the table's legend;
@@ -231,12 +228,29 @@ mod tests {
         }
     }
 
+    /// A split with every part.
+    fn every_part() -> LatencySplit {
+        LatencySplit {
+            source: SplitSource::Tracepoints,
+            fallback: None,
+            submission_ns: Some(1.0),
+            queue_ns: Some(1.0),
+            device_ns: 1.0,
+            completion_ns: Some(1.0),
+            cached_ns: Some(1.0),
+            requests: 1,
+            calls: 1,
+            calls_without_request: 1,
+            other_requests: 0,
+        }
+    }
+
     fn traced(cached: Option<f64>, bare: u64) -> LatencySplit {
         LatencySplit {
             cached_ns: cached,
             calls: 100,
             calls_without_request: bare,
-            ..legend_split()
+            ..every_part()
         }
     }
 
@@ -286,6 +300,10 @@ mod tests {
         assert_eq!(h.matches("<svg").count(), 1, "{h}");
         assert_eq!(h.matches("<g class=\"bar\">").count(), 2, "{h}");
         assert!(h.contains("<title>device: "), "{h}");
+        // The legend names every part, unaccounted included.
+        for (part, _) in PARTS {
+            assert!(h.contains(&format!(">{part}</text>")), "{part}: {h}");
+        }
         assert!(h.contains("/sys/block"), "{h}");
         assert!(h.contains(">direct</text>") && h.contains(">uring</text>"));
         let none = CaseResult::default();
