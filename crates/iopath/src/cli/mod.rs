@@ -257,13 +257,6 @@ pub struct RunArgs {
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub neighbour: bool,
 
-    /// Take each request's time apart (submission, block-layer queue,
-    /// device, completion) through block tracepoints: bpftrace, as root;
-    /// without them the /sys/block averages (--explain shows both).
-    #[arg(long)]
-    #[arg(help_heading = OUTPUT, hide_short_help = true)]
-    pub latency_split: bool,
-
     /// Access patterns, comma-separated [default: read,write,randread,randwrite].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = word::<Pattern>())]
     #[arg(help_heading = WORKLOAD)]
@@ -476,6 +469,13 @@ pub struct RunArgs {
     #[arg(long, short)]
     #[arg(help_heading = OUTPUT)]
     pub quiet: bool,
+
+    /// Take each request's time apart (submission, block-layer queue,
+    /// device, completion) through block tracepoints: bpftrace, as root;
+    /// without them the /sys/block averages (--explain shows both).
+    #[arg(long)]
+    #[arg(help_heading = OUTPUT, hide_short_help = true)]
+    pub latency_split: bool,
 
     /// Under mpirun (built with --features mpi): per-rank (a file each), shared
     /// (one file, a segment each) or shared-strided (blocks interleaved). docs/mpi.md
