@@ -144,15 +144,15 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
     let (left, bar_w, row_h) = (150.0, 520.0, 26.0);
     let height = 40.0 + row_h * rows.len() as f64;
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"900\" \
-         height=\"{height}\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"1020\" \
+         height=\"{height}\" role=\"img\" font-family=\"sans-serif\">\n"
     );
     let mut x = left;
     for (name, colour) in PARTS {
         let _ = writeln!(
             out,
             "<rect x=\"{x}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{colour}\"/>\
-             <text x=\"{}\" y=\"16\">{name}</text>",
+             <text x=\"{}\" y=\"16\" font-size=\"12\">{name}</text>",
             x + 16.0
         );
         x += 110.0;
@@ -161,7 +161,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
         let y = 30.0 + row_h * i as f64;
         let _ = writeln!(
             out,
-            "<g class=\"bar\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            "<g class=\"bar\"><text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
             left - 8.0,
             y + 15.0,
             super::html::escape(name)
@@ -179,7 +179,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
         }
         let _ = writeln!(
             out,
-            "<text x=\"{:.1}\" y=\"{}\">{} ({})</text></g>",
+            "<text x=\"{:.1}\" y=\"{}\" font-size=\"12\">{} ({})</text></g>",
             x + 6.0,
             y + 15.0,
             ns(*mean),
