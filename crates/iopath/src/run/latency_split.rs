@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,10 @@ enum Mode {
 pub struct Tracer {
     inner: Mutex<(Bpftrace, u64)>,
     pid: i32,
+    /// Set once bpftrace has not answered in time (or has exited): it is
+    /// not asked again, so that a hung tracer costs one deadline, not one
+    /// per repetition.
+    silent: AtomicBool,
 }
 
 /// One repetition's sums, by map name and thread id.
@@ -149,6 +154,7 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
         Ok(bt) => Mode::Tracing(Tracer {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
+            silent: AtomicBool::new(false),
         }),
         Err(BpftraceError::Missing) => Mode::Fallback(SplitFallback::NoBpftrace),
         Err(_) => Mode::Fallback(SplitFallback::TracerFailed),
@@ -183,8 +189,20 @@ fn request_disks(stack: &DeviceStack, sys: &Path) -> Vec<String> {
 }
 
 impl Tracer {
-    /// Asks the program for its sums and waits for them.
+    /// Asks the program for its sums and waits for them; `None` (and no
+    /// more asking) when they do not come.
     fn flush(&self) -> Option<Sums> {
+        if self.silent.load(Ordering::Relaxed) {
+            return None;
+        }
+        let sums = self.ask();
+        if sums.is_none() {
+            self.silent.store(true, Ordering::Relaxed);
+        }
+        sums
+    }
+
+    fn ask(&self) -> Option<Sums> {
         let mut g = self.inner.lock().ok()?;
         let (bt, seq) = &mut *g;
         *seq += 1;
