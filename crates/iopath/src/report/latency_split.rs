@@ -92,15 +92,11 @@ pub fn text(r: &RunResult, width: usize) -> String {
 }
 
 /// The segments of a case's stacked bar: (part's name, ns of the mean
-/// request, colour). The parts weighed by the calls that made a request,
-/// the page cache's calls by theirs, and what the parts leave of the mean
-/// (unaccounted) last.
+/// I/O, colour). The parts weighed by the calls that made a request (or,
+/// without calls, by requests per I/O), the page cache's calls by theirs,
+/// and what the parts leave of the mean (unaccounted) last.
 pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static str)> {
-    let all = (s.calls + s.calls_without_request) as f64;
-    let (w, wc) = match s.cached_ns {
-        Some(_) if all > 0.0 => (s.calls as f64 / all, s.calls_without_request as f64 / all),
-        _ => (1.0, 0.0),
-    };
+    let (w, wc) = s.weights();
     let values = [
         s.submission_ns.unwrap_or(0.0) * w,
         s.queue_ns.unwrap_or(0.0) * w,
@@ -242,6 +238,7 @@ mod tests {
             calls: 1,
             calls_without_request: 1,
             other_requests: 0,
+            ios: 0,
         }
     }
 

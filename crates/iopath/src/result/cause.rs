@@ -22,7 +22,7 @@ pub enum SplitPart {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Cause {
     /// Most of the difference in mean latency is in one part of the
-    /// split: ns per request (or call) of each.
+    /// split: each one's ns per I/O in that part.
     Part {
         part: SplitPart,
         slower_ns: f64,

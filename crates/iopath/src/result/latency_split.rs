@@ -90,6 +90,12 @@ pub struct LatencySplit {
     /// same disks over the repetition, apart from the case's.
     #[serde(default)]
     pub other_requests: u64,
+    /// The repetition's I/Os (summed in a summary): where no call is
+    /// traced, the block layer's time per I/O is the parts' per request
+    /// times requests over I/Os (an mmap read the page cache served makes
+    /// none).
+    #[serde(default)]
+    pub ios: u64,
 }
 
 impl LatencySplit {
@@ -107,19 +113,28 @@ impl LatencySplit {
         self.submission_ns.is_some() && self.queue_ns.is_some() && self.completion_ns.is_some()
     }
 
-    /// The mean time per request the parts say: over the traced calls,
-    /// those that made a request (the parts) and those the page cache
-    /// served (`cached_ns`) weighed by their numbers; the parts alone
-    /// without calls (io_uring, AIO, mmap, the averages).
-    pub fn mean_ns(&self) -> f64 {
-        let served = self.calls_without_request as f64;
-        match self.cached_ns {
-            Some(cached) if self.calls + self.calls_without_request > 0 => {
-                (self.calls as f64 * self.parts_ns() + served * cached)
-                    / (self.calls as f64 + served)
-            }
-            _ => self.parts_ns(),
+    /// The weights of the parts and of `cached_ns` in the mean I/O: the
+    /// shares of the traced calls that made a request and that made none;
+    /// without calls (io_uring, AIO, mmap, the averages), requests per
+    /// I/O and 0 (1 and 0 where the I/Os are not known).
+    pub fn weights(&self) -> (f64, f64) {
+        let all = (self.calls + self.calls_without_request) as f64;
+        if all > 0.0 {
+            (
+                self.calls as f64 / all,
+                self.calls_without_request as f64 / all,
+            )
+        } else if self.ios > 0 {
+            (self.requests as f64 / self.ios as f64, 0.0)
+        } else {
+            (1.0, 0.0)
         }
+    }
+
+    /// The mean time per I/O the parts say ([`LatencySplit::weights`]).
+    pub fn mean_ns(&self) -> f64 {
+        let (w, wc) = self.weights();
+        w * self.parts_ns() + wc * self.cached_ns.unwrap_or(0.0)
     }
 
     /// The measured mean latency `mean_ns` less the parts: what no part
@@ -152,6 +167,7 @@ impl LatencySplit {
             calls: total(|r| r.calls),
             calls_without_request: total(|r| r.calls_without_request),
             other_requests: total(|r| r.other_requests),
+            ios: total(|r| r.ios),
             ..first
         })
     }
@@ -176,6 +192,7 @@ impl LatencySplit {
             calls: 0,
             calls_without_request: 0,
             other_requests: 0,
+            ios: 0,
         })
     }
 }
@@ -191,5 +208,16 @@ mod tests {
         assert!(!s.complete());
         assert_eq!(s.unaccounted_ns(32_000.0), 2_000.0);
         assert_eq!(LatencySplit::from_disk_stat(5, 0, None), None);
+        // mmap: 10 requests of 400 us for 1000 I/Os, the rest hits: 4 us
+        // of block time per I/O, not 400.
+        let mmap = LatencySplit {
+            source: SplitSource::Tracepoints,
+            queue_ns: Some(100_000.0),
+            device_ns: 300_000.0,
+            requests: 10,
+            ios: 1000,
+            ..s
+        };
+        assert_eq!(mmap.mean_ns(), 4_000.0);
     }
 }

@@ -299,6 +299,7 @@ pub fn of_sums(sums: &Sums, not_own: &[i64]) -> Option<LatencySplit> {
         calls,
         calls_without_request: total("bare", true),
         other_requests: total("requests", false),
+        ios: 0,
     })
 }
 

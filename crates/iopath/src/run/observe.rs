@@ -27,7 +27,7 @@ use iopath_io::sys::ThreadUsage;
 
 use crate::plan::{Case, Pattern};
 use crate::result::costs::Baseline;
-use crate::result::{Cpu, Deferred, Measurement, Memory};
+use crate::result::{Cpu, Deferred, LatencySplit, Measurement, Memory};
 use crate::run::target::Target;
 use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
 use crate::system::metrics::kthreads;
@@ -198,7 +198,7 @@ impl Observer {
             _ => None,
         };
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
-        m.latency_split = self.split.of();
+        m.latency_split = self.split.of().map(|s| LatencySplit { ios: m.ios, ..s });
         m.deferred = self.deferred(case, cost);
         m.cpu = cpu(m, cost);
         // The calls and copies: the workers' timed intervals, and the

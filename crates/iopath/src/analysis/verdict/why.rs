@@ -6,7 +6,8 @@
 //!    one per thread against a queue): that, before any cost.
 //! 1. A part of the latency split that holds at least half of the
 //!    difference in mean latency, where both have one of the same source:
-//!    the part with the largest difference.
+//!    the part with the largest difference, each part's time per I/O
+//!    ([`LatencySplit::weights`]).
 //! 2. Else the cost per I/O where the runner-up is furthest above the
 //!    leader, among those past a floor that makes them worth saying: major
 //!    faults, read-ahead (own device bytes per byte asked), copies,
@@ -87,13 +88,16 @@ fn part(s: &Measurement, l: &Measurement) -> Option<Cause> {
     if gap <= 0.0 {
         return None;
     }
+    // Each part's time per I/O (a part per call or request, weighed).
     let parts = |x: &LatencySplit| {
+        let (w, wc) = x.weights();
+        let by = |v: Option<f64>, w: f64| v.map(|v| v * w);
         [
-            (SplitPart::Submission, x.submission_ns),
-            (SplitPart::Queue, x.queue_ns),
-            (SplitPart::Device, Some(x.device_ns)),
-            (SplitPart::Completion, x.completion_ns),
-            (SplitPart::Cached, x.cached_ns),
+            (SplitPart::Submission, by(x.submission_ns, w)),
+            (SplitPart::Queue, by(x.queue_ns, w)),
+            (SplitPart::Device, by(Some(x.device_ns), w)),
+            (SplitPart::Completion, by(x.completion_ns, w)),
+            (SplitPart::Cached, by(x.cached_ns, wc)),
         ]
     };
     parts(&a)
@@ -194,6 +198,7 @@ mod tests {
             calls: 100,
             calls_without_request: 0,
             other_requests: 0,
+            ios: 0,
         }
     }
 

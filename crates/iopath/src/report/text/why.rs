@@ -22,7 +22,9 @@ pub fn fact(f: &VerdictFact) -> Option<String> {
 }
 
 fn ratio(a: f64, b: f64) -> String {
-    if b > 0.0 {
+    if b > 0.0 && a / b >= 10.0 {
+        format!("{:.0}x", a / b)
+    } else if b > 0.0 {
         format!("{:.1}x", a / b)
     } else {
         "far".into()
@@ -59,7 +61,7 @@ fn cause_words(slower: &Entrant, leader: &Entrant, c: &Cause) -> String {
             slower_ns,
             leader_ns,
         } => format!(
-            "{slower} waits {} longer {} than {leader} ({} against {} per request)",
+            "{slower} waits {} longer {} than {leader} ({} against {} per I/O)",
             ratio(slower_ns, leader_ns),
             part_where(part),
             ns(slower_ns),
@@ -145,11 +147,12 @@ pub fn fallback_words(f: SplitFallback) -> &'static str {
 }
 
 /// What the split's columns hold, said once under its tables.
-pub const LEGEND: &str = "mean per request: submit = a read/write call's entry to its first \
+pub const LEGEND: &str = "per call that made a request (without calls, per request): submit = \
+    a read/write call's entry to its first \
     block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return; cached = a \
-    call the page cache served, whole; unaccounted = the measured mean less the parts (the \
-    program's own loop; with /sys/block averages, everything outside the block layer). \
+    call the page cache served, whole; unaccounted = the measured mean less the parts weighed \
+    into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
     average of queue and device together, everyone's requests. - = not measured for the \
     method (io_uring, aio and mmap make no call per request). docs/methodology.md says what \
