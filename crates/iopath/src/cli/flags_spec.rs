@@ -38,6 +38,7 @@ impl RunArgs {
             ucache_page: when("ucache_page").then_some(Bytes(self.ucache_page)),
             pool_threads: self.pool_threads,
             neighbour: self.neighbour.then_some(true),
+            latency_split: self.latency_split.then_some(true),
             cpus: self.cpus.clone(),
             numa_node: self.numa_node,
             mem_node: self.mem_node,

@@ -476,6 +476,13 @@ pub struct RunArgs {
     #[arg(help_heading = OUTPUT)]
     pub quiet: bool,
 
+    /// Take each request's time apart (submission, block-layer queue,
+    /// device, completion) through block tracepoints: bpftrace, as root;
+    /// without them the /sys/block averages (--explain shows both).
+    #[arg(long)]
+    #[arg(help_heading = OUTPUT, hide_short_help = true)]
+    pub latency_split: bool,
+
     /// Under mpirun (built with --features mpi): per-rank (a file each), shared
     /// (one file, a segment each) or shared-strided (blocks interleaved). docs/mpi.md
     #[arg(long, value_name = "LAYOUT", value_parser = file_layout)]

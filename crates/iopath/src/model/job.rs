@@ -143,6 +143,9 @@ pub struct RunSpec {
     /// case, and report what each method does to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbour: Option<bool>,
+    /// Take each request's time apart through block tracepoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_split: Option<bool>,
     /// CPUs the workers run on, round-robin (`0-3,8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,

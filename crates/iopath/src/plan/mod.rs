@@ -107,6 +107,9 @@ pub struct Plan {
     pub pool_threads: Option<u32>,
     /// `--neighbour`: a cached reader runs beside every case.
     pub neighbour: bool,
+    /// `--latency-split`: each request's time taken apart through block
+    /// tracepoints (bpftrace, as root).
+    pub latency_split: bool,
 }
 
 impl Plan {
@@ -226,6 +229,7 @@ impl Plan {
             ucache_page: r.ucache_page.map_or(DEFAULT_UCACHE_PAGE, |b| b.0),
             pool_threads: r.pool_threads,
             neighbour: r.neighbour.unwrap_or(false),
+            latency_split: r.latency_split.unwrap_or(false),
         }
     }
 

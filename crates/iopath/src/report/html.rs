@@ -116,6 +116,7 @@ pub fn render(r: &RunResult) -> Result<String> {
     warnings(&mut h, r)?;
     results(&mut h, r)?;
     h.push_str(&super::costs::html(r));
+    h.push_str(&super::latency_split::html(r));
     not_run(&mut h, r)?;
     system(&mut h, r)?;
     reproduce(&mut h, r)?;

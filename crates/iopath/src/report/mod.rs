@@ -14,6 +14,7 @@ pub mod grids;
 pub mod heading;
 pub mod html;
 pub mod json;
+pub mod latency_split;
 pub mod markdown;
 pub mod mpi;
 pub mod overview;

@@ -39,6 +39,7 @@ pub fn render(r: &RunResult, wide: bool) -> String {
         }
     }
     out.push_str(&super::costs::text(r, WIDTH));
+    out.push_str(&super::latency_split::text(r, WIDTH));
     out.push_str(&warnings(r));
     if r.interrupted {
         // What was interrupted, where no verdict said it already.

@@ -4,10 +4,12 @@
 //! described in `docs/json-schema.md`; bump [`SCHEMA_VERSION`] on any change
 //! that would break a reader.
 
+pub mod cause;
 pub mod conditions;
 pub mod costs;
 pub mod facts;
 pub mod latency;
+pub mod latency_split;
 pub mod mpi;
 pub mod names;
 pub mod neighbour;
@@ -26,6 +28,7 @@ pub use crate::system::metrics::procfs::ProcessIo;
 use crate::system::sysinfo::System;
 pub use costs::{Costs, Deferred};
 pub use latency::{Latency, LatencyBins};
+pub use latency_split::LatencySplit;
 pub use names::{Entrant, MethodName, TargetKind};
 pub use records::{TargetInfo, Warning};
 
@@ -709,6 +712,11 @@ pub struct Measurement {
     /// ([`Deferred`]); null when not measured (`null`, older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred: Option<Deferred>,
+    /// Where the mean latency went: submission, queueing in the block
+    /// layer, the device, completion ([`LatencySplit`]); null without a
+    /// block device, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_split: Option<LatencySplit>,
     #[serde(default)]
     pub cpu: Cpu,
     #[serde(default)]

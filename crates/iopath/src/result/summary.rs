@@ -1,7 +1,9 @@
 //! A case's summary over its repetitions: field-wise medians of the
 //! measurements, and the spread of the figures the tables show.
 
-use super::{median, Capped, Costs, Cpu, Deferred, Latency, LatencyBins, Measurement, Memory};
+use super::{
+    median, Capped, Costs, Cpu, Deferred, Latency, LatencyBins, LatencySplit, Measurement, Memory,
+};
 use crate::system::metrics::blockdev::DiskCounters;
 use crate::system::metrics::procfs::ProcessIo;
 
@@ -118,6 +120,20 @@ impl Reps<'_> {
         })
     }
 
+    /// The repetitions' splits of the first's source pooled (as the
+    /// latency's histograms are): a repetition whose tracer fell silent
+    /// is left out.
+    fn latency_split(&self) -> Option<LatencySplit> {
+        let first = self.first().latency_split?;
+        let same: Vec<LatencySplit> = self
+            .0
+            .iter()
+            .filter_map(|m| m.latency_split)
+            .filter(|s| s.source == first.source)
+            .collect();
+        LatencySplit::pooled(&same)
+    }
+
     fn cpu(&self) -> Cpu {
         Cpu {
             cpu_ns: self.medu(&|m| m.cpu.cpu_ns),
@@ -203,6 +219,7 @@ impl Measurement {
             process_io: r.process_io(),
             costs: r.costs(),
             deferred: r.deferred(),
+            latency_split: r.latency_split(),
             cpu: r.cpu(),
             memory: r.memory(),
             interrupted: reps.iter().any(|m| m.interrupted),

@@ -165,6 +165,13 @@ pub enum VerdictFact {
         speed: SpeedTie,
         by: CheaperBy,
     },
+    /// Why `slower` (the runner-up) is behind `leader`: the cause of the
+    /// difference, from the costs per I/O and the latency split.
+    Why {
+        slower: Entrant,
+        leader: Entrant,
+        cause: super::cause::Cause,
+    },
 }
 
 impl VerdictFact {
@@ -192,6 +199,7 @@ impl VerdictFact {
             Self::EquallyGood { .. } => "equally_good",
             Self::TooCloseToCall { .. } => "too_close_to_call",
             Self::UseCheaper { .. } => "use_cheaper",
+            Self::Why { .. } => "why",
         }
     }
 

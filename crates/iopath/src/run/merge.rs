@@ -62,6 +62,7 @@ pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measuremen
         process_io: None,
         costs: None,
         deferred: None,
+        latency_split: None,
         cpu: Default::default(),
         memory: Default::default(),
         interrupted: outs.iter().any(|o| o.interrupted),

@@ -22,6 +22,7 @@ pub mod event;
 pub mod failure;
 pub mod guard;
 pub mod job;
+pub mod latency_split;
 pub mod live;
 mod merge;
 pub mod mpi;
@@ -196,6 +197,12 @@ impl Runner<'_> {
         // The disks to count: the walk `collect` made.
         let stack = system.device_stack.clone().unwrap_or_default();
         let mut obs = Observer::new(target, stack);
+        // The split's disks: the walk's top too, which a loop device over
+        // tmpfs has without a leaf to count.
+        let walked = target.map(|_| {
+            crate::system::metrics::blockdev::DeviceStack::of(&at, std::path::Path::new("/sys"))
+        });
+        obs.split = latency_split::Split::start(plan.latency_split, &walked.unwrap_or_default());
         // `--cache-limit`: a cgroup of its own, removed when `run` returns
         // (its Drop), whatever the way out. Only when some case runs under
         // it (a preset marks its cases).

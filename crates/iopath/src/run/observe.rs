@@ -27,7 +27,7 @@ use iopath_io::sys::ThreadUsage;
 
 use crate::plan::{Case, Pattern};
 use crate::result::costs::Baseline;
-use crate::result::{Cpu, Deferred, Measurement, Memory};
+use crate::result::{Cpu, Deferred, LatencySplit, Measurement, Memory};
 use crate::run::target::Target;
 use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
 use crate::system::metrics::kthreads;
@@ -52,6 +52,9 @@ pub struct Observer {
     /// The kernel threads' CPU with nothing of iopath's running, measured
     /// once ([`Observer::baseline`]); `None` inside when it could not be.
     baseline: OnceLock<Option<Baseline>>,
+    /// Where each request's time goes (`--latency-split`'s tracer, or
+    /// the `/sys/block` averages).
+    pub split: super::latency_split::Split,
 }
 
 /// State just before a repetition.
@@ -97,6 +100,7 @@ impl Observer {
             cgroup: MemCgroup::current(),
             sys,
             baseline: OnceLock::new(),
+            split: super::latency_split::Split::none(),
         }
     }
 
@@ -116,6 +120,7 @@ impl Observer {
     /// Snapshot before the workers start; resets the peak RSS.
     pub fn before(&self) -> Before {
         procfs::reset_peak_rss();
+        self.split.before();
         Before {
             resident: self.residency(),
             cache: PageCache::read(),
@@ -193,6 +198,7 @@ impl Observer {
             _ => None,
         };
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
+        m.latency_split = self.split.of().map(|s| LatencySplit { ios: m.ios, ..s });
         m.deferred = self.deferred(case, cost);
         m.cpu = cpu(m, cost);
         // The calls and copies: the workers' timed intervals, and the

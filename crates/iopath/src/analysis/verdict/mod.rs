@@ -50,6 +50,7 @@ mod no_call;
 pub mod served;
 mod ties;
 mod variants;
+pub mod why;
 pub use variants::variant_names;
 use variants::{cpu_cost, mixed_sizes};
 
@@ -461,6 +462,11 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
         text: Vec::new(),
     };
     v.facts = facts::of(&v);
+    if let Some(why) = why::fact(&v, group, &name_of) {
+        // Said after the speed, before what to do.
+        let at = v.facts.iter().position(|f| f.is_action());
+        v.facts.insert(at.unwrap_or(v.facts.len()), why);
+    }
     Some(v)
 }
 

@@ -15,7 +15,8 @@
 //! - [`skips`]: why cases did not run, and notes on an MPI run's ranks;
 //! - [`summary`]: the closing answer of a run, a few lines;
 //! - [`served`]: the cases set apart from the device's ranking;
-//! - [`conditions`]: the conditions a run's figures depend on.
+//! - [`conditions`]: the conditions a run's figures depend on;
+//! - [`why`]: where the time goes (the verdict's cause, the latency split).
 
 pub mod compare;
 pub mod conditions;
@@ -27,6 +28,7 @@ pub mod skips;
 pub mod summary;
 pub mod verdict;
 pub mod warnings;
+pub mod why;
 
 /// Word a result's facts in place: each verdict's `text` and each
 /// warning's `message`, as the JSON carries them for convenience. Called

@@ -144,6 +144,7 @@ impl Words<'_> {
                 super::served::fact(f).unwrap_or_default()
             }
             VerdictFact::HugeBuffers { block_size, pairs } => huge_buffers(*block_size, pairs),
+            VerdictFact::Why { .. } => super::why::fact(f).unwrap_or_default(),
             f if f.is_action() => match self.action(f) {
                 Some(advice) => {
                     let caveat = if burst {

@@ -1,0 +1,309 @@
+//! Where the time goes: each case's mean latency taken apart
+//! ([`crate::result::LatencySplit`]), one row per measured case, for the
+//! whole report (`--explain`) and HTML, where a stacked bar per method
+//! draws it. A part not measured for a case is `-`. The words (legend,
+//! sources) are `report::text::why`'s.
+
+use std::fmt::Write as _;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use crate::model::units::fmt_ns;
+use crate::report::text::why;
+use crate::result::{CaseResult, LatencySplit, RunResult};
+
+/// The columns, in order.
+pub const HEADERS: [&str; 10] = [
+    "method",
+    "job",
+    "mean",
+    "submit",
+    "queue",
+    "device",
+    "complete",
+    "cached",
+    "unaccounted",
+    "source",
+];
+
+fn ns(v: f64) -> String {
+    let s = fmt_ns(v.abs().round() as u64);
+    if v < 0.0 {
+        format!("-{s}")
+    } else {
+        s
+    }
+}
+
+fn or_dash(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), ns)
+}
+
+fn split_of(c: &CaseResult) -> Option<(f64, LatencySplit)> {
+    let s = c.summary.as_ref()?;
+    Some((s.lat_ns.mean, s.latency_split?))
+}
+
+/// The row of a case with a split; `None` for one without.
+pub fn row(c: &CaseResult) -> Option<[String; 10]> {
+    let (mean, s) = split_of(c)?;
+    Some([
+        c.name(),
+        super::table::job(c),
+        ns(mean),
+        or_dash(s.submission_ns),
+        or_dash(s.queue_ns),
+        ns(s.device_ns),
+        or_dash(s.completion_ns),
+        or_dash(s.cached_ns),
+        ns(s.unaccounted_ns(mean)),
+        why::source(s.source, s.fallback),
+    ])
+}
+
+/// True when some case of `r` has a split.
+pub fn any(r: &RunResult) -> bool {
+    r.cases.iter().any(|c| split_of(c).is_some())
+}
+
+/// The terminal's section: one table, the legend under it, in `width`
+/// columns; empty when no case has a split.
+pub fn text(r: &RunResult, width: usize) -> String {
+    if !any(r) {
+        return String::new();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width as u16)
+        .set_header(HEADERS);
+    for row in r.cases.iter().filter_map(row) {
+        t.add_row(row);
+    }
+    for i in 2..HEADERS.len() - 1 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = format!("\nwhere the time goes:\n{t}\n");
+    out.push_str(&super::prose::wrap(why::LEGEND, width, "", ""));
+    out
+}
+
+/// The segments of a case's stacked bar: (part's name, ns of the mean
+/// I/O, colour). The parts weighed by the calls that made a request (or,
+/// without calls, by requests per I/O), the page cache's calls by theirs,
+/// and what the parts leave of the mean (unaccounted) last.
+pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static str)> {
+    let (w, wc) = s.weights();
+    let values = [
+        s.submission_ns.unwrap_or(0.0) * w,
+        s.queue_ns.unwrap_or(0.0) * w,
+        s.device_ns * w,
+        s.completion_ns.unwrap_or(0.0) * w,
+        s.cached_ns.unwrap_or(0.0) * wc,
+        s.unaccounted_ns(mean).max(0.0),
+    ];
+    PARTS
+        .iter()
+        .zip(values)
+        .filter(|(_, v)| *v > 0.0 && v.is_finite())
+        .map(|(&(name, colour), v)| (name, v, colour))
+        .collect()
+}
+
+/// The bar's parts in order, with their colours.
+const PARTS: [(&str, &str); 6] = [
+    ("submit", "#4e79a7"),
+    ("queue", "#f28e2b"),
+    ("device", "#e15759"),
+    ("complete", "#59a14f"),
+    ("cached", "#76b7b2"),
+    ("unaccounted", "#bab0ac"),
+];
+
+/// A stacked bar per method of `cases` (one job), as inline SVG; `None`
+/// when none has a split.
+pub fn svg(cases: &[&CaseResult]) -> Option<String> {
+    let rows: Vec<(String, f64, LatencySplit)> = cases
+        .iter()
+        .filter_map(|c| split_of(c).map(|(m, s)| (c.name(), m, s)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let longest = rows
+        .iter()
+        .map(|(_, m, s)| segments(*m, s).iter().map(|x| x.1).sum::<f64>())
+        .fold(1.0, f64::max);
+    let (left, bar_w, row_h) = (150.0, 520.0, 26.0);
+    let height = 40.0 + row_h * rows.len() as f64;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"1020\" \
+         height=\"{height}\" role=\"img\" font-family=\"sans-serif\">\n"
+    );
+    let mut x = left;
+    for (name, colour) in PARTS {
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{colour}\"/>\
+             <text x=\"{}\" y=\"16\" font-size=\"12\">{name}</text>",
+            x + 16.0
+        );
+        x += 110.0;
+    }
+    for (i, (name, mean, s)) in rows.iter().enumerate() {
+        let y = 30.0 + row_h * i as f64;
+        let _ = writeln!(
+            out,
+            "<g class=\"bar\"><text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            left - 8.0,
+            y + 15.0,
+            super::html::escape(name)
+        );
+        let mut x = left;
+        for (part, v, colour) in segments(*mean, s) {
+            let w = v / longest * bar_w;
+            let _ = writeln!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"20\" fill=\"{colour}\">\
+                 <title>{part}: {}</title></rect>",
+                ns(v)
+            );
+            x += w;
+        }
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{}\" font-size=\"12\">{} ({})</text></g>",
+            x + 6.0,
+            y + 15.0,
+            ns(*mean),
+            why::source(s.source, s.fallback)
+        );
+    }
+    out.push_str("</svg>\n");
+    Some(out)
+}
+
+/// The HTML section: per job, the stacked bars and the table's legend;
+/// empty when no case has a split.
+pub fn html(r: &RunResult) -> String {
+    if !any(r) {
+        return String::new();
+    }
+    let esc = super::html::escape;
+    let mut out = String::from("<section id=\"latency-split\">\n<h2>Where the time goes</h2>\n");
+    for (job, cases) in super::groups(r) {
+        if let Some(svg) = svg(&cases) {
+            let _ = write!(out, "<h3>{}</h3>\n{svg}", esc(&job.label()));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"legend\">{}</p>\n</section>",
+        esc(why::LEGEND)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::latency_split::SplitSource;
+    use crate::result::Measurement;
+
+    fn case(method: &str, mean: f64, split: LatencySplit) -> CaseResult {
+        let mut m = Measurement::default();
+        m.lat_ns.mean = mean;
+        m.latency_split = Some(split);
+        CaseResult {
+            method: method.into(),
+            summary: Some(m),
+            ..CaseResult::default()
+        }
+    }
+
+    /// A split with every part.
+    fn every_part() -> LatencySplit {
+        LatencySplit {
+            source: SplitSource::Tracepoints,
+            fallback: None,
+            submission_ns: Some(1.0),
+            queue_ns: Some(1.0),
+            device_ns: 1.0,
+            completion_ns: Some(1.0),
+            cached_ns: Some(1.0),
+            requests: 1,
+            calls: 1,
+            calls_without_request: 1,
+            other_requests: 0,
+            ios: 0,
+        }
+    }
+
+    fn traced(cached: Option<f64>, bare: u64) -> LatencySplit {
+        LatencySplit {
+            cached_ns: cached,
+            calls: 100,
+            calls_without_request: bare,
+            ..every_part()
+        }
+    }
+
+    /// The bar's segments are the mean request's: the parts weighed by
+    /// the calls that made a request, the cache's calls by theirs, the
+    /// rest unaccounted; together, the mean.
+    #[test]
+    fn the_stacked_bar_adds_up_to_the_mean_request() {
+        let s = LatencySplit {
+            submission_ns: Some(1000.0),
+            queue_ns: Some(2000.0),
+            device_ns: 10_000.0,
+            completion_ns: Some(3000.0),
+            ..traced(Some(1000.0), 300)
+        };
+        // 1/4 of the calls at 16 us, 3/4 at 1 us: 4.75 us, 0.25 unaccounted.
+        let seg = segments(5000.0, &s);
+        let names: Vec<&str> = seg.iter().map(|x| x.0).collect();
+        assert_eq!(
+            names,
+            [
+                "submit",
+                "queue",
+                "device",
+                "complete",
+                "cached",
+                "unaccounted"
+            ]
+        );
+        let total: f64 = seg.iter().map(|x| x.1).sum();
+        assert!((total - 5000.0).abs() < 1e-6, "{total}");
+        assert_eq!(seg[5].1, 250.0);
+    }
+
+    /// The HTML chart: one SVG per job, a bar group per method with a
+    /// rect per part, its title naming the part; the averages' case says
+    /// its source.
+    #[test]
+    fn the_html_section_draws_a_stacked_bar_per_method() {
+        let mut averages = LatencySplit::from_disk_stat(3, 100, None).unwrap();
+        averages.source = SplitSource::DiskStat;
+        let (a, b) = (
+            case("direct", 40_000.0, traced(None, 0)),
+            case("uring", 45_000.0, averages),
+        );
+        let h = svg(&[&a, &b]).unwrap();
+        assert_eq!(h.matches("<svg").count(), 1, "{h}");
+        assert_eq!(h.matches("<g class=\"bar\">").count(), 2, "{h}");
+        assert!(h.contains("<title>device: "), "{h}");
+        // The legend names every part, unaccounted included.
+        for (part, _) in PARTS {
+            assert!(h.contains(&format!(">{part}</text>")), "{part}: {h}");
+        }
+        assert!(h.contains("/sys/block"), "{h}");
+        assert!(h.contains(">direct</text>") && h.contains(">uring</text>"));
+        let none = CaseResult::default();
+        assert_eq!(svg(&[&none]), None);
+    }
+}

@@ -1,0 +1,216 @@
+//! Where the time goes, in words: the verdict's `why` ([`Cause`]), the
+//! latency split's parts and sources ([`LatencySplit`]), and the legend of
+//! the split's table.
+
+use crate::model::units::fmt_ns;
+use crate::result::cause::{Cause, SplitPart};
+use crate::result::latency_split::{SplitFallback, SplitSource};
+use crate::result::verdict_facts::VerdictFact;
+use crate::result::Entrant;
+
+/// The verdict's `why` fact as a sentence; `None` for any other fact.
+pub fn fact(f: &VerdictFact) -> Option<String> {
+    let VerdictFact::Why {
+        slower,
+        leader,
+        cause,
+    } = f
+    else {
+        return None;
+    };
+    Some(format!("Why: {}.", cause_words(slower, leader, cause)))
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 && a / b >= 10.0 {
+        format!("{:.0}x", a / b)
+    } else if b > 0.0 {
+        format!("{:.1}x", a / b)
+    } else {
+        "far".into()
+    }
+}
+
+fn ns(v: f64) -> String {
+    fmt_ns(v.max(0.0).round() as u64)
+}
+
+fn num(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// What a part holds, as "waits longer ___".
+pub fn part_where(p: SplitPart) -> &'static str {
+    match p {
+        SplitPart::Submission => "in submission (the call to the block layer)",
+        SplitPart::Queue => "in the block layer's queue",
+        SplitPart::Device => "on the device",
+        SplitPart::Completion => "in completion (back to the program)",
+        SplitPart::Cached => "in calls the page cache served",
+    }
+}
+
+fn cause_words(slower: &Entrant, leader: &Entrant, c: &Cause) -> String {
+    match *c {
+        Cause::Part {
+            part,
+            slower_ns,
+            leader_ns,
+        } => format!(
+            "{slower} waits {} longer {} than {leader} ({} against {} per I/O)",
+            ratio(slower_ns, leader_ns),
+            part_where(part),
+            ns(slower_ns),
+            ns(leader_ns)
+        ),
+        Cause::MajorFaults {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} takes {} major page faults per 4 KiB ({leader}: {})",
+            num(a),
+            num(b)
+        ),
+        Cause::ReadAhead {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower}'s read-ahead fetched {}x the bytes asked ({leader}: {}x)",
+            num(a),
+            num(b)
+        ),
+        Cause::Copies {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} copies {} bytes between kernel and program per byte ({leader}: {})",
+            num(a),
+            num(b)
+        ),
+        Cause::ContextSwitches {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} waits (a voluntary context switch) {} times per I/O ({leader}: {})",
+            num(a),
+            num(b)
+        ),
+        Cause::SystemCalls {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} makes {} read/write calls per I/O ({leader}: {})",
+            num(a),
+            num(b)
+        ),
+        Cause::InFlight {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} kept {a} request{} in flight, {leader} {b}",
+            if a == 1 { "" } else { "s" }
+        ),
+        Cause::Cpu {
+            slower: a,
+            leader: b,
+        } => format!(
+            "{slower} uses {} the CPU per I/O of {leader} ({} against {})",
+            ratio(a, b),
+            ns(a),
+            ns(b)
+        ),
+    }
+}
+
+/// The source of a split, as the table's last column says it.
+pub fn source(s: SplitSource, fallback: Option<SplitFallback>) -> String {
+    match (s, fallback) {
+        (SplitSource::Tracepoints, _) => "tracepoints".into(),
+        (SplitSource::DiskStat, None) => "/sys/block".into(),
+        (SplitSource::DiskStat, Some(f)) => format!("/sys/block: {}", fallback_words(f)),
+    }
+}
+
+/// Why the tracepoints asked for were not used.
+pub fn fallback_words(f: SplitFallback) -> &'static str {
+    match f {
+        SplitFallback::NotRoot => "not root",
+        SplitFallback::NoBpftrace => "no bpftrace",
+        SplitFallback::TracerFailed => "bpftrace failed",
+        SplitFallback::NoBlockDevice => "no block device",
+        SplitFallback::TracerSilent => "bpftrace silent",
+    }
+}
+
+/// What the split's columns hold, said once under its tables.
+pub const LEGEND: &str = "per call that made a request (without calls, per request): submit = \
+    a read/write call's entry to its first \
+    block request queued; queue = queued in the block layer to issued to the driver; device = \
+    issued to the last completion; complete = completion back to the call's return; cached = a \
+    call the page cache served, whole; unaccounted = the measured mean less the parts weighed \
+    into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
+    --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
+    average of queue and device together, everyone's requests. - = not measured for the \
+    method (io_uring, aio and mmap make no call per request). docs/methodology.md says what \
+    each part holds at depth 1 and at depth N.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each cause's sentence, and a part's.
+    #[test]
+    fn each_cause_is_worded() {
+        let why = |cause| VerdictFact::Why {
+            slower: "direct".into(),
+            leader: "uring".into(),
+            cause,
+        };
+        let causes = [
+            Cause::Part {
+                part: SplitPart::Queue,
+                slower_ns: 21_000.0,
+                leader_ns: 10_000.0,
+            },
+            Cause::MajorFaults {
+                slower: 1.02,
+                leader: 0.0,
+            },
+            Cause::ReadAhead {
+                slower: 3.0,
+                leader: 1.0,
+            },
+            Cause::Copies {
+                slower: 1.0,
+                leader: 0.0,
+            },
+            Cause::ContextSwitches {
+                slower: 2.0,
+                leader: 1.0,
+            },
+            Cause::SystemCalls {
+                slower: 2.0,
+                leader: 1.0,
+            },
+            Cause::InFlight {
+                slower: 1,
+                leader: 32,
+            },
+            Cause::Cpu {
+                slower: 1500.0,
+                leader: 1000.0,
+            },
+        ];
+        let text: Vec<String> = causes.into_iter().filter_map(|c| fact(&why(c))).collect();
+        insta::assert_snapshot!(text.join("\n"));
+        assert_eq!(fact(&VerdictFact::NoCallYet { leader: "x".into() }), None);
+        assert_eq!(
+            source(SplitSource::DiskStat, Some(SplitFallback::NoBpftrace)),
+            "/sys/block: no bpftrace"
+        );
+    }
+}
