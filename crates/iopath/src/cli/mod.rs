@@ -191,6 +191,24 @@ pub struct RunArgs {
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub ignore_unknown: bool,
 
+    /// Replay a trace (`iopath record`, `trace import-fio`) through each
+    /// method: its threads and ops, on its files recreated in --dir.
+    ///
+    /// docs/replay.md. Each method is a case; a repetition is one whole
+    /// replay. Asynchronous methods keep up to --qd ops in flight where
+    /// the trace allows.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["preset", "fio", "job", "file", "patterns", "threads", "concurrency"])]
+    #[arg(help_heading = WORKLOAD)]
+    pub replay: Option<PathBuf>,
+
+    /// With --replay: `fast` (no think time: the path's capacity),
+    /// `recorded` (the recorded gaps kept), or a factor of the recorded
+    /// gaps (`0.5`: twice as fast).
+    #[arg(long, value_name = "fast|recorded|FACTOR", default_value = "fast", requires = "replay")]
+    #[arg(value_parser = crate::plan::replay::ReplayTiming::parse)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
+    pub replay_timing: crate::plan::replay::ReplayTiming,
+
     /// Run a preset: one of the seed experiments (`iopath presets` lists
     /// them).
     ///

@@ -16,6 +16,7 @@ mod check;
 pub mod concurrency;
 mod entry;
 mod methods;
+pub mod replay;
 
 pub use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::RepTime;
@@ -107,6 +108,8 @@ pub struct Plan {
     pub pool_threads: Option<u32>,
     /// `--neighbour`: a cached reader runs beside every case.
     pub neighbour: bool,
+    /// `--replay`: the trace the cases replay ([`replay::apply`]).
+    pub replay: Option<std::sync::Arc<replay::ReplaySource>>,
 }
 
 impl Plan {
@@ -226,6 +229,7 @@ impl Plan {
             ucache_page: r.ucache_page.map_or(DEFAULT_UCACHE_PAGE, |b| b.0),
             pool_threads: r.pool_threads,
             neighbour: r.neighbour.unwrap_or(false),
+            replay: None,
         }
     }
 
@@ -241,7 +245,8 @@ impl Plan {
 
     /// True when some case touches a file (not only `null`).
     pub fn needs_file(&self) -> bool {
-        self.cases.iter().any(|c| !c.method.is_null())
+        // A replay makes files of its own (`run::replay`).
+        self.replay.is_none() && self.cases.iter().any(|c| !c.method.is_null())
     }
 
     /// The time limit of a repetition: `--time`, else the default (150 ms)

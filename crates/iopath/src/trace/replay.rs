@@ -162,6 +162,8 @@ pub struct Survey {
     pub file_sizes: Vec<u64>,
     /// Some thread writes it, by file id.
     pub file_written: Vec<bool>,
+    /// Some thread replays an op on it, by file id.
+    pub file_used: Vec<bool>,
     pub threads: Vec<SurveyThread>,
     pub reads: u64,
     pub writes: u64,
@@ -187,6 +189,7 @@ impl Survey {
         let mut s = Survey {
             file_sizes: h.files.iter().map(|f| f.size_bytes).collect(),
             file_written: vec![false; h.files.len()],
+            file_used: vec![false; h.files.len()],
             duration_ns: h.duration_ns,
             ..Survey::default()
         };
@@ -228,6 +231,9 @@ impl Survey {
         if let Err(at) = t.files.binary_search(&op.file) {
             t.files.insert(at, op.file);
         }
+        if let Some(u) = self.file_used.get_mut(op.file as usize) {
+            *u = true;
+        }
         match op.kind {
             ReplayKind::Read | ReplayKind::Write => {
                 t.data_ops += 1;
@@ -260,6 +266,21 @@ impl Survey {
     /// Bytes the files take, recreated.
     pub fn file_bytes(&self) -> u64 {
         self.file_sizes.iter().sum()
+    }
+
+    /// Some thread replays ops on file `id`.
+    pub fn is_used(&self, id: u32) -> bool {
+        self.file_used.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// Bytes the files some thread replays on take, recreated.
+    pub fn file_bytes_used(&self) -> u64 {
+        self.file_sizes
+            .iter()
+            .zip(&self.file_used)
+            .filter(|(_, &used)| used)
+            .map(|(size, _)| size)
+            .sum()
     }
 
     /// Bytes the threads' stream files take.

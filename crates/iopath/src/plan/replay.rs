@@ -1,0 +1,139 @@
+//! `--replay TRACE`: a plan whose cases replay a recorded trace, one per
+//! method (docs/replay.md, "Replay"). The trace is surveyed here in one
+//! streaming pass ([`crate::trace::replay::Survey`]): what it needs (files,
+//! threads, the largest request) decides each case's buffers, and a bad
+//! trace is refused before anything runs, naming the byte offset.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use iopath_io::SyncPolicy;
+
+use super::methods::default_methods;
+use super::{Case, Pattern, Plan, UsageError};
+use crate::model::choice::MethodChoice;
+use crate::trace::replay::Survey;
+
+/// The largest request a replay issues: a longer read or write of the
+/// trace is issued in pieces of this size.
+pub const MAX_REQUEST: u64 = 1 << 20;
+
+/// The depth an asynchronous method replays at without `--qd`.
+pub const DEFAULT_QD: u32 = 32;
+
+/// When each op of a replay starts (`--replay-timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ReplayTiming {
+    /// As soon as the ops before it allow: the path's capacity.
+    #[default]
+    Fast,
+    /// At its recorded time since the start, times `scale` (1: as
+    /// recorded; 0.5: twice as fast), or later when the path lags.
+    Recorded { scale: f64 },
+}
+
+impl ReplayTiming {
+    /// `fast`, `recorded`, or a scale factor (`0.5`, `2x`).
+    pub fn parse(s: &str) -> Result<ReplayTiming, String> {
+        match s {
+            "fast" => Ok(ReplayTiming::Fast),
+            "recorded" => Ok(ReplayTiming::Recorded { scale: 1.0 }),
+            _ => s
+                .trim_end_matches('x')
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1000.0)
+                .map(|scale| ReplayTiming::Recorded { scale })
+                .ok_or_else(|| {
+                    format!("'{s}': give fast, recorded, or a scale factor of the recorded gaps above 0 and at most 1000 (0.5: twice as fast)")
+                }),
+        }
+    }
+}
+
+/// The trace a plan replays and what it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaySource {
+    pub trace: PathBuf,
+    /// Its file name, as the result names the job.
+    pub name: String,
+    pub survey: Survey,
+    pub timing: ReplayTiming,
+}
+
+impl ReplaySource {
+    /// Surveys the trace at `trace`: exit 2 naming the byte offset where it
+    /// is bad.
+    pub fn read(trace: &Path, timing: ReplayTiming) -> Result<ReplaySource, UsageError> {
+        let survey = Survey::of(trace).map_err(|e| {
+            UsageError(format!(
+                "{}: {e}{}",
+                trace.display(),
+                if e.is_bad_input() {
+                    ""
+                } else {
+                    " (check the path, or record one with iopath record)"
+                }
+            ))
+        })?;
+        if survey.data_ops() == 0 {
+            return Err(UsageError(format!(
+                "{}: the trace has no read or write of a named file to replay (iopath trace show says what it holds)",
+                trace.display()
+            )));
+        }
+        let name = trace
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        Ok(ReplaySource {
+            trace: trace.to_path_buf(),
+            name,
+            survey,
+            timing,
+        })
+    }
+
+    /// Each request's buffer: the largest read or write, in whole 4 KiB,
+    /// at most [`MAX_REQUEST`].
+    pub fn block_size(&self) -> u64 {
+        self.survey.max_len.div_ceil(4096).max(1).saturating_mul(4096).min(MAX_REQUEST)
+    }
+}
+
+/// Makes `plan` a replay of `source`: one case per method (`methods`, else
+/// the default run's), at depth `qd` for the asynchronous ones.
+pub fn apply(
+    plan: &mut Plan,
+    source: ReplaySource,
+    methods: &[MethodChoice],
+    qd: Option<u32>,
+) -> Result<(), UsageError> {
+    let methods = if methods.is_empty() {
+        default_methods(Pattern::RandRw)
+    } else {
+        methods.to_vec()
+    };
+    if let Some(m) = methods.iter().find(|m| m.method.copy_only()) {
+        return Err(UsageError(format!(
+            "--replay: {} only copies files; name methods that read and write (--methods buffered,direct,uring)",
+            m.method
+        )));
+    }
+    let bs = source.block_size();
+    let qd = qd.unwrap_or(DEFAULT_QD);
+    plan.cases = methods
+        .iter()
+        .map(|choice| {
+            let mut c = Case::new(choice.method, Pattern::Replay, bs, qd, 1);
+            c.hint = choice.hint;
+            c.buffers = choice.buffers;
+            c.sync = SyncPolicy::None;
+            c.label = Some(source.name.clone());
+            c.concurrency = None;
+            c
+        })
+        .collect();
+    super::case::number_arms(&mut plan.cases);
+    plan.replay = Some(Arc::new(source));
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! `iopath run --replay TRACE`: a trace's threads and ops through each
+//! method, on its files recreated in --dir and removed afterwards; a bad
+//! trace, or one that needs more room than the directory has, exits 2
+//! before anything is written.
+
+mod common;
+
+use std::path::Path;
+
+use iopath::trace::codec::TraceWriter;
+use iopath::trace::{Event, FileEntry, Header, Op};
+
+/// Two threads on two files: 4 KiB reads and writes, an fsync, a read of a
+/// range written just before (an ordering point), an 8 KiB read; a failed
+/// read and a stat that a replay leaves out. Returns the reads and writes
+/// a replay issues.
+fn write_trace(path: &Path, file_size: u64) -> (u64, u64) {
+    let ev = |ts_ns: u64, tid: u32, op: Op, file: u32, offset: u64, len: u64, result: i64| Event {
+        ts_ns,
+        dur_ns: 1000,
+        tid,
+        op: Some(op),
+        file: Some(file),
+        offset,
+        len,
+        result,
+        flags: 0,
+    };
+    let mut events = vec![ev(0, 7, Op::Open, 0, 0, 0, 3)];
+    let (mut reads, mut writes) = (0, 0);
+    for i in 0..40u64 {
+        let ts = 1000 + i * 10_000;
+        let (tid, file) = if i % 2 == 0 { (7, 0) } else { (8, 1) };
+        let off = (i * 7919 % 200) * 4096;
+        if i % 3 == 0 {
+            events.push(ev(ts, tid, Op::Pwrite, file, off, 4096, 4096));
+            events.push(ev(ts + 10, tid, Op::Pread, file, off, 4096, 4096));
+            (reads, writes) = (reads + 1, writes + 1);
+        } else {
+            events.push(ev(ts, tid, Op::Pread, file, off, 8192, 8192));
+            reads += 1;
+        }
+        if i % 10 == 9 {
+            events.push(ev(ts + 20, tid, Op::Fsync, file, 0, 0, 0));
+        }
+    }
+    events.push(ev(500_000, 7, Op::Pread, 0, 0, 4096, -9));
+    events.push(ev(500_010, 8, Op::Stat, 1, 0, 0, 0));
+    events.push(ev(500_020, 7, Op::Close, 0, 0, 0, 0));
+    let file = |p: &str| FileEntry {
+        path: p.into(),
+        size_bytes: file_size,
+        ..FileEntry::default()
+    };
+    let header = Header {
+        command: vec!["app".into()],
+        backend: "ebpf".into(),
+        duration_ns: 600_000,
+        files: vec![file("/data/a.db"), file("/data/a.log")],
+        events: events.len() as u64,
+        ..Header::default()
+    };
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    for e in &events {
+        w.event(e).unwrap();
+    }
+    std::fs::write(path, w.finish().unwrap()).unwrap();
+    (reads, writes)
+}
+
+fn replay(trace: &Path, dir: &Path, methods: &str) -> std::process::Output {
+    common::iopath()
+        .args(["run", "--json", "-", "--repeat", "2", "--methods", methods])
+        .arg("--replay")
+        .arg(trace)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+/// Nothing of the replay's is left in `dir`.
+fn nothing_left(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("iopath"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_replay_runs_every_op_of_the_trace_through_each_method() {
+    let dir = common::scratch();
+    let trace = dir.path().join("app.trace");
+    let (reads, writes) = write_trace(&trace, 1 << 20);
+    let out = replay(&trace, dir.path(), "buffered,direct,uring");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = common::json_of(&out.stdout);
+    let cases = r["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for c in cases {
+        assert_eq!(c["pattern"], "replay", "{c}");
+        if c["skip"].is_object() {
+            // direct where the file system takes no O_DIRECT (tmpfs).
+            assert_eq!(c["method"], "direct", "{c}");
+            continue;
+        }
+        let reps = c["repetitions"].as_array().unwrap();
+        assert_eq!(reps.len(), 2, "{c}");
+        for rep in reps {
+            assert_eq!(rep["read_ios"].as_u64(), Some(reads), "{rep}");
+            assert_eq!(rep["write_ios"].as_u64(), Some(writes), "{rep}");
+        }
+    }
+    assert!(!r["verdicts"].as_array().unwrap().is_empty(), "{r}");
+    nothing_left(dir.path());
+}
+
+#[test]
+fn unaligned_ops_keep_direct_out_with_their_count() {
+    let dir = common::scratch();
+    let trace = dir.path().join("odd.trace");
+    // 4 KiB reads at multiples of 1000 bytes: all but the first off any
+    // alignment O_DIRECT has.
+    let ev = |i: u64| Event {
+        ts_ns: i,
+        tid: 1,
+        op: Some(Op::Pread),
+        file: Some(0),
+        offset: i * 1000,
+        len: 4096,
+        result: 4096,
+        ..Event::default()
+    };
+    let events: Vec<Event> = (0..10).map(ev).collect();
+    let header = Header {
+        files: vec![FileEntry {
+            path: "/x".into(),
+            size_bytes: 1 << 20,
+            ..FileEntry::default()
+        }],
+        events: events.len() as u64,
+        ..Header::default()
+    };
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    for e in &events {
+        w.event(e).unwrap();
+    }
+    std::fs::write(&trace, w.finish().unwrap()).unwrap();
+    let out = replay(&trace, dir.path(), "buffered,direct");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = common::json_of(&out.stdout);
+    let direct = &r["cases"][1];
+    assert_eq!(direct["method"], "direct");
+    let skip = &direct["skip"];
+    if skip["code"] == "replay_unaligned" {
+        assert_eq!(skip["unaligned_ops"], 9, "{skip}");
+        assert_eq!(skip["data_ops"], 10, "{skip}");
+    } else {
+        // No O_DIRECT on this file system at all.
+        assert_eq!(skip["code"], "unusable", "{skip}");
+    }
+    assert_eq!(r["cases"][0]["repetitions"][0]["read_ios"], 10);
+    nothing_left(dir.path());
+}
+
+#[test]
+fn a_truncated_trace_exits_2_naming_the_byte_offset() {
+    let dir = common::scratch();
+    let trace = dir.path().join("cut.trace");
+    write_trace(&trace, 1 << 20);
+    let len = std::fs::metadata(&trace).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&trace)
+        .unwrap()
+        .set_len(len - 5)
+        .unwrap();
+    let out = replay(&trace, dir.path(), "buffered");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cut.trace: byte "), "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    nothing_left(dir.path());
+}
+
+#[test]
+fn a_trace_larger_than_the_dir_exits_2_naming_what_it_needs() {
+    let dir = common::scratch();
+    let trace = dir.path().join("big.trace");
+    // Two files of 1 PiB each: no directory here has that room.
+    write_trace(&trace, 1 << 50);
+    let out = replay(&trace, dir.path(), "buffered");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("replaying big.trace needs 2048.0 TiB"), "{err}");
+    assert!(err.contains(&dir.path().display().to_string()), "{err}");
+    nothing_left(dir.path());
+}
