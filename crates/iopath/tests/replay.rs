@@ -153,7 +153,11 @@ fn unaligned_ops_keep_direct_out_with_their_count() {
     }
     std::fs::write(&trace, w.finish().unwrap()).unwrap();
     let out = replay(&trace, dir.path(), "buffered,direct");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = common::json_of(&out.stdout);
     let direct = &r["cases"][1];
     assert_eq!(direct["method"], "direct");
@@ -198,7 +202,10 @@ fn a_trace_larger_than_the_dir_exits_2_naming_what_it_needs() {
     let out = replay(&trace, dir.path(), "buffered");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("replaying big.trace needs 2048.0 TiB"), "{err}");
+    assert!(
+        err.contains("replaying big.trace needs 2048.0 TiB"),
+        "{err}"
+    );
     assert!(err.contains(&dir.path().display().to_string()), "{err}");
     nothing_left(dir.path());
 }

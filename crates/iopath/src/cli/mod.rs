@@ -204,7 +204,12 @@ pub struct RunArgs {
     /// With --replay: `fast` (no think time: the path's capacity),
     /// `recorded` (the recorded gaps kept), or a factor of the recorded
     /// gaps (`0.5`: twice as fast).
-    #[arg(long, value_name = "fast|recorded|FACTOR", default_value = "fast", requires = "replay")]
+    #[arg(
+        long,
+        value_name = "fast|recorded|FACTOR",
+        default_value = "fast",
+        requires = "replay"
+    )]
     #[arg(value_parser = crate::plan::replay::ReplayTiming::parse)]
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub replay_timing: crate::plan::replay::ReplayTiming,

@@ -96,7 +96,12 @@ impl ReplaySource {
     /// Each request's buffer: the largest read or write, in whole 4 KiB,
     /// at most [`MAX_REQUEST`].
     pub fn block_size(&self) -> u64 {
-        self.survey.max_len.div_ceil(4096).max(1).saturating_mul(4096).min(MAX_REQUEST)
+        self.survey
+            .max_len
+            .div_ceil(4096)
+            .max(1)
+            .saturating_mul(4096)
+            .min(MAX_REQUEST)
     }
 }
 

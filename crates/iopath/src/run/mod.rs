@@ -34,8 +34,8 @@ pub mod ranks;
 mod ranks_file;
 mod ranks_sum;
 pub mod repeat;
-pub mod replay;
 mod repetition;
+pub mod replay;
 pub mod target;
 pub mod verify;
 pub mod worker;
@@ -289,6 +289,7 @@ impl Runner<'_> {
             warnings: Vec::new(),
             verdicts: Vec::new(),
             mpi: self.ranks.info(),
+            replay: self.plan.replay.as_deref().map(replay::info),
         }
     }
 

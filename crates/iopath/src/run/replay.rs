@@ -159,6 +159,24 @@ fn prefill(path: &Path, size: u64, seed: u64, stop: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
+/// What a run replays, for its result.
+pub fn info(source: &ReplaySource) -> crate::result::replay::Replay {
+    let s = &source.survey;
+    crate::result::replay::Replay {
+        trace: source.name.clone(),
+        ops: s.data_ops() + s.syncs,
+        bytes: s.read_bytes + s.write_bytes,
+        threads: s.threads.len() as u32,
+        timing: match source.timing {
+            crate::plan::replay::ReplayTiming::Fast => "fast".into(),
+            crate::plan::replay::ReplayTiming::Recorded { scale: 1.0 } => "recorded".into(),
+            crate::plan::replay::ReplayTiming::Recorded { scale } => format!("{scale}"),
+        },
+        left_out: s.left_out,
+        answer: None,
+    }
+}
+
 /// What the threads of one repetition share while they open.
 struct Gate {
     opened: Barrier,
@@ -227,7 +245,9 @@ impl Runner<'_> {
                 Ok(x) => ok.push(x),
                 Err(e) => {
                     let secondary = |e: &RepError| matches!(e, RepError::Fail(m) if m == ANOTHER);
-                    if first_err.is_none() || !secondary(&e) && first_err.as_ref().is_some_and(secondary) {
+                    if first_err.is_none()
+                        || !secondary(&e) && first_err.as_ref().is_some_and(secondary)
+                    {
                         first_err = Some(e);
                     }
                 }
@@ -288,7 +308,9 @@ impl Runner<'_> {
         let ready = match (opened, ops) {
             (Ok(lanes), Ok(ops)) => Ok((lanes, ops)),
             (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(RepError::Fail(format!("cannot read the replay's op stream: {e}"))),
+            (_, Err(e)) => Err(RepError::Fail(format!(
+                "cannot read the replay's op stream: {e}"
+            ))),
         };
         if ready.is_err() {
             gate.failed.store(true, Ordering::SeqCst);
@@ -313,7 +335,12 @@ impl Runner<'_> {
 
     /// An engine on each file thread `t` touches, its buffers filled; a
     /// method whose alignment the trace breaks is refused.
-    fn open_lanes(&self, case: &Case, scratch: &Scratch, t: &SurveyThread) -> Result<Vec<Lane>, RepError> {
+    fn open_lanes(
+        &self,
+        case: &Case,
+        scratch: &Scratch,
+        t: &SurveyThread,
+    ) -> Result<Vec<Lane>, RepError> {
         let survey = &scratch.source.survey;
         let opts = iopath_io::MethodOptions {
             hint: case.hint,
@@ -328,7 +355,11 @@ impl Runner<'_> {
             let path = scratch.file(id);
             let spec = OpenSpec {
                 path: path.clone(),
-                write: survey.file_written.get(id as usize).copied().unwrap_or(false),
+                write: survey
+                    .file_written
+                    .get(id as usize)
+                    .copied()
+                    .unwrap_or(false),
                 block_size: case.block_size as usize,
                 queue_depth: case.queue_depth_requested as usize,
                 sync: SyncPolicy::None,
@@ -374,4 +405,3 @@ fn fill_buffers(eng: &mut dyn iopath_io::Engine, seed: u32) {
 
 /// A thread's failure caused by another's.
 const ANOTHER: &str = "another replay thread could not open its engine";
-
