@@ -118,6 +118,24 @@ fn a_replay_runs_every_op_of_the_trace_through_each_method() {
         }
     }
     assert!(!r["verdicts"].as_array().unwrap().is_empty(), "{r}");
+    // Synchronous methods replay one op at a time by design: no warning
+    // that their depth was capped (--threads does not apply).
+    let codes: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(!codes.contains(&"depth_capped"), "{codes:?}");
+    // The answer's facts: the trace's size, and the pick against buffered.
+    let replay = &r["replay"];
+    assert_eq!(replay["trace"], "app.trace");
+    assert_eq!(replay["ops"].as_u64(), Some(reads + writes + 4), "{replay}");
+    assert_eq!(replay["threads"], 2);
+    assert_eq!(replay["left_out"], 2);
+    let answer = &replay["answer"];
+    assert!(answer["pick_ns"].as_u64().unwrap() > 0, "{replay}");
+    assert!(answer["against_ns"].as_u64().unwrap() > 0, "{replay}");
     nothing_left(dir.path());
 }
 
