@@ -227,3 +227,130 @@ fn a_trace_larger_than_the_dir_exits_2_naming_what_it_needs() {
     assert!(err.contains(&dir.path().display().to_string()), "{err}");
     nothing_left(dir.path());
 }
+
+/// A trace of `n` 4 KiB reads of one thread, `gap_ms` apart.
+fn paced_trace(path: &Path, n: u64, gap_ms: u64) {
+    let events: Vec<Event> = (0..n)
+        .map(|i| Event {
+            ts_ns: i * gap_ms * 1_000_000,
+            tid: 1,
+            op: Some(Op::Pread),
+            file: Some(0),
+            offset: i * 4096,
+            len: 4096,
+            result: 4096,
+            ..Event::default()
+        })
+        .collect();
+    let header = Header {
+        files: vec![FileEntry {
+            path: "/x".into(),
+            size_bytes: 1 << 20,
+            ..FileEntry::default()
+        }],
+        events: n,
+        duration_ns: n * gap_ms * 1_000_000,
+        ..Header::default()
+    };
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    for e in &events {
+        w.event(e).unwrap();
+    }
+    std::fs::write(path, w.finish().unwrap()).unwrap();
+}
+
+/// `--replay-timing recorded` keeps the recorded gaps (a replay lasts at
+/// least the trace's span from its first op to its last); a factor scales
+/// them.
+#[test]
+fn recorded_timing_keeps_the_gaps_and_a_factor_scales_them() {
+    let dir = common::scratch();
+    let trace = dir.path().join("paced.trace");
+    // 11 reads 20 ms apart: the last starts 200 ms after the first.
+    paced_trace(&trace, 11, 20);
+    for (timing, at_least_ms) in [("recorded", 200), ("0.5", 100)] {
+        let out = common::iopath()
+            .args([
+                "run",
+                "--json",
+                "-",
+                "--repeat",
+                "1",
+                "--methods",
+                "buffered",
+            ])
+            .args(["--replay-timing", timing, "--replay"])
+            .arg(&trace)
+            .arg("--dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = common::json_of(&out.stdout);
+        let rep = &r["cases"][0]["repetitions"][0];
+        assert_eq!(rep["read_ios"], 11, "{rep}");
+        let ns = rep["duration_ns"].as_u64().unwrap();
+        assert!(ns >= at_least_ms * 1_000_000, "{timing}: {ns} ns");
+        assert_eq!(
+            r["replay"]["timing"],
+            if timing == "0.5" { "0.5" } else { "recorded" }
+        );
+    }
+    nothing_left(dir.path());
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false)
+}
+
+/// `iopath record` (strace: no compile wait) of dd copying a file with an
+/// fsync, then `run --replay` of that trace: each method issues every read
+/// and write the trace holds on a regular file.
+#[test]
+fn a_recorded_program_replays_with_its_op_counts() {
+    if !on_path("strace") || !on_path("dd") {
+        common::skip_anyway("strace or dd is not installed (apt-get install strace coreutils)");
+        return;
+    }
+    let dir = common::scratch();
+    let src = dir.path().join("in.bin");
+    std::fs::write(&src, vec![7u8; 256 << 10]).unwrap();
+    let trace = dir.path().join("dd.trace");
+    let rec = common::iopath()
+        .args(["record", "--backend", "strace", "-o"])
+        .arg(&trace)
+        .args(["--", "dd"])
+        .arg(format!("if={}", src.display()))
+        .arg(format!("of={}", dir.path().join("out.bin").display()))
+        .args(["bs=16384", "conv=fsync", "status=none"])
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let survey = iopath::trace::replay::Survey::of(&trace).unwrap();
+    assert!(survey.reads >= 16 && survey.writes >= 16, "{survey:?}");
+    assert!(survey.syncs >= 1, "{survey:?}");
+    let out = replay(&trace, dir.path(), "buffered,uring");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = common::json_of(&out.stdout);
+    for c in r["cases"].as_array().unwrap() {
+        for rep in c["repetitions"].as_array().unwrap() {
+            assert_eq!(rep["read_ios"].as_u64(), Some(survey.reads), "{c}");
+            assert_eq!(rep["write_ios"].as_u64(), Some(survey.writes), "{c}");
+        }
+    }
+    nothing_left(dir.path());
+}

@@ -19,7 +19,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::codec::{open_file, TraceError};
-use super::{Event, Op};
+use super::{Event, FileEntry, FileKind, Op};
 
 /// The most threads a replay runs (each one a thread and a stream file).
 pub const MAX_THREADS: usize = 1024;
@@ -116,6 +116,21 @@ impl ReplayOp {
         })
     }
 
+    /// What `e` replays as on the trace's `files`: nothing on a file that
+    /// is not a regular one (a device, a pipe, a directory), nor a read or
+    /// write that starts past the file's recorded size.
+    pub fn on(e: &Event, files: &[FileEntry]) -> Option<ReplayOp> {
+        let op = ReplayOp::of(e)?;
+        let f = files.get(op.file as usize)?;
+        if !matches!(f.kind, FileKind::Regular | FileKind::Missing) {
+            return None;
+        }
+        if op.moves_data() && op.offset >= f.size_bytes {
+            return None;
+        }
+        Some(op)
+    }
+
     /// Moves data (a read or a write).
     pub fn moves_data(&self) -> bool {
         matches!(self.kind, ReplayKind::Read | ReplayKind::Write)
@@ -193,12 +208,13 @@ impl Survey {
             duration_ns: h.duration_ns,
             ..Survey::default()
         };
+        let files = reader.header().files.clone();
         loop {
             // The offset of the event about to be read, for an error.
             let at = reader.offset();
             let Some(e) = reader.next() else { break };
             let e = e?;
-            match ReplayOp::of(&e) {
+            match ReplayOp::on(&e, &files) {
                 Some(op) => s.add(e.tid, &op, at)?,
                 None => s.left_out += 1,
             }
@@ -315,9 +331,13 @@ pub fn split(trace: &Path, survey: &Survey, dir: &Path) -> Result<(), TraceError
             .open(stream_path(dir, t.tid))?;
         outs.push((t.tid, BufWriter::with_capacity(8 << 10, f)));
     }
-    for e in open_file(trace)? {
+    let reader = open_file(trace)?;
+    let files = reader.header().files.clone();
+    for e in reader {
         let e = e?;
-        let Some(op) = ReplayOp::of(&e) else { continue };
+        let Some(op) = ReplayOp::on(&e, &files) else {
+            continue;
+        };
         if let Ok(i) = outs.binary_search_by_key(&e.tid, |(t, _)| *t) {
             outs[i].1.write_all(&op.encode())?;
         }
