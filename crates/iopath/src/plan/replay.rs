@@ -105,6 +105,36 @@ impl ReplaySource {
     }
 }
 
+/// The most engines a replay opens at once (one per thread and file it
+/// touches).
+pub const MAX_ENGINES: u64 = 4096;
+
+/// The most memory a replay's buffers take at once (every engine's slots).
+pub const MAX_BUFFERS: u64 = 4 << 30;
+
+/// A replay opens an engine per thread and file, each with `qd` buffers of
+/// `bs`: refused (exit 2) beyond [`MAX_ENGINES`] or [`MAX_BUFFERS`].
+fn check_engines(source: &ReplaySource, bs: u64, qd: u32) -> Result<(), UsageError> {
+    let engines: u64 = source.survey.threads.iter().map(|t| t.files.len() as u64).sum();
+    if engines > MAX_ENGINES {
+        return Err(UsageError(format!(
+            "{}: its threads touch {engines} files between them, and a replay opens one engine per thread and file, at most {MAX_ENGINES}",
+            source.trace.display()
+        )));
+    }
+    let bytes = engines.saturating_mul(bs).saturating_mul(u64::from(qd));
+    if bytes > MAX_BUFFERS {
+        return Err(UsageError(format!(
+            "{}: {engines} engines (one per thread and file) with {qd} buffers of {} each would take {} of memory, more than the {} a replay allows; give a smaller --qd",
+            source.trace.display(),
+            crate::model::units::fmt_bytes(bs),
+            crate::model::units::fmt_bytes(bytes),
+            crate::model::units::fmt_bytes(MAX_BUFFERS),
+        )));
+    }
+    Ok(())
+}
+
 /// Makes `plan` a replay of `source`: one case per method (`methods`, else
 /// the default run's), at depth `qd` for the asynchronous ones.
 pub fn apply(
@@ -126,6 +156,7 @@ pub fn apply(
     }
     let bs = source.block_size();
     let qd = qd.unwrap_or(DEFAULT_QD);
+    check_engines(&source, bs, qd)?;
     plan.cases = methods
         .iter()
         .map(|choice| {
