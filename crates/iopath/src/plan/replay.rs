@@ -115,7 +115,12 @@ pub const MAX_BUFFERS: u64 = 4 << 30;
 /// A replay opens an engine per thread and file, each with `qd` buffers of
 /// `bs`: refused (exit 2) beyond [`MAX_ENGINES`] or [`MAX_BUFFERS`].
 fn check_engines(source: &ReplaySource, bs: u64, qd: u32) -> Result<(), UsageError> {
-    let engines: u64 = source.survey.threads.iter().map(|t| t.files.len() as u64).sum();
+    let engines: u64 = source
+        .survey
+        .threads
+        .iter()
+        .map(|t| t.files.len() as u64)
+        .sum();
     if engines > MAX_ENGINES {
         return Err(UsageError(format!(
             "{}: its threads touch {engines} files between them, and a replay opens one engine per thread and file, at most {MAX_ENGINES}",
