@@ -354,3 +354,39 @@ fn a_recorded_program_replays_with_its_op_counts() {
     }
     nothing_left(dir.path());
 }
+
+/// The program's answer is in every report: the terminal's summary, the
+/// Markdown and the HTML.
+#[test]
+fn the_replay_answer_is_in_the_terminal_markdown_and_html() {
+    let dir = common::scratch();
+    let trace = dir.path().join("app.trace");
+    write_trace(&trace, 1 << 20);
+    let md = dir.path().join("r.md");
+    let html = dir.path().join("r.html");
+    let out = common::iopath()
+        .args(["run", "--repeat", "2", "--methods", "buffered,uring"])
+        .arg("--replay")
+        .arg(&trace)
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .env("COLUMNS", "400")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = "replaying app.trace (";
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(said), "{stdout}");
+    for f in [&md, &html] {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.contains(said), "{}: {text}", f.display());
+    }
+}
