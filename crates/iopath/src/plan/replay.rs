@@ -178,3 +178,62 @@ pub fn apply(
     plan.replay = Some(Arc::new(source));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::replay::SurveyThread;
+
+    fn source(threads: u32, files_each: u32, max_len: u64) -> ReplaySource {
+        ReplaySource {
+            trace: "/t/app.trace".into(),
+            name: "app.trace".into(),
+            survey: Survey {
+                threads: (0..threads)
+                    .map(|tid| SurveyThread {
+                        tid,
+                        files: (0..files_each).collect(),
+                        ..SurveyThread::default()
+                    })
+                    .collect(),
+                max_len,
+                reads: 1,
+                ..Survey::default()
+            },
+            timing: ReplayTiming::Fast,
+        }
+    }
+
+    #[test]
+    fn replay_timing_reads_fast_recorded_and_a_factor() {
+        assert_eq!(ReplayTiming::parse("fast"), Ok(ReplayTiming::Fast));
+        assert_eq!(
+            ReplayTiming::parse("recorded"),
+            Ok(ReplayTiming::Recorded { scale: 1.0 })
+        );
+        assert_eq!(
+            ReplayTiming::parse("2x"),
+            Ok(ReplayTiming::Recorded { scale: 2.0 })
+        );
+        for bad in ["0", "-1", "nan", "inf", "slow", "1001"] {
+            assert!(ReplayTiming::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn block_size_is_the_largest_request_in_4k_at_most_1m() {
+        assert_eq!(source(1, 1, 1).block_size(), 4096);
+        assert_eq!(source(1, 1, 4097).block_size(), 8192);
+        assert_eq!(source(1, 1, 64 << 20).block_size(), MAX_REQUEST);
+    }
+
+    #[test]
+    fn engines_and_buffers_of_a_replay_are_bounded() {
+        assert!(check_engines(&source(8, 4, 4096), 4096, 32).is_ok());
+        let many = check_engines(&source(64, 65, 4096), 4096, 1).unwrap_err();
+        assert!(many.0.contains("4160 files"), "{}", many.0);
+        // 64 engines x 32 x 4 MiB = 8 GiB of buffers.
+        let big = check_engines(&source(8, 8, 1 << 20), 4 << 20, 32).unwrap_err();
+        assert!(big.0.contains("--qd"), "{}", big.0);
+    }
+}
