@@ -404,7 +404,8 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
     };
     let mut plan = Plan::from_spec(&job, &origin)?;
     if let Some(trace) = &args.replay {
-        let source = crate::plan::replay::ReplaySource::read(trace, args.replay_timing)?;
+        let source =
+            crate::plan::replay::ReplaySource::read(trace, args.replay_timing.unwrap_or_default())?;
         crate::plan::replay::apply(&mut plan, source, &args.methods, args.qd)?;
     }
     Ok(plan)
