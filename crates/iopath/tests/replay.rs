@@ -390,3 +390,29 @@ fn the_replay_answer_is_in_the_terminal_markdown_and_html() {
         assert!(text.contains(said), "{}: {text}", f.display());
     }
 }
+
+/// io_uring's SQPOLL thread works for the replay: its CPU is the case's,
+/// as in any run (`cpu.sqpoll_ns`), not left out of the CPU per op.
+#[test]
+fn a_replays_sqpoll_thread_cpu_is_counted() {
+    let dir = common::scratch();
+    let trace = dir.path().join("app.trace");
+    write_trace(&trace, 1 << 20);
+    let out = replay(&trace, dir.path(), "uring-sqpoll");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = common::json_of(&out.stdout);
+    let c = &r["cases"][0];
+    if c["skip"].is_object() {
+        common::skip_anyway(format!("uring-sqpoll cannot run here: {}", c["skip"]));
+        return;
+    }
+    for rep in c["repetitions"].as_array().unwrap() {
+        let ns = rep["cpu"]["sqpoll_ns"].as_u64().unwrap_or(0);
+        assert!(ns > 0, "{rep}");
+    }
+    nothing_left(dir.path());
+}

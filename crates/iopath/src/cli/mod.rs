@@ -162,29 +162,6 @@ const OUTPUT: &str = "Output";
 const PLACEMENT: &str = "Placement";
 const SAFETY: &str = "Target and safety";
 
-/// What `--replay` takes from the trace, or does not do: given with it,
-/// clap refuses the pair (exit 2) rather than ignore one.
-const REPLAY_CONFLICTS: [&str; 18] = [
-    "preset",
-    "fio",
-    "job",
-    "file",
-    "patterns",
-    "threads",
-    "concurrency",
-    "span",
-    "size",
-    "bs",
-    "time",
-    "io_size",
-    "sync",
-    "sparse",
-    "verify",
-    "rwmix",
-    "case_timeout",
-    "neighbour",
-];
-
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// A job file (TOML, docs/job-files.md): its run settings and cases.
@@ -222,7 +199,7 @@ pub struct RunArgs {
     /// (docs/replay.md). Each method is a case; a repetition is one whole
     /// replay. Asynchronous methods keep up to --qd ops in flight where
     /// the trace allows.
-    #[arg(long, value_name = "TRACE", conflicts_with_all = REPLAY_CONFLICTS)]
+    #[arg(long, value_name = "TRACE", conflicts_with_all = record::REPLAY_CONFLICTS)]
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub replay: Option<PathBuf>,
 

@@ -177,6 +177,45 @@ pub fn info(source: &ReplaySource) -> crate::result::replay::Replay {
     }
 }
 
+/// The process's CPU before a repetition, to tell what the methods'
+/// helper threads (io_uring's io-wq and SQPOLL, a pool's threads) used.
+struct Usage {
+    process: iopath_io::sys::ThreadUsage,
+    main: iopath_io::sys::ThreadUsage,
+    bystanders: Vec<(i32, u64)>,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        Usage {
+            process: iopath_io::sys::process_usage(),
+            main: iopath_io::sys::thread_usage(),
+            bystanders: iopath_io::sys::named_threads_cpu_ns(&super::cpu_share::BYSTANDERS),
+        }
+    }
+
+    /// The helper threads' CPU since [`Usage::now`], the replay threads'
+    /// whole lives (`lives`) set apart, for the methods that have them (as
+    /// a normal repetition counts it).
+    fn helpers_ns(&self, case: &Case, lives: u64) -> u64 {
+        let helped = case.method.name().starts_with("uring")
+            || matches!(
+                case.method,
+                iopath_io::Method::Threadpool | iopath_io::Method::Tokio
+            );
+        if !helped {
+            return 0;
+        }
+        let process = iopath_io::sys::process_usage().since(&self.process).cpu_ns;
+        let main = iopath_io::sys::thread_usage().since(&self.main).cpu_ns;
+        let bystanders = super::cpu_share::bystanders_ns(
+            &self.bystanders,
+            &iopath_io::sys::named_threads_cpu_ns(&super::cpu_share::BYSTANDERS),
+        );
+        super::cpu_share::helper_threads_ns(process, main, lives, bystanders)
+    }
+}
+
 /// What the threads of one repetition share while they open.
 struct Gate {
     opened: Barrier,
@@ -184,9 +223,9 @@ struct Gate {
     failed: AtomicBool,
 }
 
-/// A thread's figures, its flushes, and its first engine's caps (none
-/// when it touched no file with bytes).
-type ThreadOut = Result<(WorkerOut, u64, Option<iopath_io::Caps>), RepError>;
+/// A thread's figures, its flushes, its first engine's caps (none when it
+/// touched no file with bytes), and its whole life's CPU (ns).
+type ThreadOut = Result<(WorkerOut, u64, Option<iopath_io::Caps>, u64), RepError>;
 
 impl Runner<'_> {
     /// One repetition of a replay case: every thread of the trace at
@@ -213,6 +252,7 @@ impl Runner<'_> {
             failed: AtomicBool::new(false),
         };
         let before = obs.before();
+        let usage0 = Usage::now();
         let outs: Vec<ThreadOut> = std::thread::scope(|s| {
             let handles: Vec<_> = survey
                 .threads
@@ -227,7 +267,7 @@ impl Runner<'_> {
                 })
                 .collect()
         });
-        self.replay_result(case, outs, obs, &before)
+        self.replay_result(case, outs, obs, &before, &usage0)
     }
 
     /// The threads' outcomes as one repetition.
@@ -237,6 +277,7 @@ impl Runner<'_> {
         outs: Vec<ThreadOut>,
         obs: &Observer,
         before: &super::observe::Before,
+        usage0: &Usage,
     ) -> Result<RepOk, RepError> {
         let mut ok = Vec::with_capacity(outs.len());
         let mut first_err = None;
@@ -256,9 +297,11 @@ impl Runner<'_> {
         if let Some(e) = first_err {
             return Err(e);
         }
-        let caps = ok.iter().find_map(|(_, _, c)| c.clone());
+        let caps = ok.iter().find_map(|(_, _, c, _)| c.clone());
+        let lives: u64 = ok.iter().map(|(.., life)| life).sum();
         let mut cost = WorkerCost {
             buffers_bytes: case.block_size * u64::from(case.queue_depth_requested),
+            kernel_threads_ns: usage0.helpers_ns(case, lives),
             ..WorkerCost::default()
         };
         for (w, ..) in &ok {
@@ -330,7 +373,7 @@ impl Runner<'_> {
         };
         let (out, flushes) = replay_thread(run, &gate.start)
             .map_err(|(path, e)| RepError::Fail(e.message(&path)))?;
-        Ok((out, flushes, caps))
+        Ok((out, flushes, caps, iopath_io::sys::thread_usage().cpu_ns))
     }
 
     /// An engine on each file thread `t` touches, its buffers filled; a

@@ -23,6 +23,10 @@ use crate::trace::replay::{OpReader, ReplayKind, ReplayOp};
 /// more is an ordering point of its own (memory stays bounded).
 const MAX_WRITTEN: usize = 4096;
 
+/// How long an engine may refuse every request with none in flight (aio's
+/// EAGAIN) before the replay fails, as the workers do.
+const STALL: Duration = Duration::from_secs(5);
+
 /// One file a thread replays on: its engine, and what its slots hold.
 pub struct Lane {
     pub file: u32,
@@ -221,6 +225,8 @@ fn issue(
     let end = op.offset.saturating_add(op.len).min(lane.size);
     let bs = lane.bs;
     let mut at = op.offset.min(end);
+    // Since when the engine has refused requests with none in flight.
+    let mut refused_since: Option<Instant> = None;
     while at < end {
         let len = (end - at).min(bs) as u32;
         let last = at + u64::from(len) >= end;
@@ -248,9 +254,18 @@ fn issue(
         if accepted == 0 {
             lane.slots[slot as usize] = None;
             lane.free.push(slot);
+            if lane.engine.in_flight() == 0 {
+                let since = *refused_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > STALL {
+                    let ns = since.elapsed().as_nanos() as u64;
+                    return Err((lane.path.clone(), WorkerError::Stalled { ns }));
+                }
+                std::thread::yield_now();
+            }
             reap(lane, 1, books, done, t0)?;
             continue;
         }
+        refused_since = None;
         settle(lane, books, done, t0)?;
         at += u64::from(len);
     }
