@@ -24,6 +24,9 @@ use super::{Event, FileEntry, FileKind, Op};
 /// The most threads a replay runs (each one a thread and a stream file).
 pub const MAX_THREADS: usize = 1024;
 
+/// The most files one thread of a replay touches (an engine each).
+pub const MAX_FILES_PER_THREAD: usize = 4096;
+
 /// The alignments [`Survey::unaligned`] counts requests against: 512 B to
 /// 64 KiB.
 pub const ALIGNMENTS: [u64; 8] = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
@@ -244,8 +247,16 @@ impl Survey {
         };
         let t = &mut self.threads[i];
         t.ops += 1;
-        if let Err(at) = t.files.binary_search(&op.file) {
-            t.files.insert(at, op.file);
+        if let Err(i) = t.files.binary_search(&op.file) {
+            if t.files.len() >= MAX_FILES_PER_THREAD {
+                return Err(TraceError::Corrupt {
+                    offset: at,
+                    expected: format!(
+                        "a thread touching at most {MAX_FILES_PER_THREAD} files, the most a replay opens engines on (thread {tid} touches more)"
+                    ),
+                });
+            }
+            t.files.insert(i, op.file);
         }
         if let Some(u) = self.file_used.get_mut(op.file as usize) {
             *u = true;

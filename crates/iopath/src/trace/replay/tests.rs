@@ -136,3 +136,39 @@ fn records_round_trip() {
         assert_eq!(ReplayOp::decode(&op.encode()), Some(op));
     }
 }
+
+#[test]
+fn a_thread_touching_too_many_files_is_refused_with_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = MAX_FILES_PER_THREAD as u32 + 1;
+    let events: Vec<Event> = (0..n)
+        .map(|f| Event {
+            file: Some(f),
+            ..ev(u64::from(f), 1, Op::Pread, 0, 512, 512)
+        })
+        .collect();
+    let header = Header {
+        files: (0..n)
+            .map(|i| FileEntry {
+                path: format!("/f{i}"),
+                size_bytes: 4096,
+                ..FileEntry::default()
+            })
+            .collect(),
+        events: u64::from(n),
+        ..Header::default()
+    };
+    let path = dir.path().join("many.trace");
+    let mut w = TraceWriter::new(File::create(&path).unwrap(), &header).unwrap();
+    for e in &events {
+        w.event(e).unwrap();
+    }
+    w.finish().unwrap();
+    match Survey::of(&path).unwrap_err() {
+        TraceError::Corrupt { offset, expected } => {
+            assert!(offset > 14, "{offset}");
+            assert!(expected.contains("at most 4096 files"), "{expected}");
+        }
+        e => panic!("{e}"),
+    }
+}
