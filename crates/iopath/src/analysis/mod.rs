@@ -4,6 +4,7 @@
 //! layer under `report` words them).
 
 pub mod compare;
+pub mod replay;
 pub mod verdict;
 pub mod warnings;
 
@@ -14,4 +15,5 @@ pub fn analyse(result: &mut crate::result::RunResult) {
     verdict::served::mark(result);
     result.warnings = warnings::collect(result);
     result.verdicts = verdict::of_run(result);
+    replay::answer(result);
 }

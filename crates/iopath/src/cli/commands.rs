@@ -402,7 +402,13 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
     } else {
         flags
     };
-    Plan::from_spec(&job, &origin)
+    let mut plan = Plan::from_spec(&job, &origin)?;
+    if let Some(trace) = &args.replay {
+        let source =
+            crate::plan::replay::ReplaySource::read(trace, args.replay_timing.unwrap_or_default())?;
+        crate::plan::replay::apply(&mut plan, source, &args.methods, args.qd)?;
+    }
+    Ok(plan)
 }
 
 /// A fio job file mapped to a job; a mistake in it is a usage error.

@@ -46,6 +46,7 @@ fn methods_help() -> String {
                   iopath run --dir /mnt/nvme --size 4G     on another file system\n  \
                   iopath run --methods uring,direct --patterns randread --qd 32\n  \
                   iopath run --repeat 10 --json base.json  fixed repetitions, saved\n  \
+                  iopath run --replay app.trace            a recorded program through every path\n  \
                   iopath compare base.json new.json --fail-above 5\n  \
                   iopath probe                             what works here, and why not\n  \
                   iopath methods                           what each method is"
@@ -190,6 +191,25 @@ pub struct RunArgs {
     #[arg(long, requires = "fio")]
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub ignore_unknown: bool,
+
+    /// A trace (`iopath record`) through each method.
+    ///
+    /// The trace's threads and ops (`iopath record`, `trace import-fio`),
+    /// on its files recreated in --dir and removed afterwards
+    /// (docs/replay.md). Each method is a case; a repetition is one whole
+    /// replay. Asynchronous methods keep up to --qd ops in flight where
+    /// the trace allows.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = record::REPLAY_CONFLICTS)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
+    pub replay: Option<PathBuf>,
+
+    /// With --replay: `fast` (the default: no think time, the path's
+    /// capacity), `recorded` (the recorded gaps kept), or a factor of the
+    /// recorded gaps (`0.5`: twice as fast).
+    #[arg(long, value_name = "fast|recorded|FACTOR", requires = "replay")]
+    #[arg(value_parser = crate::plan::replay::ReplayTiming::parse)]
+    #[arg(help_heading = WORKLOAD, hide_short_help = true)]
+    pub replay_timing: Option<crate::plan::replay::ReplayTiming>,
 
     /// Run a preset: one of the seed experiments (`iopath presets` lists
     /// them).

@@ -241,3 +241,26 @@ fn export_fio(trace: &Path, output: &Path, version: u8) -> Result<()> {
     }
     res
 }
+
+/// What `--replay` takes from the trace, or does not do: given with it,
+/// clap refuses the pair (exit 2) rather than ignore one.
+pub(super) const REPLAY_CONFLICTS: [&str; 18] = [
+    "preset",
+    "fio",
+    "job",
+    "file",
+    "patterns",
+    "threads",
+    "concurrency",
+    "span",
+    "size",
+    "bs",
+    "time",
+    "io_size",
+    "sync",
+    "sparse",
+    "verify",
+    "rwmix",
+    "case_timeout",
+    "neighbour",
+];

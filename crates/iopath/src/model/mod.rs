@@ -38,6 +38,10 @@ pub enum Pattern {
     /// Copy the test file to a new file beside it (NIOBench's copy), timed
     /// through the destination's flush and close.
     Copy,
+    /// A recorded program's I/O replayed (`--replay TRACE`): the trace's
+    /// threads and ops, on files of the trace's sizes (docs/replay.md).
+    /// Not a pattern to ask for by name: `--replay` makes its cases.
+    Replay,
 }
 
 impl Pattern {
@@ -56,6 +60,7 @@ impl Pattern {
             Pattern::RandWrite => "randwrite",
             Pattern::RandRw => "randrw",
             Pattern::Copy => "copy",
+            Pattern::Replay => "replay",
         }
     }
 

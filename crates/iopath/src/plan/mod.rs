@@ -16,6 +16,7 @@ mod check;
 pub mod concurrency;
 mod entry;
 mod methods;
+pub mod replay;
 
 pub use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::RepTime;
@@ -110,6 +111,8 @@ pub struct Plan {
     /// `--latency-split`: each request's time taken apart through block
     /// tracepoints (bpftrace, as root).
     pub latency_split: bool,
+    /// `--replay`: the trace the cases replay ([`replay::apply`]).
+    pub replay: Option<std::sync::Arc<replay::ReplaySource>>,
 }
 
 impl Plan {
@@ -230,6 +233,7 @@ impl Plan {
             pool_threads: r.pool_threads,
             neighbour: r.neighbour.unwrap_or(false),
             latency_split: r.latency_split.unwrap_or(false),
+            replay: None,
         }
     }
 
@@ -245,7 +249,8 @@ impl Plan {
 
     /// True when some case touches a file (not only `null`).
     pub fn needs_file(&self) -> bool {
-        self.cases.iter().any(|c| !c.method.is_null())
+        // A replay makes files of its own (`run::replay`).
+        self.replay.is_none() && self.cases.iter().any(|c| !c.method.is_null())
     }
 
     /// The time limit of a repetition: `--time`, else the default (150 ms)

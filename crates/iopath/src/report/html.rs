@@ -164,6 +164,10 @@ fn verdicts(h: &mut String, r: &RunResult) -> Result<()> {
         }
         h.push_str("</div>\n");
     }
+    // `--replay`: what it says of the program.
+    if let Some(line) = crate::report::text::replay::line(r) {
+        writeln!(h, "<p class=\"replay\">{}</p>", escape(&line))?;
+    }
     h.push_str("</section>\n");
     Ok(())
 }

@@ -158,6 +158,13 @@ fn patterns_with_verdicts(r: &RunResult, patterns: &[Pattern]) -> String {
                 out.push_str(&format!("- {}\n", escape(&line)));
             }
         }
+        // `--replay`: what it says of the program.
+        if let Some(line) = (*p == Pattern::Replay)
+            .then(|| crate::report::text::replay::line(r))
+            .flatten()
+        {
+            out.push_str(&format!("\n{}\n", escape(&line)));
+        }
     }
 
     out

@@ -165,6 +165,7 @@ fn summary_section(r: &RunResult, width: usize) -> String {
             lines.push(summary::summary_line(&what, &a, device));
         }
     }
+    lines.extend(crate::report::text::replay::line(r));
     let mut out = String::new();
     if !lines.is_empty() {
         out.push('\n');

@@ -14,6 +14,7 @@ pub mod mpi;
 pub mod names;
 pub mod neighbour;
 pub mod records;
+pub mod replay;
 pub mod served;
 pub mod skip;
 mod summary;
@@ -84,6 +85,9 @@ pub struct RunResult {
     /// (the cases hold the aggregate); absent for one process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<mpi::MpiInfo>,
+    /// `--replay`: the trace replayed, and what it says of the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::Replay>,
 }
 
 /// The effective settings of the run.

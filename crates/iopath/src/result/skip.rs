@@ -53,6 +53,16 @@ pub enum Skip {
     },
     /// The copy pattern with no file to copy.
     CopyNeedsFile,
+    /// A replay through a method with an alignment rule (O_DIRECT) that
+    /// reads or writes of the trace break.
+    ReplayUnaligned {
+        method: MethodName,
+        /// Reads and writes not on `align_bytes` boundaries (offset or
+        /// length), of `data_ops`.
+        unaligned_ops: u64,
+        data_ops: u64,
+        align_bytes: u64,
+    },
     /// The copy pattern with a method that cannot copy.
     NoCopyMethod {
         method: MethodName,

@@ -36,6 +36,7 @@ mod ranks_file;
 mod ranks_sum;
 pub mod repeat;
 mod repetition;
+pub mod replay;
 pub mod target;
 pub mod verify;
 pub mod worker;
@@ -109,13 +110,14 @@ impl Runner<'_> {
         });
         let started_at = sysinfo::now_rfc3339();
         let (target, shared_file) = self.ranks.agree(self.prepare_target())?;
+        let scratch = self.replay_scratch()?;
         let SetUp {
             system,
             probes,
             obs,
             mut limit,
             mpi_notes,
-        } = self.set_up(target.as_ref())?;
+        } = self.set_up(target.as_ref(), scratch.as_ref())?;
         let mut result = self.new_result(started_at, system, target.as_ref(), &probes);
         result.config.cache_limit = limit.as_ref().map(job::limit_info);
         result.config.estimated_ns = Some(estimated.as_nanos() as u64);
@@ -135,6 +137,7 @@ impl Runner<'_> {
             hot: None,
             eta,
             budget: job::RunBudget::new(plan, t_run),
+            replay: scratch.as_ref(),
         };
         let first = Started {
             at: t_run,
@@ -148,12 +151,34 @@ impl Runner<'_> {
         Ok(result)
     }
 
+    /// `--replay`: the trace's files made in the run's directory (after
+    /// checking the room for them).
+    fn replay_scratch(&self) -> Result<Option<replay::Scratch>> {
+        let Some(source) = &self.plan.replay else {
+            return Ok(None);
+        };
+        let dir = match &self.plan.target {
+            crate::plan::TargetSpec::TempIn(d) => d.clone(),
+            crate::plan::TargetSpec::File { path, .. } => {
+                return Err(crate::plan::UsageError(format!(
+                    "--replay makes the trace's files in a directory (--dir), not at {}",
+                    path.display()
+                ))
+                .into())
+            }
+        };
+        replay::Scratch::create(source.clone(), &dir, self.plan.seed, self.stop).map(Some)
+    }
+
     /// What can refuse the run before any I/O: memory, room for the file,
     /// an existing file that would be written.
     fn check_before_start(&self) -> Result<()> {
         let plan = self.plan;
         self.ranks
             .agree(check_memory(plan, &prepare::Room::now()))?;
+        if let (Some(r), crate::plan::TargetSpec::TempIn(dir)) = (&plan.replay, &plan.target) {
+            self.ranks.agree(replay::check_room(r, dir))?;
+        }
         if plan.needs_file() {
             let copies = plan.cases.iter().any(|c| c.pattern == Pattern::Copy);
             self.ranks.agree(crate::run::target::check_room(
@@ -173,7 +198,7 @@ impl Runner<'_> {
     /// The system described, the methods probed on the target, the
     /// observer and `--cache-limit`'s cgroup made, the target checked for
     /// the plan.
-    fn set_up(&self, target: Option<&Target>) -> Result<SetUp> {
+    fn set_up(&self, target: Option<&Target>, scratch: Option<&replay::Scratch>) -> Result<SetUp> {
         let plan = self.plan;
         let at = match (target, &plan.target) {
             (Some(t), _) => t.place().to_path_buf(),
@@ -181,7 +206,7 @@ impl Runner<'_> {
             (None, crate::plan::TargetSpec::File { path, .. }) => path.clone(),
         };
         let mut system = sysinfo::collect(&at);
-        if target.is_none() {
+        if target.is_none() && scratch.is_none() {
             // No file: no disk is counted (as before any walk).
             system.device_stack = None;
         }
@@ -191,7 +216,7 @@ impl Runner<'_> {
             .differences(&system.target_text())
             .into_iter()
             .collect();
-        let probes = self.ranks.agree_probes(self.probe_all(target));
+        let probes = self.ranks.agree_probes(self.probe_all(target, scratch));
         // The user-space caches' budgets (ucache pages, uffd resident pages).
         iopath_io::engines::ucache::configure(plan.ucache_size, plan.ucache_page as usize);
         // The disks to count: the walk `collect` made.
@@ -271,6 +296,7 @@ impl Runner<'_> {
             warnings: Vec::new(),
             verdicts: Vec::new(),
             mpi: self.ranks.info(),
+            replay: self.plan.replay.as_deref().map(replay::info),
         }
     }
 
@@ -368,7 +394,11 @@ impl Runner<'_> {
         }
     }
 
-    fn probe_all(&self, target: Option<&Target>) -> Vec<prepare::Probed> {
+    fn probe_all(
+        &self,
+        target: Option<&Target>,
+        scratch: Option<&replay::Scratch>,
+    ) -> Vec<prepare::Probed> {
         self.plan
             .methods()
             .into_iter()
@@ -378,10 +408,14 @@ impl Runner<'_> {
                     unusable: self.plan.verify.then_some(Skip::NullUnderVerify),
                     notes: Vec::new(),
                 },
-                (_, None) => prepare::Probed {
-                    method: m,
-                    unusable: Some(Skip::NoTargetFile),
-                    notes: Vec::new(),
+                (_, None) => match scratch {
+                    // A replay: probed on the largest of its files.
+                    Some(s) => s.probe(m),
+                    None => prepare::Probed {
+                        method: m,
+                        unusable: Some(Skip::NoTargetFile),
+                        notes: Vec::new(),
+                    },
                 },
                 (_, Some(t)) => {
                     let align = iopath_io::sys::dio_alignment(t.path());

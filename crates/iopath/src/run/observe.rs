@@ -292,6 +292,8 @@ pub fn device_fraction(pattern: Pattern, m: &Measurement, d: &DiskCounters) -> O
             (d.read_bytes, m.read_bytes)
         }
         Pattern::Write | Pattern::RandWrite => (d.write_bytes, m.write_bytes),
+        // A replay's reads and writes together.
+        Pattern::Replay => (d.read_bytes + d.write_bytes, m.read_bytes + m.write_bytes),
     };
     (asked > 0).then(|| dev as f64 / asked as f64)
 }

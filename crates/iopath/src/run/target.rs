@@ -58,7 +58,7 @@ use existing::{open_existing, prefill_existing, proc_fd_path, Existing};
 pub const NO_TMPFILE_ENV: &str = "IOPATH_NO_TMPFILE";
 
 /// Most head-room left free on the file system beyond the test file.
-const FREE_MARGIN: u64 = 64 << 20;
+pub(crate) const FREE_MARGIN: u64 = 64 << 20;
 
 pub use crate::result::records::TargetInfo;
 

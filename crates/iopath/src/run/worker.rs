@@ -212,9 +212,9 @@ impl IoGen {
             b
         };
         let op = match self.pattern {
-            // Copies do not run through workers; a read is what they do
-            // to the test file.
-            Pattern::Read | Pattern::RandRead | Pattern::Copy => Op::Read,
+            // Copies and replays do not run through workers; a read is
+            // what a copy does to the test file.
+            Pattern::Read | Pattern::RandRead | Pattern::Copy | Pattern::Replay => Op::Read,
             Pattern::Write | Pattern::RandWrite => Op::Write,
             Pattern::RandRw => {
                 if self.rng.below(100) < self.rwmix {

@@ -15,6 +15,7 @@
 
 pub mod codec;
 pub mod iolog;
+pub mod replay;
 pub mod spool;
 pub mod summary;
 

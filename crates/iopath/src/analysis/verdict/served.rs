@@ -81,7 +81,8 @@ fn of_case(r: &RunResult, c: &CaseResult) -> Option<Served> {
     match c.pattern {
         Pattern::Read | Pattern::RandRead | Pattern::RandRw => read(r, c, s),
         Pattern::Write | Pattern::RandWrite => write(r, c, s),
-        Pattern::Copy => None,
+        // A replay is the program's own mix: what served it is its own.
+        Pattern::Copy | Pattern::Replay => None,
     }
 }
 

@@ -91,6 +91,7 @@ fn run(cases: Vec<CaseResult>, cache: &str, cpus: usize) -> RunResult {
         warnings: vec![],
         verdicts: vec![],
         mpi: None,
+        replay: None,
     }
 }
 

@@ -43,7 +43,9 @@ pub fn depth_capped(run: &Run<'_>) -> Option<Fact> {
     let cases: Vec<CaseDepth> = run
         .measured
         .iter()
-        .filter(|(_, c)| c.queue_depth < c.queue_depth_requested)
+        // A replay's synchronous methods issue one op at a time by
+        // design: the trace's threads are its parallelism.
+        .filter(|(_, c)| c.queue_depth < c.queue_depth_requested && c.pattern != Pattern::Replay)
         .map(|&(case, c)| CaseDepth {
             case,
             queue_depth: c.queue_depth,

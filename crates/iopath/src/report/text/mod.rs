@@ -15,6 +15,7 @@
 //! - [`skips`]: why cases did not run, and notes on an MPI run's ranks;
 //! - [`summary`]: the closing answer of a run, a few lines;
 //! - [`served`]: the cases set apart from the device's ranking;
+//! - [`replay`]: what a replay (`--replay`) says of the program;
 //! - [`conditions`]: the conditions a run's figures depend on;
 //! - [`why`]: where the time goes (the verdict's cause, the latency split).
 
@@ -23,6 +24,7 @@ pub mod conditions;
 pub mod events;
 pub mod framing;
 pub mod progress;
+pub mod replay;
 pub mod served;
 pub mod skips;
 pub mod summary;

@@ -73,6 +73,15 @@ pub fn skip(s: &Skip) -> String {
             fmt_bytes(*own_bytes)
         ),
         Skip::CopyNeedsFile => "copy needs a file to copy".into(),
+        Skip::ReplayUnaligned {
+            method,
+            unaligned_ops,
+            data_ops,
+            align_bytes,
+        } => format!(
+            "{method} cannot replay this trace: {unaligned_ops} of its {data_ops} reads and writes are not on {} boundaries (offset or length), which {method} requires",
+            fmt_bytes(*align_bytes)
+        ),
         Skip::NoCopyMethod { method, methods } => format!(
             "{method} has no copy method; the copy pattern runs with {}",
             methods
@@ -168,6 +177,12 @@ mod tests {
                 own_bytes: 30 << 20,
             },
             Skip::CopyNeedsFile,
+            Skip::ReplayUnaligned {
+                method: "direct".into(),
+                unaligned_ops: 3,
+                data_ops: 10,
+                align_bytes: 4096,
+            },
             Skip::NoCopyMethod {
                 method: "mmap".into(),
                 methods: vec!["buffered".into(), "direct".into()],

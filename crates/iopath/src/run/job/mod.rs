@@ -95,6 +95,8 @@ pub struct Shared<'r> {
     pub eta: super::estimate::Eta,
     /// What is left of `--budget` to share among the jobs to come.
     pub budget: RunBudget,
+    /// `--replay`: the trace's files and op streams.
+    pub replay: Option<&'r super::replay::Scratch>,
 }
 
 /// `--budget` shared among a run's jobs: each job, when it starts, gets what

@@ -269,6 +269,10 @@ impl Runner<'_> {
                 )
             });
             let rep = live::with_ticker(arm.live.as_ref(), || {
+                if case.pattern == crate::plan::Pattern::Replay {
+                    // A whole replay each time: not cut by the case timeout.
+                    return self.run_replay_repetition(case, sh.replay, sh.obs);
+                }
                 self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, cap)
             });
             if let Some(l) = &arm.live {

@@ -79,6 +79,7 @@ pub(crate) fn run(cases: Vec<CaseResult>) -> RunResult {
         warnings: Vec::new(),
         verdicts: Vec::new(),
         mpi: None,
+        replay: None,
     }
 }
 

@@ -1,0 +1,87 @@
+//! `--replay`: the program's answer in a line, from the replay's facts
+//! (`result::replay`): "replaying app.trace (3000 ops, 11.7 MiB, 1
+//! thread): uring finishes in 61.2 ms against buffered's 242 ms, at 0.21x
+//! the CPU per op".
+
+use crate::model::units::{fmt_bytes, fmt_count, fmt_ns, n_of};
+use crate::result::replay::{Replay, ReplayAnswer};
+use crate::result::RunResult;
+
+/// The line, when the run replayed a trace and its verdict ranked two
+/// methods.
+pub fn line(r: &RunResult) -> Option<String> {
+    let replay = r.replay.as_ref()?;
+    Some(words(replay, replay.answer.as_ref()?))
+}
+
+/// What `a` says of the trace `t`.
+pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
+    let what = format!(
+        "replaying {} ({} ops, {}, {}{})",
+        t.trace,
+        fmt_count(t.ops as f64),
+        fmt_bytes(t.bytes),
+        n_of(t.threads, "thread", "threads"),
+        match t.timing.as_str() {
+            "fast" => String::new(),
+            "recorded" => ", at its recorded pace".into(),
+            f => format!(", its gaps times {f}"),
+        }
+    );
+    let times = format!(
+        "in {} against {}'s {}",
+        fmt_ns(a.pick_ns),
+        a.against,
+        fmt_ns(a.against_ns)
+    );
+    let cpu = a
+        .cpu_ratio
+        .map(|x| format!(", at {x:.2}x the CPU per op"))
+        .unwrap_or_default();
+    if a.called {
+        format!("{what}: {} finishes {times}{cpu}", a.pick)
+    } else {
+        format!(
+            "{what}: {} leads (no call yet), finishing {times}{cpu}",
+            a.pick
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(timing: &str) -> Replay {
+        Replay {
+            trace: "app.trace".into(),
+            ops: 1_200_000,
+            bytes: 9 << 30,
+            threads: 8,
+            timing: timing.into(),
+            left_out: 12,
+            answer: None,
+        }
+    }
+
+    fn answer(called: bool, cpu: Option<f64>) -> ReplayAnswer {
+        ReplayAnswer {
+            pick: "uring".into(),
+            pick_ns: 41_000_000_000,
+            against: "buffered".into(),
+            against_ns: 77_000_000_000,
+            cpu_ratio: cpu,
+            called,
+        }
+    }
+
+    #[test]
+    fn replay_answer_words() {
+        let lines = [
+            words(&trace("fast"), &answer(true, Some(0.4))),
+            words(&trace("recorded"), &answer(false, None)),
+            words(&trace("0.5"), &answer(true, Some(1.25))),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+}

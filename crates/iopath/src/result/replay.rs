@@ -1,0 +1,47 @@
+//! What a run replayed (`--replay`, docs/replay.md) and what the replay
+//! says of the program, as facts: the trace's size ([`Replay`], written by
+//! the runner) and the answer ([`ReplayAnswer`], computed by
+//! `analysis::replay` from the verdict); `report::text::replay` words them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::names::Entrant;
+
+/// The trace a run replayed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Replay {
+    /// The trace's file name.
+    pub trace: String,
+    /// Ops each replay issues: reads, writes and syncs.
+    pub ops: u64,
+    /// Bytes its reads and writes ask for.
+    pub bytes: u64,
+    pub threads: u32,
+    /// `fast`, `recorded`, or the factor of the recorded gaps.
+    pub timing: String,
+    /// Events of the trace a replay leaves out (failed calls; stat,
+    /// rename, mmap ... which move no data and order nothing).
+    pub left_out: u64,
+    /// What the replay says of the program; absent before analysis or
+    /// without a verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<ReplayAnswer>,
+}
+
+/// The program's I/O through the verdict's pick against another path: how
+/// long a whole replay took through each (medians), and the CPU per op.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplayAnswer {
+    pub pick: Entrant,
+    pub pick_ns: u64,
+    /// `buffered` where it ran (what a program does unless told), else
+    /// the slowest method ranked.
+    pub against: Entrant,
+    pub against_ns: u64,
+    /// The pick's CPU per op over `against`'s; absent when either lacks
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ratio: Option<f64>,
+    /// The verdict made its call (false: the pick only leads).
+    pub called: bool,
+}
