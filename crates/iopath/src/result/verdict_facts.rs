@@ -31,6 +31,21 @@ pub enum VerdictFact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget_ns: Option<u64>,
     },
+    /// No call after enough rounds for each comparison: `leader` is shown
+    /// faster than `unranked`, but `tied` (not shown to differ from the
+    /// leader) are not shown faster than them, and ties do not chain: where
+    /// `unranked` stand is not settled ([`crate::stats::leader`]).
+    NoCallUnranked {
+        leader: Entrant,
+        measured: Measured,
+        rounds: usize,
+        unranked: Vec<Entrant>,
+        tied: Vec<Entrant>,
+        advice: NoCallAdvice,
+        /// As in [`VerdictFact::NoCallRounds`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_ns: Option<u64>,
+    },
     /// No call: too few repetitions (fewer than
     /// [`crate::stats::MIN_CALL_REPETITIONS`]) on some side.
     NoCallRepetitions {
@@ -198,6 +213,7 @@ impl VerdictFact {
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
             Self::TooCloseToCall { .. } => "too_close_to_call",
+            Self::NoCallUnranked { .. } => "no_call_unranked",
             Self::UseCheaper { .. } => "use_cheaper",
             Self::Why { .. } => "why",
         }
@@ -292,7 +308,8 @@ pub struct Measured {
     pub others: usize,
 }
 
-/// The leader's median over a method's.
+/// The leader over a method, by the statistic that ranked them (the
+/// paired estimate of a paired job; the medians' ratio otherwise).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MedianRatio {
     pub method: Entrant,

@@ -184,6 +184,24 @@ fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
     if !s.unsure.is_empty() {
         let measured = no_call::others_measured(r);
         let advice = no_call::advice(v, needed);
+        if v.paired && fewest >= needed {
+            // Rounds enough for each comparison: the leader beats these,
+            // a method tied with it does not (ties do not chain).
+            return VerdictFact::NoCallUnranked {
+                leader,
+                measured,
+                rounds: fewest,
+                unranked: s.unsure.iter().map(|m| m.method.clone()).collect(),
+                tied: s
+                    .tied
+                    .iter()
+                    .filter(|m| m.method != s.top.method)
+                    .map(|m| m.method.clone())
+                    .collect(),
+                advice: no_call::advice(v, fewest * 2),
+                budget_ns: v.budget_ns,
+            };
+        }
         if v.paired && fewest >= stats::MIN_REPETITIONS_FOR_CI {
             // Enough rounds for one comparison, not for as many as this
             // verdict makes (the level is shared among them).

@@ -96,7 +96,11 @@ const LISTED: usize = 5;
 /// Without a call, what the leader measured against every other method
 /// (`r`: the real methods, the leader first), the closest first: all of
 /// them up to five, else the closest four and how many more. The ratios
-/// are the medians' (the table's "vs best"), the order the leader's is on.
+/// are those of the statistic that put the leader first: the paired
+/// estimates (`fastest_ratio`) where they rank it ahead of every other
+/// method (a paired ranking), else the medians' (the table's "vs best",
+/// the ranking without a call), so that the leader never "measured" less
+/// than another.
 pub(super) fn others_measured(r: &[&Ranked]) -> Measured {
     let Some(top) = r.first() else {
         return Measured {
@@ -104,15 +108,19 @@ pub(super) fn others_measured(r: &[&Ranked]) -> Measured {
             others: 0,
         };
     };
+    let paired = r
+        .iter()
+        .skip(1)
+        .all(|m| m.fastest_ratio.is_finite() && m.fastest_ratio >= 1.0);
     let mut ratios: Vec<MedianRatio> = r
         .iter()
         .skip(1)
         .map(|m| MedianRatio {
             method: m.method.clone(),
-            ratio: if m.bw_bytes_per_s > 0.0 {
-                top.bw_bytes_per_s / m.bw_bytes_per_s
-            } else {
+            ratio: if paired || m.bw_bytes_per_s <= 0.0 {
                 m.fastest_ratio
+            } else {
+                top.bw_bytes_per_s / m.bw_bytes_per_s
             },
         })
         .collect();

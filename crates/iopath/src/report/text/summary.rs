@@ -16,6 +16,9 @@ use crate::stats;
 pub enum NoCall {
     /// Too few rounds for the comparisons it makes (paired).
     Rounds { have: usize, need: usize },
+    /// Enough rounds, but where some methods stand is not settled (the
+    /// leader beats them, a method tied with it does not).
+    Unranked { rounds: usize },
     /// Too few repetitions for a 95% interval (unpaired).
     Repetitions { have: usize },
     /// The run was interrupted while the job ran.
@@ -177,6 +180,12 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
         let have = real.iter().map(|m| m.n).min().unwrap_or(0);
         // The rounds the verdict said it needs (its fact); a result saved
         // before facts gets the same rule.
+        if let Some(rounds) = v.facts.iter().find_map(|f| match f {
+            VerdictFact::NoCallUnranked { rounds, .. } => Some(*rounds),
+            _ => None,
+        }) {
+            return NoCall::Unranked { rounds };
+        }
         let said = v.facts.iter().find_map(|f| match f {
             VerdictFact::NoCallRounds { rounds, needed, .. } => Some((*rounds, *needed)),
             _ => None,
@@ -229,6 +238,7 @@ fn cpu_words(cpu: Option<f64>) -> String {
 fn why_no_call(n: &NoCall) -> String {
     match n {
         NoCall::Rounds { have, need } => format!("{have} of {need} rounds"),
+        NoCall::Unranked { rounds } => format!("{rounds} rounds, places not settled"),
         NoCall::Repetitions { have } => format!(
             "{}: too few",
             n_of(*have as u64, "repetition", "repetitions")

@@ -235,6 +235,24 @@ impl Words<'_> {
                 self.noun(),
                 advice_words(advice)
             ),
+            VerdictFact::NoCallUnranked {
+                leader,
+                measured,
+                rounds,
+                unranked,
+                tied,
+                advice,
+                budget_ns,
+            } => format!(
+                "{label}: {}{leader} measured {}, but after {rounds} rounds {} {} behind {leader} and not shown behind {}, which {} with it; {}.",
+                too_close_in(*budget_ns),
+                measured_list(measured),
+                list(unranked),
+                if unranked.len() == 1 { "is" } else { "are" },
+                list(tied),
+                if tied.len() == 1 { "ties" } else { "tie" },
+                advice_words(advice)
+            ),
             VerdictFact::NoCallRepetitions {
                 leader,
                 measured,

@@ -522,3 +522,27 @@ fn wording_too_close_to_call_in_speed_and_in_its_budget() {
         .collect();
     insta::assert_snapshot!(out.join("\n\n"));
 }
+
+/// A method the leader beats but a method tied with it does not, after
+/// enough rounds: its place is not settled (no "8 of 6 rounds").
+#[test]
+fn wording_no_call_with_places_not_settled() {
+    use super::super::summary::{summary_line, verdict_line, Answer};
+    let base = [100.0, 104.0, 97.0, 101.0, 99.0, 103.0, 98.0, 102.0];
+    let k = [1.0, 0.85, 1.05, 0.83, 1.0, 0.86, 1.04, 0.84];
+    let tied: Vec<f64> = base.iter().zip(k).map(|(b, k)| b * k).collect();
+    let behind: Vec<f64> = base.iter().map(|b| b * 0.9).collect();
+    let v = all(&[
+        rounds("uring", None, &base, &[1000.0; 8]),
+        rounds("aio", None, &tied, &[1000.0; 8]),
+        rounds("psync", None, &behind, &[1000.0; 8]),
+    ])
+    .remove(0);
+    let a = Answer::of(&v).unwrap();
+    insta::assert_snapshot!(format!(
+        "{}\n{}\n{}",
+        say(&v),
+        verdict_line(&a, None, Some("randread 4k")),
+        summary_line("random reads", &a, None)
+    ));
+}
