@@ -38,7 +38,6 @@
 use crate::stats::{StopReason, StopRule};
 
 mod budget;
-pub use budget::DROP_ALPHA;
 
 /// What one repetition reported to the loop.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -23,14 +23,92 @@
 
 use super::Comparison;
 
-/// The level of each comparison of a verdict (and of the rounds loop's
-/// decisions to drop a method): 5%, whatever the number of methods.
+/// The level of each comparison of a verdict: 5%, whatever the number of
+/// methods (the rounds loop's drops spend [`DROP_SPEND`] apart).
 pub const VERDICT_ALPHA: f64 = 0.05;
 
 /// The fewest rounds a paired verdict needs to make a call: those of one
 /// comparison at [`VERDICT_ALPHA`] (6).
 pub fn verdict_rounds() -> usize {
     super::min_rounds(VERDICT_ALPHA)
+}
+
+/// The two-sided level the rounds loop's drops spend over **all** their
+/// looks at a job, per method: a method at the margin of the leader (3%
+/// slower) is dropped as behind in at most half of it (1%) of jobs,
+/// however many rounds the budget gives. The verdict's 5% is spent on
+/// what the loop leaves, apart.
+pub const DROP_SPEND: f64 = 0.02;
+
+/// The round of the loop's first look (the first at which a signed-rank
+/// interval reaches the first look's share of [`DROP_SPEND`]: 2 / 2^8).
+pub const FIRST_LOOK: usize = 8;
+
+/// Each look comes this many times the rounds of the one before it
+/// (rounded up): 8, 12, 18, 27, 41, 61, ... rounds.
+pub const LOOK_GROWTH: f64 = 1.5;
+
+/// The level of the rounds loop's drop test at a look on `n` paired rounds,
+/// `None` when `n` is no look (or the look can spend nothing).
+///
+/// The looks come at [`FIRST_LOOK`] rounds and then every
+/// [`LOOK_GROWTH`] times as many; look j (1, 2, ...) is given
+/// `DROP_SPEND / 2^j`, plus what the looks before it could not spend, and
+/// spends the largest size the signed-rank test reaches on `n` rounds
+/// within that (its sizes are discrete: 2 / 2^8 on 8 rounds is the
+/// smallest). The sizes spent sum to at most [`DROP_SPEND`] over any
+/// number of looks, so by the union bound (Bonferroni over the looks,
+/// whatever their correlation and however many the budget allows) a
+/// method is dropped on a false call at most that often. A horizon-free
+/// spending: under a budget the number of rounds is not known in advance
+/// (rounds cost what they cost, and get cheaper as methods leave), which a
+/// Lan-DeMets function of the planned maximum would need.
+pub fn drop_level(n: usize) -> Option<f64> {
+    drop_looks()
+        .iter()
+        .find(|&&(r, _)| r == n)
+        .map(|&(_, a)| a)
+        .filter(|&a| a > 0.0)
+}
+
+/// The looks `(round, level spent)` up to [`MAX_LOOK_ROUNDS`],
+/// computed once.
+fn drop_looks() -> &'static [(usize, f64)] {
+    static LOOKS: std::sync::OnceLock<Vec<(usize, f64)>> = std::sync::OnceLock::new();
+    LOOKS.get_or_init(|| {
+        let mut out = Vec::new();
+        let (mut bank, mut share) = (0.0, DROP_SPEND);
+        let mut at = FIRST_LOOK as f64;
+        while (at as usize) <= MAX_LOOK_ROUNDS {
+            share /= 2.0;
+            let allow = bank + share;
+            let n = at as usize;
+            let (_, coverage) = super::signed_rank_ci_rank_at(n, allow);
+            // The size the test reaches within `allow`, or nothing.
+            let size = if 1.0 - coverage <= allow + 1e-15 {
+                1.0 - coverage
+            } else {
+                0.0
+            };
+            out.push((n, size));
+            bank = allow - size;
+            at = (at * LOOK_GROWTH).ceil();
+        }
+        out
+    })
+}
+
+/// The last round a look is planned at (past it the loop drops nothing;
+/// an adaptive job stops at 1000 rounds).
+const MAX_LOOK_ROUNDS: usize = 100_000;
+
+/// The rounds of the looks, in order, up to `max` (for the docs and tests).
+pub fn look_rounds(max: usize) -> Vec<usize> {
+    drop_looks()
+        .iter()
+        .map(|&(r, _)| r)
+        .take_while(|&r| r <= max)
+        .collect()
 }
 
 /// Where a method stands against the leader.

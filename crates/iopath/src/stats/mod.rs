@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod leader;
-pub use leader::{verdict_rounds, Standing, VERDICT_ALPHA};
+pub use leader::{verdict_rounds, Standing, DROP_SPEND, VERDICT_ALPHA};
 
 /// Reads an interval `[lo, hi]` written by this module: JSON has no
 /// infinity, so an unbounded side was written as `null`; it reads back as

@@ -1,27 +1,23 @@
 //! A job under a budget (`--budget`'s share, a fio job's `runtime`): the
 //! rounds go where the verdict needs them. Every arm gets the floor of
-//! rounds; then the arms settled against the leader (behind it by the
-//! paired test, or tied within the margin) stop taking rounds, and the
-//! rounds left go to the arms still close to it. The arms that go on keep
+//! rounds; then, at the looks of a group-sequential rule
+//! ([`crate::stats::leader::drop_level`]: rounds 8, 12, 18, 27, ..., the
+//! level [`crate::stats::DROP_SPEND`] spent across them all), the arms
+//! settled against the leader (behind it by the paired test, or tied
+//! within the margin) stop taking rounds, and the rounds left go to the
+//! arms still close to it. The arms that go on keep
 //! running in the same shuffled rounds, so that every pair of them stays
 //! paired round by round.
 
 use super::{Books, Job};
 use crate::stats::{StopReason, StopRule};
 
-/// The level at which the rounds loop drops an arm settled against the
-/// leader. Stricter than the verdict's 5%: the loop looks after every
-/// round, and each look is a chance to stop on noise (the simulation
-/// `budgeted_aa_jobs_are_called_apart_at_most_one_time_in_twenty` checks
-/// the verdict's rate over the whole loop).
-pub const DROP_ALPHA: f64 = 0.01;
-
 impl Job {
     /// After a round of a job under a budget of `budget` ns: `None` to go
     /// on. Every arm gets the rule's rounds (`min_reps` whatever they cost,
     /// up to `wanted_reps` while they fit); then the arms settled against
-    /// the leader ([`crate::stats::leader::settled`], at [`DROP_ALPHA`])
-    /// leave, and the job ends when none but the leader is left, or the
+    /// the leader ([`crate::stats::leader::settled`], at the looks'
+    /// levels) leave, and the job ends when none but the leader is left, or the
     /// next round would not fit in the budget. A job of one arm stops on
     /// the rule's interval target instead.
     pub(super) fn budgeted(&mut self, rule: &StopRule, budget: u64) -> Option<StopReason> {
@@ -53,7 +49,9 @@ impl Job {
         over
     }
 
-    /// The arms of `alive` settled against the one of highest median leave.
+    /// The arms of `alive` settled against the one of highest median leave,
+    /// when their paired rounds make a look (at its level); between looks
+    /// none does.
     fn settle(&mut self, alive: &[usize]) {
         let median = |a: usize| {
             let mut s = self.b.samples[a].clone();
@@ -69,11 +67,11 @@ impl Job {
         };
         for &a in alive.iter().filter(|&&a| a != lead) {
             let pairs = self.b.pairs(a, lead);
-            let k = crate::stats::compare_paired_with(
-                &pairs,
-                crate::stats::EQUIVALENCE_MARGIN,
-                DROP_ALPHA,
-            );
+            let Some(alpha) = crate::stats::leader::drop_level(pairs.len()) else {
+                continue;
+            };
+            let k =
+                crate::stats::compare_paired_with(&pairs, crate::stats::EQUIVALENCE_MARGIN, alpha);
             if k.is_some_and(|k| crate::stats::leader::settled(&k)) {
                 self.alive[a] = false;
                 self.b.gone[a] = StopReason::Settled;

@@ -78,7 +78,7 @@ fn arms_clearly_behind_stop_taking_rounds_and_the_close_ones_go_on() {
             o => o,
         })
     };
-    let floor = crate::stats::min_rounds(DROP_ALPHA) as u32;
+    let floor = crate::stats::leader::FIRST_LOOK as u32;
     assert_eq!(
         (e.arms[1].measured, e.arms[1].stopped_by),
         (floor, StopReason::Settled)
@@ -111,7 +111,7 @@ fn a_job_whose_leader_is_settled_ends_before_its_budget() {
         &budgeted(1000, 1),
         fake(&[1.0, 0.6], 0.01, &mut rng, &mut log),
     );
-    let floor = crate::stats::min_rounds(DROP_ALPHA) as u32;
+    let floor = crate::stats::leader::FIRST_LOOK as u32;
     assert_eq!((e.rounds, e.stopped_by), (floor, StopReason::Settled));
     assert_eq!(log.len() as u32, 2 * floor);
 }
@@ -128,7 +128,7 @@ fn a_tie_within_the_margin_is_settled_too() {
         fake(&[1.0, 1.0], 0.001, &mut rng, &mut log),
     );
     assert_eq!(e.stopped_by, StopReason::Settled);
-    assert!(e.rounds <= crate::stats::min_rounds(DROP_ALPHA) as u32);
+    assert!(e.rounds <= crate::stats::leader::FIRST_LOOK as u32);
 }
 
 #[test]
@@ -208,4 +208,100 @@ fn any_called(bw: &[Vec<(u32, f64)>]) -> bool {
     order.sort_by(|&a, &b| ratio(a).total_cmp(&ratio(b)));
     order.insert(0, lead);
     leader::step_down(bw.len(), &|g, i| vs(order[g], order[i])).contains(&leader::Standing::Behind)
+}
+
+/// One job of `speeds.len()` arms under a budget of `rounds` rounds of them
+/// all, `noise` per repetition: how it ended, and each arm's throughput per
+/// round.
+fn sim_job(
+    speeds: &[f64],
+    noise: f64,
+    rounds: u64,
+    rng: &mut Rng,
+    seed: u64,
+) -> (JobEnd, Vec<Vec<f64>>) {
+    let mut log = Vec::new();
+    let mut bw: Vec<Vec<f64>> = vec![Vec::new(); speeds.len()];
+    let mut f = fake(speeds, noise, rng, &mut log);
+    let e = run_job(
+        speeds.len(),
+        &budgeted(rounds * speeds.len() as u64, seed),
+        |c| {
+            let o = f(c);
+            if let RepOutcome::Done { bw: x, .. } = o {
+                bw[c.arm].push(x);
+            }
+            o
+        },
+    );
+    (e, bw)
+}
+
+/// The arms the loop dropped as behind the leader (not as tied), found
+/// again from what it measured: an arm settled after `r` rounds, against
+/// the leader of the arms still running then, at that look's level.
+fn dropped_behind(e: &JobEnd, bw: &[Vec<f64>]) -> Vec<usize> {
+    use crate::stats::{compare_paired_with, leader, median_sorted, EQUIVALENCE_MARGIN};
+    let median = |a: usize, r: usize| {
+        let mut s = bw[a][..r].to_vec();
+        s.sort_by(|x, y| x.total_cmp(y));
+        median_sorted(&s)
+    };
+    let mut out = Vec::new();
+    for (a, arm) in e.arms.iter().enumerate() {
+        let r = arm.measured as usize;
+        if arm.stopped_by != StopReason::Settled {
+            continue;
+        }
+        let lead = (0..e.arms.len())
+            .filter(|&b| e.arms[b].measured as usize >= r)
+            .max_by(|&x, &y| median(x, r).total_cmp(&median(y, r)))
+            .expect("the arm itself");
+        let Some(alpha) = leader::drop_level(r).filter(|_| lead != a) else {
+            continue;
+        };
+        let pairs: Vec<(f64, f64)> = (0..r).map(|i| (bw[a][i], bw[lead][i])).collect();
+        let k = compare_paired_with(&pairs, EQUIVALENCE_MARGIN, alpha).expect("pairs");
+        if k.distinct && k.ratio > 1.0 {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Regression (review of issue 28): the loop dropped a method as behind at
+/// 1% at every round from the 8th, so over a job's looks a method 3% behind
+/// the leader (at the margin: no difference a verdict would call) was
+/// dropped in 2.9-3.8% of these jobs (60 rounds: 53 looks). The looks now
+/// spend [`crate::stats::DROP_SPEND`] (2%) among them all (at 8, 12, 18,
+/// 27 and 41 rounds here): no method within the margin is dropped as behind
+/// in more than that, per method (measured: at most 1.3%; the union bound
+/// gives 1% on one side, the leader chosen from the data a little more).
+/// Figures: `cargo test -p iopath --lib methods_at_the_margin -- --nocapture`.
+#[test]
+fn methods_at_the_margin_are_dropped_as_behind_at_most_the_spent_level() {
+    let at_margin = 1.0 / (1.0 + crate::stats::EQUIVALENCE_MARGIN);
+    let level = crate::stats::DROP_SPEND;
+    let mut rng = Rng::new(31);
+    let cases: [(&[f64], f64); 4] = [
+        (&[1.0, at_margin], 0.10),
+        (&[1.0, at_margin], 0.04),
+        (&[1.0, at_margin, at_margin], 0.10),
+        (&[1.0, 1.0, 1.0], 0.10),
+    ];
+    let mut worst = Vec::new();
+    for (speeds, noise) in cases {
+        let jobs = 1000;
+        let mut dropped = vec![0usize; speeds.len()];
+        for j in 0..jobs {
+            let (e, bw) = sim_job(speeds, noise, 60, &mut rng, j);
+            for a in dropped_behind(&e, &bw) {
+                dropped[a] += 1;
+            }
+        }
+        let rates: Vec<f64> = dropped.iter().map(|&d| d as f64 / jobs as f64).collect();
+        eprintln!("{speeds:?} noise {noise}: dropped as behind {rates:?}");
+        worst.push(rates.iter().copied().fold(0.0, f64::max));
+    }
+    assert!(worst.iter().all(|&r| r <= level), "{worst:?}");
 }
