@@ -102,15 +102,6 @@ fn drop_looks() -> &'static [(usize, f64)] {
 /// an adaptive job stops at 1000 rounds).
 const MAX_LOOK_ROUNDS: usize = 100_000;
 
-/// The rounds of the looks, in order, up to `max` (for the docs and tests).
-pub fn look_rounds(max: usize) -> Vec<usize> {
-    drop_looks()
-        .iter()
-        .map(|&(r, _)| r)
-        .take_while(|&r| r <= max)
-        .collect()
-}
-
 /// Where a method stands against the leader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
