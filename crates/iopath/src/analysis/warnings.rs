@@ -145,6 +145,7 @@ const RULES: &[Rule] = &[
     memory::low_device_fraction,
     traffic::read_amplification,
     traffic::other_disk_traffic,
+    target::latency_split_fallback,
     writes::sync_none,
     writes::depth_capped,
     target::span_smaller_than_file,

@@ -224,25 +224,45 @@ pub fn parse_line(line: &str, lost: &AtomicU64) -> Option<Message> {
     }
 }
 
+/// Where bpftrace reads tracepoint formats.
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// tracefs as [`ensure_tracefs`] mounted it: unmounted when dropped (after
+/// the bpftrace that needed it, declared after it, has stopped).
+#[derive(Debug)]
+pub struct TracefsMount(());
+
+impl Drop for TracefsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg(TRACEFS)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// Mounts tracefs at /sys/kernel/tracing when it is not there (bpftrace
-/// reads tracepoint formats from it); `Ok(true)` when it mounted it.
-pub fn ensure_tracefs() -> std::io::Result<bool> {
-    let dir = Path::new("/sys/kernel/tracing");
+/// reads tracepoint formats from it); `Some` when it mounted it, to be
+/// kept while bpftrace runs and dropped (unmounting it) after. `next`
+/// is the caller's next step when it cannot (in the error).
+pub fn ensure_tracefs(next: &str) -> std::io::Result<Option<TracefsMount>> {
+    let dir = Path::new(TRACEFS);
     if dir.join("events").exists() {
-        return Ok(false);
+        return Ok(None);
     }
     let status = Command::new("mount")
-        .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+        .args(["-t", "tracefs", "nodev", TRACEFS])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()?;
     if status.success() {
-        Ok(true)
+        Ok(Some(TracefsMount(())))
     } else {
-        Err(std::io::Error::other(
-            "tracefs is not mounted and `mount -t tracefs nodev /sys/kernel/tracing` failed: \
-             mount it as root, or record with --backend strace",
-        ))
+        Err(std::io::Error::other(format!(
+            "tracefs is not mounted and `mount -t tracefs nodev {TRACEFS}` failed: \
+             mount it as root, or {next}"
+        )))
     }
 }
 

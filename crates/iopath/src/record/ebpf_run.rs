@@ -21,16 +21,20 @@ pub fn record(
     stop: &AtomicBool,
     say: &mut dyn FnMut(RecordEvent),
 ) -> Result<Recorded, RecordError> {
-    match bpftrace::ensure_tracefs() {
-        Ok(true) => say(RecordEvent::MountedTracefs),
-        Ok(false) => {}
+    // Unmounted when the record ends (after `bt`, declared below).
+    let _tracefs = match bpftrace::ensure_tracefs("record with --backend strace") {
+        Ok(Some(m)) => {
+            say(RecordEvent::MountedTracefs);
+            Some(m)
+        }
+        Ok(None) => None,
         Err(e) => {
             return Err(BpftraceError::Failed {
                 stderr: e.to_string(),
             }
             .into())
         }
-    }
+    };
     let out = &spec.output;
     let mut spool =
         Spool::create(out).map_err(RecordError::io("cannot write the trace beside", out))?;

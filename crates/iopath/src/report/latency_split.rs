@@ -14,7 +14,7 @@ use crate::report::text::why;
 use crate::result::{CaseResult, LatencySplit, RunResult};
 
 /// The columns, in order.
-pub const HEADERS: [&str; 10] = [
+pub const HEADERS: [&str; 11] = [
     "method",
     "job",
     "mean",
@@ -23,6 +23,7 @@ pub const HEADERS: [&str; 10] = [
     "device",
     "complete",
     "cached",
+    "unmatched",
     "unaccounted",
     "source",
 ];
@@ -45,20 +46,23 @@ fn split_of(c: &CaseResult) -> Option<(f64, LatencySplit)> {
     Some((s.lat_ns.mean, s.latency_split?))
 }
 
-/// The row of a case with a split; `None` for one without.
-pub fn row(c: &CaseResult) -> Option<[String; 10]> {
+/// The row of a case with a split; `None` for one without. A withheld
+/// split shows no part, only why (its source column).
+pub fn row(c: &CaseResult) -> Option<[String; 11]> {
     let (mean, s) = split_of(c)?;
+    let shown = |v: Option<f64>| or_dash(v.filter(|_| s.withheld.is_none()));
     Some([
         c.name(),
         super::table::job(c),
         ns(mean),
-        or_dash(s.submission_ns),
-        or_dash(s.queue_ns),
-        ns(s.device_ns),
-        or_dash(s.completion_ns),
-        or_dash(s.cached_ns),
-        ns(s.unaccounted_ns(mean)),
-        why::source(s.source, s.fallback),
+        shown(s.submission_ns),
+        shown(s.queue_ns),
+        shown(Some(s.device_ns)),
+        shown(s.completion_ns),
+        shown(s.cached_ns),
+        shown(s.unmatched_ns),
+        or_dash(s.unaccounted_ns(mean)),
+        why::shown_source(&s),
     ])
 }
 
@@ -94,16 +98,21 @@ pub fn text(r: &RunResult, width: usize) -> String {
 /// The segments of a case's stacked bar: (part's name, ns of the mean
 /// I/O, colour). The parts weighed by the calls that made a request (or,
 /// without calls, by requests per I/O), the page cache's calls by theirs,
-/// and what the parts leave of the mean (unaccounted) last.
+/// and what the parts leave of the mean (unaccounted) last; none for a
+/// withheld split.
 pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static str)> {
-    let (w, wc) = s.weights();
+    if s.withheld.is_some() {
+        return Vec::new();
+    }
+    let w = s.weights();
     let values = [
-        s.submission_ns.unwrap_or(0.0) * w,
-        s.queue_ns.unwrap_or(0.0) * w,
-        s.device_ns * w,
-        s.completion_ns.unwrap_or(0.0) * w,
-        s.cached_ns.unwrap_or(0.0) * wc,
-        s.unaccounted_ns(mean).max(0.0),
+        s.submission_ns.unwrap_or(0.0) * w.parts,
+        s.queue_ns.unwrap_or(0.0) * w.parts,
+        s.device_ns * w.parts,
+        s.completion_ns.unwrap_or(0.0) * w.parts,
+        s.cached_ns.unwrap_or(0.0) * w.cached,
+        s.unmatched_ns.unwrap_or(0.0) * w.unmatched,
+        s.unaccounted_ns(mean).unwrap_or(0.0),
     ];
     PARTS
         .iter()
@@ -114,12 +123,13 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
 }
 
 /// The bar's parts in order, with their colours.
-const PARTS: [(&str, &str); 6] = [
+const PARTS: [(&str, &str); 7] = [
     ("submit", "#4e79a7"),
     ("queue", "#f28e2b"),
     ("device", "#e15759"),
     ("complete", "#59a14f"),
     ("cached", "#76b7b2"),
+    ("unmatched", "#b07aa1"),
     ("unaccounted", "#bab0ac"),
 ];
 
@@ -179,7 +189,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
             x + 6.0,
             y + 15.0,
             ns(*mean),
-            why::source(s.source, s.fallback)
+            why::shown_source(s)
         );
     }
     out.push_str("</svg>\n");
@@ -234,9 +244,12 @@ mod tests {
             device_ns: 1.0,
             completion_ns: Some(1.0),
             cached_ns: Some(1.0),
+            unmatched_ns: None,
+            withheld: None,
             requests: 1,
             calls: 1,
             calls_without_request: 1,
+            calls_unmatched: 0,
             other_requests: 0,
             ios: 0,
         }
@@ -280,6 +293,31 @@ mod tests {
         let total: f64 = seg.iter().map(|x| x.1).sum();
         assert!((total - 5000.0).abs() < 1e-6, "{total}");
         assert_eq!(seg[5].1, 250.0);
+    }
+
+    /// A withheld split (others' traffic in the averages) shows no part
+    /// and no negative remainder: its row's parts are `-`, its bar empty.
+    #[test]
+    fn a_withheld_split_shows_no_part_and_no_negative_remainder() {
+        use crate::result::latency_split::SplitWithheld;
+        let s = LatencySplit {
+            ios: 1711,
+            ..LatencySplit::from_disk_stat(551, 2646, None).unwrap()
+        }
+        .own_only(Some(0.55));
+        assert_eq!(s.withheld, Some(SplitWithheld::OtherTraffic));
+        let c = case("direct", 121_900.0, s);
+        let r = row(&c).unwrap();
+        assert!(r[3..10].iter().all(|v| v == "-"), "{r:?}");
+        assert!(segments(121_900.0, &s).is_empty());
+        // Not withheld yet over the mean: still no negative remainder.
+        let over = LatencySplit {
+            withheld: None,
+            ..s
+        };
+        let r = row(&case("direct", 121_900.0, over)).unwrap();
+        assert_eq!(r[9], "-");
+        assert!(segments(121_900.0, &over).iter().all(|x| x.1 >= 0.0));
     }
 
     /// The HTML chart: one SVG per job, a bar group per method with a

@@ -40,6 +40,27 @@ pub enum SplitFallback {
     TracerSilent,
 }
 
+/// Why a split's figures are not shown as the case's: they are kept in
+/// the result as measured, and no part is said or blamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitWithheld {
+    /// `/sys/block` averages over a disk others used too (beyond
+    /// [`OWN_TRAFFIC_SHARE`] of the bytes asked): the ticks and requests
+    /// are everyone's, not the case's.
+    OtherTraffic,
+    /// `/sys/block` averages where the process's own I/O accounting is
+    /// missing: whose requests they hold is not known.
+    OwnTrafficUnknown,
+    /// The parts weighed into the mean I/O exceed the measured mean: they
+    /// are not the case's own time.
+    ExceedsMean,
+}
+
+/// Other processes' device bytes per byte asked up to which the
+/// `/sys/block` averages are taken as the case's own (a little metadata).
+pub const OWN_TRAFFIC_SHARE: f64 = 0.05;
+
 /// One repetition's (or, in a summary, each figure's median) mean time per
 /// request in each part, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -76,6 +97,16 @@ pub struct LatencySplit {
     /// entry to return, per such call. `None` where there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_ns: Option<f64>,
+    /// A traced call that made a block request the tracer could not tie
+    /// to it (a request merged into another's, taken by another thread
+    /// reading the same sectors), or, for a method that bypasses the page
+    /// cache, a call that made none: entry to return, per such call. Not
+    /// a cache hit. `None` where there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatched_ns: Option<f64>,
+    /// Set when the figures are not the case's ([`SplitWithheld`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<SplitWithheld>,
     /// The case's own requests behind `queue_ns` and `device_ns`
     /// (everyone's for `DiskStat`).
     pub requests: u64,
@@ -86,6 +117,9 @@ pub struct LatencySplit {
     pub calls: u64,
     #[serde(default)]
     pub calls_without_request: u64,
+    /// The traced calls behind `unmatched_ns`.
+    #[serde(default)]
+    pub calls_unmatched: u64,
     /// Requests of other processes (and iopath's own bystanders) on the
     /// same disks over the repetition, apart from the case's.
     #[serde(default)]
@@ -113,35 +147,79 @@ impl LatencySplit {
         self.submission_ns.is_some() && self.queue_ns.is_some() && self.completion_ns.is_some()
     }
 
-    /// The weights of the parts and of `cached_ns` in the mean I/O: the
-    /// shares of the traced calls that made a request and that made none;
-    /// without calls (io_uring, AIO, mmap, the averages), requests per
-    /// I/O and 0 (1 and 0 where the I/Os are not known).
-    pub fn weights(&self) -> (f64, f64) {
-        let all = (self.calls + self.calls_without_request) as f64;
+    /// The weights of the parts, of `cached_ns` and of `unmatched_ns` in
+    /// the mean I/O: the shares of the traced calls that made a request
+    /// tied to them, that made none, and the rest; without calls
+    /// (io_uring, AIO, mmap, the averages), requests per I/O, 0 and 0 (1
+    /// where the I/Os are not known).
+    pub fn weights(&self) -> Weights {
+        let all = (self.calls + self.calls_without_request + self.calls_unmatched) as f64;
         if all > 0.0 {
-            (
-                self.calls as f64 / all,
-                self.calls_without_request as f64 / all,
-            )
-        } else if self.ios > 0 {
-            (self.requests as f64 / self.ios as f64, 0.0)
+            Weights {
+                parts: self.calls as f64 / all,
+                cached: self.calls_without_request as f64 / all,
+                unmatched: self.calls_unmatched as f64 / all,
+            }
         } else {
-            (1.0, 0.0)
+            let parts = if self.ios > 0 {
+                self.requests as f64 / self.ios as f64
+            } else {
+                1.0
+            };
+            Weights {
+                parts,
+                cached: 0.0,
+                unmatched: 0.0,
+            }
         }
     }
 
     /// The mean time per I/O the parts say ([`LatencySplit::weights`]).
     pub fn mean_ns(&self) -> f64 {
-        let (w, wc) = self.weights();
-        w * self.parts_ns() + wc * self.cached_ns.unwrap_or(0.0)
+        let w = self.weights();
+        w.parts * self.parts_ns()
+            + w.cached * self.cached_ns.unwrap_or(0.0)
+            + w.unmatched * self.unmatched_ns.unwrap_or(0.0)
     }
 
     /// The measured mean latency `mean_ns` less the parts: what no part
     /// holds ("unaccounted"; the program's own loop, and for the averages
-    /// everything outside the block layer).
-    pub fn unaccounted_ns(&self, mean_ns: f64) -> f64 {
-        mean_ns - self.mean_ns()
+    /// everything outside the block layer). `None` where the split is
+    /// withheld or the parts exceed the mean (never a negative part).
+    pub fn unaccounted_ns(&self, mean_ns: f64) -> Option<f64> {
+        let left = mean_ns - self.mean_ns();
+        (self.withheld.is_none() && left >= 0.0).then_some(left)
+    }
+
+    /// The split as the case's where it is: `/sys/block` averages are
+    /// withheld where others' traffic shared the disk
+    /// (`other_device_per_byte`, [`OWN_TRAFFIC_SHARE`]) or whose it was
+    /// is unknown; the averages of the case's own traffic stand.
+    pub fn own_only(self, other_device_per_byte: Option<f64>) -> LatencySplit {
+        if self.source != SplitSource::DiskStat || self.withheld.is_some() {
+            return self;
+        }
+        let withheld = match other_device_per_byte {
+            Some(x) if x <= OWN_TRAFFIC_SHARE => return self,
+            Some(_) => SplitWithheld::OtherTraffic,
+            None => SplitWithheld::OwnTrafficUnknown,
+        };
+        LatencySplit {
+            withheld: Some(withheld),
+            ..self
+        }
+    }
+
+    /// The split withheld ([`SplitWithheld::ExceedsMean`]) where its parts
+    /// weighed into the mean I/O exceed the measured mean `mean_ns`.
+    pub fn within(self, mean_ns: f64) -> LatencySplit {
+        if self.withheld.is_none() && self.mean_ns() > mean_ns {
+            return LatencySplit {
+                withheld: Some(SplitWithheld::ExceedsMean),
+                ..self
+            };
+        }
+        self
     }
 
     /// The pooled split of `reps` (as the summary's latency pools the
@@ -163,9 +241,12 @@ impl LatencySplit {
             device_ns: weighed(|r| Some(r.device_ns), |r| r.requests)?,
             completion_ns: weighed(|r| r.completion_ns, |r| r.calls),
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
+            unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
+            withheld: reps.iter().find_map(|r| r.withheld),
             requests: total(|r| r.requests),
             calls: total(|r| r.calls),
             calls_without_request: total(|r| r.calls_without_request),
+            calls_unmatched: total(|r| r.calls_unmatched),
             other_requests: total(|r| r.other_requests),
             ios: total(|r| r.ios),
             ..first
@@ -188,13 +269,24 @@ impl LatencySplit {
             device_ns: ticks_ms as f64 * 1e6 / requests as f64,
             completion_ns: None,
             cached_ns: None,
+            unmatched_ns: None,
+            withheld: None,
             requests,
             calls: 0,
             calls_without_request: 0,
+            calls_unmatched: 0,
             other_requests: 0,
             ios: 0,
         })
     }
+}
+
+/// The weights of [`LatencySplit::weights`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub parts: f64,
+    pub cached: f64,
+    pub unmatched: f64,
 }
 
 #[cfg(test)]
@@ -206,7 +298,7 @@ mod tests {
         let s = LatencySplit::from_disk_stat(30, 1000, Some(SplitFallback::NotRoot)).unwrap();
         assert_eq!(s.device_ns, 30_000.0);
         assert!(!s.complete());
-        assert_eq!(s.unaccounted_ns(32_000.0), 2_000.0);
+        assert_eq!(s.unaccounted_ns(32_000.0), Some(2_000.0));
         assert_eq!(LatencySplit::from_disk_stat(5, 0, None), None);
         // mmap: 10 requests of 400 us for 1000 I/Os, the rest hits: 4 us
         // of block time per I/O, not 400.
@@ -219,5 +311,59 @@ mod tests {
             ..s
         };
         assert_eq!(mmap.mean_ns(), 4_000.0);
+    }
+
+    /// The review's run: others' requests on the disk weighed into a
+    /// direct read's I/Os made the device part exceed the mean.
+    #[test]
+    fn disk_stat_averages_over_others_traffic_are_withheld_never_negative() {
+        let s = LatencySplit {
+            ios: 1711,
+            ..LatencySplit::from_disk_stat(551, 2646, Some(SplitFallback::NotRoot)).unwrap()
+        };
+        assert!(s.mean_ns() > 121_900.0);
+        let shared = s.own_only(Some(0.55));
+        assert_eq!(shared.withheld, Some(SplitWithheld::OtherTraffic));
+        assert_eq!(shared.unaccounted_ns(121_900.0), None);
+        assert_eq!(
+            s.own_only(None).withheld,
+            Some(SplitWithheld::OwnTrafficUnknown)
+        );
+        // Own traffic only: the averages stand.
+        let own = LatencySplit { ios: 2646, ..s }.own_only(Some(0.0));
+        assert_eq!(own.withheld, None);
+        // Parts beyond the mean, whatever the source: withheld.
+        let over = s.own_only(Some(0.01)).within(121_900.0);
+        assert_eq!(over.withheld, Some(SplitWithheld::ExceedsMean));
+        assert_eq!(over.unaccounted_ns(121_900.0), None);
+        assert_eq!(s.unaccounted_ns(121_900.0), None);
+        // A withheld repetition withholds the pooled split.
+        let pooled = LatencySplit::pooled(&[own, shared]).unwrap();
+        assert_eq!(pooled.withheld, Some(SplitWithheld::OtherTraffic));
+    }
+
+    #[test]
+    fn unmatched_calls_are_weighed_apart_from_cache_hits() {
+        let s = LatencySplit {
+            source: SplitSource::Tracepoints,
+            fallback: None,
+            submission_ns: Some(1_000.0),
+            queue_ns: Some(1_000.0),
+            device_ns: 8_000.0,
+            completion_ns: Some(0.0),
+            cached_ns: None,
+            unmatched_ns: Some(20_000.0),
+            withheld: None,
+            requests: 4,
+            calls: 3,
+            calls_without_request: 0,
+            calls_unmatched: 1,
+            other_requests: 0,
+            ios: 4,
+        };
+        let w = s.weights();
+        assert_eq!((w.parts, w.cached, w.unmatched), (0.75, 0.0, 0.25));
+        assert_eq!(s.mean_ns(), 12_500.0);
+        assert_eq!(s.unaccounted_ns(13_000.0), Some(500.0));
     }
 }

@@ -112,6 +112,10 @@ pub struct RunConfig {
     /// preset's `time = "pass"`); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub whole_pass: bool,
+    /// `--latency-split` was asked for and the tracepoints were not used:
+    /// why (the splits are the `/sys/block` averages, or none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_split_fallback: Option<latency_split::SplitFallback>,
     /// `--cache-limit`: the memory cgroup the cases ran in; absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_limit: Option<CacheLimitInfo>,

@@ -200,6 +200,7 @@ impl Measurement {
             return None;
         }
         let r = Reps(reps);
+        let lat_ns = r.latency();
         Some(Measurement {
             io_bytes: r.medu(&|m| m.io_bytes),
             ios: r.medu(&|m| m.ios),
@@ -210,7 +211,9 @@ impl Measurement {
             duration_ns: r.medu(&|m| m.duration_ns),
             bw_bytes_per_s: r.med(&|m| m.bw_bytes_per_s),
             iops: r.med(&|m| m.iops),
-            lat_ns: r.latency(),
+            // Parts beyond the mean are not the case's: withheld.
+            latency_split: r.latency_split().map(|s| s.within(lat_ns.mean)),
+            lat_ns,
             device: r.device(),
             device_fraction: r
                 .first()
@@ -219,7 +222,6 @@ impl Measurement {
             process_io: r.process_io(),
             costs: r.costs(),
             deferred: r.deferred(),
-            latency_split: r.latency_split(),
             cpu: r.cpu(),
             memory: r.memory(),
             interrupted: reps.iter().any(|m| m.interrupted),

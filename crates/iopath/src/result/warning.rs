@@ -134,6 +134,11 @@ pub enum Fact {
         cases: Vec<CaseFraction>,
         own_accounting: bool,
     },
+    /// `--latency-split` was asked for and the tracepoints were not used:
+    /// why (the run's, or a tracer that fell silent during it).
+    LatencySplitFallback {
+        reason: super::latency_split::SplitFallback,
+    },
     /// Writes with `--sync none` that may stay in memory.
     SyncNone { cases: Vec<usize> },
     /// Synchronous methods that ran at depth 1 though more was asked.
@@ -164,6 +169,7 @@ impl Fact {
             Fact::LowDeviceFraction { .. } => "low_device_fraction",
             Fact::ReadAmplification { .. } => "read_amplification",
             Fact::OtherDiskTraffic { .. } => "other_disk_traffic",
+            Fact::LatencySplitFallback { .. } => "latency_split_fallback",
             Fact::SyncNone { .. } => "sync_none",
             Fact::DepthCapped { .. } => "depth_capped",
             Fact::SpanSmallerThanFile { .. } => "span_smaller_than_file",
@@ -183,6 +189,7 @@ impl Fact {
             | Fact::SparseFile { .. }
             | Fact::LoopBuffered { .. }
             | Fact::NoBlockDevice {}
+            | Fact::LatencySplitFallback { .. }
             | Fact::SpanSmallerThanFile { .. } => Scope::Run,
             Fact::FileFitsInMemory { cases, .. }
             | Fact::UnwrittenDeviceRanges { cases, .. }

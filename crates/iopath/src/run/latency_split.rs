@@ -66,6 +66,9 @@ pub struct Tracer {
     /// not asked again, so that a hung tracer costs one deadline, not one
     /// per repetition.
     silent: AtomicBool,
+    /// tracefs where this run mounted it: unmounted when dropped, after
+    /// `inner`'s bpftrace has stopped.
+    _tracefs: Option<bpftrace::TracefsMount>,
 }
 
 /// One repetition's sums, by map name and thread id.
@@ -101,6 +104,15 @@ impl Split {
         }
     }
 
+    /// Why the tracepoints asked for are not used; `None` when tracing or
+    /// not asked.
+    pub fn fallback(&self) -> Option<SplitFallback> {
+        match self.mode {
+            Mode::Fallback(why) => Some(why),
+            _ => None,
+        }
+    }
+
     /// At the start of a repetition: the disks' counters, and the sums the
     /// program made since the last repetition dropped (the preparation).
     pub fn before(&self) {
@@ -114,7 +126,9 @@ impl Split {
 
     /// The split of the repetition since [`Split::before`] (`m`'s requests
     /// and the sums); `None` without a request-based disk or requests.
-    pub fn of(&self) -> Option<LatencySplit> {
+    /// `direct`: the method bypasses the page cache (a call of its that
+    /// made no request was no cache hit).
+    pub fn of(&self, direct: bool) -> Option<LatencySplit> {
         let averages = |fallback| {
             let before = (*self.before.lock().ok()?)?;
             let d = self.disks.snapshot(Path::new("/sys"))?.delta(&before);
@@ -129,7 +143,7 @@ impl Split {
             Mode::Averages => averages(None),
             Mode::Fallback(why) => averages(Some(*why)),
             Mode::Tracing(t) => match t.flush() {
-                Some(sums) => of_sums(&sums, &own_filter(t.pid)),
+                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct),
                 None => averages(Some(SplitFallback::TracerSilent)),
             },
         }
@@ -144,9 +158,10 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
     let Some((bio, rq)) = devices(disks, sys) else {
         return Mode::Fallback(SplitFallback::NoBlockDevice);
     };
-    if bpftrace::ensure_tracefs().is_err() {
+    // Unmounted with the tracer (or now, if bpftrace does not start).
+    let Ok(tracefs) = bpftrace::ensure_tracefs("run without --latency-split") else {
         return Mode::Fallback(SplitFallback::TracerFailed);
-    }
+    };
     let pid = std::process::id();
     // Map keys: one per request in flight and per thread.
     let env = [("BPFTRACE_MAP_KEYS_MAX", "65536")];
@@ -155,6 +170,7 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
             silent: AtomicBool::new(false),
+            _tracefs: tracefs,
         }),
         Err(BpftraceError::Missing) => Mode::Fallback(SplitFallback::NoBpftrace),
         Err(_) => Mode::Fallback(SplitFallback::TracerFailed),
@@ -263,8 +279,11 @@ fn add_map(sums: &mut Sums, v: &serde_json::Value) {
 }
 
 /// The split from one repetition's sums, the threads in `not_own` counted
-/// as other traffic; `None` when the case's threads made no request.
-pub fn of_sums(sums: &Sums, not_own: &[i64]) -> Option<LatencySplit> {
+/// as other traffic; `None` when the case's threads made no request. A
+/// call whose request was not tied to it is `unmatched`; one that queued
+/// none is `cached`, but for a method that bypasses the page cache
+/// (`direct`), where it is `unmatched` too.
+pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> {
     let total = |name: &str, own: bool| -> u64 {
         sums.get(name).map_or(0, |m| {
             m.iter()
@@ -279,6 +298,12 @@ pub fn of_sums(sums: &Sums, not_own: &[i64]) -> Option<LatencySplit> {
     }
     let calls = total("calls", true);
     let per = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64);
+    let (mut bare, mut cached) = (total("bare", true), total("cached", true));
+    let (mut lost, mut lost_ns) = (total("unmatched", true), total("unmatched_ns", true));
+    if direct {
+        (lost, lost_ns) = (lost + bare, lost_ns + cached);
+        (bare, cached) = (0, 0);
+    }
     // The calls' own queue and device parts where there are calls (a
     // buffered read's read-ahead requests overlap inside them), else the
     // requests'.
@@ -294,10 +319,13 @@ pub fn of_sums(sums: &Sums, not_own: &[i64]) -> Option<LatencySplit> {
         queue_ns: per(queue, n),
         device_ns: device as f64 / n as f64,
         completion_ns: per(total("completion", true), calls),
-        cached_ns: per(total("cached", true), total("bare", true)),
+        cached_ns: per(cached, bare),
+        unmatched_ns: per(lost_ns, lost),
+        withheld: None,
         requests,
         calls,
-        calls_without_request: total("bare", true),
+        calls_without_request: bare,
+        calls_unmatched: lost,
         other_requests: total("requests", false),
         ios: 0,
     })
@@ -378,7 +406,7 @@ mod tests {
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
-        let split = of_sums(&s, &[0, 10]).unwrap();
+        let split = of_sums(&s, &[0, 10], false).unwrap();
         assert_eq!(split.source, SplitSource::Tracepoints);
         // Per call (the calls' own queue and device times).
         assert_eq!(split.queue_ns, Some(200.0));
@@ -395,10 +423,39 @@ mod tests {
             r#"{"type": "map", "data": {"@service": {"5": 400}}}"#,
             r#"{"type": "map", "data": {"@queue": {"5": 40}}}"#,
         ]);
-        let split = of_sums(&s, &[0]).unwrap();
+        let split = of_sums(&s, &[0], false).unwrap();
         assert_eq!((split.submission_ns, split.completion_ns), (None, None));
         assert_eq!((split.queue_ns, split.device_ns), (Some(10.0), 100.0));
-        assert_eq!(of_sums(&Sums::new(), &[0]), None);
+        assert_eq!(of_sums(&Sums::new(), &[0], false), None);
+    }
+
+    /// An O_DIRECT call that the tracer did not tie to a request, or
+    /// that queued none, is no cache hit: `unmatched`, and the sums
+    /// still close (every call in one bucket).
+    #[test]
+    fn a_direct_calls_unmatched_request_is_not_a_cache_hit() {
+        let s = sums(&[
+            r#"{"type": "map", "data": {"@requests": {"7": 50}}}"#,
+            r#"{"type": "map", "data": {"@calls": {"7": 40}}}"#,
+            r#"{"type": "map", "data": {"@cdevice": {"7": 400000}}}"#,
+            r#"{"type": "map", "data": {"@bare": {"7": 2}}}"#,
+            r#"{"type": "map", "data": {"@cached": {"7": 4000}}}"#,
+            r#"{"type": "map", "data": {"@unmatched": {"7": 8}}}"#,
+            r#"{"type": "map", "data": {"@unmatched_ns": {"7": 96000}}}"#,
+        ]);
+        let direct = of_sums(&s, &[0], true).unwrap();
+        assert_eq!((direct.cached_ns, direct.calls_without_request), (None, 0));
+        assert_eq!(direct.calls_unmatched, 10);
+        assert_eq!(direct.unmatched_ns, Some(10_000.0));
+        let buffered = of_sums(&s, &[0], false).unwrap();
+        assert_eq!(buffered.cached_ns, Some(2000.0));
+        assert_eq!(buffered.unmatched_ns, Some(12_000.0));
+        for x in [direct, buffered] {
+            assert_eq!(x.calls + x.calls_without_request + x.calls_unmatched, 50);
+        }
+        // The program files a call that queued no bio apart from one whose
+        // request it lost.
+        assert!(PROGRAM.contains("@unmatched[tid] = count()"));
     }
 
     #[test]

@@ -120,6 +120,7 @@ impl Runner<'_> {
         } = self.set_up(target.as_ref(), scratch.as_ref())?;
         let mut result = self.new_result(started_at, system, target.as_ref(), &probes);
         result.config.cache_limit = limit.as_ref().map(job::limit_info);
+        result.config.latency_split_fallback = obs.split.fallback();
         result.config.estimated_ns = Some(estimated.as_nanos() as u64);
         if let Some(i) = result.mpi.as_mut() {
             i.facts = mpi_notes;
@@ -463,6 +464,7 @@ fn run_config(plan: &Plan) -> RunConfig {
         ignored_options: plan.ignored_options.clone(),
         whole_pass: plan.whole_pass && plan.time.is_none(),
         cache_limit: None,
+        latency_split_fallback: None,
         time_limit_ns: time_limit(plan).map(|d| d.as_nanos() as u64),
         io_size_bytes: plan.io_size,
         repeat: plan.repeat,

@@ -198,7 +198,10 @@ impl Observer {
             _ => None,
         };
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
-        m.latency_split = self.split.of().map(|s| LatencySplit { ios: m.ios, ..s });
+        m.latency_split = self
+            .split
+            .of(case.method.is_direct())
+            .map(|s| LatencySplit { ios: m.ios, ..s });
         m.deferred = self.deferred(case, cost);
         m.cpu = cpu(m, cost);
         // The calls and copies: the workers' timed intervals, and the
@@ -213,6 +216,10 @@ impl Observer {
             m,
             calls.as_ref(),
         ));
+        // The averages are the case's only where the disk's traffic was
+        // (the parts against the mean: the summary's, pooled).
+        let other = m.costs.as_ref().and_then(|c| c.other_device_per_byte);
+        m.latency_split = m.latency_split.map(|s| s.own_only(other));
         let page_cache_bytes = self.residency();
         m.memory = Memory {
             page_cache_bytes,

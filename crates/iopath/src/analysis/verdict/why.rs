@@ -78,10 +78,11 @@ pub fn of(slower: &CaseResult, leader: &CaseResult) -> Option<Cause> {
         })
 }
 
-/// Rule 1: the part of the split holding most of the latency difference.
+/// Rule 1: the part of the split holding most of the latency difference;
+/// none from a withheld split (not the case's figures).
 fn part(s: &Measurement, l: &Measurement) -> Option<Cause> {
     let (a, b) = (s.latency_split?, l.latency_split?);
-    if a.source != b.source {
+    if a.source != b.source || a.withheld.is_some() || b.withheld.is_some() {
         return None;
     }
     let gap = s.lat_ns.mean - l.lat_ns.mean;
@@ -90,14 +91,14 @@ fn part(s: &Measurement, l: &Measurement) -> Option<Cause> {
     }
     // Each part's time per I/O (a part per call or request, weighed).
     let parts = |x: &LatencySplit| {
-        let (w, wc) = x.weights();
+        let w = x.weights();
         let by = |v: Option<f64>, w: f64| v.map(|v| v * w);
         [
-            (SplitPart::Submission, by(x.submission_ns, w)),
-            (SplitPart::Queue, by(x.queue_ns, w)),
-            (SplitPart::Device, by(Some(x.device_ns), w)),
-            (SplitPart::Completion, by(x.completion_ns, w)),
-            (SplitPart::Cached, by(x.cached_ns, wc)),
+            (SplitPart::Submission, by(x.submission_ns, w.parts)),
+            (SplitPart::Queue, by(x.queue_ns, w.parts)),
+            (SplitPart::Device, by(Some(x.device_ns), w.parts)),
+            (SplitPart::Completion, by(x.completion_ns, w.parts)),
+            (SplitPart::Cached, by(x.cached_ns, w.cached)),
         ]
     };
     parts(&a)
@@ -194,9 +195,12 @@ mod tests {
             device_ns: device,
             completion_ns: Some(2000.0),
             cached_ns: None,
+            unmatched_ns: None,
+            withheld: None,
             requests: 100,
             calls: 100,
             calls_without_request: 0,
+            calls_unmatched: 0,
             other_requests: 0,
             ios: 0,
         }
@@ -225,6 +229,41 @@ mod tests {
                 leader_ns: 10_000.0
             })
         );
+    }
+
+    /// A withheld split (the averages over others' traffic) blames no
+    /// part, though its device figure holds the whole gap.
+    #[test]
+    fn a_withheld_split_blames_no_part() {
+        use crate::result::latency_split::SplitWithheld;
+        let withheld = |device| LatencySplit {
+            withheld: Some(SplitWithheld::OtherTraffic),
+            ..split(1000.0, device)
+        };
+        let slower = case(4096, 120_000.0, Some(withheld(300_000.0)), Costs::default());
+        let leader = case(
+            4096,
+            20_000.0,
+            Some(split(1000.0, 10_000.0)),
+            Costs::default(),
+        );
+        assert!(!matches!(of(&slower, &leader), Some(Cause::Part { .. })));
+        let both = case(4096, 20_000.0, Some(withheld(10_000.0)), Costs::default());
+        assert!(!matches!(of(&slower, &both), Some(Cause::Part { .. })));
+        // The same figures not withheld: the device is named.
+        let shown = case(
+            4096,
+            120_000.0,
+            Some(split(1000.0, 300_000.0)),
+            Costs::default(),
+        );
+        assert!(matches!(
+            of(&shown, &leader),
+            Some(Cause::Part {
+                part: SplitPart::Device,
+                ..
+            })
+        ));
     }
 
     /// mmap's major faults (1 per 4 KiB) against a leader with none beat

@@ -95,3 +95,15 @@ pub fn span_smaller_than_file(run: &Run<'_>) -> Option<Fact> {
         file_bytes,
     })
 }
+
+/// `--latency-split` asked for and the tracepoints not used: the run's
+/// reason, or a tracer that fell silent during it.
+pub fn latency_split_fallback(run: &Run<'_>) -> Option<Fact> {
+    let silent = || {
+        run.measured
+            .iter()
+            .find_map(|(_, c)| c.summary.as_ref()?.latency_split?.fallback)
+    };
+    let reason = run.result.config.latency_split_fallback.or_else(silent)?;
+    Some(Fact::LatencySplitFallback { reason })
+}

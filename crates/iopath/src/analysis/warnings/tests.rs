@@ -70,6 +70,7 @@ fn run(cases: Vec<CaseResult>, cache: &str, cpus: usize) -> RunResult {
             ignored_options: Vec::new(),
             whole_pass: false,
             cache_limit: None,
+            latency_split_fallback: None,
             time_limit_ns: None,
             io_size_bytes: None,
             repeat: Some(1),
@@ -619,4 +620,27 @@ fn file_fits_in_memory_lists_only_cases_that_cached_enough_to_matter() {
     let w = worded(&r);
     let fits = w.iter().find(|w| w.code == "file_fits_in_memory").unwrap();
     assert_eq!(fits.cases.len(), 2, "{fits:?}");
+}
+
+/// `--latency-split` asked for and not traced (not root): one run-level
+/// warning saying why; a run that did not ask has none.
+#[test]
+fn a_latency_split_asked_for_and_not_traced_is_a_run_warning() {
+    use crate::result::latency_split::SplitFallback;
+    let mut r = run(
+        vec![case("direct", "randread", Some(1.0), (1, 1), "end")],
+        "cold",
+        2,
+    );
+    assert!(!codes(&collect(&r)).contains(&"latency_split_fallback"));
+    r.config.latency_split_fallback = Some(SplitFallback::NotRoot);
+    assert_eq!(
+        fact(&r, "latency_split_fallback"),
+        Fact::LatencySplitFallback {
+            reason: SplitFallback::NotRoot
+        }
+    );
+    let w = worded(&r);
+    let said = w.iter().filter(|w| w.code == "latency_split_fallback");
+    assert_eq!(said.count(), 1);
 }

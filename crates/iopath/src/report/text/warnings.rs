@@ -200,6 +200,7 @@ pub fn sentence(f: &Fact) -> String {
         ),
         Fact::ReadAmplification { .. } => amplification(f),
         Fact::OtherDiskTraffic { own_accounting, .. } => other_traffic(*own_accounting),
+        Fact::LatencySplitFallback { reason } => super::why::fallback_sentence(*reason),
         Fact::SyncNone { .. }
         | Fact::DepthCapped { .. }
         | Fact::SpanSmallerThanFile { .. }
@@ -362,6 +363,7 @@ fn topic(code: &str) -> &'static str {
             "target"
         }
         "cpu_starved" | "sqpoll_shares_core" => "cpu",
+        "latency_split_fallback" => "latency split",
         "depth_capped" | "ignored_options" => "job",
         _ => "other",
     }

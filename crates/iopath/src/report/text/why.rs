@@ -4,7 +4,7 @@
 
 use crate::model::units::fmt_ns;
 use crate::result::cause::{Cause, SplitPart};
-use crate::result::latency_split::{SplitFallback, SplitSource};
+use crate::result::latency_split::{LatencySplit, SplitFallback, SplitSource, SplitWithheld};
 use crate::result::verdict_facts::VerdictFact;
 use crate::result::Entrant;
 
@@ -135,6 +135,25 @@ pub fn source(s: SplitSource, fallback: Option<SplitFallback>) -> String {
     }
 }
 
+/// A split's source as the table says it, and why it is withheld where
+/// it is.
+pub fn shown_source(s: &LatencySplit) -> String {
+    let source = source(s.source, s.fallback);
+    match s.withheld {
+        None => source,
+        Some(w) => format!("{source}; withheld: {}", withheld_words(w)),
+    }
+}
+
+/// Why a split's figures are not the case's.
+pub fn withheld_words(w: SplitWithheld) -> &'static str {
+    match w {
+        SplitWithheld::OtherTraffic => "others' requests in the disk's averages",
+        SplitWithheld::OwnTrafficUnknown => "whose requests the disk averaged is unknown",
+        SplitWithheld::ExceedsMean => "its parts exceed the measured mean",
+    }
+}
+
 /// Why the tracepoints asked for were not used.
 pub fn fallback_words(f: SplitFallback) -> &'static str {
     match f {
@@ -146,16 +165,42 @@ pub fn fallback_words(f: SplitFallback) -> &'static str {
     }
 }
 
+/// The run's warning that `--latency-split` fell back: why, what stands
+/// instead, and the next step.
+pub fn fallback_sentence(f: SplitFallback) -> String {
+    let next = match f {
+        SplitFallback::NotRoot => "run as root to trace the requests",
+        SplitFallback::NoBpftrace => "install bpftrace (apt-get install bpftrace) and run as root",
+        SplitFallback::TracerFailed => {
+            "check that `bpftrace -l 'tracepoint:block:*'` works as root (tracefs mounted, a \
+             kernel with BPF)"
+        }
+        SplitFallback::NoBlockDevice => "put the target on a block device to have requests",
+        SplitFallback::TracerSilent => {
+            "bpftrace stopped answering during the run; run again on a quieter machine"
+        }
+    };
+    format!(
+        "--latency-split was asked for but its tracepoints were not used ({}): the split \
+         shown is the /sys/block averages, only where the disk's requests were the case's \
+         own; {next}",
+        fallback_words(f)
+    )
+}
+
 /// What the split's columns hold, said once under its tables.
 pub const LEGEND: &str = "per call that made a request (without calls, per request): submit = \
     a read/write call's entry to its first \
     block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return; cached = a \
-    call the page cache served, whole; unaccounted = the measured mean less the parts weighed \
+    call that made no block request (the page cache served it), whole; unmatched = a call \
+    whose request the tracer could not tie to it, or an O_DIRECT call that made none, whole \
+    (not a cache hit); unaccounted = the measured mean less the parts weighed \
     into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
-    average of queue and device together, everyone's requests. - = not measured for the \
-    method (io_uring, aio and mmap make no call per request). docs/methodology.md says what \
+    average of queue and device together, shown only where the disk's requests were the \
+    case's own (withheld where others used the disk, or where the parts exceed the mean). \
+    - = not measured for the method (io_uring, aio and mmap make no call per request). docs/methodology.md says what \
     each part holds at depth 1 and at depth N.";
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ pub(crate) fn run(cases: Vec<CaseResult>) -> RunResult {
             ignored_options: Vec::new(),
             whole_pass: false,
             cache_limit: None,
+            latency_split_fallback: None,
             time_limit_ns: Some(150_000_000),
             io_size_bytes: None,
             repeat: Some(8),
