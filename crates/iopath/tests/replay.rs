@@ -416,3 +416,44 @@ fn a_replays_sqpoll_thread_cpu_is_counted() {
     }
     nothing_left(dir.path());
 }
+
+/// A program of synchronous calls (every thread of the trace: one op at a
+/// time) replays at its own depth, 1, through an asynchronous method too:
+/// the comparison is of paths, not of depths. --qd asks for another depth,
+/// and the result says the program's beside it.
+#[test]
+fn a_synchronous_program_replays_at_its_own_depth_unless_qd_is_given() {
+    let dir = common::scratch();
+    let trace = dir.path().join("app.trace");
+    write_trace(&trace, 1 << 20);
+    for (extra, qd, depth) in [
+        (None, 1, serde_json::json!({"code": "own", "program": 1})),
+        (
+            Some("8"),
+            8,
+            serde_json::json!({"code": "asked", "qd": 8, "program": 1}),
+        ),
+    ] {
+        let mut cmd = common::iopath();
+        cmd.args(["run", "--json", "-", "--repeat", "1", "--methods", "uring"])
+            .arg("--replay")
+            .arg(&trace)
+            .arg("--dir")
+            .arg(dir.path());
+        if let Some(n) = extra {
+            cmd.args(["--qd", n]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = common::json_of(&out.stdout);
+        assert_eq!(r["replay"]["depth"], depth, "{}", r["replay"]);
+        for c in r["cases"].as_array().unwrap() {
+            assert_eq!(c["queue_depth"].as_u64(), Some(qd), "{c}");
+        }
+    }
+    nothing_left(dir.path());
+}

@@ -197,8 +197,8 @@ pub struct RunArgs {
     /// The trace's threads and ops (`iopath record`, `trace import-fio`),
     /// on its files recreated in --dir and removed afterwards
     /// (docs/replay.md). Each method is a case; a repetition is one whole
-    /// replay. Asynchronous methods keep up to --qd ops in flight where
-    /// the trace allows.
+    /// replay. Asynchronous methods keep in flight what each thread of the
+    /// program did (its own depth), or --qd ops where the trace allows.
     #[arg(long, value_name = "TRACE", conflicts_with_all = record::REPLAY_CONFLICTS)]
     #[arg(help_heading = WORKLOAD, hide_short_help = true)]
     pub replay: Option<PathBuf>,

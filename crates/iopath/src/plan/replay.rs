@@ -12,14 +12,11 @@ use iopath_io::SyncPolicy;
 use super::methods::default_methods;
 use super::{Case, Pattern, Plan, UsageError};
 use crate::model::choice::MethodChoice;
-use crate::trace::replay::Survey;
+use crate::trace::replay::{Survey, SurveyThread};
 
 /// The largest request a replay issues: a longer read or write of the
 /// trace is issued in pieces of this size.
 pub const MAX_REQUEST: u64 = 1 << 20;
-
-/// The depth an asynchronous method replays at without `--qd`.
-pub const DEFAULT_QD: u32 = 32;
 
 /// When each op of a replay starts (`--replay-timing`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -59,6 +56,9 @@ pub struct ReplaySource {
     pub name: String,
     pub survey: Survey,
     pub timing: ReplayTiming,
+    /// `--qd`: every thread of an asynchronous method at this depth;
+    /// without it, each thread at the depth the program kept in flight.
+    pub qd: Option<u32>,
 }
 
 impl ReplaySource {
@@ -90,7 +90,20 @@ impl ReplaySource {
             name,
             survey,
             timing,
+            qd: None,
         })
+    }
+
+    /// The depth the replay's cases run at: `--qd`, else the deepest
+    /// thread's own.
+    pub fn depth(&self) -> u32 {
+        self.qd.unwrap_or_else(|| self.survey.depth())
+    }
+
+    /// The depth thread `t` replays at through an asynchronous method:
+    /// `--qd`, else the most it had in flight.
+    pub fn thread_depth(&self, t: &SurveyThread) -> u32 {
+        self.qd.unwrap_or(t.depth).max(1)
     }
 
     /// Each request's buffer: the largest read or write, in whole 4 KiB,
@@ -141,10 +154,11 @@ fn check_engines(source: &ReplaySource, bs: u64, qd: u32) -> Result<(), UsageErr
 }
 
 /// Makes `plan` a replay of `source`: one case per method (`methods`, else
-/// the default run's), at depth `qd` for the asynchronous ones.
+/// the default run's); the asynchronous ones at depth `qd` where given,
+/// else at the program's own (the depth each thread kept in flight).
 pub fn apply(
     plan: &mut Plan,
-    source: ReplaySource,
+    mut source: ReplaySource,
     methods: &[MethodChoice],
     qd: Option<u32>,
 ) -> Result<(), UsageError> {
@@ -160,7 +174,8 @@ pub fn apply(
         )));
     }
     let bs = source.block_size();
-    let qd = qd.unwrap_or(DEFAULT_QD);
+    source.qd = qd;
+    let qd = source.depth();
     check_engines(&source, bs, qd)?;
     plan.cases = methods
         .iter()
@@ -201,7 +216,35 @@ mod tests {
                 ..Survey::default()
             },
             timing: ReplayTiming::Fast,
+            qd: None,
         }
+    }
+
+    /// Without --qd a replay runs at the program's own depth (a program of
+    /// synchronous calls at 1, not 32), each thread at its own; --qd sets
+    /// every thread's.
+    #[test]
+    fn a_replay_runs_at_the_programs_depth_unless_qd_is_given() {
+        let mut s = source(2, 1, 4096);
+        s.survey.threads[0].depth = 1;
+        s.survey.threads[1].depth = 4;
+        let mut plan = Plan::from_spec(
+            &super::super::JobSpec::default(),
+            &super::super::Origin::default(),
+        )
+        .unwrap();
+        let methods = [MethodChoice::from(iopath_io::Method::Uring)];
+        apply(&mut plan, s.clone(), &methods, None).unwrap();
+        assert_eq!(plan.cases[0].queue_depth_requested, 4);
+        let r = plan.replay.as_ref().unwrap();
+        assert_eq!(r.qd, None);
+        assert_eq!(r.thread_depth(&r.survey.threads[0]), 1);
+        assert_eq!(r.thread_depth(&r.survey.threads[1]), 4);
+        apply(&mut plan, s, &methods, Some(32)).unwrap();
+        assert_eq!(plan.cases[0].queue_depth_requested, 32);
+        let r = plan.replay.as_ref().unwrap();
+        assert_eq!(r.qd, Some(32));
+        assert_eq!(r.thread_depth(&r.survey.threads[0]), 32);
     }
 
     #[test]

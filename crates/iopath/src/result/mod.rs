@@ -15,6 +15,7 @@ pub mod names;
 pub mod neighbour;
 pub mod records;
 pub mod replay;
+mod series;
 pub mod served;
 pub mod skip;
 mod summary;
@@ -32,6 +33,7 @@ pub use latency::{Latency, LatencyBins};
 pub use latency_split::LatencySplit;
 pub use names::{Entrant, MethodName, TargetKind};
 pub use records::{TargetInfo, Warning};
+pub use series::Series;
 
 /// 2: adaptive repetition (`config.repeat` null), warm-up repetitions,
 /// per-interval series, `cases[].repetition_control`, `verdicts[]`.
@@ -613,52 +615,6 @@ pub struct Capped {
     /// them, so the repetition may end past the cap by up to this much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_ns: Option<u64>,
-}
-
-/// Throughput over time within one repetition: bytes and requests completed
-/// in consecutive intervals from the start (all workers together). Every
-/// interval is `interval_ns` long but the last, which is `last_interval_ns`
-/// (for write cases it runs through the final flush and close, so a long
-/// fsync shows as intervals with nothing completed).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Series {
-    pub interval_ns: u64,
-    pub last_interval_ns: u64,
-    pub bw_bytes_per_s: Vec<f64>,
-    pub iops: Vec<f64>,
-}
-
-impl Series {
-    /// From per-interval counts (`bytes[i]`, `ios[i]`).
-    pub fn from_counts(
-        interval_ns: u64,
-        last_interval_ns: u64,
-        bytes: &[u64],
-        ios: &[u64],
-    ) -> Series {
-        let n = bytes.len();
-        let secs = |i: usize| {
-            if i + 1 == n {
-                last_interval_ns.max(1) as f64 / 1e9
-            } else {
-                interval_ns.max(1) as f64 / 1e9
-            }
-        };
-        Series {
-            interval_ns,
-            last_interval_ns,
-            bw_bytes_per_s: bytes
-                .iter()
-                .enumerate()
-                .map(|(i, &b)| (b as f64 / secs(i)).round())
-                .collect(),
-            iops: ios
-                .iter()
-                .enumerate()
-                .map(|(i, &k)| (k as f64 / secs(i) * 10.0).round() / 10.0)
-                .collect(),
-        }
-    }
 }
 
 /// The memory cgroup of `--cache-limit`.

@@ -22,10 +22,27 @@ pub struct Replay {
     /// Events of the trace a replay leaves out (failed calls; stat,
     /// rename, mmap ... which move no data and order nothing).
     pub left_out: u64,
+    /// The depth the asynchronous methods replayed at, against the
+    /// program's own (absent in results from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<ReplayDepth>,
     /// What the replay says of the program; absent before analysis or
     /// without a verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<ReplayAnswer>,
+}
+
+/// The depth an asynchronous method replayed at (a synchronous one always
+/// issues one op at a time). `program`: the most reads and writes one
+/// thread of the program had in flight at once, from the trace.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum ReplayDepth {
+    /// Without `--qd`: each thread at the depth it kept in flight, so the
+    /// comparison is of paths, not of depths.
+    Own { program: u32 },
+    /// `--qd`: every thread at `qd`, where the program kept `program`.
+    Asked { qd: u32, program: u32 },
 }
 
 /// The program's I/O through the verdict's pick against another path: how

@@ -71,12 +71,9 @@ pub fn run(
     stop: &std::sync::atomic::AtomicBool,
     held: &mut Option<std::fs::File>,
 ) -> Result<(WorkerOut, Vec<String>), EngineError> {
-    let interval_ns = interval_ns.max(1);
     let mut hist = Histogram::<u64>::new_with_bounds(1, MAX_LAT_NS, 3).expect("valid bounds");
     let chunks_expected = spec.len / spec.chunk.max(1) as u64 + 2;
-    let mut series_bytes: Vec<u64> = Vec::with_capacity(4096);
-    let mut series_ios: Vec<u64> = Vec::with_capacity(4096);
-    let (mut cur_bytes, mut cur_ios, mut edge_ns) = (0u64, 0u64, interval_ns);
+    let mut series = Series::new(interval_ns);
     let cpu0 = iopath_io::sys::thread_usage();
     let start = Instant::now();
     let mut lock = |dst: &std::fs::File| {
@@ -89,15 +86,7 @@ pub fn run(
         method,
         spec,
         &mut |bytes, ns| {
-            let now = start.elapsed().as_nanos() as u64;
-            while now >= edge_ns {
-                series_bytes.push(cur_bytes);
-                series_ios.push(cur_ios);
-                (cur_bytes, cur_ios) = (0, 0);
-                edge_ns += interval_ns;
-            }
-            cur_bytes += bytes;
-            cur_ios += 1;
+            series.add(start.elapsed().as_nanos() as u64, bytes);
             hist.saturating_record(ns.max(1));
             // Ctrl-C ends the copy after this chunk (`iopath_io::copy::STOPPED`).
             !stop.load(std::sync::atomic::Ordering::Relaxed)
@@ -108,15 +97,7 @@ pub fn run(
     let cpu = iopath_io::sys::thread_usage().since(&cpu0);
     // Close the series at the end (the flush and close come after the last
     // chunk: intervals with nothing copied).
-    let end_ns = end.duration_since(start).as_nanos() as u64;
-    while edge_ns < end_ns {
-        series_bytes.push(cur_bytes);
-        series_ios.push(cur_ios);
-        (cur_bytes, cur_ios) = (0, 0);
-        edge_ns += interval_ns;
-    }
-    series_bytes.push(cur_bytes);
-    series_ios.push(cur_ios);
+    let (series_bytes, series_ios) = series.close(end.duration_since(start).as_nanos() as u64);
     debug_assert!(out.chunks <= chunks_expected);
     Ok((
         WorkerOut {
@@ -144,6 +125,58 @@ pub fn run(
         },
         out.notes,
     ))
+}
+
+/// A copy's bytes and chunks per interval, as the chunks arrive.
+struct Series {
+    bytes: Vec<u64>,
+    ios: Vec<u64>,
+    cur_bytes: u64,
+    cur_ios: u64,
+    /// The end of the current interval, ns since the start.
+    edge_ns: u64,
+    interval_ns: u64,
+}
+
+impl Series {
+    fn new(interval_ns: u64) -> Series {
+        let interval_ns = interval_ns.max(1);
+        Series {
+            bytes: Vec::with_capacity(4096),
+            ios: Vec::with_capacity(4096),
+            cur_bytes: 0,
+            cur_ios: 0,
+            edge_ns: interval_ns,
+            interval_ns,
+        }
+    }
+
+    /// Closes every interval that ended before `now_ns`.
+    fn advance(&mut self, now_ns: u64) {
+        while now_ns >= self.edge_ns {
+            self.bytes.push(self.cur_bytes);
+            self.ios.push(self.cur_ios);
+            (self.cur_bytes, self.cur_ios) = (0, 0);
+            self.edge_ns += self.interval_ns;
+        }
+    }
+
+    /// A chunk of `bytes` copied at `now_ns`.
+    fn add(&mut self, now_ns: u64, bytes: u64) {
+        self.advance(now_ns);
+        self.cur_bytes += bytes;
+        self.cur_ios += 1;
+    }
+
+    /// The series, its intervals closed up to `end_ns` and the last one
+    /// kept: (bytes, chunks) per interval.
+    fn close(mut self, end_ns: u64) -> (Vec<u64>, Vec<u64>) {
+        // The loop closes intervals ending strictly before the end.
+        self.advance(end_ns.saturating_sub(1));
+        self.bytes.push(self.cur_bytes);
+        self.ios.push(self.cur_ios);
+        (self.bytes, self.ios)
+    }
 }
 
 impl Runner<'_> {
@@ -365,5 +398,25 @@ fn copy_cost(
             0
         },
         ..WorkerCost::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Series;
+
+    /// Each interval a chunk passes closes with what it held, empty ones
+    /// too; the close fills the intervals up to the end and keeps the last.
+    #[test]
+    fn copy_series_closes_each_interval_and_keeps_the_last() {
+        let mut s = Series::new(10);
+        s.add(5, 100);
+        s.add(25, 50);
+        s.add(29, 1);
+        assert_eq!(s.close(31), (vec![100, 0, 51, 0], vec![1, 0, 2, 0]));
+        let mut s = Series::new(10);
+        s.add(5, 7);
+        assert_eq!(s.close(10), (vec![7], vec![1]));
+        assert_eq!(Series::new(0).close(0), (vec![0], vec![0]));
     }
 }

@@ -17,6 +17,7 @@ use iopath_io::{OpenSpec, SyncPolicy};
 
 use crate::plan::replay::ReplaySource;
 use crate::plan::{CacheState, Case, UsageError};
+use crate::result::replay::ReplayDepth;
 use crate::result::skip::Skip;
 use crate::trace::replay::{split, stream_path, OpReader, SurveyThread};
 
@@ -173,6 +174,13 @@ pub fn info(source: &ReplaySource) -> crate::result::replay::Replay {
             crate::plan::replay::ReplayTiming::Recorded { scale } => format!("{scale}"),
         },
         left_out: s.left_out,
+        depth: Some(match source.qd {
+            None => ReplayDepth::Own { program: s.depth() },
+            Some(qd) => ReplayDepth::Asked {
+                qd,
+                program: s.depth(),
+            },
+        }),
         answer: None,
     }
 }
@@ -389,6 +397,11 @@ impl Runner<'_> {
             hint: case.hint,
             pool_threads: self.plan.pool_threads.map(|n| n as usize),
         };
+        // This thread's own depth (or --qd's), within the case's.
+        let depth = scratch
+            .source
+            .thread_depth(t)
+            .min(case.queue_depth_requested) as usize;
         let mut lanes = Vec::with_capacity(t.files.len());
         for &id in &t.files {
             let size = survey.file_sizes.get(id as usize).copied().unwrap_or(0);
@@ -404,7 +417,7 @@ impl Runner<'_> {
                     .copied()
                     .unwrap_or(false),
                 block_size: case.block_size as usize,
-                queue_depth: case.queue_depth_requested as usize,
+                queue_depth: depth,
                 sync: SyncPolicy::None,
                 span_bytes: size,
                 sqpoll_cpu: case.placement.sqpoll_cpu,

@@ -19,10 +19,20 @@ pub const MAX_HEADER_BYTES: u32 = 256 << 20;
 /// Why a trace cannot be read: where, and what was expected there.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("byte {offset}: expected {expected}")]
+    #[error(
+        "byte {offset}: expected {expected} (a corrupt trace: check the file was copied whole, \
+         or record it again)"
+    )]
     Corrupt { offset: u64, expected: String },
-    #[error("byte {offset}: the file ends where {expected} was expected (truncated trace)")]
+    #[error(
+        "byte {offset}: the file ends where {expected} was expected (truncated trace: check the \
+         file was copied whole, or record it again)"
+    )]
     Truncated { offset: u64, expected: String },
+    /// A well-formed trace beyond what a replay runs (`what` says which
+    /// limit, and what to do).
+    #[error("byte {offset}: {what}")]
+    Limit { offset: u64, what: String },
     #[error(
         "byte 8: trace format version {found}, this iopath reads version {VERSION}: \
          use the iopath that recorded it"

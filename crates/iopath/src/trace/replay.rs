@@ -14,6 +14,8 @@
 //! that move no data and order nothing (`stat`, `unlink`, `rename`,
 //! `mmap`, `fallocate`, `ftruncate`), are counted and left out.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -171,6 +173,10 @@ pub struct SurveyThread {
     pub data_ops: u64,
     /// The files it touches, ascending.
     pub files: Vec<u32>,
+    /// The most reads and writes it had in flight at once (0 without
+    /// any): 1 for a thread of synchronous calls, more where its io_uring
+    /// or libaio submissions overlapped ([`InFlight`]).
+    pub depth: u32,
 }
 
 /// What a replay of a trace needs, from one pass over it.
@@ -212,13 +218,21 @@ impl Survey {
             ..Survey::default()
         };
         let files = reader.header().files.clone();
+        let mut in_flight: Vec<InFlight> = Vec::new();
         loop {
             // The offset of the event about to be read, for an error.
             let at = reader.offset();
             let Some(e) = reader.next() else { break };
             let e = e?;
             match ReplayOp::on(&e, &files) {
-                Some(op) => s.add(e.tid, &op, at)?,
+                Some(op) => {
+                    let i = s.add(e.tid, &op, at)?;
+                    if op.moves_data() {
+                        in_flight.resize_with(s.threads.len(), InFlight::default);
+                        let t = &mut s.threads[i];
+                        t.depth = t.depth.max(in_flight[i].add(&e));
+                    }
+                }
                 None => s.left_out += 1,
             }
         }
@@ -226,7 +240,19 @@ impl Survey {
         Ok(s)
     }
 
-    fn add(&mut self, tid: u32, op: &ReplayOp, at: u64) -> Result<(), TraceError> {
+    /// The most reads and writes any thread of the program had in flight
+    /// at once (at least 1).
+    pub fn depth(&self) -> u32 {
+        self.threads
+            .iter()
+            .map(|t| t.depth)
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// Counts `op` of thread `tid`; returns the thread's index.
+    fn add(&mut self, tid: u32, op: &ReplayOp, at: u64) -> Result<usize, TraceError> {
         let i = match self.threads.iter().position(|t| t.tid == tid) {
             Some(i) => i,
             None if self.threads.len() < MAX_THREADS => {
@@ -237,10 +263,10 @@ impl Survey {
                 self.threads.len() - 1
             }
             None => {
-                return Err(TraceError::Corrupt {
+                return Err(TraceError::Limit {
                     offset: at,
-                    expected: format!(
-                        "an event of one of the first {MAX_THREADS} threads, the most a replay runs (thread {tid} is one more)"
+                    what: format!(
+                        "thread {tid} is one more than the {MAX_THREADS} threads a replay runs; record a shorter stretch of the program (--pid PID --duration TIME)"
                     ),
                 })
             }
@@ -249,10 +275,10 @@ impl Survey {
         t.ops += 1;
         if let Err(i) = t.files.binary_search(&op.file) {
             if t.files.len() >= MAX_FILES_PER_THREAD {
-                return Err(TraceError::Corrupt {
+                return Err(TraceError::Limit {
                     offset: at,
-                    expected: format!(
-                        "a thread touching at most {MAX_FILES_PER_THREAD} files, the most a replay opens engines on (thread {tid} touches more)"
+                    what: format!(
+                        "thread {tid} touches more than {MAX_FILES_PER_THREAD} files, the most a replay opens engines on for one thread; record a shorter stretch of the program (--pid PID --duration TIME)"
                     ),
                 });
             }
@@ -282,7 +308,7 @@ impl Survey {
             ReplayKind::Sync { .. } => self.syncs += 1,
             ReplayKind::Open | ReplayKind::Close => {}
         }
-        Ok(())
+        Ok(i)
     }
 
     /// Reads and writes in the trace.
@@ -323,6 +349,44 @@ impl Survey {
         }
         let i = ALIGNMENTS.iter().position(|&a| a >= align)?;
         (ALIGNMENTS[i] == align).then_some(self.unaligned[i])
+    }
+}
+
+/// The most ops in flight at once a survey tells apart: a deeper program
+/// counts as this deep (the tally stays bounded).
+pub const MAX_DEPTH: u32 = 1024;
+
+/// One thread's asynchronous reads and writes in flight, as the survey
+/// walks its events: each holds from its submission to its completion (the
+/// submission's instant where the recorder could not tell). A synchronous
+/// call holds the thread itself, so it counts once beside what is in
+/// flight, never beside another call.
+#[derive(Debug, Default)]
+struct InFlight {
+    /// When each op in flight ends, soonest first.
+    ends: BinaryHeap<Reverse<u64>>,
+}
+
+impl InFlight {
+    /// Adds the data op `e`; returns how many of the thread's ops were in
+    /// flight as it started, itself included.
+    fn add(&mut self, e: &Event) -> u32 {
+        while self.ends.peek().is_some_and(|Reverse(end)| *end <= e.ts_ns) {
+            self.ends.pop();
+        }
+        let submitted = matches!(
+            e.op(),
+            Op::UringRead | Op::UringWrite | Op::AioRead | Op::AioWrite
+        );
+        if !submitted {
+            return (self.ends.len() as u32 + 1).min(MAX_DEPTH);
+        }
+        if self.ends.len() >= MAX_DEPTH as usize {
+            self.ends.pop();
+        }
+        self.ends
+            .push(Reverse(e.ts_ns.saturating_add(e.dur_ns.max(1))));
+        self.ends.len() as u32
     }
 }
 

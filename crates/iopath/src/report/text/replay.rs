@@ -4,7 +4,7 @@
 //! the CPU per op".
 
 use crate::model::units::{fmt_bytes, fmt_count, fmt_ns, n_of};
-use crate::result::replay::{Replay, ReplayAnswer};
+use crate::result::replay::{Replay, ReplayAnswer, ReplayDepth};
 use crate::result::RunResult;
 
 /// The line, when the run replayed a trace and its verdict ranked two
@@ -17,7 +17,7 @@ pub fn line(r: &RunResult) -> Option<String> {
 /// What `a` says of the trace `t`.
 pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
     let what = format!(
-        "replaying {} ({} ops, {}, {}{})",
+        "replaying {} ({} ops, {}, {}{}{})",
         t.trace,
         fmt_count(t.ops as f64),
         fmt_bytes(t.bytes),
@@ -26,7 +26,8 @@ pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
             "fast" => String::new(),
             "recorded" => ", at its recorded pace".into(),
             f => format!(", its gaps times {f}"),
-        }
+        },
+        t.depth.map(depth).unwrap_or_default()
     );
     let times = format!(
         "in {} against {}'s {}",
@@ -48,11 +49,33 @@ pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
     }
 }
 
+/// The depth the asynchronous methods replayed at, beside the program's:
+/// a deeper or shallower one is a question the user asked (--qd), never
+/// presented as the path's own.
+fn depth(d: ReplayDepth) -> String {
+    match d {
+        ReplayDepth::Own { program } => {
+            format!(", at the program's own depth, at most {program} in flight")
+        }
+        ReplayDepth::Asked { qd, program } if qd == program => {
+            format!(", at --qd {qd}, the program's own depth")
+        }
+        ReplayDepth::Asked { qd, program } => format!(
+            ", asynchronous methods at --qd {qd}, {} than the program's {program} in flight",
+            if qd > program { "deeper" } else { "shallower" }
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn trace(timing: &str) -> Replay {
+        trace_at(timing, None)
+    }
+
+    fn trace_at(timing: &str, depth: Option<ReplayDepth>) -> Replay {
         Replay {
             trace: "app.trace".into(),
             ops: 1_200_000,
@@ -60,6 +83,7 @@ mod tests {
             threads: 8,
             timing: timing.into(),
             left_out: 12,
+            depth,
             answer: None,
         }
     }
@@ -81,6 +105,21 @@ mod tests {
             words(&trace("fast"), &answer(true, Some(0.4))),
             words(&trace("recorded"), &answer(false, None)),
             words(&trace("0.5"), &answer(true, Some(1.25))),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    #[test]
+    fn replay_depth_words() {
+        let at = |d| words(&trace_at("fast", Some(d)), &answer(true, Some(0.4)));
+        let lines = [
+            at(ReplayDepth::Own { program: 1 }),
+            at(ReplayDepth::Asked { qd: 32, program: 1 }),
+            at(ReplayDepth::Asked { qd: 4, program: 16 }),
+            at(ReplayDepth::Asked {
+                qd: 16,
+                program: 16,
+            }),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }

@@ -113,7 +113,9 @@ fn every_bit_flip_of_a_trace_is_read_or_refused_cleanly() {
                     )
                 }
                 Err(TraceError::Version { .. }) => assert!((8..10).contains(&i)),
-                Err(TraceError::Io(e)) => panic!("byte {i} bit {bit}: {e}"),
+                Err(e @ (TraceError::Io(_) | TraceError::Limit { .. })) => {
+                    panic!("byte {i} bit {bit}: {e}")
+                }
             }
         }
     }
@@ -165,4 +167,27 @@ fn a_file_id_past_the_header_is_refused() {
         matches!(&err, TraceError::Corrupt { expected, .. } if expected.contains("file id")),
         "{err:?}"
     );
+}
+
+/// A truncated or corrupt trace's error names the next step as well as the
+/// byte: the file may have been cut in the copy, else it must be recorded
+/// again.
+#[test]
+fn a_bad_trace_error_names_the_next_step() {
+    let (_, _, bytes) = sample_trace();
+    let cut = TraceReader::open(&bytes[..bytes.len() - 3])
+        .and_then(|r| r.filter_map(Result::err).next().map_or(Ok(()), Err))
+        .unwrap_err();
+    let mut flipped = bytes.clone();
+    flipped[0] ^= 1;
+    let corrupt = TraceReader::open(&flipped[..]).unwrap_err();
+    for e in [cut, corrupt] {
+        assert!(
+            matches!(e, TraceError::Truncated { .. } | TraceError::Corrupt { .. }),
+            "{e:?}"
+        );
+        let words = e.to_string();
+        assert!(words.contains("copied whole"), "{words}");
+        assert!(words.contains("record it again"), "{words}");
+    }
 }

@@ -165,10 +165,66 @@ fn a_thread_touching_too_many_files_is_refused_with_its_offset() {
     }
     w.finish().unwrap();
     match Survey::of(&path).unwrap_err() {
-        TraceError::Corrupt { offset, expected } => {
+        TraceError::Limit { offset, what } => {
             assert!(offset > 14, "{offset}");
-            assert!(expected.contains("at most 4096 files"), "{expected}");
+            assert!(what.contains("more than 4096 files"), "{what}");
         }
         e => panic!("{e}"),
     }
+}
+
+fn survey_of(events: &[Event]) -> Survey {
+    let dir = tempfile::tempdir().unwrap();
+    let header = Header {
+        files: vec![FileEntry {
+            path: "/data/x".into(),
+            size_bytes: 1 << 20,
+            ..FileEntry::default()
+        }],
+        events: events.len() as u64,
+        duration_ns: 1_000_000,
+        ..Header::default()
+    };
+    let path = dir.path().join("d.trace");
+    let mut w = TraceWriter::new(File::create(&path).unwrap(), &header).unwrap();
+    for e in events {
+        w.event(e).unwrap();
+    }
+    w.finish().unwrap();
+    Survey::of(&path).unwrap()
+}
+
+/// Thread 1: synchronous reads whose recorded times overlap (a clock's
+/// rounding) count once each; thread 2: io_uring reads all submitted before
+/// the first completes (20 in all); thread 3: io_uring reads each done before the next.
+#[test]
+fn survey_counts_each_threads_own_depth() {
+    let timed = |ts: u64, tid: u32, op: Op, dur_ns: u64| Event {
+        dur_ns,
+        ..ev(ts, tid, op, 0, 4096, 4096)
+    };
+    let mut events = Vec::new();
+    for i in 0..20 {
+        events.push(timed(i * 100, 1, Op::Pread, 150));
+        events.push(timed(i * 100 + 1, 2, Op::UringRead, 10_000));
+        events.push(timed(i * 1000 + 2, 3, Op::UringWrite, 500));
+    }
+    // Thread 2's reads go in 100 ns apart and take 10 us: all 20 at once.
+    events.sort_by_key(|e| e.ts_ns);
+    let s = survey_of(&events);
+    let depth = |tid| s.threads.iter().find(|t| t.tid == tid).unwrap().depth;
+    assert_eq!(depth(1), 1);
+    assert_eq!(depth(2), 20);
+    assert_eq!(depth(3), 1);
+    assert_eq!(s.depth(), 20);
+}
+
+/// A trace of one synchronous thread replays at depth 1; a trace with no
+/// read or write counts as depth 1.
+#[test]
+fn a_synchronous_program_has_depth_one() {
+    let s = survey_of(&events());
+    assert!(s.threads.iter().all(|t| t.depth <= 1), "{:?}", s.threads);
+    assert_eq!(s.depth(), 1);
+    assert_eq!(Survey::default().depth(), 1);
 }
