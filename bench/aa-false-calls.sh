@@ -23,6 +23,9 @@
 #
 # Usage: bench/aa-false-calls.sh [DIR]   (default: target/aa; must be on the
 #        real disk, not tmpfs)
+# Environment: BIN the iopath binary (default target/release/iopath)
+#              EXTRA more `iopath run` arguments, e.g. "--budget 5s --concurrency 1"
+#                    (the default run compares 1 and 32 in flight within 52 s)
 # Environment: N runs per configuration (default 20)
 #              SCHEDULE (default: unset = iopath's default, interleaved);
 #                       e.g. SCHEDULE=sequential for the old behaviour
@@ -38,7 +41,7 @@ DIR=${1:-$ROOT/target/aa}
 mkdir -p "$DIR"
 OUT=${OUT:-$DIR/results-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
-BIN=$ROOT/target/release/iopath
+BIN=${BIN:-$ROOT/target/release/iopath}
 [ -x "$BIN" ] || cargo build --release --manifest-path "$ROOT/Cargo.toml" -q
 command -v python3 >/dev/null || { echo "python3 is needed to read the JSON results" >&2; exit 1; }
 
@@ -68,7 +71,7 @@ for ((i = 1; i <= N; i++)); do
         log=$OUT/$c-$i.log
         # shellcheck disable=SC2046
         cmd=("$BIN" run --dir "$DIR" $(config_args "$c") --patterns randread --bs 4k --size 256M
-             "${SCHED_ARGS[@]}" --json "$json" --quiet)
+             "${SCHED_ARGS[@]}" ${EXTRA:-} --json "$json" --quiet)
         t0=$(date +%s.%N)
         rc=0
         "${cmd[@]}" >"$log" 2>&1 || rc=$?

@@ -235,24 +235,7 @@ impl Words<'_> {
                 self.noun(),
                 advice_words(advice)
             ),
-            VerdictFact::NoCallUnranked {
-                leader,
-                measured,
-                rounds,
-                unranked,
-                tied,
-                advice,
-                budget_ns,
-            } => format!(
-                "{label}: {}{leader} measured {}, but after {rounds} rounds {} {} behind {leader} and not shown behind {}, which {} with it; {}.",
-                too_close_in(*budget_ns),
-                measured_list(measured),
-                list(unranked),
-                if unranked.len() == 1 { "is" } else { "are" },
-                list(tied),
-                if tied.len() == 1 { "ties" } else { "tie" },
-                advice_words(advice)
-            ),
+            VerdictFact::NoCallUnranked { .. } => unranked(&label, f),
             VerdictFact::NoCallRepetitions {
                 leader,
                 measured,
@@ -425,6 +408,32 @@ pub fn too_close_to_call_in(budget_ns: u64) -> String {
 }
 
 /// Without a call, what the leader measured against the others.
+/// A no-call whose methods' places are not settled (`NoCallUnranked`).
+fn unranked(label: &str, f: &VerdictFact) -> String {
+    let VerdictFact::NoCallUnranked {
+        leader,
+        measured,
+        rounds,
+        unranked,
+        tied,
+        advice,
+        budget_ns,
+    } = f
+    else {
+        return String::new();
+    };
+    format!(
+        "{label}: {}{leader} measured {}, but after {rounds} rounds {} {} behind {leader} and not shown behind {}, which {} with it; {}.",
+        too_close_in(*budget_ns),
+        measured_list(measured),
+        list(unranked),
+        if unranked.len() == 1 { "is" } else { "are" },
+        list(tied),
+        if tied.len() == 1 { "ties" } else { "tie" },
+        advice_words(advice)
+    )
+}
+
 fn measured_list(m: &Measured) -> String {
     let each: Vec<String> = m
         .ratios
