@@ -18,7 +18,7 @@
 # verdict's first line and its "→" pick line. Then a summary per
 # configuration: false calls / runs, median and range of the ratio, median
 # rounds, median run time, and how many pick lines named one arm instead of
-# "equally good" (a speed call, or a CPU-per-I/O or memory call between the
+# "equally good" or "too close to call" (a speed call, or a CPU-per-I/O or memory call between the
 # tied arms).
 #
 # Usage: bench/aa-false-calls.sh [DIR]   (default: target/aa; must be on the
@@ -101,7 +101,7 @@ try:
     # I/O ..." names one arm (a CPU call between identical arms) though it
     # contains "tie".
     # "→ no call yet" names no arm either: too few rounds to tell.
-    pick_tie = "equally good" in pick or "no call yet" in pick
+    pick_tie = "equally good" in pick or "too close to call" in pick or "no call yet" in pick
     # A false call claims a difference: one arm alone in `fastest` of a
     # verdict that makes a call (`called` false: "no call yet", schema 3).
     false_call = len(fastest) < 2 and v.get("called", True)
