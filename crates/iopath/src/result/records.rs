@@ -259,6 +259,11 @@ pub struct Ranked {
     /// were too few repetitions.
     #[serde(default)]
     pub too_few_repetitions: bool,
+    /// Behind the fastest beyond the margin, but not behind a method tied
+    /// with it (ties do not chain): its place is not settled. Neither tied
+    /// nor called slower; the verdict still calls the leading group.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unranked: bool,
     pub cpu_ns_per_io: f64,
     /// The case's block size: in a group of variants whose block sizes
     /// differ, CPU is compared per MiB moved, not per I/O; absent (0) in

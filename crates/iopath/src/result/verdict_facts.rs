@@ -31,20 +31,15 @@ pub enum VerdictFact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget_ns: Option<u64>,
     },
-    /// No call after enough rounds for each comparison: `leader` is shown
-    /// faster than `unranked`, but `tied` (not shown to differ from the
-    /// leader) are not shown faster than them, and ties do not chain: where
-    /// `unranked` stand is not settled ([`crate::stats::leader`]).
-    NoCallUnranked {
+    /// `leader` is shown faster than `methods` beyond the margin, but
+    /// `tied` (not shown to differ from the leader) are not: ties do not
+    /// chain, so where `methods` stand is not settled
+    /// ([`crate::stats::leader`]). They are not called slower, and the
+    /// verdict still calls the leading group.
+    Unsettled {
         leader: Entrant,
-        measured: Measured,
-        rounds: usize,
-        unranked: Vec<Entrant>,
+        methods: Vec<Entrant>,
         tied: Vec<Entrant>,
-        advice: NoCallAdvice,
-        /// As in [`VerdictFact::NoCallRounds`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        budget_ns: Option<u64>,
     },
     /// No call: too few repetitions (fewer than
     /// [`crate::stats::MIN_CALL_REPETITIONS`]) on some side.
@@ -213,7 +208,7 @@ impl VerdictFact {
             Self::Use { .. } => "use",
             Self::EquallyGood { .. } => "equally_good",
             Self::TooCloseToCall { .. } => "too_close_to_call",
-            Self::NoCallUnranked { .. } => "no_call_unranked",
+            Self::Unsettled { .. } => "unsettled",
             Self::UseCheaper { .. } => "use_cheaper",
             Self::Why { .. } => "why",
         }

@@ -113,6 +113,11 @@ pub enum Standing {
     Tied,
     /// Beyond the margin on a range, but too few rounds for an interval.
     TooFew,
+    /// Behind the leader beyond the margin, but not behind a method tied
+    /// with the leader: ties do not chain, so its place is not settled. It
+    /// is neither tied nor called behind, and it does not keep the verdict
+    /// from calling the leading group (it is not in it).
+    Unranked,
 }
 
 /// The step-down test of `n` methods, index 0 the leader and the others in
@@ -152,7 +157,7 @@ fn standing(
         match vs(g, i) {
             Some(k) if k.distinct && k.ratio > 1.0 => leader_beat |= n == 0,
             Some(k) if k.undersampled && k.ratio > 1.0 => s = Standing::TooFew,
-            _ if leader_beat => return Standing::TooFew,
+            _ if leader_beat => return Standing::Unranked,
             _ => return Standing::Tied,
         }
     }
@@ -262,7 +267,7 @@ mod tests {
     #[test]
     fn a_method_is_behind_only_when_the_whole_leading_group_beats_it() {
         // 0 leads, 1 ties with it, 2 is behind 0 but not behind 1: not
-        // behind, and no tie either (ties do not chain): uncalled.
+        // behind, and no tie either (ties do not chain): unranked.
         let k = |ratio: f64, distinct: bool| Comparison {
             ratio,
             ratio_ci95: [ratio, ratio],
@@ -278,7 +283,7 @@ mod tests {
         };
         let s = step_down(4, &table);
         use Standing::*;
-        assert_eq!(s, vec![Leader, Tied, TooFew, Behind]);
+        assert_eq!(s, vec![Leader, Tied, Unranked, Behind]);
         // Too few rounds beyond the margin: neither behind nor tied.
         let few = |_: usize, _: usize| {
             Some(Comparison {
@@ -320,7 +325,7 @@ mod tests {
         };
         let s = step_down(3, &vs);
         assert_eq!(s[1], Standing::Tied);
-        assert_eq!(s[2], Standing::TooFew, "{s:?}");
+        assert_eq!(s[2], Standing::Unranked, "{s:?}");
         // Beaten by every member of the group: behind.
         let all_beat = |g: usize, i: usize| match (g, i) {
             (0, 1) => Some(k(1.1, false)),

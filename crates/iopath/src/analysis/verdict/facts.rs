@@ -110,16 +110,17 @@ impl<'a> Speed<'a> {
     /// people use by habit (buffered) or else the slowest; a group's
     /// variants all (each is what its preset is about).
     fn shown(&self, v: &Verdict) -> Vec<Versus> {
+        // A method whose place is not settled is not called slower.
+        let rest: Vec<&Ranked> = self.rest.iter().copied().filter(|m| !m.unranked).collect();
         let mut shown: Vec<&Ranked> = if v.job.group.is_some() {
-            self.rest.clone()
+            rest.clone()
         } else {
-            self.rest.iter().copied().take(1).collect()
+            rest.iter().copied().take(1).collect()
         };
-        let habit = self
-            .rest
+        let habit = rest
             .iter()
             .find(|m| m.method == iopath_io::Method::Buffered)
-            .or_else(|| self.rest.last());
+            .or_else(|| rest.last());
         if let Some(h) = habit {
             if !shown.iter().any(|m| m.method == h.method) {
                 shown.push(h);
@@ -138,6 +139,7 @@ pub fn of(v: &Verdict) -> Vec<VerdictFact> {
     };
     let mut out: Vec<VerdictFact> = in_flight(v).into_iter().collect();
     out.push(speed(v, &s));
+    out.extend(unsettled(&s));
     out.extend(
         v.ranking
             .iter()
@@ -171,6 +173,30 @@ fn in_flight(v: &Verdict) -> Option<VerdictFact> {
     Some(VerdictFact::InFlight { requests, ways })
 }
 
+/// The methods the leader beats that a method tied with it does not:
+/// their place is not settled (ties do not chain).
+fn unsettled(s: &Speed) -> Option<VerdictFact> {
+    let methods: Vec<Entrant> = s
+        .real
+        .iter()
+        .filter(|m| m.unranked)
+        .map(|m| m.method.clone())
+        .collect();
+    if methods.is_empty() {
+        return None;
+    }
+    Some(VerdictFact::Unsettled {
+        leader: s.top.method.clone(),
+        methods,
+        tied: s
+            .tied
+            .iter()
+            .filter(|m| m.method != s.top.method)
+            .map(|m| m.method.clone())
+            .collect(),
+    })
+}
+
 /// What the verdict says about speed.
 fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
     let r = &s.real;
@@ -184,24 +210,6 @@ fn speed(v: &Verdict, s: &Speed) -> VerdictFact {
     if !s.unsure.is_empty() {
         let measured = no_call::others_measured(r);
         let advice = no_call::advice(v, needed);
-        if v.paired && fewest >= needed {
-            // Rounds enough for each comparison: the leader beats these,
-            // a method tied with it does not (ties do not chain).
-            return VerdictFact::NoCallUnranked {
-                leader,
-                measured,
-                rounds: fewest,
-                unranked: s.unsure.iter().map(|m| m.method.clone()).collect(),
-                tied: s
-                    .tied
-                    .iter()
-                    .filter(|m| m.method != s.top.method)
-                    .map(|m| m.method.clone())
-                    .collect(),
-                advice: no_call::advice(v, fewest * 2),
-                budget_ns: v.budget_ns,
-            };
-        }
         if v.paired && fewest >= stats::MIN_REPETITIONS_FOR_CI {
             // Enough rounds for one comparison, not for as many as this
             // verdict makes (the level is shared among them).

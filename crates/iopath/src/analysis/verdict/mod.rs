@@ -278,7 +278,7 @@ impl<'a> Measured<'a> {
     /// first), are apart from the fastest only when every method of the
     /// leading group is faster; the others tie with it (or are too few to
     /// tell).
-    fn step_down(&self, cmp: &mut [Comparison], alpha: f64) {
+    fn step_down(&self, cmp: &mut [Comparison], alpha: f64) -> Vec<bool> {
         let ms = &self.ms[..self.real];
         let first: Vec<Comparison> = cmp[..self.real].to_vec();
         let vs = |g: usize, i: usize| {
@@ -288,17 +288,29 @@ impl<'a> Measured<'a> {
             versus(ms[i].c, ms[g].c, &bw, stats::EQUIVALENCE_MARGIN, alpha)
         };
         let standing = stats::leader::step_down(ms.len(), &vs);
-        for (k, s) in cmp.iter_mut().zip(standing) {
+        let mut unranked = vec![false; self.ms.len()];
+        for ((k, s), u) in cmp.iter_mut().zip(standing).zip(&mut unranked) {
             match s {
                 stats::Standing::Tied => (k.distinct, k.undersampled) = (false, false),
                 stats::Standing::TooFew => (k.distinct, k.undersampled) = (false, true),
+                // Not tied, not called behind, not blocking the call.
+                stats::Standing::Unranked => {
+                    (k.distinct, k.undersampled) = (false, false);
+                    *u = true;
+                }
                 stats::Standing::Leader | stats::Standing::Behind => {}
             }
         }
+        unranked
     }
 
     /// The ranking, each method named by `name_of`.
-    fn ranking(&self, cmp: &[Comparison], name_of: &dyn Fn(&CaseResult) -> String) -> Vec<Ranked> {
+    fn ranking(
+        &self,
+        cmp: &[Comparison],
+        unranked: &[bool],
+        name_of: &dyn Fn(&CaseResult) -> String,
+    ) -> Vec<Ranked> {
         let med = |c: &CaseResult, f: &dyn Fn(&crate::result::Measurement) -> f64| {
             stats::describe(&c.samples(f)).map_or(0.0, |s| s.median)
         };
@@ -319,7 +331,9 @@ impl<'a> Measured<'a> {
                     fastest_ratio: if i == 0 { 1.0 } else { k.ratio },
                     fastest_ratio_ci95: if i == 0 { [1.0, 1.0] } else { k.ratio_ci95 },
                     // Too few rounds to tell is not a tie either.
-                    tied_with_fastest: i == 0 || (!reference && !k.distinct && !k.undersampled),
+                    tied_with_fastest: i == 0
+                        || (!reference && !k.distinct && !k.undersampled && !unranked[i]),
+                    unranked: unranked[i],
                     too_few_repetitions: i > 0 && !reference && k.undersampled,
                     cpu_ns_per_io: med(m.c, &|m| m.cpu.ns_per_io),
                     block_size: m.c.block_size,
@@ -412,8 +426,8 @@ fn of_group(job: Job, group: &[&CaseResult], names: &[String]) -> Option<Verdict
     // ([`stats::leader`]).
     let alpha = stats::VERDICT_ALPHA;
     let mut cmp = m.order(paired, alpha);
-    m.step_down(&mut cmp, alpha);
-    let ranking = m.ranking(&cmp, &name_of);
+    let unranked = m.step_down(&mut cmp, alpha);
+    let ranking = m.ranking(&cmp, &unranked, &name_of);
     let fastest: Vec<Entrant> = ranking
         .iter()
         .filter(|r| r.tied_with_fastest)

@@ -16,9 +16,6 @@ use crate::stats;
 pub enum NoCall {
     /// Too few rounds for the comparisons it makes (paired).
     Rounds { have: usize, need: usize },
-    /// Enough rounds, but where some methods stand is not settled (the
-    /// leader beats them, a method tied with it does not).
-    Unranked { rounds: usize },
     /// Too few repetitions for a 95% interval (unpaired).
     Repetitions { have: usize },
     /// The run was interrupted while the job ran.
@@ -128,9 +125,12 @@ impl Answer {
             Decision::Cheaper { with: tied, by }
         };
         // Without a call, every other method is apart from the leader;
-        // with one, those tied with the pick are not "next".
+        // with one, those tied with the pick are not "next", nor those
+        // whose place is not settled (never called slower).
         let apart = |m: &&&Ranked| {
-            m.method != pick.method && (unsure || !m.tied_with_fastest) && !m.reference
+            m.method != pick.method
+                && (unsure || (!m.tied_with_fastest && !m.unranked))
+                && !m.reference
         };
         // A matched job's methods all kept its concurrency: no depth to
         // say beside a ratio.
@@ -180,12 +180,6 @@ fn no_call(v: &Verdict, real: &[&Ranked]) -> NoCall {
         let have = real.iter().map(|m| m.n).min().unwrap_or(0);
         // The rounds the verdict said it needs (its fact); a result saved
         // before facts gets the same rule.
-        if let Some(rounds) = v.facts.iter().find_map(|f| match f {
-            VerdictFact::NoCallUnranked { rounds, .. } => Some(*rounds),
-            _ => None,
-        }) {
-            return NoCall::Unranked { rounds };
-        }
         let said = v.facts.iter().find_map(|f| match f {
             VerdictFact::NoCallRounds { rounds, needed, .. } => Some((*rounds, *needed)),
             _ => None,
@@ -238,7 +232,6 @@ fn cpu_words(cpu: Option<f64>) -> String {
 fn why_no_call(n: &NoCall) -> String {
     match n {
         NoCall::Rounds { have, need } => format!("{have} of {need} rounds"),
-        NoCall::Unranked { rounds } => format!("{rounds} rounds, places not settled"),
         NoCall::Repetitions { have } => format!(
             "{}: too few",
             n_of(*have as u64, "repetition", "repetitions")

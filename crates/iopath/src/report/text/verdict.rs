@@ -144,6 +144,18 @@ impl Words<'_> {
                 super::served::fact(f).unwrap_or_default()
             }
             VerdictFact::HugeBuffers { block_size, pairs } => huge_buffers(*block_size, pairs),
+            VerdictFact::Unsettled {
+                leader,
+                methods,
+                tied,
+            } => format!(
+                "Not ranked: {} {} behind {leader} but not shown behind {}, which {} with it; {} place is not settled.",
+                list(methods),
+                if methods.len() == 1 { "is" } else { "are" },
+                list(tied),
+                if tied.len() == 1 { "ties" } else { "tie" },
+                if methods.len() == 1 { "its" } else { "their" }
+            ),
             VerdictFact::Why { .. } => super::why::fact(f).unwrap_or_default(),
             f if f.is_action() => match self.action(f) {
                 Some(advice) => {
@@ -235,7 +247,6 @@ impl Words<'_> {
                 self.noun(),
                 advice_words(advice)
             ),
-            VerdictFact::NoCallUnranked { .. } => unranked(&label, f),
             VerdictFact::NoCallRepetitions {
                 leader,
                 measured,
@@ -264,6 +275,9 @@ impl Words<'_> {
                 self.overlap(*why),
                 x(*slowest_ratio)
             ),
+            VerdictFact::Fastest { leader, slower } if slower.is_empty() => {
+                format!("{label}: {leader} is fastest.")
+            }
             VerdictFact::Fastest { leader, slower } => {
                 format!("{label}: {leader} is fastest, {}.", self.versus_list(slower))
             }
@@ -272,12 +286,18 @@ impl Words<'_> {
                 why,
                 leader,
                 slower,
-            } => format!(
-                "{label}: {} tie for fastest ({}); {leader} is {}.",
-                list(methods),
-                self.overlap(*why),
-                self.versus_list(slower)
-            ),
+            } => {
+                let ahead = if slower.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {leader} is {}", self.versus_list(slower))
+                };
+                format!(
+                    "{label}: {} tie for fastest ({}){ahead}.",
+                    list(methods),
+                    self.overlap(*why)
+                )
+            }
             other => other.code().to_string(),
         }
     }
@@ -408,32 +428,6 @@ pub fn too_close_to_call_in(budget_ns: u64) -> String {
 }
 
 /// Without a call, what the leader measured against the others.
-/// A no-call whose methods' places are not settled (`NoCallUnranked`).
-fn unranked(label: &str, f: &VerdictFact) -> String {
-    let VerdictFact::NoCallUnranked {
-        leader,
-        measured,
-        rounds,
-        unranked,
-        tied,
-        advice,
-        budget_ns,
-    } = f
-    else {
-        return String::new();
-    };
-    format!(
-        "{label}: {}{leader} measured {}, but after {rounds} rounds {} {} behind {leader} and not shown behind {}, which {} with it; {}.",
-        too_close_in(*budget_ns),
-        measured_list(measured),
-        list(unranked),
-        if unranked.len() == 1 { "is" } else { "are" },
-        list(tied),
-        if tied.len() == 1 { "ties" } else { "tie" },
-        advice_words(advice)
-    )
-}
-
 fn measured_list(m: &Measured) -> String {
     let each: Vec<String> = m
         .ratios

@@ -526,7 +526,7 @@ fn wording_too_close_to_call_in_speed_and_in_its_budget() {
 /// A method the leader beats but a method tied with it does not, after
 /// enough rounds: its place is not settled (no "8 of 6 rounds").
 #[test]
-fn wording_no_call_with_places_not_settled() {
+fn wording_a_place_not_settled_does_not_block_the_call() {
     use super::super::summary::{summary_line, verdict_line, Answer};
     let base = [100.0, 104.0, 97.0, 101.0, 99.0, 103.0, 98.0, 102.0];
     let k = [1.0, 0.85, 1.05, 0.83, 1.0, 0.86, 1.04, 0.84];
