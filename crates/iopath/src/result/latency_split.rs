@@ -52,10 +52,16 @@ pub enum SplitWithheld {
     /// `/sys/block` averages where the process's own I/O accounting is
     /// missing: whose requests they hold is not known.
     OwnTrafficUnknown,
-    /// The parts weighed into the mean I/O exceed the measured mean: they
-    /// are not the case's own time.
+    /// The parts weighed into the mean I/O exceed the measured mean by
+    /// more than [`PARTS_TOLERANCE`]: they are not the case's own time.
     ExceedsMean,
 }
+
+/// How far the parts may add up above the measured mean before the split
+/// is withheld: the parts and the mean are pooled differently (per
+/// request or call, against the merged histogram), and the issue's
+/// check is that they agree within 10%.
+pub const PARTS_TOLERANCE: f64 = 0.10;
 
 /// Other processes' device bytes per byte asked up to which the
 /// `/sys/block` averages are taken as the case's own (a little metadata).
@@ -213,13 +219,28 @@ impl LatencySplit {
     /// The split withheld ([`SplitWithheld::ExceedsMean`]) where its parts
     /// weighed into the mean I/O exceed the measured mean `mean_ns`.
     pub fn within(self, mean_ns: f64) -> LatencySplit {
-        if self.withheld.is_none() && self.mean_ns() > mean_ns {
+        if self.withheld.is_none() && self.mean_ns() > mean_ns * (1.0 + PARTS_TOLERANCE) {
             return LatencySplit {
                 withheld: Some(SplitWithheld::ExceedsMean),
                 ..self
             };
         }
         self
+    }
+
+    /// [`Self::within`] again against `mean_ns`, a split withheld for
+    /// exceeding another mean first put back (the summary's mean becomes
+    /// the merged histogram's after the median of the repetitions').
+    pub fn rechecked(self, mean_ns: f64) -> LatencySplit {
+        let back = if self.withheld == Some(SplitWithheld::ExceedsMean) {
+            LatencySplit {
+                withheld: None,
+                ..self
+            }
+        } else {
+            self
+        };
+        back.within(mean_ns)
     }
 
     /// The pooled split of `reps` (as the summary's latency pools the
@@ -337,6 +358,17 @@ mod tests {
         assert_eq!(over.withheld, Some(SplitWithheld::ExceedsMean));
         assert_eq!(over.unaccounted_ns(121_900.0), None);
         assert_eq!(s.unaccounted_ns(121_900.0), None);
+        // Within the tolerance of the mean: kept; a split withheld
+        // against one mean is checked again against the mean shown.
+        let m = s.mean_ns();
+        assert_eq!(s.within(m / (1.0 + PARTS_TOLERANCE / 2.0)).withheld, None);
+        let against_median = s.within(m / 1.5);
+        assert_eq!(against_median.withheld, Some(SplitWithheld::ExceedsMean));
+        assert_eq!(against_median.rechecked(m * 1.01).withheld, None);
+        assert_eq!(
+            shared.rechecked(m * 2.0).withheld,
+            Some(SplitWithheld::OtherTraffic)
+        );
         // A withheld repetition withholds the pooled split.
         let pooled = LatencySplit::pooled(&[own, shared]).unwrap();
         assert_eq!(pooled.withheld, Some(SplitWithheld::OtherTraffic));

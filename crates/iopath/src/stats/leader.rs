@@ -34,10 +34,13 @@ pub fn verdict_rounds() -> usize {
 }
 
 /// The two-sided level the rounds loop's drops spend over **all** their
-/// looks at a job, per method: a method at the margin of the leader (3%
-/// slower) is dropped as behind in at most half of it (1%) of jobs,
-/// however many rounds the budget gives. The verdict's 5% is spent on
-/// what the loop leaves, apart.
+/// looks at a job, per comparison with the leader, however many rounds the
+/// budget gives (the union bound over the looks). For a fixed pair, a
+/// method at the margin of the leader (3% slower) is dropped as behind in
+/// at most half of it (1%) of jobs; the leader is chosen from the same
+/// data, which the bound does not cover: simulated with 2-3 methods, at
+/// most 1.3% (docs/statistics.md). The verdict's 5% is spent on what the
+/// loop leaves, apart.
 pub const DROP_SPEND: f64 = 0.02;
 
 /// The round of the loop's first look (the first at which a signed-rank
