@@ -127,9 +127,14 @@ impl Answer {
         // Without a call, every other method is apart from the leader;
         // with one, those tied with the pick are not "next", nor those
         // whose place is not settled (never called slower).
+        // A pick tied with the fastest for its cost may be slower than a
+        // method the fastest beats: it is said beside one it outruns.
         let apart = |m: &&&Ranked| {
             m.method != pick.method
-                && (unsure || (!m.tied_with_fastest && !m.unranked))
+                && (unsure
+                    || (!m.tied_with_fastest
+                        && !m.unranked
+                        && m.bw_bytes_per_s < pick.bw_bytes_per_s))
                 && !m.reference
         };
         // A matched job's methods all kept its concurrency: no depth to
