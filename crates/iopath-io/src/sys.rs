@@ -318,6 +318,18 @@ pub struct ThreadUsage {
 }
 
 impl ThreadUsage {
+    /// `other` added to `self`, field by field (several threads' usage).
+    pub fn add(&mut self, other: &ThreadUsage) {
+        self.cpu_ns += other.cpu_ns;
+        self.user_ns += other.user_ns;
+        self.sys_ns += other.sys_ns;
+        self.ctx_vol += other.ctx_vol;
+        self.ctx_invol += other.ctx_invol;
+        self.minflt += other.minflt;
+        self.majflt += other.majflt;
+        self.run_delay_ns += other.run_delay_ns;
+    }
+
     /// What happened between `before` and `self`.
     pub fn since(&self, before: &ThreadUsage) -> ThreadUsage {
         ThreadUsage {
@@ -620,6 +632,24 @@ pub fn is_dax_file(path: &Path) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn usages_add_up_field_by_field_run_delay_too() {
+        let one = ThreadUsage {
+            cpu_ns: 1,
+            user_ns: 2,
+            sys_ns: 3,
+            ctx_vol: 4,
+            ctx_invol: 5,
+            minflt: 6,
+            majflt: 7,
+            run_delay_ns: 8,
+        };
+        let mut sum = one;
+        sum.add(&one);
+        assert_eq!(sum.since(&one), one);
+        assert_eq!(sum.run_delay_ns, 16);
+    }
 
     /// Another thread's CPU clock, read by its id, is the thread's own
     /// clock: at least what the thread read itself before it stopped.

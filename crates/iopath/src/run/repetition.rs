@@ -484,15 +484,7 @@ impl Runner<'_> {
         cost.workers_io = sum_io(ok.iter().map(|(w, ..)| w.io));
         cost.workers_life_io = sum_io(ok.iter().map(|(_, _, life)| *life));
         for (w, ..) in ok {
-            let u = &w.cpu;
-            cost.cpu.cpu_ns += u.cpu_ns;
-            cost.cpu.user_ns += u.user_ns;
-            cost.cpu.sys_ns += u.sys_ns;
-            cost.cpu.ctx_vol += u.ctx_vol;
-            cost.cpu.ctx_invol += u.ctx_invol;
-            cost.cpu.minflt += u.minflt;
-            cost.cpu.majflt += u.majflt;
-            cost.cpu.run_delay_ns += u.run_delay_ns;
+            cost.cpu.add(&w.cpu);
         }
         cost
     }

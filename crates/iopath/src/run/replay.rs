@@ -313,14 +313,7 @@ impl Runner<'_> {
             ..WorkerCost::default()
         };
         for (w, ..) in &ok {
-            let u = &w.cpu;
-            cost.cpu.cpu_ns += u.cpu_ns;
-            cost.cpu.user_ns += u.user_ns;
-            cost.cpu.sys_ns += u.sys_ns;
-            cost.cpu.ctx_vol += u.ctx_vol;
-            cost.cpu.ctx_invol += u.ctx_invol;
-            cost.cpu.minflt += u.minflt;
-            cost.cpu.majflt += u.majflt;
+            cost.cpu.add(&w.cpu);
         }
         let workers: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
         let (mut m, hist) = merge(&workers, self.plan.interval.as_nanos() as u64);
