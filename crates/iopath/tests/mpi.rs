@@ -177,6 +177,9 @@ fn two_and_four_ranks_write_one_result_in_every_layout() {
                 "read,randread",
             ])
             .args(["--size", "8M", "--repeat", "2", "--time", "100ms"])
+            // One case per method and pattern (the default compares two
+            // concurrencies).
+            .args(["--concurrency", "1"])
             .args(["--layout", layout, "--dir"])
             .arg(dir.path())
             .arg("--json")
@@ -342,6 +345,8 @@ fn ctrl_c_to_mpirun_stops_every_rank_keeps_the_result_and_removes_the_files() {
         .arg(bin())
         .args(["run", "--methods", "direct,buffered", "--patterns", "read"])
         .args(["--size", "8M", "--repeat", "200", "--time", "100ms"])
+        // One thread a rank: 8 MiB holds a 1 MiB block for each.
+        .args(["--concurrency", "1"])
         .args(["--layout", "shared", "--dir"])
         .arg(dir.path())
         .arg("--json")
