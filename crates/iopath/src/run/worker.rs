@@ -316,13 +316,12 @@ struct Loop {
     syncs: Option<SyncPoints>,
 }
 
-/// `--sync-every`: the writes drawn since the last sync, whether the next
-/// is due (nothing more is drawn until it is made), and the syncs made.
+/// `--sync-every`: the writes drawn since the last sync and the syncs
+/// made.
 #[derive(Debug, Clone, Copy)]
 struct SyncPoints {
     every: iopath_io::SyncEvery,
     since: u32,
-    due: bool,
     done: crate::result::Syncs,
 }
 
@@ -331,7 +330,12 @@ impl SyncPoints {
     #[inline(always)]
     fn count(&mut self, delta: i32) {
         self.since = self.since.saturating_add_signed(delta);
-        self.due = self.since >= self.every.writes;
+    }
+
+    /// The next sync is due: nothing more is drawn until it is made.
+    #[inline(always)]
+    fn due(&self) -> bool {
+        self.since >= self.every.writes
     }
 }
 
@@ -361,7 +365,6 @@ impl Loop {
             syncs: job.sync_every.map(|every| SyncPoints {
                 every,
                 since: 0,
-                due: false,
                 done: Default::default(),
             }),
         })
@@ -409,7 +412,7 @@ impl Loop {
             }
             if self.done.is_empty() {
                 if self.in_flight == 0 {
-                    if self.syncs.is_some_and(|s| s.due) {
+                    if self.syncs.is_some_and(|s| s.due()) {
                         now_ns = self.sync_point(engine, clock)?;
                         continue;
                     }
@@ -445,7 +448,7 @@ impl Loop {
     #[inline(always)]
     fn draw(&mut self, engine: &mut dyn Engine, job: &WorkerJob, byte_budget: u64) {
         let bs = job.block_size;
-        while self.issued < byte_budget && !self.syncs.is_some_and(|s| s.due) {
+        while self.issued < byte_budget && !self.syncs.is_some_and(|s| s.due()) {
             let Some(slot) = self.slots.free.pop() else {
                 break;
             };
@@ -488,7 +491,6 @@ impl Loop {
         let to = clock.ns();
         s.done = crate::result::Syncs::new(s.done.count + 1, s.done.total_ns + (to - from));
         s.since = 0;
-        s.due = false;
         Ok(to)
     }
 
