@@ -90,6 +90,17 @@ pub enum TraceCommand {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
         iolog_version: u8,
     },
+    /// Keep only the events on some files (a program's data, not its libraries) in a new trace.
+    Filter {
+        #[arg(value_name = "TRACE")]
+        trace: PathBuf,
+        #[arg(short = 'o', long = "output", value_name = "TRACE")]
+        output: PathBuf,
+        /// Keep the files at or under this path (repeat for more); relative paths are taken
+        /// against the current directory.
+        #[arg(long = "path", value_name = "PATH", required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 /// `iopath record`: the command's exit code, passed through.
@@ -157,6 +168,11 @@ pub fn trace(a: &TraceArgs) -> Result<ExitCode> {
             output,
             iolog_version,
         } => export_fio(trace, output, *iolog_version)?,
+        TraceCommand::Filter {
+            trace,
+            output,
+            paths,
+        } => filter(trace, output, paths)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -196,6 +212,51 @@ fn import_fio(log: &Path, output: &Path) -> Result<()> {
         }
     }
     let mut header = imp.header(&log.to_string_lossy());
+    spool
+        .finish(output, &mut header)
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    Ok(())
+}
+
+/// `iopath trace filter`: the events on the files under `paths`, into a
+/// new trace (written through a spool: nothing is left at `output` on an
+/// error).
+fn filter(trace: &Path, output: &Path, paths: &[PathBuf]) -> Result<()> {
+    refuse_existing(output)?;
+    let mut r = codec::open_file(trace).map_err(|e| bad_trace(trace, e))?;
+    let absolute: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let keep: Vec<&Path> = absolute
+        .iter()
+        .chain(paths.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    let f = crate::trace::filter::Filter::under(&r.header().files, &keep);
+    if f.files().is_empty() {
+        return Err(UsageError(format!(
+            "{}: none of its {} files is at or under {}; iopath trace show lists them",
+            trace.display(),
+            r.header().files.len(),
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into());
+    }
+    let mut header = f.header(r.header());
+    let mut spool = crate::trace::spool::Spool::create(output)
+        .with_context(|| format!("cannot write beside {}", output.display()))?;
+    for e in r.by_ref() {
+        if let Some(e) = f.event(&e.map_err(|e| bad_trace(trace, e))?) {
+            spool
+                .push(&e)
+                .with_context(|| format!("cannot write beside {}", output.display()))?;
+        }
+    }
     spool
         .finish(output, &mut header)
         .with_context(|| format!("cannot write {}", output.display()))?;

@@ -14,6 +14,7 @@
 //! read.
 
 pub mod codec;
+pub mod filter;
 pub mod iolog;
 pub mod replay;
 pub mod spool;
