@@ -22,6 +22,7 @@
 use std::time::Duration;
 
 use crate::model::words::Until;
+use crate::plan::replay::{ReplaySource, ReplayTiming};
 use crate::plan::{Case, Pattern, Plan};
 
 /// Set-up per repetition that the time limit does not count (cache state,
@@ -133,6 +134,17 @@ pub fn rep_bytes(plan: &Plan, case: &Case, file_size: u64) -> Option<u64> {
 /// measured speed when known (bytes per second). Also: whether bytes bound
 /// it at an assumed speed, and whether bytes alone bound it.
 fn rep_time(plan: &Plan, case: &Case, file_size: u64, speed: Option<f64>) -> (f64, bool, bool) {
+    if let Some(source) = plan
+        .replay
+        .as_ref()
+        .filter(|_| case.pattern == Pattern::Replay)
+    {
+        return (
+            replay_time(source, case, speed) + SETUP_S,
+            speed.is_none(),
+            false,
+        );
+    }
     let limit = (case.pattern != Pattern::Copy)
         .then(|| plan.case_time_limit(case))
         .flatten()
@@ -158,6 +170,37 @@ fn rep_time(plan: &Plan, case: &Case, file_size: u64, speed: Option<f64>) -> (f6
     };
     (work + SETUP_S, assumed, bytes.is_some() && limit.is_none())
 }
+
+/// One whole replay of `source` through `case`, seconds: a replay is
+/// never cut by the time limit, so its reads and writes decide it, at the
+/// measured speed (bytes per second) when known, else at one op per
+/// [`ASSUMED_REPLAY_OP_S`] per request in flight (the assumed speed where
+/// that is faster: large requests); under `--replay-timing recorded` (or a
+/// factor), no shorter than the recorded span scaled.
+pub fn replay_time(source: &ReplaySource, case: &Case, speed: Option<f64>) -> f64 {
+    let s = &source.survey;
+    let bytes = (s.read_bytes + s.write_bytes) as f64;
+    let work = match speed.filter(|v| *v > 0.0) {
+        Some(v) => bytes / v,
+        None => {
+            let depth = if case.method.is_async() {
+                source.depth()
+            } else {
+                1
+            };
+            let per_op = s.data_ops() as f64 * ASSUMED_REPLAY_OP_S / f64::from(depth.clamp(1, 8));
+            per_op.max(bytes / assumed_speed(case))
+        }
+    };
+    match source.timing {
+        ReplayTiming::Fast => work,
+        ReplayTiming::Recorded { scale } => work.max(s.duration_ns as f64 / 1e9 * scale),
+    }
+}
+
+/// The time assumed for one replayed read or write before any has run
+/// (20,000 a second, as [`assumed_speed`] assumes of small requests).
+pub const ASSUMED_REPLAY_OP_S: f64 = 50e-6;
 
 /// What the cases of one job take (`cases`, with their measured speeds
 /// when known), run in rounds by [`crate::stats::StopRule::decide_job`]:

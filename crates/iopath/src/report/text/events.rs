@@ -180,6 +180,19 @@ fn budgeted(bound: Bound, parts: &[String]) -> String {
 
 /// How the plan repeats its cases.
 fn repetitions(plan: &Plan) -> String {
+    if plan.replay.is_some() {
+        // No time limit cuts a replay: each repetition is the whole trace.
+        return match plan.repeat {
+            Some(r) => format!(
+                "{r} repetition{}, each a whole replay of the trace",
+                if r == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                "adaptive repetitions, each a whole replay of the trace, about {} per method of a job",
+                fmt_duration(plan.max_time)
+            ),
+        };
+    }
     match (plan.repeat, plan.time_limit()) {
         (Some(r), Some(t)) => format!(
             "{r} repetition{} of up to {} each",

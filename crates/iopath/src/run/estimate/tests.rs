@@ -524,3 +524,52 @@ fn a_budget_smaller_than_the_floor_of_rounds_is_estimated_at_least_the_floor() {
     let e = Estimate::of(&p, 1 << 30, true, &arms(&p), &none);
     assert_eq!(e.bound(&p), None);
 }
+
+/// A replay is never cut by the time limit: its estimate is the trace's
+/// reads and writes (at an assumed time per op, then the measured speed),
+/// and no shorter than the recorded span under the recorded timing, not
+/// the default time limit per repetition.
+#[test]
+fn a_replays_estimate_is_its_ops_not_the_time_limit() {
+    use crate::plan::replay::{apply, ReplaySource, ReplayTiming};
+    use crate::trace::replay::{Survey, SurveyThread};
+    let source = |timing| ReplaySource {
+        trace: "/t/long.trace".into(),
+        name: "long.trace".into(),
+        survey: Survey {
+            file_sizes: vec![1 << 30],
+            threads: vec![SurveyThread {
+                tid: 1,
+                ops: 1_000_000,
+                data_ops: 1_000_000,
+                files: vec![0],
+                depth: 1,
+            }],
+            reads: 1_000_000,
+            read_bytes: 4096 * 1_000_000,
+            max_len: 4096,
+            duration_ns: 600_000_000_000,
+            ..Survey::default()
+        },
+        timing,
+        qd: None,
+    };
+    let estimate = |timing, speed: Option<f64>| {
+        let mut p = plan(&["--repeat", "3"]);
+        let methods = [Method::Buffered.into(), Method::Uring.into()];
+        apply(&mut p, source(timing), &methods, None).unwrap();
+        Estimate::of(&p, 1 << 30, false, &arms(&p), &|_| speed)
+    };
+    let fast = estimate(ReplayTiming::Fast, None);
+    for c in &fast.cases {
+        // 1 M ops at 50 us each, one in flight.
+        assert!((c.rep_s - (50.0 + SETUP_S)).abs() < 1e-6, "{c:?}");
+        assert_eq!(c.reps, 3.0);
+        assert!(c.assumed && !c.open_ended, "{c:?}");
+    }
+    let measured = estimate(ReplayTiming::Fast, Some(400e6));
+    assert!((measured.cases[0].rep_s - (4.096e9 / 400e6 + SETUP_S)).abs() < 1e-6);
+    assert!(!measured.cases[0].assumed);
+    let recorded = estimate(ReplayTiming::Recorded { scale: 0.5 }, Some(400e6));
+    assert!((recorded.cases[0].rep_s - (300.0 + SETUP_S)).abs() < 1e-6);
+}
