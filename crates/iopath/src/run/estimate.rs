@@ -245,7 +245,7 @@ pub fn stretch(plan: &Plan, cases: &[&Case], file_size: u64, budget_s: f64) -> f
     let cost = |s: f64| -> f64 {
         let rep = |c: &&Case| rep_time(plan, c, file_size, None, Stretch::Whole(s)).0;
         let setup = STRETCH_SETUP_S - SETUP_S;
-        rounds * cases.iter().map(|c| rep(&c) + setup).sum::<f64>()
+        rounds * cases.iter().map(|c| rep(c) + setup).sum::<f64>()
     };
     let room = STRETCH_SHARE * budget_s;
     let most = crate::plan::MAX_STRETCH;
