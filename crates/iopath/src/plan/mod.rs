@@ -49,6 +49,16 @@ const FLOOR_SHARE: f64 = 0.6;
 const REP_SETUP: Duration = Duration::from_millis(15);
 /// The shortest repetition iopath chooses to fit a budget.
 pub const MIN_BUDGET_TIME: Duration = Duration::from_millis(20);
+/// The fewest requests every slot (request in flight) of a repetition is
+/// given when iopath chose its length (no `--time`): a repetition's edges
+/// (its requests in flight when its time ends: at most one a slot) are then
+/// at most 1/32 of it, the 3% margin of a verdict. The budget's length
+/// alone gave a sequential 1 MiB read at 8 in flight 5 requests a thread.
+pub const MIN_REQUESTS_PER_SLOT: u32 = 32;
+/// The most times its chosen length such a repetition may run on for
+/// them; within it, its job's budget decides after buying the rounds a
+/// verdict needs (`run::estimate::stretch`).
+pub const MAX_STRETCH: f64 = 8.0;
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
 pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_RWMIX: u8 = 50;
@@ -301,6 +311,18 @@ impl Plan {
             MIN_BUDGET_TIME.as_secs_f64(),
             DEFAULT_TIME.as_secs_f64(),
         )))
+    }
+
+    /// When iopath chose the length of `case`'s repetitions (no `--time`,
+    /// no byte count, no whole pass): that length, which a repetition may
+    /// run on past until every slot had [`MIN_REQUESTS_PER_SLOT`] requests
+    /// (as far as its job's stretch allows). A user's time is kept as given.
+    pub fn chosen_length(&self, case: &Case) -> Option<Duration> {
+        let given = self.time.is_some() || self.whole_pass || self.replay.is_some();
+        if given || case.io_size.or(self.io_size).is_some() {
+            return None;
+        }
+        self.case_time_limit(case)
     }
 
     /// The time limit of one repetition of `case`: the run's, unless the

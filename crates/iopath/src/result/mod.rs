@@ -475,6 +475,13 @@ pub struct RepetitionControl {
     /// results before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ns: Option<u64>,
+    /// When its repetitions' length was iopath's and its job's budget let
+    /// them run on past it: the latest one may end, ns, unless every
+    /// request in flight has had its 32 requests before
+    /// (`plan::MIN_REQUESTS_PER_SLOT`, docs/statistics.md); absent
+    /// otherwise and in results before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stretch_until_ns: Option<u64>,
 }
 
 impl CaseResult {

@@ -74,6 +74,9 @@ pub struct CaseTime {
     /// whatever they cost ([`crate::plan::MIN_ADAPTIVE_REPS`], warm-ups
     /// too); else `total_s`.
     pub floor_s: f64,
+    /// How many times its chosen length a repetition may run on for the
+    /// requests every slot is given ([`stretch`]); 1 when it may not.
+    pub stretch: f64,
 }
 
 /// The size of the file the run will address, and whether iopath fills
@@ -131,9 +134,16 @@ pub fn rep_bytes(plan: &Plan, case: &Case, file_size: u64) -> Option<u64> {
 }
 
 /// One repetition of `case`, set-up included, seconds; `speed` is its
-/// measured speed when known (bytes per second). Also: whether bytes bound
+/// measured speed when known (bytes per second); `stretch` how far a
+/// length iopath chose may run on ([`stretch`]). Also: whether bytes bound
 /// it at an assumed speed, and whether bytes alone bound it.
-fn rep_time(plan: &Plan, case: &Case, file_size: u64, speed: Option<f64>) -> (f64, bool, bool) {
+fn rep_time(
+    plan: &Plan,
+    case: &Case,
+    file_size: u64,
+    speed: Option<f64>,
+    stretch: Stretch,
+) -> (f64, bool, bool) {
     if let Some(source) = plan
         .replay
         .as_ref()
@@ -154,6 +164,7 @@ fn rep_time(plan: &Plan, case: &Case, file_size: u64, speed: Option<f64>) -> (f6
     let speed = speed
         .filter(|s| *s > 0.0)
         .unwrap_or_else(|| assumed_speed(case));
+    let limit = limit.map(|l| stretched(plan, case, l, speed, stretch));
     // The assumed speed matters only where it, not the time limit, ends
     // the repetition (one pass of 1 GiB at 500 MB/s outlasts 150 ms).
     let assumed = !measured && bytes.is_some_and(|b| limit.is_none_or(|l| (b as f64 / speed) < l));
@@ -202,21 +213,135 @@ pub fn replay_time(source: &ReplaySource, case: &Case, speed: Option<f64>) -> f6
 /// (20,000 a second, as [`assumed_speed`] assumes of small requests).
 pub const ASSUMED_REPLAY_OP_S: f64 = 50e-6;
 
+/// How far a repetition of a length iopath chose runs on past it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stretch {
+    /// Until every slot had its requests at the speed given, for at most
+    /// this many times the length (as the workers do).
+    AsNeeded(f64),
+    /// This many times the length, whatever the speed: the most it can
+    /// cost, which [`stretch`] budgets for.
+    Whole(f64),
+}
+
+/// The time limit `l` (seconds) of a repetition of `case` at `speed`
+/// (bytes per second), run on as `stretch` says when iopath chose it.
+fn stretched(plan: &Plan, case: &Case, l: f64, speed: f64, stretch: Stretch) -> f64 {
+    if plan.chosen_length(case).is_none() {
+        return l;
+    }
+    match stretch {
+        Stretch::Whole(s) => l * s,
+        Stretch::AsNeeded(s) => {
+            let need = f64::from(crate::plan::MIN_REQUESTS_PER_SLOT)
+                * slots(case) as f64
+                * case.block_size as f64
+                / speed;
+            need.clamp(l, l * s.max(1.0))
+        }
+    }
+}
+
+/// Requests in flight of one repetition of `case`, all its threads
+/// together: each thread's depth for an asynchronous method, one for a
+/// synchronous one.
+fn slots(case: &Case) -> u64 {
+    let depth = if case.method.is_async() {
+        case.queue_depth_requested.max(1)
+    } else {
+        1
+    };
+    u64::from(depth) * u64::from(case.threads.max(1))
+}
+
+/// The share of a job's budget that the rounds its verdict needs may take
+/// at their stretched length: the rest is kept for what the cost model
+/// misses and goes to the methods still close to their leader.
+const STRETCH_SHARE: f64 = 0.75;
+
+/// Set-up of one repetition beside its length, as the stretch counts it:
+/// the cache state made, engines opened, workers started and joined. The
+/// default run's repetitions of 39 ms took 85-147 ms more than their timed
+/// work here (medians per job, 2026-11-27), far above the estimate's
+/// [`SETUP_S`]: a stretch counted with that would spend the rounds.
+const STRETCH_SETUP_S: f64 = 0.12;
+
+/// How many times its chosen length ([`Plan::chosen_length`]) a
+/// repetition of the job of `cases` may run on, under a job budget of
+/// `budget_s` seconds, to give every slot its requests
+/// ([`crate::plan::MIN_REQUESTS_PER_SLOT`]). The rounds the job's verdict
+/// needs come first, at the chosen length; the stretch takes only what is
+/// left of [`STRETCH_SHARE`] of the budget once they are paid for, counted
+/// as though every arm ran its whole stretched length (the speeds are not
+/// known before the job runs) after a set-up of [`STRETCH_SETUP_S`], and
+/// is at most
+/// [`crate::plan::MAX_STRETCH`]. 1 when those rounds take it all, with
+/// `--repeat`, or when a length was given. The runner gives each job this
+/// stretch from its share of the budget; the estimate, from the share it
+/// expects the job to get.
+pub fn stretch(plan: &Plan, cases: &[&Case], file_size: u64, budget_s: f64) -> f64 {
+    if plan.repeat.is_some() || cases.iter().any(|c| plan.chosen_length(c).is_none()) {
+        return 1.0;
+    }
+    let rounds = wanted_rounds(plan, cases.len()).unwrap_or(crate::plan::MIN_ADAPTIVE_REPS) as f64
+        + f64::from(plan.warmup);
+    let cost = |s: f64| -> f64 {
+        let rep = |c: &&Case| rep_time(plan, c, file_size, None, Stretch::Whole(s)).0;
+        let setup = STRETCH_SETUP_S - SETUP_S;
+        rounds * cases.iter().map(|c| rep(c) + setup).sum::<f64>()
+    };
+    let room = STRETCH_SHARE * budget_s;
+    let most = crate::plan::MAX_STRETCH;
+    if cost(1.0) >= room {
+        return 1.0;
+    }
+    if cost(most) <= room {
+        return most;
+    }
+    // The cost grows with the stretch: the largest that fits, to 1/1000.
+    let (mut lo, mut hi) = (1.0, most);
+    while hi - lo > 1e-3 {
+        let mid = (lo + hi) / 2.0;
+        if cost(mid) <= room {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The budget the runner will give the job of `cases` (seconds): its own
+/// (a fio job's `runtime`), else its cases' share of the run's budget
+/// less the file's fill (`RunBudget::share`: every job before it spends
+/// its share); `None` without a budget.
+fn expected_share(plan: &Plan, cases: &[&Case], prefill_s: f64) -> Option<f64> {
+    if let Some(own) = cases.iter().find_map(|c| c.budget) {
+        return Some(own.as_secs_f64());
+    }
+    let all = plan.cases.iter().filter(|c| c.budget.is_none()).count();
+    let left = plan.budget?.as_secs_f64() - prefill_s;
+    Some(left.max(0.0) * cases.len() as f64 / all.max(1) as f64)
+}
+
 /// What the cases of one job take (`cases`, with their measured speeds
 /// when known), run in rounds by [`crate::stats::StopRule::decide_job`]:
 /// `--repeat` rounds, or as many as the job's budget (`--max-time` per
 /// case) pays for, and the rounds its verdict needs when they fit in
 /// [`crate::stats::VERDICT_GRACE`] times it (warm-ups count against both).
+/// `share_s`: the job's budget, which decides its [`stretch`].
 pub fn job_times(
     plan: &Plan,
     cases: &[&Case],
     file_size: u64,
     speeds: &[Option<f64>],
+    share_s: Option<f64>,
 ) -> Vec<CaseTime> {
+    let stretch = share_s.map_or(1.0, |b| self::stretch(plan, cases, file_size, b));
     let reps: Vec<(f64, bool, bool)> = cases
         .iter()
         .zip(speeds)
-        .map(|(c, &s)| rep_time(plan, c, file_size, s))
+        .map(|(c, &s)| rep_time(plan, c, file_size, s, Stretch::AsNeeded(stretch)))
         .collect();
     let round_s: f64 = reps.iter().map(|r| r.0).sum();
     let k = cases.len().max(1);
@@ -273,6 +398,7 @@ pub fn job_times(
                 short_of: if capped { wanted } else { short_of },
                 max_time_for_call: max_time.filter(|_| !capped),
                 short_by_timeout: capped,
+                stretch,
             }
         })
         .collect()
@@ -308,14 +434,20 @@ impl Estimate {
         jobs: &[Vec<usize>],
         speed: &dyn Fn(&Case) -> Option<f64>,
     ) -> Estimate {
+        let prefill_s = if prefill && plan.needs_file() {
+            file_size as f64 / 500e6
+        } else {
+            0.0
+        };
         let mut cases: Vec<Option<CaseTime>> = vec![None; plan.cases.len()];
+        let times = |members: &[&Case]| {
+            let speeds: Vec<Option<f64>> = members.iter().map(|c| speed(c)).collect();
+            let share = expected_share(plan, members, prefill_s).filter(|_| plan.repeat.is_none());
+            job_times(plan, members, file_size, &speeds, share)
+        };
         for job in jobs {
             let members: Vec<&Case> = job.iter().map(|&i| &plan.cases[i]).collect();
-            let speeds: Vec<Option<f64>> = members.iter().map(|c| speed(c)).collect();
-            for (&i, t) in job
-                .iter()
-                .zip(job_times(plan, &members, file_size, &speeds))
-            {
+            for (&i, t) in job.iter().zip(times(&members)) {
                 cases[i] = Some(t);
             }
         }
@@ -323,13 +455,9 @@ impl Estimate {
             cases: cases
                 .into_iter()
                 .zip(&plan.cases)
-                .map(|(t, c)| t.unwrap_or_else(|| job_times(plan, &[c], file_size, &[speed(c)])[0]))
+                .map(|(t, c)| t.unwrap_or_else(|| times(&[c])[0]))
                 .collect(),
-            prefill_s: if prefill && plan.needs_file() {
-                file_size as f64 / 500e6
-            } else {
-                0.0
-            },
+            prefill_s,
         }
     }
 
@@ -368,6 +496,18 @@ impl Estimate {
         } else {
             Bound::Holds { budget, rounds }
         })
+    }
+
+    /// The latest a repetition of a length iopath chose may end, running
+    /// on for the requests every slot is given ([`stretch`]): the longest
+    /// over the cases whose jobs' budgets let them; `None` when none may.
+    pub fn stretch_until(&self, plan: &Plan) -> Option<Duration> {
+        self.cases
+            .iter()
+            .zip(&plan.cases)
+            .filter(|(t, _)| t.stretch > 1.0)
+            .filter_map(|(t, c)| plan.chosen_length(c).map(|l| l.mul_f64(t.stretch)))
+            .max()
     }
 
     pub fn total(&self) -> Duration {

@@ -313,6 +313,16 @@ impl<'p> Ranks<'p> {
         }
     }
 
+    /// Rank 0's `mine` on every rank (a figure every rank must run by
+    /// alike: a job's stretch, which each rank derived from its own clock).
+    pub fn agree_f64(&self, mine: f64) -> f64 {
+        if !self.many() {
+            return mine;
+        }
+        let r0 = self.from_rank0(&mine.to_le_bytes());
+        <[u8; 8]>::try_from(r0.as_slice()).map_or(mine, f64::from_le_bytes)
+    }
+
     /// Every rank's `mine` (its target's file system and device): `None`
     /// when all are alike, else a note naming which ranks have which.
     pub fn differences(&self, mine: &str) -> Option<MpiNote> {

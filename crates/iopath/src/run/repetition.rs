@@ -25,7 +25,7 @@ use crate::system::placement::PlacementResult;
 use super::live::Live;
 use super::merge::merge;
 use super::observe::{self, Observer, WorkerCost};
-use super::worker::{self, WorkerJob, WorkerOut};
+use super::worker::{self, AtLeast, WorkerJob, WorkerOut};
 use super::{changed, cpu_share, job, ranks, verify, Runner};
 
 /// A repetition that ran.
@@ -170,7 +170,7 @@ impl Runner<'_> {
         obs: &Observer,
         live: Option<&Live>,
         pass: u32,
-        cap: Option<Duration>,
+        (cap, stretch): (Option<Duration>, f64),
     ) -> Result<RepOk, RepError> {
         if case.pattern == Pattern::Copy {
             // A copy is not cut part-way: the case timeout only keeps
@@ -184,7 +184,17 @@ impl Runner<'_> {
         let limit = plan.case_time_limit(case);
         // The case timeout's rest, when it ends the repetition sooner.
         let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
-        let jobs = self.worker_jobs(case, target, range, cut_at.or(limit), pass);
+        // A length iopath chose runs on for the requests every slot is
+        // given, as far as its job's stretch allows, never past the case
+        // timeout.
+        let at_least = plan
+            .chosen_length(case)
+            .filter(|_| cut_at.is_none() && stretch > 1.0)
+            .map(|t| AtLeast {
+                per_slot: crate::plan::MIN_REQUESTS_PER_SLOT,
+                until: cap.map_or(t.mul_f64(stretch), |c| c.min(t.mul_f64(stretch))),
+            });
+        let jobs = self.worker_jobs(case, target, range, (cut_at.or(limit), at_least), pass);
         let spec = open_spec(case, target, range);
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
@@ -260,7 +270,7 @@ impl Runner<'_> {
         case: &Case,
         target: Option<&Target>,
         r: Range,
-        time: Option<Duration>,
+        (time, at_least): (Option<Duration>, Option<AtLeast>),
         pass: u32,
     ) -> Vec<WorkerJob> {
         let plan = self.plan;
@@ -312,6 +322,7 @@ impl Runner<'_> {
                     len,
                     byte_budget,
                     time_budget: time,
+                    at_least,
                     sync: case.sync,
                     sync_every: case.sync_every,
                     rwmix_read_pct: case.rwmix_read_pct,

@@ -73,6 +73,9 @@ pub struct WorkerJob {
     pub byte_budget: Option<u64>,
     /// Stop issuing after this long.
     pub time_budget: Option<Duration>,
+    /// A time budget iopath chose (from `--budget`) is a soft one: past it,
+    /// issuing goes on until every slot has had its requests.
+    pub at_least: Option<AtLeast>,
     pub sync: SyncPolicy,
     /// A sync every N writes (`--sync-every`): an ordering point.
     pub sync_every: Option<iopath_io::SyncEvery>,
@@ -96,6 +99,16 @@ pub struct WorkerJob {
     /// `--layout shared-strided` (ranks, this rank): block b of the range
     /// is the file's block `b * ranks + rank`; (1, 0) otherwise.
     pub stride: (u64, u64),
+}
+
+/// The fewest requests of a repetition whose length iopath chose: its time
+/// budget ends it only once `per_slot` requests per slot (request in
+/// flight: the engine's queue depth) were issued, or at `until` whatever
+/// was issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtLeast {
+    pub per_slot: u32,
+    pub until: Duration,
 }
 
 /// What `--verify` asks of one worker in one repetition.
@@ -384,6 +397,14 @@ impl Loop {
     ) -> Result<Ended, WorkerError> {
         let byte_budget = job.byte_budget.unwrap_or(u64::MAX);
         let time_budget_ns = job.time_budget.map_or(u64::MAX, |d| d.as_nanos() as u64);
+        // Past the time budget, issuing goes on until `min_issue` bytes
+        // were issued (the requests every slot is given), up to `hard_ns`.
+        let (min_issue, hard_ns) = job.at_least.map_or((0, u64::MAX), |a| {
+            let slots = self.slots.op.len() as u64;
+            let bs = u64::from(job.block_size);
+            let per_slot = u64::from(a.per_slot);
+            (per_slot * slots * bs, a.until.as_nanos() as u64)
+        });
         let mut ended = Ended::default();
         // Next time the totals are published for the live line; never when
         // nobody shows them.
@@ -393,7 +414,8 @@ impl Loop {
         // Since when the engine has accepted nothing with nothing in flight.
         let mut stalled_since: Option<u64> = None;
         loop {
-            if issuing && (now_ns >= time_budget_ns || self.issued >= byte_budget) {
+            let timed = now_ns >= time_budget_ns && (self.issued >= min_issue || now_ns >= hard_ns);
+            if issuing && (timed || self.issued >= byte_budget) {
                 issuing = false;
                 ended.timed_out = self.issued < byte_budget && byte_budget != u64::MAX;
             }

@@ -258,6 +258,7 @@ pub(crate) mod tests {
                 elapsed_ns: 0,
                 measured_ios: None,
                 budget_ns: None,
+                stretch_until_ns: None,
             }),
             ..Default::default()
         }

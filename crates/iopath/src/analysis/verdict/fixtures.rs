@@ -40,6 +40,7 @@ pub(crate) fn stopped(mut c: CaseResult, why: crate::stats::StopReason, rep_s: f
         elapsed_ns: (rep_s * 1e9) as u64 * u64::from(n),
         measured_ios: None,
         budget_ns: None,
+        stretch_until_ns: None,
     });
     c
 }

@@ -45,6 +45,7 @@ fn case(method: &str, pattern: Pattern, bytes: u64, duration_ns: u64, fraction: 
             elapsed_ns: 0,
             measured_ios: None,
             budget_ns: None,
+            stretch_until_ns: None,
         }),
         ..Default::default()
     }

@@ -606,6 +606,7 @@ fn a_verdict_on_cases_the_case_timeout_stopped_says_so_in_its_advice() {
         elapsed_ns: 10_000_000_000,
         measured_ios: None,
         budget_ns: None,
+        stretch_until_ns: None,
     });
     let v = &all(&cases)[0];
     assert_eq!(v.capped, vec!["uffd".to_string()]);

@@ -100,6 +100,15 @@ fn stale_files(removed: &[Reaped]) -> String {
 pub fn describe(e: &Estimate, plan: &Plan) -> String {
     let mut parts = vec![n_of(e.cases.len() as u64, "case", "cases")];
     parts.push(repetitions(plan));
+    if let Some(until) = e.stretch_until(plan) {
+        // Said to the ms, as the length it stretches.
+        let ms = std::time::Duration::from_millis(until.as_millis().max(1) as u64);
+        parts[1].push_str(&format!(
+            ", run on up to {} where {} requests per request in flight need it",
+            fmt_duration(ms),
+            crate::plan::MIN_REQUESTS_PER_SLOT
+        ));
+    }
     if let Some(c) = plan.case_timeout {
         parts.push(format!(
             "each case capped at {} (--case-timeout){}",

@@ -573,3 +573,91 @@ fn a_replays_estimate_is_its_ops_not_the_time_limit() {
     let recorded = estimate(ReplayTiming::Recorded { scale: 0.5 }, Some(400e6));
     assert!((recorded.cases[0].rep_s - (300.0 + SETUP_S)).abs() < 1e-6);
 }
+
+/// Regression (issue 28, item d): repetitions run on to 8 times their
+/// chosen length for 32 requests a slot left the default run's sequential
+/// jobs 3 rounds of the 6 a verdict needs. The budget now buys every job
+/// those rounds first, and stretches its repetitions only with what is
+/// left: at the stretch each job is given, its rounds fit in its share
+/// even when every arm runs its whole stretched length, and the job loop
+/// given those repetitions runs them all.
+#[test]
+fn the_budget_buys_every_jobs_rounds_before_it_stretches_repetitions() {
+    use super::super::repeat::{run_job, RepOutcome, Schedule};
+    let size = 1 << 30;
+    let rounds = crate::stats::verdict_rounds();
+    let p = plan(&["--methods", "direct,uring,buffered", "--budget", "60s"]);
+    let mut stretched = Vec::new();
+    for job in arms(&p) {
+        let cases: Vec<&Case> = job.iter().map(|&i| &p.cases[i]).collect();
+        let share = expected_share(&p, &cases, 0.0).unwrap();
+        let s = stretch(&p, &cases, size, share);
+        assert!((1.0..=crate::plan::MAX_STRETCH).contains(&s), "{s}");
+        let whole: Vec<f64> = cases
+            .iter()
+            .map(|c| rep_time(&p, c, size, None, Stretch::Whole(s)).0 + STRETCH_SETUP_S - SETUP_S)
+            .collect();
+        let cost = rounds as f64 * whole.iter().sum::<f64>();
+        assert!(cost <= STRETCH_SHARE * share + 1e-6, "{cost} of {share}");
+        if s > 1.0 {
+            stretched.push(cases[0].pattern);
+        }
+        // The job loop under that share, every repetition its whole
+        // stretched length: the rounds the verdict needs, all of them.
+        let rule = p.stop_rule().map(|mut r| {
+            r.wanted_reps = rounds;
+            r
+        });
+        let sched = Schedule {
+            fixed: None,
+            rule,
+            warmup: 0,
+            seed: 1,
+            round_base: 0,
+            case_timeout_ns: None,
+            budget_ns: Some((share * 1e9) as u64),
+        };
+        let end = run_job(cases.len(), &sched, |c| RepOutcome::Done {
+            bw: 100.0 + (c.arm * 7 + c.round as usize % 5) as f64,
+            wall_ns: (whole[c.arm] * 1e9) as u64,
+        });
+        assert!(end.rounds as usize >= rounds, "{end:?}");
+    }
+    // That budget leaves room to stretch every job's repetitions.
+    assert_eq!(stretched.len(), arms(&p).len(), "{stretched:?}");
+    // The default run's budget does not even pay for the rounds of its 64
+    // cases at their set-up: nothing is stretched.
+    let p = plan(&[]);
+    for job in arms(&p) {
+        let cases: Vec<&Case> = job.iter().map(|&i| &p.cases[i]).collect();
+        let share = expected_share(&p, &cases, 0.0).unwrap();
+        assert_eq!(stretch(&p, &cases, size, share), 1.0, "{share}");
+    }
+    // A budget that pays only for the rounds stretches nothing; one that
+    // pays for 8 times the length, all of it.
+    let p = plan(&[
+        "--methods",
+        "direct,uring",
+        "--patterns",
+        "read",
+        "--bs",
+        "1m",
+    ]);
+    let cases: Vec<&Case> = p.cases.iter().collect();
+    let floor: f64 = cases
+        .iter()
+        .map(|c| {
+            let rep = rep_time(&p, c, size, None, Stretch::Whole(1.0)).0;
+            rounds as f64 * (rep + STRETCH_SETUP_S - SETUP_S)
+        })
+        .sum();
+    assert_eq!(stretch(&p, &cases, size, floor / STRETCH_SHARE), 1.0);
+    assert_eq!(
+        stretch(&p, &cases, size, 100.0 * floor),
+        crate::plan::MAX_STRETCH
+    );
+    // A length given (`--time`) is kept as given.
+    let p = plan(&["--time", "50ms", "--methods", "direct,uring"]);
+    let cases: Vec<&Case> = p.cases.iter().collect();
+    assert_eq!(stretch(&p, &cases, size, 1000.0), 1.0);
+}

@@ -174,6 +174,11 @@ struct Arm<'c> {
     end: Option<ArmEnd>,
     /// The job's budget, ns, when it has one.
     budget_ns: Option<u64>,
+    /// How many times its chosen length a repetition may run on for the
+    /// requests every slot is given ([`super::estimate::stretch`]).
+    stretch: f64,
+    /// The latest its repetitions may then end, ns, when they may run on.
+    stretch_until_ns: Option<u64>,
 }
 
 /// After a Ctrl-C, the time a job's end may spend merging its cases'
@@ -214,7 +219,22 @@ impl Runner<'_> {
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
         sched.budget_ns = sh.budget.share(cases).filter(|_| sched.rule.is_some());
-        arms.iter_mut().for_each(|a| a.budget_ns = sched.budget_ns);
+        // The rounds its verdict needs first, then a stretch of what is
+        // left; rank 0's on every rank, which run the same repetitions.
+        let stretch = sched.budget_ns.map_or(1.0, |b| {
+            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
+                t.size()
+            });
+            super::estimate::stretch(self.plan, cases, size, b as f64 / 1e9)
+        });
+        let stretch = self.ranks.agree_f64(stretch);
+        for a in &mut arms {
+            a.budget_ns = sched.budget_ns;
+            a.stretch = stretch;
+            a.stretch_until_ns = (self.plan.chosen_length(a.case))
+                .filter(|_| stretch > 1.0)
+                .map(|t| t.mul_f64(stretch).as_nanos() as u64);
+        }
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
@@ -311,6 +331,8 @@ impl Runner<'_> {
                     flush_ns: 0,
                     end: None,
                     budget_ns: None,
+                    stretch: 1.0,
+                    stretch_until_ns: None,
                 });
             }
         }
@@ -491,6 +513,7 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
         elapsed_ns: arm.elapsed_ns,
         measured_ios: Some(measured_ios),
         budget_ns: arm.budget_ns,
+        stretch_until_ns: arm.stretch_until_ns,
     });
 }
 

@@ -273,7 +273,8 @@ impl Runner<'_> {
                     // A whole replay each time: not cut by the case timeout.
                     return self.run_replay_repetition(case, sh.replay, sh.obs);
                 }
-                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, cap)
+                let limits = (cap, arm.stretch);
+                self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, limits)
             });
             if let Some(l) = &arm.live {
                 l.end();

@@ -45,14 +45,17 @@ pub(super) struct SeriesOut {
 }
 
 impl Series {
-    /// Sized for the time budget so that the hot loop does not allocate;
+    /// Sized for the time budget (a soft one's end) so that the hot loop
+    /// does not allocate;
     /// without one (a byte budget alone), for 8192 intervals (82 s at the
     /// default 10 ms, 128 KiB), past which a vector doubles inside the
     /// loop.
     pub(super) fn new(job: &WorkerJob) -> Series {
         let interval_ns = job.interval_ns.max(1);
-        let expect = job
-            .time_budget
+        // A soft time budget may run on to its `until`.
+        let longest = job.at_least.map(|a| a.until).max(job.time_budget);
+        let expect = longest
+            .filter(|_| job.time_budget.is_some())
             .map_or(8192, |d| (d.as_nanos() as u64 / interval_ns) as usize + 4)
             .min(1 << 20);
         Series {

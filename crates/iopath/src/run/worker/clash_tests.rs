@@ -90,6 +90,7 @@ fn run_writes(pattern: Pattern, blocks: u64) -> (usize, usize, WorkerOut) {
         len: 4096 * blocks,
         byte_budget: Some(4096 * 400),
         time_budget: None,
+        at_least: None,
         sync: SyncPolicy::None,
         sync_every: None,
         rwmix_read_pct: 50,

@@ -10,6 +10,7 @@ pub(super) fn job(pattern: Pattern) -> WorkerJob {
         len: 4096 * 4,
         byte_budget: None,
         time_budget: None,
+        at_least: None,
         sync: SyncPolicy::None,
         sync_every: None,
         rwmix_read_pct: 30,
@@ -289,4 +290,59 @@ fn rwmix_sets_the_read_share() {
         (2_700..3_300).contains(&reads),
         "{reads} reads of 10000 at 30%"
     );
+}
+/// Reads on a [`FakeEngine`] of 4 slots under `j`: how many were served.
+fn reads_served(j: &WorkerJob) -> u64 {
+    let time = FakeTime::default();
+    let eng = FakeEngine {
+        time: time.clone(),
+        caps: iopath_io::Caps {
+            is_async: false,
+            queue_depth: 4,
+            offset_align: 1,
+            mem_align: 1,
+            notes: Vec::new(),
+            buffer_nodes: Vec::new(),
+        },
+        buf: vec![0; 4096],
+        served: Default::default(),
+        advised: Default::default(),
+    };
+    let (barrier, stop) = (Barrier::new(1), AtomicBool::new(false));
+    let out = run_clocked(Box::new(eng), j, &barrier, &stop, None, |_| time.clone()).unwrap();
+    out.read_ios
+}
+
+/// Regression (issue 28, item d): the budget made repetitions of 39 ms,
+/// about 5 requests a thread for sequential 1 MiB reads at 8 in flight.
+/// A length iopath chose (`at_least`) now ends only once every slot had
+/// its requests, or at its `until`; a byte budget still ends it first.
+#[test]
+fn a_chosen_length_runs_on_until_every_slot_had_its_requests() {
+    let mut j = job(Pattern::RandRead);
+    j.len = 4096 * 64;
+    // Filling the 4 slots' buffers takes 200 us of the fake clock, each
+    // read 8-32: a time budget of 400 us gives a few reads a slot.
+    j.time_budget = Some(std::time::Duration::from_micros(400));
+    let bare = reads_served(&j);
+    assert!(bare < 4 * 8, "{bare}");
+    j.at_least = Some(AtLeast {
+        per_slot: 32,
+        until: std::time::Duration::from_secs(1),
+    });
+    assert_eq!(reads_served(&j), 4 * 32);
+    // `until` ends it whatever was issued: 1 ms gives fewer than 128.
+    j.at_least = Some(AtLeast {
+        per_slot: 32,
+        until: std::time::Duration::from_millis(1),
+    });
+    let until = reads_served(&j);
+    assert!(bare < until && until < 4 * 32, "{bare} {until}");
+    // A byte budget (one pass) ends it first.
+    j.at_least = Some(AtLeast {
+        per_slot: 32,
+        until: std::time::Duration::from_secs(1),
+    });
+    j.byte_budget = Some(4096 * 50);
+    assert_eq!(reads_served(&j), 50);
 }
