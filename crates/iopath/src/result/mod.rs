@@ -18,6 +18,7 @@ pub mod replay;
 mod series;
 pub mod served;
 pub mod skip;
+pub mod streams;
 mod summary;
 mod syncs;
 pub mod verdict_facts;
@@ -320,6 +321,11 @@ pub struct CaseResult {
     /// figures cannot tell, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<served::Served>,
+    /// The workloads it ran at the same time (fio jobs with no `stonewall`
+    /// between them), each with its own figures; the case's figures are
+    /// theirs together. Absent for a case of one workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<streams::StreamResult>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:
     /// the per-iteration series ("cardiogram").
     pub repetitions: Vec<Repetition>,
@@ -712,6 +718,11 @@ pub struct Measurement {
     /// request's latency); absent for other cases. In a summary: medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs: Option<Syncs>,
+    /// A case of streams run at the same time: each stream's figures, in
+    /// the case's order (the fields above are the streams together);
+    /// absent otherwise, and in a summary (`cases[].streams` has them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<streams::StreamRep>,
 }
 
 pub use syncs::Syncs;

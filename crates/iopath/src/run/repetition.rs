@@ -42,6 +42,8 @@ pub struct RepOk {
     pub placement: PlacementResult,
     /// Its requests' latency.
     pub hist: Histogram<u64>,
+    /// Each stream's (a case of streams; empty otherwise).
+    pub stream_hists: Vec<Histogram<u64>>,
     pub verified: Verified,
 }
 
@@ -70,6 +72,32 @@ struct Range {
     /// This rank's part of the file (`--layout shared-segmented`).
     base: u64,
     span: u64,
+}
+
+/// One workload of a repetition: its range, its engines' open spec, and
+/// its workers among the repetition's.
+struct Part<'c> {
+    case: &'c Case,
+    range: Range,
+    spec: OpenSpec,
+    workers: std::ops::Range<usize>,
+}
+
+/// The I/O buffers the workers hold: per workload, threads x depth x
+/// block size (the engine's depth for a case of one workload; a stream's
+/// asked depth, 1 for a synchronous method).
+fn buffers_bytes(case: &Case, parts: &[Part<'_>], qd: usize) -> u64 {
+    parts
+        .iter()
+        .map(|p| {
+            let depth = match (case.streams.is_empty(), case.method.is_async()) {
+                (true, _) => qd as u64,
+                (false, true) => u64::from(p.case.queue_depth_requested.max(1)),
+                (false, false) => 1,
+            };
+            p.range.threads * depth * p.range.bs
+        })
+        .sum()
 }
 
 /// Where the workers really ran and their buffers really are.
@@ -180,12 +208,16 @@ impl Runner<'_> {
             return changed::after(target, None, &job::progress_name(case), sees, rep);
         }
         let plan = self.plan;
-        let range = self.range(case, target);
+        // Streams run for the group's one time limit.
         let limit = plan.case_time_limit(case);
         // The case timeout's rest, when it ends the repetition sooner.
         let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
-        let jobs = self.worker_jobs(case, target, range, cut_at.or(limit), pass);
-        let spec = open_spec(case, target, range);
+        let (parts, jobs) = self.parts(case, target, cut_at.or(limit), pass);
+        let range = parts[0].range;
+        let specs: Vec<&OpenSpec> = parts
+            .iter()
+            .flat_map(|p| p.workers.clone().map(move |_| &p.spec))
+            .collect();
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
         let gate = Gate::new(jobs.len());
@@ -195,7 +227,7 @@ impl Runner<'_> {
         }
         let before = obs.before();
         let usage0 = Before::now(case);
-        let (outs, seen) = self.run_workers(case, target, &spec, &jobs, &gate, live);
+        let (outs, seen) = self.run_workers(case, target, &specs, &jobs, &gate, live);
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
         let (ok, first_err) = first_failure(outs);
@@ -210,9 +242,19 @@ impl Runner<'_> {
         let caps = gate.caps.into_inner().ok().flatten().unwrap_or_default();
         let facts = sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
-        let cost = self.worker_cost(case, range, &ok, &usage0, locked, caps.queue_depth);
+        let buffers = buffers_bytes(case, &parts, caps.queue_depth);
+        let cost = self.worker_cost(case, buffers, &ok, &usage0, locked);
         let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
-        let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        let interval_ns = plan.interval.as_nanos() as u64;
+        let (mut m, hist) = merge(&outs, interval_ns);
+        let mut stream_hists = Vec::new();
+        if !case.streams.is_empty() {
+            for p in &parts {
+                let (rep, h) = super::merge::stream_rep(&outs[p.workers.clone()], interval_ns);
+                m.streams.push(rep);
+                stream_hists.push(h);
+            }
+        }
         let span_of = |f: fn(&WorkerOut) -> Instant| outs.iter().map(f);
         self.ranks
             .timed(span_of(|o| o.start).min(), span_of(|o| o.end).max());
@@ -233,8 +275,41 @@ impl Runner<'_> {
             queue_depth: caps.queue_depth as u32,
             placement: self.placed(case, placed),
             hist,
+            stream_hists,
             verified,
         })
+    }
+
+    /// The workloads of a repetition (the case's streams, or the case
+    /// itself), each with its range, open spec and workers; and every
+    /// worker's job, numbered across the workloads.
+    fn parts<'c>(
+        &self,
+        case: &'c Case,
+        target: Option<&Target>,
+        time: Option<Duration>,
+        pass: u32,
+    ) -> (Vec<Part<'c>>, Vec<WorkerJob>) {
+        let mut jobs: Vec<WorkerJob> = Vec::new();
+        let parts = case
+            .workloads()
+            .iter()
+            .map(|w| {
+                let range = self.range(w, target);
+                let first = jobs.len();
+                for mut j in self.worker_jobs(w, target, range, time, pass) {
+                    j.stream = jobs.len() as u64;
+                    jobs.push(j);
+                }
+                Part {
+                    case: w,
+                    range,
+                    spec: open_spec(w, target, range),
+                    workers: first..jobs.len(),
+                }
+            })
+            .collect();
+        (parts, jobs)
     }
 
     /// The range a case's workers address: capped at the file, whole
@@ -243,9 +318,12 @@ impl Runner<'_> {
         let plan = self.plan;
         let bs = case.block_size;
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
-        let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
+        // A stream's own part of the file starts at its offset.
+        let room = size.saturating_sub(case.offset);
+        let span = case.span.map_or(room, |s| s.min(room)) / bs * bs;
         // `--layout shared-segmented`: this rank's part of the file.
         let (base, span) = self.ranks.segment(span, bs);
+        let base = base + case.offset;
         Range {
             threads: case.threads.max(1) as u64,
             bs,
@@ -335,7 +413,7 @@ impl Runner<'_> {
         &self,
         case: &Case,
         target: Option<&Target>,
-        spec: &OpenSpec,
+        specs: &[&OpenSpec],
         jobs: &[WorkerJob],
         gate: &Gate,
         live: Option<&Live>,
@@ -349,7 +427,8 @@ impl Runner<'_> {
         std::thread::scope(|s| {
             let handles: Vec<_> = jobs
                 .iter()
-                .map(|job| {
+                .zip(specs)
+                .map(|(job, &spec)| {
                     s.spawn(move || {
                         let _wake = changed::Wake(runner);
                         self.worker_thread(case, target, spec, job, gate, live)
@@ -439,11 +518,10 @@ impl Runner<'_> {
     fn worker_cost(
         &self,
         case: &Case,
-        r: Range,
+        buffers_bytes: u64,
         ok: &[WorkerRun],
         usage0: &Before,
         locked_bytes: u64,
-        qd: usize,
     ) -> WorkerCost {
         // io_uring kernel threads (SQPOLL, io-wq) are threads of this
         // process: what the process used beyond this thread and the
@@ -467,7 +545,7 @@ impl Runner<'_> {
         };
         let mut cost = WorkerCost {
             locked_bytes,
-            buffers_bytes: r.threads * qd as u64 * r.bs + own_cache,
+            buffers_bytes: buffers_bytes + own_cache,
             // Only io_uring methods have kernel threads, and threadpool and
             // tokio pool threads (which make the system calls); elsewhere
             // the difference is thread start-up and exit, not I/O.
