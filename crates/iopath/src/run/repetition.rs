@@ -130,6 +130,8 @@ struct Gate {
     /// Locked memory with every engine open, beyond `locked_before`.
     locked: Mutex<u64>,
     locked_before: u64,
+    /// The workers of the first workload (whose depth the case reports).
+    first_workload: u64,
 }
 
 /// The process's figures before a repetition, for its cost.
@@ -220,7 +222,7 @@ impl Runner<'_> {
             .collect();
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
-        let gate = Gate::new(jobs.len());
+        let gate = Gate::new(jobs.len(), parts[0].workers.len());
         if !case.method.is_null() {
             // Measured once, before the first repetition that does I/O.
             obs.baseline();
@@ -672,7 +674,7 @@ impl Runner<'_> {
 impl Gate {
     /// For `workers` workers; the memory locked now is the baseline (rings
     /// of earlier cases may still be torn down in the background).
-    fn new(workers: usize) -> Gate {
+    fn new(workers: usize, first_workload: usize) -> Gate {
         Gate {
             opened: Barrier::new(workers),
             start: Barrier::new(workers),
@@ -681,6 +683,7 @@ impl Gate {
             caps: Mutex::new(None),
             locked: Mutex::new(0),
             locked_before: observe::locked_now(),
+            first_workload: first_workload as u64,
         }
     }
 
@@ -688,7 +691,13 @@ impl Gate {
     /// it runs and its buffers are, and with every engine open (stream 0,
     /// past `opened`) the memory locked.
     fn book(&self, stream: u64, caps: &iopath_io::Caps) {
-        if let Ok(mut c) = self.caps.lock() {
+        // A case of streams: its first stream's.
+        if let Ok(mut c) = self
+            .caps
+            .lock()
+            .map_err(drop)
+            .and_then(|c| (stream < self.first_workload).then_some(c).ok_or(()))
+        {
             c.get_or_insert_with(|| Caps {
                 notes: caps.notes.clone(),
                 queue_depth: caps.queue_depth,
@@ -722,7 +731,9 @@ fn open_spec(case: &Case, target: Option<&Target>, r: Range) -> OpenSpec {
         block_size: r.bs as usize,
         queue_depth: case.queue_depth_requested as usize,
         sync: case.sync,
-        span_bytes: r.span,
+        // Engines map or address from the file's start: a stream's part
+        // ends at its offset plus its span.
+        span_bytes: case.offset + r.span,
         sqpoll_cpu: case.placement.sqpoll_cpu,
         mem_policy: case.placement.mem.clone(),
         buffers: case.buffers,
