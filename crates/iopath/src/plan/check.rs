@@ -194,9 +194,10 @@ pub(super) fn check_cases(
         cases
             .iter()
             .find(|c| {
-                c.offset
-                    .saturating_add(c.block_size * u64::from(c.threads.max(1)))
-                    > s
+                c.offset > 0
+                    && c.offset
+                        .saturating_add(c.block_size * u64::from(c.threads.max(1)))
+                        > s
             })
             .map(|c| (c, s))
     }) {

@@ -45,13 +45,7 @@ pub fn rows(c: &CaseResult, vs: String) -> Vec<Vec<String>> {
 /// One stream's row: its name indented, its depth as its method ran it,
 /// its own throughput, IOPS and p99.
 fn stream_row(c: &CaseResult, st: &StreamResult) -> Vec<String> {
-    // A synchronous method runs every stream at depth 1, as it did the
-    // first.
-    let qd = if c.queue_depth < c.queue_depth_requested {
-        c.queue_depth.min(st.queue_depth_requested)
-    } else {
-        st.queue_depth_requested
-    };
+    let qd = depth(c, st);
     let s = st.summary.as_ref();
     vec![
         format!("  {}", st.name),
@@ -64,4 +58,49 @@ fn stream_row(c: &CaseResult, st: &StreamResult) -> Vec<String> {
         }),
         String::new(),
     ]
+}
+
+/// The `--explain` table's rows for a case's streams, a cell per column
+/// up to its p99.9 (method, job, MiB/s, spread, n, IOPS, p50, p99,
+/// p99.9); none for a case of one workload or without figures.
+pub fn explain_rows(c: &CaseResult) -> Vec<Vec<String>> {
+    if c.summary.is_none() {
+        return Vec::new();
+    }
+    c.streams
+        .iter()
+        .filter_map(|st| {
+            let s = st.summary.as_ref()?;
+            let l = &s.lat_ns;
+            let pct = |ns, p| fmt_percentile(ns, p, l.count);
+            let job = format!(
+                "{} {} Q{}T{}",
+                st.pattern,
+                crate::model::units::fmt_bs(st.block_size),
+                depth(c, st),
+                st.threads
+            );
+            Some(vec![
+                format!("  {}", st.name),
+                job,
+                format!("{:.1}", s.bw_bytes_per_s / MIB),
+                String::new(),
+                s.repetitions.to_string(),
+                fmt_count(s.iops),
+                pct(l.p50, 0.5),
+                pct(l.p99, 0.99),
+                pct(l.p999, 0.999),
+            ])
+        })
+        .collect()
+}
+
+/// A stream's depth as its method ran it: a synchronous method runs every
+/// stream at depth 1, as it did the first.
+fn depth(c: &CaseResult, st: &StreamResult) -> u32 {
+    if c.queue_depth < c.queue_depth_requested {
+        c.queue_depth.min(st.queue_depth_requested)
+    } else {
+        st.queue_depth_requested
+    }
 }

@@ -16,6 +16,10 @@ pub struct StreamRep {
     pub io_bytes: u64,
     pub read_ios: u64,
     pub write_ios: u64,
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
     /// From its first worker's start to its last worker's end.
     pub duration_ns: u64,
     pub bw_bytes_per_s: f64,

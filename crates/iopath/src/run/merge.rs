@@ -100,6 +100,8 @@ pub(super) fn stream_rep(
         io_bytes: m.io_bytes,
         read_ios: m.read_ios,
         write_ios: m.write_ios,
+        read_bytes: m.read_bytes,
+        write_bytes: m.write_bytes,
         duration_ns: m.duration_ns,
         bw_bytes_per_s: m.bw_bytes_per_s,
         iops: m.iops,
