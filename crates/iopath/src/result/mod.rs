@@ -321,9 +321,7 @@ pub struct CaseResult {
     /// figures cannot tell, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<served::Served>,
-    /// The workloads it ran at the same time (fio jobs with no `stonewall`
-    /// between them), each with its own figures; the case's figures are
-    /// theirs together. Absent for a case of one workload.
+    /// Its streams, run at the same time ([`streams`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<streams::StreamResult>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:
@@ -718,9 +716,7 @@ pub struct Measurement {
     /// request's latency); absent for other cases. In a summary: medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs: Option<Syncs>,
-    /// A case of streams run at the same time: each stream's figures, in
-    /// the case's order (the fields above are the streams together);
-    /// absent otherwise, and in a summary (`cases[].streams` has them).
+    /// Each stream's figures (a case of streams; not in a summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<streams::StreamRep>,
 }

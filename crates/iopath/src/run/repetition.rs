@@ -83,6 +83,36 @@ struct Part<'c> {
     workers: std::ops::Range<usize>,
 }
 
+/// Each worker's open spec: its workload's.
+fn specs_of<'p>(parts: &'p [Part<'_>]) -> Vec<&'p OpenSpec> {
+    parts
+        .iter()
+        .flat_map(|p| p.workers.clone().map(move |_| &p.spec))
+        .collect()
+}
+
+/// A case of streams: each stream's figures into `m`, and its latency
+/// histogram; nothing for a case of one workload.
+fn merge_streams(
+    case: &Case,
+    parts: &[Part<'_>],
+    outs: &[WorkerOut],
+    interval_ns: u64,
+    m: &mut Measurement,
+) -> Vec<Histogram<u64>> {
+    if case.streams.is_empty() {
+        return Vec::new();
+    }
+    parts
+        .iter()
+        .map(|p| {
+            let (rep, h) = super::merge::stream_rep(&outs[p.workers.clone()], interval_ns);
+            m.streams.push(rep);
+            h
+        })
+        .collect()
+}
+
 /// The I/O buffers the workers hold: per workload, threads x depth x
 /// block size (the engine's depth for a case of one workload; a stream's
 /// asked depth, 1 for a synchronous method).
@@ -215,11 +245,7 @@ impl Runner<'_> {
         // The case timeout's rest, when it ends the repetition sooner.
         let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
         let (parts, jobs) = self.parts(case, target, cut_at.or(limit), pass);
-        let range = parts[0].range;
-        let specs: Vec<&OpenSpec> = parts
-            .iter()
-            .flat_map(|p| p.workers.clone().map(move |_| &p.spec))
-            .collect();
+        let specs = specs_of(&parts);
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
         let gate = Gate::new(jobs.len(), parts[0].workers.len());
@@ -249,21 +275,14 @@ impl Runner<'_> {
         let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
         let interval_ns = plan.interval.as_nanos() as u64;
         let (mut m, hist) = merge(&outs, interval_ns);
-        let mut stream_hists = Vec::new();
-        if !case.streams.is_empty() {
-            for p in &parts {
-                let (rep, h) = super::merge::stream_rep(&outs[p.workers.clone()], interval_ns);
-                m.streams.push(rep);
-                stream_hists.push(h);
-            }
-        }
+        let stream_hists = merge_streams(case, &parts, &outs, interval_ns, &mut m);
         let span_of = |f: fn(&WorkerOut) -> Instant| outs.iter().map(f);
         self.ranks
             .timed(span_of(|o| o.start).min(), span_of(|o| o.end).max());
         if let (Some(c), false) = (cut_at, m.interrupted) {
             m.capped = self.capped(&m, c, limit, &jobs, &outs);
         }
-        let verified = self.verified(case, target, range.bs, pass, &jobs, &outs)?;
+        let verified = self.verified(case, target, parts[0].range.bs, pass, &jobs, &outs)?;
         self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
