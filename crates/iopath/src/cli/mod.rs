@@ -175,8 +175,10 @@ pub struct RunArgs {
     /// A fio job file: each job through its own engine and every other
     /// method.
     ///
-    /// docs/fio-jobs.md says what maps and what is refused. Flags override
-    /// it.
+    /// Jobs fio runs at the same time (no stonewall between them) run at
+    /// the same time here too: one case per method, a stream per job, each
+    /// stream's figures reported beside the group's. docs/fio-jobs.md says
+    /// what maps and what is refused. Flags override it.
     #[arg(long, value_name = "JOB.fio", conflicts_with = "preset")]
     #[arg(help_heading = WORKLOAD)]
     pub fio: Option<PathBuf>,

@@ -210,6 +210,11 @@ pub struct CaseSpec {
     /// share of the machine's memory (`10%ram`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
     pub span: Option<Span>,
+    /// Where in the file the case's range starts (its `span` counts from
+    /// there): a stream's own part of the file, as fio jobs that each have
+    /// a file of their own. None: the file's start.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "words::opt")]
+    pub offset: Option<Bytes>,
     /// Reads are copied from the engine's buffer into a separate user
     /// buffer (what a read into a caller's buffer costs).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -253,6 +258,13 @@ pub struct CaseSpec {
     /// relative to the device's node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
+    /// Streams run at the same time through each method (fio jobs with no
+    /// `stonewall` between them): each a workload of its own (`label`,
+    /// `pattern`, `bs`, `qd`, `threads`, `sync`, `sync_every`, `rwmix`,
+    /// `span`, `touch`, `until`), the entry's `method`, `budget` and
+    /// `label` the group's. None: the entry is one workload.
+    #[serde(default, rename = "stream", skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<CaseSpec>,
 }
 
 /// How a preset's results are laid out under the usual tables.
@@ -360,6 +372,18 @@ impl CaseSpec {
             rwmix: pick(&self.rwmix, &over.rwmix),
             span: pick(&self.span, &over.span),
             buffers: pick(&self.buffers, &over.buffers),
+            // Each stream takes the workload flags; the methods are the
+            // group's.
+            streams: self
+                .streams
+                .iter()
+                .map(|s| {
+                    s.overridden_by(&CaseSpec {
+                        method: None,
+                        ..over.clone()
+                    })
+                })
+                .collect(),
             ..self.clone()
         }
     }

@@ -33,6 +33,8 @@ pub struct Case {
     /// Random offsets within the first this many bytes of the file (capped
     /// at its size); `None`: the whole file.
     pub span: Option<u64>,
+    /// Where in the file its range starts (a stream's own part of it).
+    pub offset: u64,
     /// Reads are copied from the engine's buffer into a user buffer.
     pub copy_to_user: bool,
     /// The file is truncated before every repetition of this case.
@@ -62,6 +64,11 @@ pub struct Case {
     /// The job's group: cases of one pattern with the same group are one
     /// job and one verdict over their variants (`CaseSpec::group`).
     pub group: Option<String>,
+    /// Workloads run at the same time through this case's method (fio jobs
+    /// with no `stonewall` between them), each a case of its own settings
+    /// (`label` its name); the case's own workload fields are the first
+    /// stream's. Empty: the case is one workload.
+    pub streams: Vec<Case>,
 }
 
 impl Case {
@@ -80,6 +87,7 @@ impl Case {
             sync_every: None,
             rwmix_read_pct: DEFAULT_RWMIX,
             span: None,
+            offset: 0,
             copy_to_user: false,
             sparse: false,
             cache: None,
@@ -94,7 +102,23 @@ impl Case {
             hint: None,
             buffers: iopath_io::BufferBacking::Pages,
             group: None,
+            streams: Vec::new(),
         }
+    }
+
+    /// The workloads a repetition runs at the same time: its streams, or
+    /// the case itself.
+    pub fn workloads(&self) -> &[Case] {
+        if self.streams.is_empty() {
+            std::slice::from_ref(self)
+        } else {
+            &self.streams
+        }
+    }
+
+    /// True when some workload of the case writes.
+    pub fn writes(&self) -> bool {
+        self.workloads().iter().any(|c| c.pattern.writes())
     }
 
     /// The method as results name it: `mmap`, or `mmap+random` with a

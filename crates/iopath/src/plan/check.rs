@@ -190,6 +190,24 @@ pub(super) fn check_cases(
             c.threads
         )));
     }
+    if let Some((c, size)) = size.and_then(|s| {
+        cases
+            .iter()
+            .find(|c| {
+                c.offset > 0
+                    && c.offset
+                        .saturating_add(c.block_size * u64::from(c.threads.max(1)))
+                        > s
+            })
+            .map(|c| (c, s))
+    }) {
+        return Err(UsageError(format!(
+            "an offset of {} leaves less than one {} block per thread of the {} file: give a larger size or a smaller offset",
+            fmt_bytes(c.offset),
+            fmt_bytes(c.block_size),
+            fmt_bytes(size)
+        )));
+    }
     if file_exists && cases.iter().any(|c| c.pattern == Pattern::Copy) {
         return Err(UsageError(
             "the copy pattern writes a copy beside the file it copies: run it on iopath's own test file (--dir), not on an existing --file".into(),

@@ -75,6 +75,9 @@ impl Crossing<'_> {
     /// concurrency, NUMA pair and method (inner) it names.
     fn entry_cases(&self, pc: &CaseSpec) -> Result<Vec<Case>, UsageError> {
         let what = self.origin.what();
+        if !pc.streams.is_empty() {
+            return self.group_cases(pc, &what);
+        }
         let thread_counts = check_entry(pc, &what)?;
         let span = pc.span.map(resolve_span).transpose()?;
         let pairs = self.pairs(pc, &what)?;
@@ -132,6 +135,54 @@ impl Crossing<'_> {
         Ok(cases)
     }
 
+    /// The cases of an entry of streams run at the same time: each stream
+    /// crossed alone with the entry's methods and placements, then one
+    /// case per method (and pair) holding every stream's case of it.
+    fn group_cases(&self, pc: &CaseSpec, what: &str) -> Result<Vec<Case>, UsageError> {
+        let mut per_stream: Vec<Vec<Case>> = Vec::with_capacity(pc.streams.len());
+        for s in &pc.streams {
+            let name = s.label.as_deref().unwrap_or("a stream");
+            let several = |l: Option<usize>| l.is_some_and(|n| n != 1);
+            if s.method.is_some()
+                || !s.streams.is_empty()
+                || s.concurrency.is_some()
+                || s.placement.is_some()
+                || s.pattern.as_ref().is_none_or(|l| l.0.len() != 1)
+                || several(s.threads.as_ref().map(|l| l.0.len()))
+            {
+                return Err(UsageError(format!(
+                    "{what}: stream {name} must name one pattern and at most one thread count, and no method, concurrency, placement or streams of its own (the group's entry names the methods)"
+                )));
+            }
+            let entry = CaseSpec {
+                method: pc.method.clone(),
+                buffers: pc.buffers.clone(),
+                placement: pc.placement.clone(),
+                budget: pc.budget,
+                cache_limited: pc.cache_limited,
+                group: pc.group.clone(),
+                ..s.clone()
+            };
+            per_stream.push(self.entry_cases(&entry)?);
+        }
+        let n = per_stream.first().map_or(0, Vec::len);
+        if per_stream.iter().any(|v| v.len() != n) {
+            return Err(UsageError(format!(
+                "{what}: its streams cross into different numbers of cases; give each one pattern and one thread count"
+            )));
+        }
+        Ok((0..n)
+            .map(|i| {
+                let streams: Vec<Case> = per_stream.iter().map(|v| v[i].clone()).collect();
+                Case {
+                    label: pc.label.clone(),
+                    streams: streams.clone(),
+                    ..streams[0].clone()
+                }
+            })
+            .collect())
+    }
+
     /// How the entry's cases get their threads and depths: as asked
     /// (`qd`, `threads`), matched at the concurrency it gives, or (a run
     /// of flags that sets none of the three) matched at the default run's.
@@ -183,6 +234,7 @@ impl Crossing<'_> {
             sync_every: pc.sync_every.filter(|_| base.pattern.writes()),
             rwmix_read_pct: pc.rwmix.unwrap_or(DEFAULT_RWMIX),
             span,
+            offset: pc.offset.map_or(0, |b| b.0),
             copy_to_user: pc.copy_to_user,
             sparse: pc.sparse,
             cache: pc.cache,

@@ -182,7 +182,17 @@ impl Plan {
             device_node,
         };
         let cases = crossing.cases()?;
-        check::check_cases(&cases, r.size.map(|b| b.0), file_exists)?;
+        // A group's streams are each checked as a case of their own.
+        let workloads: Vec<Case> = cases
+            .iter()
+            .flat_map(|c| c.workloads().iter().cloned())
+            .collect();
+        check::check_cases(&workloads, r.size.map(|b| b.0), file_exists)?;
+        if switches.verify && cases.iter().any(|c| !c.streams.is_empty()) {
+            return Err(UsageError(
+                "--verify checks one workload's blocks; streams run at the same time (fio jobs without stonewall) may write the blocks another reads: leave out --verify (fio's verify=) or run the jobs one after the other (stonewall)".into(),
+            ));
+        }
         if switches.verify {
             check::check_verify(&cases)?;
         }
@@ -254,7 +264,7 @@ impl Plan {
 
     /// True when some case writes.
     pub fn writes(&self) -> bool {
-        self.cases.iter().any(|c| c.pattern.writes())
+        self.cases.iter().any(Case::writes)
     }
 
     /// True when some case touches a file (not only `null`).

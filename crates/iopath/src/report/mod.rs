@@ -20,6 +20,7 @@ pub mod mpi;
 pub mod overview;
 pub mod prose;
 pub mod screen;
+pub mod streams;
 pub mod table;
 pub mod text;
 pub mod trace;

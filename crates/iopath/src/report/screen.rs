@@ -157,7 +157,13 @@ fn summary_section(r: &RunResult, width: usize) -> String {
         for v in verdicts {
             let Some(a) = Answer::of(v) else { continue };
             let device = pick_device(r, &index, v, &a);
+            let streams = cases
+                .iter()
+                .find(|c| !c.streams.is_empty() && c.job() == v.job);
             let what = match (v.job.concurrency, several.then(|| short_job(&v.job))) {
+                _ if streams.is_some() => streams
+                    .map(|c| super::streams::title(c))
+                    .unwrap_or_default(),
                 (Some(n), _) if v.job.group.is_none() => summary::at_concurrency(p.name(), n),
                 (_, Some(j)) => format!("{} ({j})", summary::pattern_words(p.name())),
                 (_, None) => summary::pattern_words(p.name()),
@@ -289,11 +295,16 @@ fn pattern_table(p: &str, cases: &[&CaseResult]) -> String {
             }
             s
         }
-        [(job, cases)] => one_job(&title(job), p, cases),
-        several if several.len() <= 3 => grid(p, several),
+        [(job, cases)] if !has_streams(cases) => one_job(&title(job), p, cases),
+        several if several.len() <= 3 && !several.iter().any(|(_, c)| has_streams(c)) => {
+            grid(p, several)
+        }
         several => several
             .iter()
-            .map(|(job, cases)| one_job(&title(job), p, cases))
+            .map(|(job, cases)| match has_streams(cases) {
+                true => streams_job(cases),
+                false => one_job(&title(job), p, cases),
+            })
             .collect::<Vec<_>>()
             .join("\n"),
     }
@@ -378,6 +389,26 @@ fn by_speed<'a>(cases: &[&'a CaseResult]) -> Vec<&'a CaseResult> {
     let bw = |c: &CaseResult| c.summary.as_ref().map_or(0.0, |s| s.bw_bytes_per_s);
     v.sort_by(|a, b| rank(a).cmp(&rank(b)).then(bw(b).total_cmp(&bw(a))));
     v
+}
+
+/// True when the job's cases run streams at the same time.
+fn has_streams(cases: &[&CaseResult]) -> bool {
+    cases.iter().any(|c| !c.streams.is_empty())
+}
+
+/// A job of streams run at the same time: each method's row, its
+/// streams' rows under it.
+fn streams_job(cases: &[&CaseResult]) -> String {
+    let best = best_bw(cases);
+    let header = super::streams::header(&super::streams::title(cases[0]));
+    let rows: Vec<Vec<String>> = by_speed(cases)
+        .into_iter()
+        .flat_map(|c| super::streams::rows(c, vs_best(c, best)))
+        .collect();
+    align(
+        &header.iter().map(String::as_str).collect::<Vec<_>>(),
+        &rows,
+    )
 }
 
 fn one_job(title: &str, p: &str, cases: &[&CaseResult]) -> String {

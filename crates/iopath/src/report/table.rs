@@ -335,7 +335,19 @@ fn render_pattern(pattern: &str, cases: &[&CaseResult], placement: bool, wide: b
             let cell = c.placement.as_ref().map_or("-".into(), |p| p.short());
             row.insert(row.len() - 1, Cell::new(cell));
         }
+        let width = row.len();
         t.add_row(pick(row));
+        // A case of streams: each stream's own figures under it.
+        for cells in crate::report::streams::explain_rows(c) {
+            let right = |t: String| Cell::new(t).set_alignment(CellAlignment::Right);
+            let mut row: Vec<Cell> = cells
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| if i < 2 { Cell::new(t) } else { right(t) })
+                .collect();
+            row.resize_with(width, || Cell::new(""));
+            t.add_row(pick(row));
+        }
     }
     arrange(&mut t, &columns, wide);
     let mut s = format!("{} ({pattern})\n{t}\n", pattern_title(pattern));

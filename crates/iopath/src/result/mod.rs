@@ -18,6 +18,7 @@ pub mod replay;
 mod series;
 pub mod served;
 pub mod skip;
+pub mod streams;
 mod summary;
 mod syncs;
 pub mod verdict_facts;
@@ -320,6 +321,9 @@ pub struct CaseResult {
     /// figures cannot tell, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<served::Served>,
+    /// Its streams, run at the same time ([`streams`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<streams::StreamResult>,
     /// Every repetition in order, warm-ups (`"warmup": true`) included:
     /// the per-iteration series ("cardiogram").
     pub repetitions: Vec<Repetition>,
@@ -719,6 +723,9 @@ pub struct Measurement {
     /// request's latency); absent for other cases. In a summary: medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs: Option<Syncs>,
+    /// Each stream's figures (a case of streams; not in a summary).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<streams::StreamRep>,
 }
 
 pub use syncs::Syncs;

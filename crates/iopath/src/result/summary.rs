@@ -230,6 +230,7 @@ impl Measurement {
             round: None,
             seq: None,
             capped: r.capped(),
+            streams: Vec::new(),
             syncs: r.first().syncs.map(|_| {
                 let med =
                     |f: &dyn Fn(&super::Syncs) -> u64| r.medu(&|m| m.syncs.as_ref().map_or(0, f));

@@ -113,7 +113,7 @@ pub fn while_running(target: Option<&Target>, sees: Sees) -> Option<Change> {
 /// allocation when it writes compressible `data`. A copy only reads the
 /// test file.
 pub fn sees(case: &Case, data: iopath_io::data::DataMode) -> Sees {
-    let writes = case.pattern.writes();
+    let writes = case.writes();
     Sees {
         ctime: !writes,
         blocks: !writes || data == iopath_io::data::DataMode::Random,

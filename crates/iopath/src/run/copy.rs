@@ -252,6 +252,7 @@ impl Runner<'_> {
             queue_depth: job.depth,
             placement: placed,
             hist,
+            stream_hists: Vec::new(),
             verified,
         })
     }

@@ -41,8 +41,9 @@ const FLUSH_PER_CACHED_WRITE: f64 = 2.0;
 /// them in the page cache, flushed at the end).
 fn flushes_after_limit(case: &Case) -> bool {
     use iopath_io::{Method, SyncPolicy};
-    case.pattern.writes()
-        && case.sync == SyncPolicy::End
+    case.workloads()
+        .iter()
+        .any(|w| w.pattern.writes() && w.sync == SyncPolicy::End)
         && crate::model::method_caches(case.method)
         && !matches!(case.method, Method::Dontcache | Method::UringDontcache)
 }
@@ -614,6 +615,7 @@ pub enum Remedy {
 pub fn flushes_past_cap(plan: &Plan) -> bool {
     plan.cases
         .iter()
+        .flat_map(|c| c.workloads())
         .any(|c| c.pattern.writes() && c.sync == iopath_io::SyncPolicy::End)
 }
 

@@ -72,6 +72,7 @@ pub(super) fn merge(outs: &[worker::WorkerOut], interval_ns: u64) -> (Measuremen
         seq: None,
         capped: None,
         syncs: syncs(outs),
+        streams: Vec::new(),
     };
     (m, hist)
 }
@@ -86,4 +87,25 @@ fn syncs(outs: &[worker::WorkerOut]) -> Option<Syncs> {
             each.iter().map(|s| s.total_ns).sum(),
         )
     })
+}
+
+/// One stream's workers merged: its figures for the repetition's streams.
+pub(super) fn stream_rep(
+    outs: &[worker::WorkerOut],
+    interval_ns: u64,
+) -> (crate::result::streams::StreamRep, Histogram<u64>) {
+    let (m, hist) = merge(outs, interval_ns);
+    let rep = crate::result::streams::StreamRep {
+        ios: m.ios,
+        io_bytes: m.io_bytes,
+        read_ios: m.read_ios,
+        write_ios: m.write_ios,
+        read_bytes: m.read_bytes,
+        write_bytes: m.write_bytes,
+        duration_ns: m.duration_ns,
+        bw_bytes_per_s: m.bw_bytes_per_s,
+        iops: m.iops,
+        lat_ns: m.lat_ns,
+    };
+    (rep, hist)
 }

@@ -561,6 +561,23 @@ fn case_result(case: &Case) -> CaseResult {
         published: case.published.clone(),
         pair: case.pair.clone(),
         group: case.group.clone(),
+        streams: case.streams.iter().map(stream_result).collect(),
         ..CaseResult::default()
+    }
+}
+
+/// A stream's result before it ran: its workload.
+fn stream_result(s: &Case) -> crate::result::streams::StreamResult {
+    crate::result::streams::StreamResult {
+        name: s.label.clone().unwrap_or_default(),
+        pattern: s.pattern,
+        block_size: s.block_size,
+        queue_depth_requested: s.queue_depth_requested,
+        threads: s.threads,
+        sync: s.sync,
+        sync_every: s.sync_every,
+        rwmix_read_pct: (s.pattern == Pattern::RandRw).then_some(s.rwmix_read_pct),
+        span_bytes: s.span,
+        summary: None,
     }
 }

@@ -315,8 +315,10 @@ pub(super) fn misaligned(case: &Case, t: &Target) -> Option<Skip> {
     }
     let align = iopath_io::sys::dio_alignment(t.path());
     let unit = align.offset as u64;
-    (case.block_size % unit != 0).then(|| Skip::Misaligned {
-        block_size: case.block_size,
+    // A case of streams is skipped when one of them cannot run.
+    let w = case.workloads().iter().find(|w| w.block_size % unit != 0)?;
+    Some(Skip::Misaligned {
+        block_size: w.block_size,
         path: t.info.path.display().to_string(),
         align_bytes: unit,
         align_source: align.source.to_string(),

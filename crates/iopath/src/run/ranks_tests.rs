@@ -310,6 +310,7 @@ fn ranks_that_ran_different_cases_in_one_slot_fail_it() {
             queue_depth: 1,
             placement: Default::default(),
             hist: h,
+            stream_hists: Vec::new(),
             verified: Default::default(),
         };
         let mut result: RunResult =

@@ -42,6 +42,8 @@ pub struct RepOk {
     pub placement: PlacementResult,
     /// Its requests' latency.
     pub hist: Histogram<u64>,
+    /// Each stream's (a case of streams; empty otherwise).
+    pub stream_hists: Vec<Histogram<u64>>,
     pub verified: Verified,
 }
 
@@ -70,6 +72,62 @@ struct Range {
     /// This rank's part of the file (`--layout shared-segmented`).
     base: u64,
     span: u64,
+}
+
+/// One workload of a repetition: its range, its engines' open spec, and
+/// its workers among the repetition's.
+struct Part<'c> {
+    case: &'c Case,
+    range: Range,
+    spec: OpenSpec,
+    workers: std::ops::Range<usize>,
+}
+
+/// Each worker's open spec: its workload's.
+fn specs_of<'p>(parts: &'p [Part<'_>]) -> Vec<&'p OpenSpec> {
+    parts
+        .iter()
+        .flat_map(|p| p.workers.clone().map(move |_| &p.spec))
+        .collect()
+}
+
+/// A case of streams: each stream's figures into `m`, and its latency
+/// histogram; nothing for a case of one workload.
+fn merge_streams(
+    case: &Case,
+    parts: &[Part<'_>],
+    outs: &[WorkerOut],
+    interval_ns: u64,
+    m: &mut Measurement,
+) -> Vec<Histogram<u64>> {
+    if case.streams.is_empty() {
+        return Vec::new();
+    }
+    parts
+        .iter()
+        .map(|p| {
+            let (rep, h) = super::merge::stream_rep(&outs[p.workers.clone()], interval_ns);
+            m.streams.push(rep);
+            h
+        })
+        .collect()
+}
+
+/// The I/O buffers the workers hold: per workload, threads x depth x
+/// block size (the engine's depth for a case of one workload; a stream's
+/// asked depth, 1 for a synchronous method).
+fn buffers_bytes(case: &Case, parts: &[Part<'_>], qd: usize) -> u64 {
+    parts
+        .iter()
+        .map(|p| {
+            let depth = match (case.streams.is_empty(), case.method.is_async()) {
+                (true, _) => qd as u64,
+                (false, true) => u64::from(p.case.queue_depth_requested.max(1)),
+                (false, false) => 1,
+            };
+            p.range.threads * depth * p.range.bs
+        })
+        .sum()
 }
 
 /// Where the workers really ran and their buffers really are.
@@ -102,6 +160,8 @@ struct Gate {
     /// Locked memory with every engine open, beyond `locked_before`.
     locked: Mutex<u64>,
     locked_before: u64,
+    /// The workers of the first workload (whose depth the case reports).
+    first_workload: u64,
 }
 
 /// The process's figures before a repetition, for its cost.
@@ -180,7 +240,7 @@ impl Runner<'_> {
             return changed::after(target, None, &job::progress_name(case), sees, rep);
         }
         let plan = self.plan;
-        let range = self.range(case, target);
+        // Streams run for the group's one time limit.
         let limit = plan.case_time_limit(case);
         // The case timeout's rest, when it ends the repetition sooner.
         let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
@@ -194,18 +254,18 @@ impl Runner<'_> {
                 per_slot: crate::plan::MIN_REQUESTS_PER_SLOT,
                 until: cap.map_or(t.mul_f64(stretch), |c| c.min(t.mul_f64(stretch))),
             });
-        let jobs = self.worker_jobs(case, target, range, (cut_at.or(limit), at_least), pass);
-        let spec = open_spec(case, target, range);
+        let (parts, jobs) = self.parts(case, target, (cut_at.or(limit), at_least), pass);
+        let specs = specs_of(&parts);
         // Rings of earlier cases may still be torn down in the background:
         // count only what this case's engines add.
-        let gate = Gate::new(jobs.len());
+        let gate = Gate::new(jobs.len(), parts[0].workers.len());
         if !case.method.is_null() {
             // Measured once, before the first repetition that does I/O.
             obs.baseline();
         }
         let before = obs.before();
         let usage0 = Before::now(case);
-        let (outs, seen) = self.run_workers(case, target, &spec, &jobs, &gate, live);
+        let (outs, seen) = self.run_workers(case, target, &specs, &jobs, &gate, live);
         // A change of the file seen during the repetition, or after it,
         // is the error (a worker's own error, its consequence, in it).
         let (ok, first_err) = first_failure(outs);
@@ -220,16 +280,19 @@ impl Runner<'_> {
         let caps = gate.caps.into_inner().ok().flatten().unwrap_or_default();
         let facts = sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
-        let cost = self.worker_cost(case, range, &ok, &usage0, locked, caps.queue_depth);
+        let buffers = buffers_bytes(case, &parts, caps.queue_depth);
+        let cost = self.worker_cost(case, buffers, &ok, &usage0, locked);
         let outs: Vec<WorkerOut> = ok.into_iter().map(|(w, ..)| w).collect();
-        let (mut m, hist) = merge(&outs, plan.interval.as_nanos() as u64);
+        let interval_ns = plan.interval.as_nanos() as u64;
+        let (mut m, hist) = merge(&outs, interval_ns);
+        let stream_hists = merge_streams(case, &parts, &outs, interval_ns, &mut m);
         let span_of = |f: fn(&WorkerOut) -> Instant| outs.iter().map(f);
         self.ranks
             .timed(span_of(|o| o.start).min(), span_of(|o| o.end).max());
         if let (Some(c), false) = (cut_at, m.interrupted) {
             m.capped = self.capped(&m, c, limit, &jobs, &outs);
         }
-        let verified = self.verified(case, target, range.bs, pass, &jobs, &outs)?;
+        let verified = self.verified(case, target, parts[0].range.bs, pass, &jobs, &outs)?;
         self.ranks.disk(obs.finish(&before, &mut m, case, &cost));
         // Outside the timed interval: let the kernel unpin what this
         // repetition's rings pinned, so the next one's locked_bytes starts
@@ -243,8 +306,41 @@ impl Runner<'_> {
             queue_depth: caps.queue_depth as u32,
             placement: self.placed(case, placed),
             hist,
+            stream_hists,
             verified,
         })
+    }
+
+    /// The workloads of a repetition (the case's streams, or the case
+    /// itself), each with its range, open spec and workers; and every
+    /// worker's job, numbered across the workloads.
+    fn parts<'c>(
+        &self,
+        case: &'c Case,
+        target: Option<&Target>,
+        time: (Option<Duration>, Option<AtLeast>),
+        pass: u32,
+    ) -> (Vec<Part<'c>>, Vec<WorkerJob>) {
+        let mut jobs: Vec<WorkerJob> = Vec::new();
+        let parts = case
+            .workloads()
+            .iter()
+            .map(|w| {
+                let range = self.range(w, target);
+                let first = jobs.len();
+                for mut j in self.worker_jobs(w, target, range, time, pass) {
+                    j.stream = jobs.len() as u64;
+                    jobs.push(j);
+                }
+                Part {
+                    case: w,
+                    range,
+                    spec: open_spec(w, target, range),
+                    workers: first..jobs.len(),
+                }
+            })
+            .collect();
+        (parts, jobs)
     }
 
     /// The range a case's workers address: capped at the file, whole
@@ -253,9 +349,12 @@ impl Runner<'_> {
         let plan = self.plan;
         let bs = case.block_size;
         let size = target.map_or(plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| t.size());
-        let span = case.span.map_or(size, |s| s.min(size)) / bs * bs;
+        // A stream's own part of the file starts at its offset.
+        let room = size.saturating_sub(case.offset);
+        let span = case.span.map_or(room, |s| s.min(room)) / bs * bs;
         // `--layout shared-segmented`: this rank's part of the file.
         let (base, span) = self.ranks.segment(span, bs);
+        let base = base + case.offset;
         Range {
             threads: case.threads.max(1) as u64,
             bs,
@@ -346,7 +445,7 @@ impl Runner<'_> {
         &self,
         case: &Case,
         target: Option<&Target>,
-        spec: &OpenSpec,
+        specs: &[&OpenSpec],
         jobs: &[WorkerJob],
         gate: &Gate,
         live: Option<&Live>,
@@ -360,7 +459,8 @@ impl Runner<'_> {
         std::thread::scope(|s| {
             let handles: Vec<_> = jobs
                 .iter()
-                .map(|job| {
+                .zip(specs)
+                .map(|(job, &spec)| {
                     s.spawn(move || {
                         let _wake = changed::Wake(runner);
                         self.worker_thread(case, target, spec, job, gate, live)
@@ -450,11 +550,10 @@ impl Runner<'_> {
     fn worker_cost(
         &self,
         case: &Case,
-        r: Range,
+        buffers_bytes: u64,
         ok: &[WorkerRun],
         usage0: &Before,
         locked_bytes: u64,
-        qd: usize,
     ) -> WorkerCost {
         // io_uring kernel threads (SQPOLL, io-wq) are threads of this
         // process: what the process used beyond this thread and the
@@ -478,7 +577,7 @@ impl Runner<'_> {
         };
         let mut cost = WorkerCost {
             locked_bytes,
-            buffers_bytes: r.threads * qd as u64 * r.bs + own_cache,
+            buffers_bytes: buffers_bytes + own_cache,
             // Only io_uring methods have kernel threads, and threadpool and
             // tokio pool threads (which make the system calls); elsewhere
             // the difference is thread start-up and exit, not I/O.
@@ -605,7 +704,7 @@ impl Runner<'_> {
 impl Gate {
     /// For `workers` workers; the memory locked now is the baseline (rings
     /// of earlier cases may still be torn down in the background).
-    fn new(workers: usize) -> Gate {
+    fn new(workers: usize, first_workload: usize) -> Gate {
         Gate {
             opened: Barrier::new(workers),
             start: Barrier::new(workers),
@@ -614,6 +713,7 @@ impl Gate {
             caps: Mutex::new(None),
             locked: Mutex::new(0),
             locked_before: observe::locked_now(),
+            first_workload: first_workload as u64,
         }
     }
 
@@ -621,7 +721,13 @@ impl Gate {
     /// it runs and its buffers are, and with every engine open (stream 0,
     /// past `opened`) the memory locked.
     fn book(&self, stream: u64, caps: &iopath_io::Caps) {
-        if let Ok(mut c) = self.caps.lock() {
+        // A case of streams: its first stream's.
+        if let Ok(mut c) = self
+            .caps
+            .lock()
+            .map_err(drop)
+            .and_then(|c| (stream < self.first_workload).then_some(c).ok_or(()))
+        {
             c.get_or_insert_with(|| Caps {
                 notes: caps.notes.clone(),
                 queue_depth: caps.queue_depth,
@@ -655,7 +761,9 @@ fn open_spec(case: &Case, target: Option<&Target>, r: Range) -> OpenSpec {
         block_size: r.bs as usize,
         queue_depth: case.queue_depth_requested as usize,
         sync: case.sync,
-        span_bytes: r.span,
+        // Engines map or address from the file's start: a stream's part
+        // ends at its offset plus its span.
+        span_bytes: case.offset + r.span,
         sqpoll_cpu: case.placement.sqpoll_cpu,
         mem_policy: case.placement.mem.clone(),
         buffers: case.buffers,

@@ -334,6 +334,7 @@ impl Runner<'_> {
             queue_depth: caps.queue_depth as u32,
             placement: self.placement_result(case, affinity, Vec::new()),
             hist,
+            stream_hists: Vec::new(),
             verified: Verified::default(),
         })
     }

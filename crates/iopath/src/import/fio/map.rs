@@ -5,10 +5,13 @@
 //! defaults apply where the file says nothing (4 KiB blocks, depth 1, no
 //! fsync, `invalidate=1`), not iopath's.
 //!
+//! Jobs fio runs at the same time (no `stonewall` between them) become
+//! one case entry of streams: each job's own case as a stream, all run
+//! together through each method (`CaseSpec::streams`).
+//!
 //! What iopath cannot do the way fio would is refused, each reason with
-//! the option and the line that asks for it: jobs fio runs at the same
-//! time (iopath measures one case at a time; only `numjobs` clones run
-//! together, as threads), several files, trims, sequential read/write mixes,
+//! the option and the line that asks for it: jobs of one group with
+//! different runtimes, several files, trims, sequential read/write mixes,
 //! `rw=...:N` holes, block-size ranges, `fsync=N` beside `fdatasync=M`, jobs
 //! that disagree on the file, its size or the run time. Options with no
 //! mapping are listed and refused (exit 2), or with `--ignore-unknown`
@@ -22,10 +25,13 @@ use iopath_io::data::DataMode;
 use iopath_io::numa::MemPolicyMode;
 use iopath_io::{Method, SyncCall, SyncEvery, SyncPolicy};
 
+mod group;
+
 use super::{FioJob, FioJobFile, Given, NodeSet, NumaMemPolicy, RwKind, Size, SyncMode};
 use crate::model::job::{CaseSpec, JobSpec, RunSpec};
 use crate::model::words::{Bytes, Dur, List, RepTime, Span, Until};
 use crate::model::{CacheState, Pattern, UsageError};
+use group::{group_case, group_problems, offsets_of};
 
 /// How a fio job file is mapped.
 #[derive(Debug, Clone, Copy, Default)]
@@ -168,15 +174,6 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
         )));
     }
     let mut problems: Vec<String> = Vec::new();
-    for group in file.groups() {
-        if group.len() > 1 {
-            let names: Vec<&str> = group.iter().map(|&i| file.jobs[i].name.as_str()).collect();
-            problems.push(format!(
-                "jobs {} run at the same time in fio (no stonewall between them): iopath measures one case at a time, so their figures would not be fio's; add `stonewall` to each job after the first to run them one after the other, or give concurrency as numjobs (threads)",
-                names.join(", ")
-            ));
-        }
-    }
     let mut ignored: BTreeSet<String> = BTreeSet::new();
     let mut typos: BTreeSet<String> = BTreeSet::new();
     let mut mapped: Vec<JobCase> = Vec::new();
@@ -215,8 +212,19 @@ pub fn to_job(file: &FioJobFile, opts: MapOptions) -> Result<Mapped, UsageError>
             problems.join("\n  - ")
         )));
     }
+    let groups = file.groups();
+    for group in &groups {
+        problems.extend(group_problems(file, group, &mapped, opts));
+    }
+    if !problems.is_empty() {
+        return Err(UsageError(format!(
+            "{} cannot run as fio would run it:\n  - {}",
+            file.path.display(),
+            problems.join("\n  - ")
+        )));
+    }
     Ok(Mapped {
-        job: assemble(file, run, mapped),
+        job: assemble(file, run, mapped, &groups),
         ignored: ignored.into_iter().collect(),
     })
 }
@@ -243,25 +251,55 @@ fn sort_unknown(job: &FioJob, ignored: &mut BTreeSet<String>, typos: &mut BTreeS
 }
 
 /// The job spec of a file whose jobs all mapped: one run setting, the
-/// file as large as the largest job, each smaller job on its own span.
-fn assemble(file: &FioJobFile, mut run: RunSpec, mapped: Vec<JobCase>) -> JobSpec {
-    let largest = mapped.iter().filter_map(|m| m.bytes).max();
+/// file as large as the largest job, each smaller job on its own span;
+/// each group of jobs fio runs at the same time one case of streams.
+fn assemble(
+    file: &FioJobFile,
+    mut run: RunSpec,
+    mapped: Vec<JobCase>,
+    groups: &[Vec<usize>],
+) -> JobSpec {
+    let offsets = offsets_of(&mapped, groups);
+    let largest = groups
+        .iter()
+        .filter_map(|g| {
+            g.iter()
+                .filter_map(|&i| Some(offsets[i] + mapped[i].bytes?))
+                .max()
+        })
+        .max();
     run.size = largest.map(Bytes);
-    let cases = mapped
+    let owns: Vec<Method> = mapped.iter().map(|m| m.own).collect();
+    let mut cases: Vec<Option<CaseSpec>> = mapped
         .into_iter()
+        .zip(offsets)
         .map(
-            |JobCase {
-                 mut case, bytes, ..
-             }| {
+            |(
+                JobCase {
+                    mut case, bytes, ..
+                },
+                offset,
+            )| {
                 // A job smaller than the file addresses only its own size.
                 if let (Some(s), Some(l)) = (bytes, largest) {
                     if s < l {
                         case.span = Some(Span::Bytes(s));
                     }
                 }
-                case
+                case.offset = (offset > 0).then_some(Bytes(offset));
+                Some(case)
             },
         )
+        .collect();
+    let cases = groups
+        .iter()
+        .filter_map(|g| match g.as_slice() {
+            [one] => cases[*one].take(),
+            many => {
+                let streams: Vec<CaseSpec> = many.iter().filter_map(|&i| cases[i].take()).collect();
+                Some(group_case(streams, many.iter().map(|&i| owns[i]).collect()))
+            }
+        })
         .collect();
     let name = file
         .path
@@ -343,6 +381,10 @@ struct JobCase {
     /// The bytes its file must hold (`size` x `numjobs` when each clone
     /// has its own).
     bytes: Option<u64>,
+    /// The method of its own engine.
+    own: Method,
+    /// fio gives it files of its own (no `filename=`).
+    own_file: bool,
 }
 
 /// Where a job's I/O goes: its one file, or a directory for iopath's own.
@@ -399,7 +441,8 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
     let sync_every = sync_every_of(job).map_err(&mut refuse).ok().flatten();
     let sync = sync_of(job).map_err(&mut refuse).ok();
     let place = place_of(job, &mut refuse);
-    let bytes = bytes_of(job, place.file.is_none(), threads, &mut refuse);
+    let own_file = place.file.is_none();
+    let bytes = bytes_of(job, own_file, threads, &mut refuse);
     let time_based = flag(&job.time_based);
     let time = job
         .runtime
@@ -444,7 +487,13 @@ fn case_of(job: &FioJob, opts: MapOptions) -> Result<JobCase, Vec<String>> {
         touch,
         ..CaseSpec::default()
     };
-    Ok(JobCase { case, run, bytes })
+    Ok(JobCase {
+        case,
+        run,
+        bytes,
+        own: method,
+        own_file,
+    })
 }
 
 /// The job's own engine first (what the user runs today), then every

@@ -261,7 +261,16 @@ pub fn document(r: &RunResult) -> FioDocument {
         .filter(|c| c.error.is_none())
         .filter_map(|c| representative(c).map(|m| (c, m)))
         .enumerate()
-        .map(|(i, (c, m))| job(r, c, m, i as u64))
+        .flat_map(|(i, (c, m))| match c.streams.is_empty() {
+            true => vec![job(r, c, m, i as u64)],
+            // A case of streams: a fio job per stream, one group.
+            false => (0..c.streams.len())
+                .filter_map(|s| {
+                    let (sc, sm) = stream_case(c, m, s)?;
+                    Some(job(r, &sc, &sm, i as u64))
+                })
+                .collect(),
+        })
         .collect();
     FioDocument {
         fio_version: format!("iopath-{} (fio-json subset)", r.tool.version),
@@ -364,6 +373,42 @@ fn job(r: &RunResult, c: &CaseResult, m: &Measurement, groupid: u64) -> FioJob {
             },
         }),
     }
+}
+
+/// Stream `s` of case `c` as a case of its own (its workload, its name the
+/// fio job's), and its figures in the repetition `m`; `None` when `m` has
+/// none for it.
+fn stream_case(c: &CaseResult, m: &Measurement, s: usize) -> Option<(CaseResult, Measurement)> {
+    let (st, f) = (c.streams.get(s)?, m.streams.get(s)?);
+    let case = CaseResult {
+        pattern: st.pattern,
+        block_size: st.block_size,
+        queue_depth_requested: st.queue_depth_requested,
+        queue_depth: c.queue_depth.min(st.queue_depth_requested),
+        threads: st.threads,
+        sync: st.sync,
+        sync_every: st.sync_every,
+        rwmix_read_pct: st.rwmix_read_pct,
+        span_bytes: st.span_bytes,
+        label: Some(st.name.clone()),
+        streams: Vec::new(),
+        repetitions: Vec::new(),
+        ..c.clone()
+    };
+    let figures = Measurement {
+        io_bytes: f.io_bytes,
+        ios: f.ios,
+        read_ios: f.read_ios,
+        write_ios: f.write_ios,
+        read_bytes: f.read_bytes,
+        write_bytes: f.write_bytes,
+        duration_ns: f.duration_ns,
+        bw_bytes_per_s: f.bw_bytes_per_s,
+        iops: f.iops,
+        lat_ns: f.lat_ns.clone(),
+        ..Measurement::default()
+    };
+    Some((case, figures))
 }
 
 /// `direct randread 4k Q1T1`: the method (its arm: `direct#2`) and the job

@@ -68,12 +68,24 @@ impl Runner<'_> {
     /// the reason instead.
     fn over_cache_limit(&self, case: &Case, sh: &Shared<'_>) -> Option<Skip> {
         let plan = self.plan;
-        let depth = if case.method.is_async() {
-            u64::from(case.queue_depth_requested.max(1))
-        } else {
-            1
+        // Every stream's workers at once.
+        let depth = |w: &Case| {
+            if case.method.is_async() {
+                u64::from(w.queue_depth_requested.max(1))
+            } else {
+                1
+            }
         };
-        let threads = u64::from(case.threads.max(1));
+        let threads: u64 = case
+            .workloads()
+            .iter()
+            .map(|w| u64::from(w.threads.max(1)))
+            .sum();
+        let buffers: u64 = case
+            .workloads()
+            .iter()
+            .map(|w| u64::from(w.threads.max(1)) * depth(w) * w.block_size * 2)
+            .sum();
         // The user-space caches are memory the process holds, and
         // without swap the kernel cannot take it back: count them.
         let span = sh.target.map_or(0, |t| t.size());
@@ -92,7 +104,7 @@ impl Runner<'_> {
         let in_memory = sh
             .target
             .map_or(0, |t| new_pages_in_memory(t, case, memory_fs(t.place())));
-        let own = threads * (depth * case.block_size * 2 + (2 << 20)) + caches + (24 << 20);
+        let own = buffers + threads * (2 << 20) + caches + (24 << 20);
         let l = sh
             .limit
             .as_ref()
@@ -113,7 +125,7 @@ impl Runner<'_> {
             Skip::CacheLimitOwn {
                 limit_bytes: l.limit,
                 own_bytes: own,
-                threads: case.threads,
+                threads: threads as u32,
                 cache: caches > 0,
             }
         })
@@ -136,8 +148,7 @@ pub fn new_pages_in_memory(t: &Target, case: &Case, in_memory: bool) -> u64 {
         return 0;
     }
     let span = case.span.map_or(t.size(), |s| s.min(t.size()));
-    let adds =
-        case.pattern == Pattern::Copy || (case.pattern.writes() && (t.info.sparse || case.sparse));
+    let adds = case.pattern == Pattern::Copy || (case.writes() && (t.info.sparse || case.sparse));
     if adds {
         span
     } else {

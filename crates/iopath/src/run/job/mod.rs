@@ -166,6 +166,9 @@ struct Arm<'c> {
     /// none.
     complete: Option<Histogram<u64>>,
     cut: Option<Histogram<u64>>,
+    /// Each stream's merged latency over its complete measured
+    /// repetitions (a case of streams).
+    streams: Vec<Histogram<u64>>,
     /// Wall time of its repetitions so far, set-up included.
     elapsed_ns: u64,
     /// The longest final flush of its write repetitions so far: the room
@@ -184,6 +187,14 @@ struct Arm<'c> {
 /// After a Ctrl-C, the time a job's end may spend merging its cases'
 /// latencies before the exit.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The worker threads a repetition of `case` runs: every stream's.
+fn workers_of(case: &Case) -> usize {
+    case.workloads()
+        .iter()
+        .map(|w| w.threads.max(1) as usize)
+        .sum()
+}
 
 /// A merged latency histogram: the workers' precision (3 significant
 /// digits from 1 ns), growing to the longest latency added to it.
@@ -317,7 +328,7 @@ impl Runner<'_> {
                 let live = self
                     .progress
                     .is_enabled()
-                    .then(|| Live::new(case.threads.max(1) as usize, bar.clone(), name.clone()))
+                    .then(|| Live::new(workers_of(case), bar.clone(), name.clone()))
                     .map(|l| l.with_words(self.progress.words()));
                 arms.push(Arm {
                     case,
@@ -327,6 +338,7 @@ impl Runner<'_> {
                     live,
                     complete: None,
                     cut: None,
+                    streams: Vec::new(),
                     elapsed_ns: 0,
                     flush_ns: 0,
                     end: None,
@@ -498,6 +510,19 @@ fn summarize(cr: &mut CaseResult, arm: &Arm<'_>, merge: bool) {
         s.latency_split = s.latency_split.map(|l| l.rechecked(s.lat_ns.mean));
     }
     let stats = crate::stats::CaseStats::of(&basis);
+    let streams: Vec<_> = (0..cr.streams.len())
+        .map(|i| {
+            let merged = arm
+                .streams
+                .get(i)
+                .filter(|h| merge && !h.is_empty())
+                .map(Latency::from_hist);
+            crate::result::streams::StreamSummary::of(&basis, i, merged)
+        })
+        .collect();
+    for (s, summary) in cr.streams.iter_mut().zip(streams) {
+        s.summary = summary;
+    }
     (cr.summary, cr.stats) = (summary, stats);
     if cr.repetitions.is_empty() {
         return;

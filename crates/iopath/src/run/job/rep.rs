@@ -61,7 +61,7 @@ impl Runner<'_> {
             (Some(lost), _) => Err(RepError::Fail(lost)),
         };
         let rep = self.ranks.combine(rep, result, &arm.name, book.seq, warmup);
-        if let Some(t) = sh.target.filter(|_| case.pattern.writes()) {
+        if let Some(t) = sh.target.filter(|_| case.writes()) {
             // Every rank's writes are done (`combine`): the file as they
             // left it is what the checks compare with.
             t.settle();
@@ -116,6 +116,7 @@ impl Runner<'_> {
             queue_depth: qd,
             placement: placed,
             hist,
+            stream_hists,
             verified,
         } = ok;
         cr.queue_depth = qd;
@@ -137,6 +138,12 @@ impl Runner<'_> {
                 &mut arm.complete
             };
             let _ = into.get_or_insert_with(histogram).add(&hist);
+            if !m.interrupted {
+                arm.streams.resize_with(stream_hists.len(), histogram);
+                for (into, h) in arm.streams.iter_mut().zip(&stream_hists) {
+                    let _ = into.add(h);
+                }
+            }
         }
         let (stop, bw, capped) = (m.interrupted, m.bw_bytes_per_s, m.capped.is_some());
         let mut tag = rep_tag(&cr.repetitions, warmup, self.plan);

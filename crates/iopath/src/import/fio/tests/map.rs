@@ -161,7 +161,10 @@ fn how_much_a_job_moves_follows_fio() {
 #[test]
 fn what_cannot_run_as_fio_would_is_refused_with_its_line() {
     for (text, why) in [
-        ("[a]\n[b]\n", "run at the same time in fio"),
+        (
+            "[a]\nruntime=1\n[b]\nruntime=2\n",
+            "its runtime differs from job a's, which runs at the same time",
+        ),
         ("[a]\nrw=rw\n", "sequential mix"),
         ("[a]\nrw=trim\n", "trims"),
         ("[a]\nrw=write:4k\n", "`:N` suffix"),
@@ -296,4 +299,82 @@ fn runtime_is_the_jobs_budget_not_a_repetitions_length() {
         ]
     );
     assert_eq!(spec.run.time, None);
+}
+
+/// Issue 30 item 4: jobs fio runs at the same time (no stonewall between
+/// them) are one case entry whose streams are the jobs, each with its own
+/// workload; the group runs through each job's own engine, then the rest.
+#[test]
+fn jobs_without_stonewall_become_one_case_of_streams() {
+    use crate::model::words::Until;
+    use iopath_io::Method;
+    let text = "[global]\nsize=8m\nruntime=1\nfilename=/tmp/x\n\
+                [reader]\nioengine=libaio\ndirect=1\nrw=randread\niodepth=4\n\
+                [writer]\nrw=write\nbs=1m\nend_fsync=1\nfdatasync=16\n";
+    let job = one(text, MapOptions::default()).unwrap();
+    assert_eq!(job.cases.len(), 1, "{job:#?}");
+    let group = &job.cases[0];
+    assert_eq!(group.label.as_deref(), Some("reader + writer"));
+    let methods: Vec<Method> = group
+        .method
+        .as_ref()
+        .unwrap()
+        .0
+        .iter()
+        .map(|c| c.method)
+        .collect();
+    assert_eq!(&methods[..2], &[Method::Aio, Method::Buffered]);
+    assert_eq!(
+        group.budget.map(|d| d.0),
+        Some(std::time::Duration::from_secs(1))
+    );
+    let [r, w] = group.streams.as_slice() else {
+        panic!("two streams: {group:#?}")
+    };
+    assert_eq!(r.label.as_deref(), Some("reader"));
+    assert_eq!(
+        r.pattern.as_ref().unwrap().0,
+        vec![crate::model::Pattern::RandRead]
+    );
+    assert_eq!((r.bs.map(|b| b.0), r.qd), (Some(4096), Some(4)));
+    assert_eq!(
+        w.pattern.as_ref().unwrap().0,
+        vec![crate::model::Pattern::Write]
+    );
+    assert_eq!((w.bs.map(|b| b.0), w.qd), (Some(1 << 20), Some(1)));
+    assert_eq!(w.sync, Some(iopath_io::SyncPolicy::End));
+    assert_eq!(w.sync_every.map(|e| e.writes), Some(16));
+    assert_eq!((r.until, w.until), (Some(Until::Pass), Some(Until::Pass)));
+    assert!(r.method.is_none() && w.method.is_none() && r.budget.is_none());
+    assert_eq!((r.offset, w.offset), (None, None), "one file: fio's too");
+    assert_eq!(job.run.size.map(|b| b.0), Some(8 << 20));
+    // Without filename= fio gives each job a file of its own: each stream
+    // has a part of iopath's file of its own.
+    let own = one(
+        &text.replace("filename=/tmp/x\n", ""),
+        MapOptions::default(),
+    )
+    .unwrap();
+    let s = &own.cases[0].streams;
+    assert_eq!(own.run.size.map(|b| b.0), Some(16 << 20));
+    assert_eq!(
+        (s[0].offset, s[1].offset.map(|b| b.0)),
+        (None, Some(8 << 20))
+    );
+    assert_eq!(s[1].span, Some(crate::model::words::Span::Bytes(8 << 20)));
+    // With stonewall, the same jobs are two cases, one after the other.
+    let walled = text.replace("[writer]\n", "[writer]\nstonewall\n");
+    let job = one(&walled, MapOptions::default()).unwrap();
+    assert_eq!(job.cases.len(), 2);
+    assert!(job.cases.iter().all(|c| c.streams.is_empty()));
+    // Through its own engines only, a group of two engines is refused.
+    let own = MapOptions {
+        only_own_engine: true,
+        ..MapOptions::default()
+    };
+    let e = one(text, own).unwrap_err();
+    assert!(
+        e.contains("[writer] its engine (buffered) differs from job reader's (aio)"),
+        "{e}"
+    );
 }

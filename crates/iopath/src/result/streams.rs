@@ -1,0 +1,120 @@
+//! The streams of a case that ran several workloads at the same time (fio
+//! jobs with no `stonewall` between them): each stream's own figures, per
+//! repetition ([`StreamRep`] in `repetitions[].streams`) and over the
+//! measured repetitions ([`StreamResult`] in `cases[].streams`). The
+//! case's own figures are the streams together; what iopath measures per
+//! case (CPU, device counters, costs) the streams share.
+
+use serde::{Deserialize, Serialize};
+
+use super::Latency;
+
+/// One stream's figures in one repetition.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StreamRep {
+    pub ios: u64,
+    pub io_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
+    /// From its first worker's start to its last worker's end.
+    pub duration_ns: u64,
+    pub bw_bytes_per_s: f64,
+    pub iops: f64,
+    pub lat_ns: Latency,
+}
+
+/// One stream of a case: its workload, and its figures over the measured
+/// repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamResult {
+    /// Its name (the fio job's).
+    pub name: String,
+    pub pattern: crate::model::Pattern,
+    pub block_size: u64,
+    /// The depth asked per thread (a synchronous method runs at 1).
+    pub queue_depth_requested: u32,
+    pub threads: u32,
+    #[serde(with = "super::names::sync_name")]
+    pub sync: iopath_io::SyncPolicy,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::words::opt"
+    )]
+    pub sync_every: Option<iopath_io::SyncEvery>,
+    pub rwmix_read_pct: Option<u8>,
+    /// Random offsets within its first `span_bytes` of the file; absent:
+    /// the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_bytes: Option<u64>,
+    /// Its figures over the measured repetitions; null before one ran.
+    pub summary: Option<StreamSummary>,
+}
+
+/// A stream's figures over the measured repetitions: requests and bytes
+/// summed, rates the medians of the repetitions', latency from its
+/// requests' merged histogram.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StreamSummary {
+    /// Measured repetitions behind the figures.
+    pub repetitions: u32,
+    /// Requests and bytes over those repetitions.
+    pub ios: u64,
+    pub io_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// Medians over the repetitions.
+    pub bw_bytes_per_s: f64,
+    pub iops: f64,
+    pub lat_ns: Latency,
+    /// Its share of the bytes the case moved in those repetitions, 0 to 1.
+    pub share_of_bytes: f64,
+}
+
+impl StreamSummary {
+    /// The summary of stream `i` over `reps` (each with its streams), its
+    /// latency from `merged` when there is one (else the median
+    /// repetition's); `None` when no repetition has the stream.
+    pub fn of(
+        reps: &[&super::Measurement],
+        i: usize,
+        merged: Option<Latency>,
+    ) -> Option<StreamSummary> {
+        let mine: Vec<&StreamRep> = reps.iter().filter_map(|m| m.streams.get(i)).collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let med = |f: &dyn Fn(&StreamRep) -> f64| median(mine.iter().map(|s| f(s)).collect());
+        let io_bytes: u64 = mine.iter().map(|s| s.io_bytes).sum();
+        let all: u64 = reps.iter().map(|m| m.io_bytes).sum();
+        let lat_ns = merged.unwrap_or_else(|| {
+            let mut by_p50: Vec<&&StreamRep> = mine.iter().collect();
+            by_p50.sort_by_key(|s| s.lat_ns.p50);
+            by_p50[by_p50.len() / 2].lat_ns.clone()
+        });
+        Some(StreamSummary {
+            repetitions: mine.len() as u32,
+            ios: mine.iter().map(|s| s.ios).sum(),
+            io_bytes,
+            read_ios: mine.iter().map(|s| s.read_ios).sum(),
+            write_ios: mine.iter().map(|s| s.write_ios).sum(),
+            bw_bytes_per_s: med(&|s| s.bw_bytes_per_s),
+            iops: med(&|s| s.iops),
+            lat_ns,
+            share_of_bytes: if all > 0 {
+                io_bytes as f64 / all as f64
+            } else {
+                0.0
+            },
+        })
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    crate::stats::median_sorted(&v)
+}
