@@ -246,6 +246,8 @@ mod tests {
             cached_ns: Some(1.0),
             unmatched_ns: None,
             withheld: None,
+            block_ns: None,
+            disk_stat_ns: None,
             requests: 1,
             calls: 1,
             calls_without_request: 1,

@@ -113,6 +113,17 @@ pub struct LatencySplit {
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
+    /// Traced: the block layer's time per request, bio queued to request
+    /// completed, over every request on the disks that the tracer paired
+    /// with its bio, the case's and others' alike: what the `/sys/block`
+    /// ticks average ([`Self::disk_stat_ns`]). `None` for `DiskStat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_ns: Option<f64>,
+    /// Traced: the `/sys/block/*/stat` average over the same repetition
+    /// (read and write ticks over requests completed, everyone's), kept
+    /// beside [`Self::block_ns`] to check one against the other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_stat_ns: Option<f64>,
     /// The case's own requests behind `queue_ns` and `device_ns`
     /// (everyone's for `DiskStat`).
     pub requests: u64,
@@ -264,6 +275,8 @@ impl LatencySplit {
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
             withheld: reps.iter().find_map(|r| r.withheld),
+            block_ns: weighed(|r| r.block_ns, |r| r.requests + r.other_requests),
+            disk_stat_ns: weighed(|r| r.disk_stat_ns, |r| r.requests + r.other_requests),
             requests: total(|r| r.requests),
             calls: total(|r| r.calls),
             calls_without_request: total(|r| r.calls_without_request),
@@ -292,6 +305,8 @@ impl LatencySplit {
             cached_ns: None,
             unmatched_ns: None,
             withheld: None,
+            block_ns: None,
+            disk_stat_ns: None,
             requests,
             calls: 0,
             calls_without_request: 0,
@@ -386,6 +401,8 @@ mod tests {
             cached_ns: None,
             unmatched_ns: Some(20_000.0),
             withheld: None,
+            block_ns: None,
+            disk_stat_ns: None,
             requests: 4,
             calls: 3,
             calls_without_request: 0,

@@ -143,7 +143,11 @@ impl Split {
             Mode::Averages => averages(None),
             Mode::Fallback(why) => averages(Some(*why)),
             Mode::Tracing(t) => match t.flush() {
-                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct),
+                // The averages kept beside, to check the traced against.
+                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct).map(|s| LatencySplit {
+                    disk_stat_ns: averages(None).map(|a| a.device_ns),
+                    ..s
+                }),
                 None => averages(Some(SplitFallback::TracerSilent)),
             },
         }
@@ -307,6 +311,11 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
     // The calls' own queue and device parts where there are calls (a
     // buffered read's read-ahead requests overlap inside them), else the
     // requests'.
+    // Every request paired with its bio, the case's and others': the
+    // block layer's time per request, as /sys/block averages it.
+    let both = |name: &str| total(name, true) + total(name, false);
+    let paired = both("requests");
+    let block_ns = per(both("queue") + both("service"), paired);
     let (queue, device, n) = if calls > 0 {
         (total("cqueue", true), total("cdevice", true), calls)
     } else {
@@ -322,11 +331,13 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
         withheld: None,
+        block_ns,
+        disk_stat_ns: None,
         requests,
         calls,
         calls_without_request: bare,
         calls_unmatched: lost,
-        other_requests: total("requests", false),
+        other_requests: total("requests", false) + total("unpaired", false),
         ios: 0,
     })
 }
@@ -404,6 +415,7 @@ mod tests {
             r#"{"type": "map", "data": {"@cached": {"3356": 25000}}}"#,
             r#"{"type": "map", "data": {"@cqueue": {"3356": 8000}}}"#,
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
+            r#"{"type": "map", "data": {"@unpaired": {"0": 3}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
         let split = of_sums(&s, &[0, 10], false).unwrap();
@@ -414,7 +426,11 @@ mod tests {
         assert_eq!(split.cached_ns, Some(2500.0));
         assert_eq!(split.submission_ns, Some(300.0));
         assert_eq!(split.completion_ns, Some(1000.0));
-        assert_eq!((split.requests, split.other_requests), (50, 8));
+        assert_eq!((split.requests, split.other_requests), (50, 11));
+        // The block layer's time per request, as /sys/block averages it:
+        // every request paired with its bio, the case's and others' (not
+        // the 3 unpaired, untimed).
+        assert_eq!(split.block_ns, Some((9782.0 + 600_001.0) / 58.0));
         assert_eq!((split.calls, split.calls_without_request), (40, 10));
         // An async method: no call traced, the two ends unknown; the
         // queue and device parts are the requests'.

@@ -51,6 +51,9 @@ pub fn part_where(p: SplitPart) -> &'static str {
         SplitPart::Device => "on the device",
         SplitPart::Completion => "in completion (back to the program)",
         SplitPart::Cached => "in calls the page cache served",
+        SplitPart::Unmatched => {
+            "in calls whose block request the tracer could not tie to them"
+        }
     }
 }
 
@@ -220,6 +223,11 @@ mod tests {
                 part: SplitPart::Queue,
                 slower_ns: 21_000.0,
                 leader_ns: 10_000.0,
+            },
+            Cause::Part {
+                part: SplitPart::Unmatched,
+                slower_ns: 20_000.0,
+                leader_ns: 0.0,
             },
             Cause::MajorFaults {
                 slower: 1.02,
