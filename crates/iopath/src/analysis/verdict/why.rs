@@ -248,7 +248,12 @@ mod tests {
             ..split(1000.0, 9_000.0)
         };
         let slower = case(4096, 31_800.0, Some(slower), Costs::default());
-        let leader = case(4096, 12_000.0, Some(split(1000.0, 8_000.0)), Costs::default());
+        let leader = case(
+            4096,
+            12_000.0,
+            Some(split(1000.0, 8_000.0)),
+            Costs::default(),
+        );
         assert_eq!(
             of(&slower, &leader),
             Some(Cause::Part {

@@ -51,9 +51,7 @@ pub fn part_where(p: SplitPart) -> &'static str {
         SplitPart::Device => "on the device",
         SplitPart::Completion => "in completion (back to the program)",
         SplitPart::Cached => "in calls the page cache served",
-        SplitPart::Unmatched => {
-            "in calls whose block request the tracer could not tie to them"
-        }
+        SplitPart::Unmatched => "in calls whose block request the tracer could not tie to them",
     }
 }
 
@@ -171,7 +169,28 @@ pub fn fallback_words(f: SplitFallback) -> &'static str {
 /// The run's warning that `--latency-split` fell back: why, what stands
 /// instead, and the next step.
 pub fn fallback_sentence(f: SplitFallback) -> String {
-    let next = match f {
+    format!(
+        "--latency-split was asked for but its tracepoints were not used ({}): the split \
+         shown is the /sys/block averages, only where the disk's requests were the case's \
+         own; {}",
+        fallback_words(f),
+        next_step(f)
+    )
+}
+
+/// The one-screen view's line for a `--latency-split` that fell back:
+/// the user asked for it and did not get it.
+pub fn fallback_line(f: SplitFallback) -> String {
+    format!(
+        "--latency-split not traced ({}): {}",
+        fallback_words(f),
+        next_step(f)
+    )
+}
+
+/// What to do to have the tracepoints.
+fn next_step(f: SplitFallback) -> &'static str {
+    match f {
         SplitFallback::NotRoot => "run as root to trace the requests",
         SplitFallback::NoBpftrace => "install bpftrace (apt-get install bpftrace) and run as root",
         SplitFallback::TracerFailed => {
@@ -182,13 +201,7 @@ pub fn fallback_sentence(f: SplitFallback) -> String {
         SplitFallback::TracerSilent => {
             "bpftrace stopped answering during the run; run again on a quieter machine"
         }
-    };
-    format!(
-        "--latency-split was asked for but its tracepoints were not used ({}): the split \
-         shown is the /sys/block averages, only where the disk's requests were the case's \
-         own; {next}",
-        fallback_words(f)
-    )
+    }
 }
 
 /// What the split's columns hold, said once under its tables.
