@@ -110,6 +110,13 @@ pub struct LatencySplit {
     /// a cache hit. `None` where there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmatched_ns: Option<f64>,
+    /// Traced: the time the case's threads waited for a CPU after being
+    /// preempted outside a traced call (most often on a call's return,
+    /// after its exit tracepoint: a CPU-bound page-cache read on a busy
+    /// machine), in all, ns; per I/O in [`Self::runnable_ns`]. Time in no
+    /// part above. `None` for `DiskStat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runnable_total_ns: Option<f64>,
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
@@ -191,12 +198,22 @@ impl LatencySplit {
         }
     }
 
-    /// The mean time per I/O the parts say ([`LatencySplit::weights`]).
+    /// The wait for a CPU outside the calls per I/O
+    /// ([`Self::runnable_total_ns`]); `None` where not traced or the I/Os
+    /// are not known.
+    pub fn runnable_ns(&self) -> Option<f64> {
+        let total = self.runnable_total_ns?;
+        (self.ios > 0).then(|| total / self.ios as f64)
+    }
+
+    /// The mean time per I/O the parts say ([`LatencySplit::weights`]),
+    /// the wait for a CPU outside the calls with them.
     pub fn mean_ns(&self) -> f64 {
         let w = self.weights();
         w.parts * self.parts_ns()
             + w.cached * self.cached_ns.unwrap_or(0.0)
             + w.unmatched * self.unmatched_ns.unwrap_or(0.0)
+            + self.runnable_ns().unwrap_or(0.0)
     }
 
     /// The measured mean latency `mean_ns` less the parts: what no part
@@ -275,6 +292,10 @@ impl LatencySplit {
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
             withheld: reps.iter().find_map(|r| r.withheld),
+            runnable_total_ns: reps
+                .iter()
+                .filter_map(|r| r.runnable_total_ns)
+                .reduce(|a, b| a + b),
             block_ns: weighed(|r| r.block_ns, |r| r.requests + r.other_requests),
             disk_stat_ns: weighed(|r| r.disk_stat_ns, |r| r.requests + r.other_requests),
             requests: total(|r| r.requests),
@@ -305,6 +326,7 @@ impl LatencySplit {
             cached_ns: None,
             unmatched_ns: None,
             withheld: None,
+            runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,
             requests,
@@ -401,6 +423,7 @@ mod tests {
             cached_ns: None,
             unmatched_ns: Some(20_000.0),
             withheld: None,
+            runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,
             requests: 4,

@@ -331,6 +331,7 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
         withheld: None,
+        runnable_total_ns: Some(total("runnable", true) as f64),
         block_ns,
         disk_stat_ns: None,
         requests,

@@ -211,7 +211,8 @@ pub const LEGEND: &str = "per call that made a request (without calls, per reque
     issued to the last completion; complete = completion back to the call's return; cached = a \
     call that made no block request (the page cache served it), whole; unmatched = a call \
     whose request the tracer could not tie to it, or an O_DIRECT call that made none, whole \
-    (not a cache hit); unaccounted = the measured mean less the parts weighed \
+    (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
+    (most often on its return), per I/O; unaccounted = the measured mean less the parts weighed \
     into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
     average of queue and device together, shown only where the disk's requests were the \
