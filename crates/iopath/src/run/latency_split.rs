@@ -417,6 +417,7 @@ mod tests {
             r#"{"type": "map", "data": {"@cqueue": {"3356": 8000}}}"#,
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
             r#"{"type": "map", "data": {"@unpaired": {"0": 3}}}"#,
+            r#"{"type": "map", "data": {"@runnable": {"3356": 70000, "10": 5}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
         let split = of_sums(&s, &[0, 10], false).unwrap();
@@ -432,6 +433,8 @@ mod tests {
         // every request paired with its bio, the case's and others' (not
         // the 3 unpaired, untimed).
         assert_eq!(split.block_ns, Some((9782.0 + 600_001.0) / 58.0));
+        // The case's threads' wait for a CPU outside the calls, in all.
+        assert_eq!(split.runnable_total_ns, Some(70_000.0));
         assert_eq!((split.calls, split.calls_without_request), (40, 10));
         // An async method: no call traced, the two ends unknown; the
         // queue and device parts are the requests'.
