@@ -120,15 +120,16 @@ pub struct LatencySplit {
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
-    /// Traced: the block layer's time per request, bio queued to request
-    /// completed, over every request on the disks that the tracer paired
-    /// with its bio, the case's and others' alike: what the `/sys/block`
-    /// ticks average ([`Self::disk_stat_ns`]). `None` for `DiskStat`.
+    /// Traced: the block layer's time per read request, bio queued to
+    /// request completed, over every read on the disks that the tracer
+    /// paired with its bio, the case's and others' alike: what the
+    /// `/sys/block` read ticks average ([`Self::disk_stat_ns`]). `None`
+    /// for `DiskStat` or without reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_ns: Option<f64>,
-    /// Traced: the `/sys/block/*/stat` average over the same repetition
-    /// (read and write ticks over requests completed, everyone's), kept
-    /// beside [`Self::block_ns`] to check one against the other.
+    /// Traced: the `/sys/block/*/stat` read ticks over reads completed in
+    /// the same repetition (everyone's), kept beside [`Self::block_ns`]
+    /// to check one against the other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_stat_ns: Option<f64>,
     /// The case's own requests behind `queue_ns` and `device_ns`
