@@ -14,7 +14,7 @@ use crate::report::text::why;
 use crate::result::{CaseResult, LatencySplit, RunResult};
 
 /// The columns, in order.
-pub const HEADERS: [&str; 11] = [
+pub const HEADERS: [&str; 12] = [
     "method",
     "job",
     "mean",
@@ -24,6 +24,7 @@ pub const HEADERS: [&str; 11] = [
     "complete",
     "cached",
     "unmatched",
+    "runnable",
     "unaccounted",
     "source",
 ];
@@ -48,7 +49,7 @@ fn split_of(c: &CaseResult) -> Option<(f64, LatencySplit)> {
 
 /// The row of a case with a split; `None` for one without. A withheld
 /// split shows no part, only why (its source column).
-pub fn row(c: &CaseResult) -> Option<[String; 11]> {
+pub fn row(c: &CaseResult) -> Option<[String; 12]> {
     let (mean, s) = split_of(c)?;
     let shown = |v: Option<f64>| or_dash(v.filter(|_| s.withheld.is_none()));
     Some([
@@ -61,6 +62,7 @@ pub fn row(c: &CaseResult) -> Option<[String; 11]> {
         shown(s.completion_ns),
         shown(s.cached_ns),
         shown(s.unmatched_ns),
+        shown(s.runnable_ns()),
         or_dash(s.unaccounted_ns(mean)),
         why::shown_source(&s),
     ])
@@ -112,6 +114,7 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
         s.completion_ns.unwrap_or(0.0) * w.parts,
         s.cached_ns.unwrap_or(0.0) * w.cached,
         s.unmatched_ns.unwrap_or(0.0) * w.unmatched,
+        s.runnable_ns().unwrap_or(0.0),
         s.unaccounted_ns(mean).unwrap_or(0.0),
     ];
     PARTS
@@ -123,13 +126,14 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
 }
 
 /// The bar's parts in order, with their colours.
-const PARTS: [(&str, &str); 7] = [
+const PARTS: [(&str, &str); 8] = [
     ("submit", "#4e79a7"),
     ("queue", "#f28e2b"),
     ("device", "#e15759"),
     ("complete", "#59a14f"),
     ("cached", "#76b7b2"),
     ("unmatched", "#b07aa1"),
+    ("runnable", "#edc948"),
     ("unaccounted", "#bab0ac"),
 ];
 
@@ -161,7 +165,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
              <text x=\"{}\" y=\"16\" font-size=\"12\">{name}</text>",
             x + 16.0
         );
-        x += 110.0;
+        x += 105.0;
     }
     for (i, (name, mean, s)) in rows.iter().enumerate() {
         let y = 30.0 + row_h * i as f64;
@@ -246,6 +250,9 @@ mod tests {
             cached_ns: Some(1.0),
             unmatched_ns: None,
             withheld: None,
+            runnable_total_ns: None,
+            block_ns: None,
+            disk_stat_ns: None,
             requests: 1,
             calls: 1,
             calls_without_request: 1,

@@ -84,8 +84,21 @@ pub fn one_screen(r: &RunResult, width: usize) -> String {
         .filter(|c| c.skipped.is_some() || c.error.is_some())
         .count();
     out.push('\n');
+    // Asked for and not had: said here, not only behind --explain.
+    if let Some(reason) = split_fallback(r) {
+        out.push_str(&para(&crate::report::text::why::fallback_line(reason)));
+    }
     out.push_str(&para(&summary::pointer(r.warnings.len(), not_run)));
     out
+}
+
+/// Why `--latency-split` was not traced, from the run's warning.
+fn split_fallback(r: &RunResult) -> Option<crate::result::latency_split::SplitFallback> {
+    use crate::result::warning::Fact;
+    r.warnings.iter().find_map(|w| match w.facts.as_ref()? {
+        Fact::LatencySplitFallback { reason } => Some(*reason),
+        _ => None,
+    })
 }
 
 /// The failures of the cases that ran: never only behind --explain.
@@ -539,6 +552,35 @@ mod tests {
         insta::assert_snapshot!(one_screen(&r, 80));
         // The whole report: the legend of `memory`, the verdict's sentence.
         insta::assert_snapshot!("explained", table::render(&r, false));
+    }
+
+    /// `--latency-split` asked for as a user who is not root: the one
+    /// screen says it was not traced and what to do, in one line (not
+    /// only as a warning's code under --explain), and the warning names
+    /// no cases (it ended with ": all").
+    #[test]
+    fn a_latency_split_that_fell_back_is_said_on_one_screen() {
+        use crate::result::latency_split::SplitFallback;
+        let mut r = fixture();
+        r.config.latency_split_fallback = Some(SplitFallback::NotRoot);
+        crate::analysis::analyse(&mut r);
+        crate::report::text::word(&mut r);
+        assert_eq!(split_fallback(&r), Some(SplitFallback::NotRoot));
+        let screen = one_screen(&r, 80);
+        let said: Vec<&str> = screen
+            .lines()
+            .filter(|l| l.contains("--latency-split"))
+            .collect();
+        assert_eq!(said.len(), 1, "{screen}");
+        let w = r
+            .warnings
+            .iter()
+            .find(|w| w.code == "latency_split_fallback");
+        assert_eq!(
+            crate::report::text::warnings::case_groups(w.unwrap(), &r),
+            ""
+        );
+        insta::assert_snapshot!(screen);
     }
 
     /// A job named without its pattern, from its fields (not by cutting

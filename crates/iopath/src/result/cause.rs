@@ -15,6 +15,9 @@ pub enum SplitPart {
     Completion,
     /// A call the page cache served, whole.
     Cached,
+    /// A call whose block request the tracer could not tie to it, or an
+    /// O_DIRECT call that made none, whole (not a cache hit).
+    Unmatched,
 }
 
 /// The cause, with the slower method's figure and the leader's beside it.

@@ -143,10 +143,25 @@ impl Split {
             Mode::Averages => averages(None),
             Mode::Fallback(why) => averages(Some(*why)),
             Mode::Tracing(t) => match t.flush() {
-                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct),
+                // The averages kept beside, to check the traced against.
+                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct).map(|s| LatencySplit {
+                    disk_stat_ns: self.read_average(),
+                    ..s
+                }),
                 None => averages(Some(SplitFallback::TracerSilent)),
             },
         }
+    }
+}
+
+impl Split {
+    /// The disks' read ticks over reads completed since
+    /// [`Split::before`], ns; `None` without reads.
+    fn read_average(&self) -> Option<f64> {
+        let before = (*self.before.lock().ok()?)?;
+        let d = self.disks.snapshot(Path::new("/sys"))?.delta(&before);
+        let ticks = d.time?.read_ticks_ms;
+        (d.reads > 0).then(|| ticks as f64 * 1e6 / d.reads as f64)
     }
 }
 
@@ -307,6 +322,11 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
     // The calls' own queue and device parts where there are calls (a
     // buffered read's read-ahead requests overlap inside them), else the
     // requests'.
+    // Every read request paired with its bio, the case's and others':
+    // the block layer's time per read, as /sys/block's read ticks over
+    // reads average it.
+    let both = |name: &str| total(name, true) + total(name, false);
+    let block_ns = per(both("rblock"), both("reads"));
     let (queue, device, n) = if calls > 0 {
         (total("cqueue", true), total("cdevice", true), calls)
     } else {
@@ -322,11 +342,14 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
         withheld: None,
+        runnable_total_ns: Some(total("runnable", true) as f64),
+        block_ns,
+        disk_stat_ns: None,
         requests,
         calls,
         calls_without_request: bare,
         calls_unmatched: lost,
-        other_requests: total("requests", false),
+        other_requests: total("requests", false) + total("unpaired", false),
         ios: 0,
     })
 }
@@ -404,6 +427,10 @@ mod tests {
             r#"{"type": "map", "data": {"@cached": {"3356": 25000}}}"#,
             r#"{"type": "map", "data": {"@cqueue": {"3356": 8000}}}"#,
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
+            r#"{"type": "map", "data": {"@unpaired": {"0": 3}}}"#,
+            r#"{"type": "map", "data": {"@runnable": {"3356": 70000, "10": 5}}}"#,
+            r#"{"type": "map", "data": {"@rblock": {"3356": 500000, "0": 700}}}"#,
+            r#"{"type": "map", "data": {"@reads": {"3356": 40, "0": 2}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
         let split = of_sums(&s, &[0, 10], false).unwrap();
@@ -414,7 +441,13 @@ mod tests {
         assert_eq!(split.cached_ns, Some(2500.0));
         assert_eq!(split.submission_ns, Some(300.0));
         assert_eq!(split.completion_ns, Some(1000.0));
-        assert_eq!((split.requests, split.other_requests), (50, 8));
+        assert_eq!((split.requests, split.other_requests), (50, 11));
+        // The block layer's time per read, as /sys/block averages it:
+        // every read paired with its bio, the case's and others' (not the
+        // writes, nor the 3 unpaired, untimed).
+        assert_eq!(split.block_ns, Some(500_700.0 / 42.0));
+        // The case's threads' wait for a CPU outside the calls, in all.
+        assert_eq!(split.runnable_total_ns, Some(70_000.0));
         assert_eq!((split.calls, split.calls_without_request), (40, 10));
         // An async method: no call traced, the two ends unknown; the
         // queue and device parts are the requests'.

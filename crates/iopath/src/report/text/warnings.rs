@@ -122,6 +122,8 @@ pub fn case_groups(w: &Warning, r: &RunResult) -> String {
         return crate::report::prose::case_groups(&w.cases);
     };
     match f.scope() {
+        // About the run's tracer, not its cases.
+        Scope::Run if matches!(f, Fact::LatencySplitFallback { .. }) => return String::new(),
         Scope::Run => return "all".into(),
         Scope::Job => return String::new(),
         Scope::Cases(_) => {}

@@ -51,6 +51,7 @@ pub fn part_where(p: SplitPart) -> &'static str {
         SplitPart::Device => "on the device",
         SplitPart::Completion => "in completion (back to the program)",
         SplitPart::Cached => "in calls the page cache served",
+        SplitPart::Unmatched => "in calls whose block request the tracer could not tie to them",
     }
 }
 
@@ -168,7 +169,28 @@ pub fn fallback_words(f: SplitFallback) -> &'static str {
 /// The run's warning that `--latency-split` fell back: why, what stands
 /// instead, and the next step.
 pub fn fallback_sentence(f: SplitFallback) -> String {
-    let next = match f {
+    format!(
+        "--latency-split was asked for but its tracepoints were not used ({}): the split \
+         shown is the /sys/block averages, only where the disk's requests were the case's \
+         own; {}",
+        fallback_words(f),
+        next_step(f)
+    )
+}
+
+/// The one-screen view's line for a `--latency-split` that fell back:
+/// the user asked for it and did not get it.
+pub fn fallback_line(f: SplitFallback) -> String {
+    format!(
+        "--latency-split not traced ({}): {}",
+        fallback_words(f),
+        next_step(f)
+    )
+}
+
+/// What to do to have the tracepoints.
+fn next_step(f: SplitFallback) -> &'static str {
+    match f {
         SplitFallback::NotRoot => "run as root to trace the requests",
         SplitFallback::NoBpftrace => "install bpftrace (apt-get install bpftrace) and run as root",
         SplitFallback::TracerFailed => {
@@ -179,13 +201,7 @@ pub fn fallback_sentence(f: SplitFallback) -> String {
         SplitFallback::TracerSilent => {
             "bpftrace stopped answering during the run; run again on a quieter machine"
         }
-    };
-    format!(
-        "--latency-split was asked for but its tracepoints were not used ({}): the split \
-         shown is the /sys/block averages, only where the disk's requests were the case's \
-         own; {next}",
-        fallback_words(f)
-    )
+    }
 }
 
 /// What the split's columns hold, said once under its tables.
@@ -195,7 +211,8 @@ pub const LEGEND: &str = "per call that made a request (without calls, per reque
     issued to the last completion; complete = completion back to the call's return; cached = a \
     call that made no block request (the page cache served it), whole; unmatched = a call \
     whose request the tracer could not tie to it, or an O_DIRECT call that made none, whole \
-    (not a cache hit); unaccounted = the measured mean less the parts weighed \
+    (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
+    (most often on its return), per I/O; unaccounted = the measured mean less the parts weighed \
     into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
     average of queue and device together, shown only where the disk's requests were the \
@@ -220,6 +237,11 @@ mod tests {
                 part: SplitPart::Queue,
                 slower_ns: 21_000.0,
                 leader_ns: 10_000.0,
+            },
+            Cause::Part {
+                part: SplitPart::Unmatched,
+                slower_ns: 20_000.0,
+                leader_ns: 0.0,
             },
             Cause::MajorFaults {
                 slower: 1.02,

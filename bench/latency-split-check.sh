@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Issue 29, item 1: do the latency split's parts add up to the measured
+# mean, and does the traced block time agree with /sys/block?
+#
+# On two targets: a loop device over a file in /dev/shm (`losetup
+# --direct-io=on`, ext4), and a directory on the disk under / (DISKDIR,
+# default /var/tmp), it runs with --latency-split (root, bpftrace):
+#   direct   randread 4k QD1
+#   buffered randread 4k QD1 and read (sequential) 4k QD1, cold
+#   uring    randread 4k QD32 (one thread at depth 32)
+# and prints per case: the mean latency, what the parts say of the mean I/O
+# (`mean_ns()`: the parts weighed by the calls, cached and unmatched calls
+# whole; without calls, queue + device per request times requests per I/O;
+# and the wait for a CPU outside the calls, `runnable`, per I/O),
+# their ratio, the device part, the traced block time per request
+# (`block_ns`: bio queued to completed, every request on the disk) and the
+# /sys/block average over the same repetitions (`disk_stat_ns`), and the
+# ratios. docs/methodology.md 6c holds the table measured here.
+#
+# Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-$ROOT/target/release/iopath}
+DISKDIR=${DISKDIR:-/var/tmp}
+TIME=${TIME:-1s}
+REPEAT=${REPEAT:-3}
+WORK=$(mktemp -d /tmp/iopath-split-check.XXXXXX)
+IMG=$(mktemp /dev/shm/iopath-split-check.XXXXXX)
+MNT=$WORK/mnt
+DDIR=$(mktemp -d "$DISKDIR/iopath-split-check.XXXXXX")
+LOOP=
+cleanup() {
+    mountpoint -q "$MNT" && umount "$MNT"
+    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    rm -rf "$WORK" "$DDIR" "$IMG"
+}
+trap cleanup EXIT
+
+truncate -s 320M "$IMG"
+LOOP=$(losetup -f --show --direct-io=on "$IMG")
+mkfs.ext4 -q -F "$LOOP"
+mkdir -p "$MNT"
+mount "$LOOP" "$MNT"
+
+run() { # target-name dir out-name args...
+    local name=$1 dir=$2 out=$3
+    shift 3
+    "$BIN" run --dir "$dir" --size 128M --cache cold --time "$TIME" --repeat "$REPEAT" \
+        --latency-split --quiet --json "$WORK/$name-$out.json" "$@" >/dev/null
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for t in shm disk; do
+    dir=$MNT
+    [ $t = disk ] && dir=$DDIR
+    run $t "$dir" qd1 --methods direct,buffered --patterns randread,read --bs 4k --qd 1
+    run $t "$dir" qd32 --methods uring --patterns randread --bs 4k --qd 32
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$WORK"/*.json <<'EOF'
+import json, sys
+print("| target | case | mean | parts | parts/mean | runnable | device | block (traced) | /sys/block | block/sys | device/sys | calls: request, cached, unmatched | requests (own, others) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+us = lambda v: "-" if v is None else f"{v/1000:.1f} us"
+ratio = lambda a, b: "-" if a is None or not b else f"{a/b:.2f}"
+for path in sys.argv[1:]:
+    target = path.rsplit("/", 1)[1].split("-")[0]
+    v = json.load(open(path))
+    for c in v["cases"]:
+        s = (c.get("summary") or {})
+        x = s.get("latency_split")
+        if not x:
+            continue
+        mean = s["lat_ns"]["mean"]
+        calls = x.get("calls", 0) + x.get("calls_without_request", 0) + x.get("calls_unmatched", 0)
+        part = lambda k: x.get(k) or 0.0
+        four = part("submission_ns") + part("queue_ns") + x["device_ns"] + part("completion_ns")
+        if calls:
+            parts = (x["calls"] * four + x.get("calls_without_request", 0) * part("cached_ns")
+                     + x.get("calls_unmatched", 0) * part("unmatched_ns")) / calls
+        else:
+            parts = four * (x["requests"] / x["ios"] if x.get("ios") else 1.0)
+        runnable = x["runnable_total_ns"] / x["ios"] if x.get("runnable_total_ns") is not None and x.get("ios") else None
+        parts += runnable or 0.0
+        case = f'{c["method"]} {c["pattern"]} QD{c["queue_depth"]}T{c["threads"]}'
+        print(f'| {target} | {case} | {us(mean)} | {us(parts)} | {ratio(parts, mean)} | {us(runnable)} | '
+              f'{us(x["device_ns"])} | {us(x.get("block_ns"))} | {us(x.get("disk_stat_ns"))} | '
+              f'{ratio(x.get("block_ns"), x.get("disk_stat_ns"))} | {ratio(x["device_ns"], x.get("disk_stat_ns"))} | '
+              f'{x.get("calls", 0)}, {x.get("calls_without_request", 0)}, {x.get("calls_unmatched", 0)} | '
+              f'{x["requests"]}, {x.get("other_requests", 0)} |')
+EOF
