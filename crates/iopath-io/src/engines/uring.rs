@@ -262,9 +262,7 @@ impl UringEngine {
     /// kernel would answer EEXIST, leaving requests stranded in the SQ).
     #[inline]
     fn bind(&mut self) -> Result<(), EngineError> {
-        // A thread id Rust never hands out again (a `pthread_t` is reused
-        // once its thread is joined).
-        let me = std::thread::current().id();
+        let me = this_thread();
         if self.disabled {
             self.ring
                 .submitter()
@@ -366,6 +364,19 @@ impl UringEngine {
             }
         }
     }
+}
+
+/// The calling thread's id: one Rust never hands out again (a `pthread_t`
+/// is reused once its thread is joined). Kept per thread, so that the check
+/// `bind` makes on every submit and reap is a thread-local load, not the
+/// clone and drop of a `Thread` handle (two atomic read-modify-writes of a
+/// shared count, four per request).
+#[inline]
+fn this_thread() -> std::thread::ThreadId {
+    thread_local! {
+        static ME: std::thread::ThreadId = std::thread::current().id();
+    }
+    ME.with(|me| *me)
 }
 
 /// How long `enter` keeps trying while the kernel answers EAGAIN with
@@ -563,7 +574,7 @@ impl Drop for UringEngine {
             tries += 1;
         }
         if let Some(index) = self.ring_index.take() {
-            if self.owner == Some(std::thread::current().id()) {
+            if self.owner == Some(this_thread()) {
                 ring_fd::unregister(&self.ring, index);
             }
         }

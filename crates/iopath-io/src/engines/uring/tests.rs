@@ -158,3 +158,20 @@ fn single_issuer_refuses_a_second_thread_cleanly() {
     .join()
     .unwrap();
 }
+
+/// `bind`'s owner check reads a per-thread id instead of cloning the
+/// thread's handle: it must still be each thread's own, distinct id.
+#[test]
+fn this_thread_is_each_threads_own_id() {
+    let here = super::this_thread();
+    assert_eq!(here, std::thread::current().id());
+    assert_eq!(here, super::this_thread(), "stable within a thread");
+    let there = std::thread::spawn(|| {
+        let id = super::this_thread();
+        assert_eq!(id, std::thread::current().id());
+        id
+    })
+    .join()
+    .unwrap();
+    assert_ne!(here, there);
+}
