@@ -60,18 +60,32 @@ pub(crate) fn open_target(
 }
 
 /// Reject a request O_DIRECT would refuse, with a message that names the rule.
+/// A power of two (every alignment the kernel reports) is checked with a
+/// mask: the two 64-bit divisions by a value known only at run time were
+/// 8% of `uring`'s submit, once per request.
 #[inline]
 pub(crate) fn check_aligned(path: &Path, req: &IoReq, align: usize) -> Result<(), EngineError> {
     let a = align as u64;
-    if a > 1 && (req.offset % a != 0 || u64::from(req.len) % a != 0) {
-        return Err(EngineError::Misaligned {
-            path: path.to_path_buf(),
-            offset: req.offset,
-            len: req.len,
-            align,
-        });
+    let misaligned = if a.is_power_of_two() {
+        (req.offset | u64::from(req.len)) & (a - 1) != 0
+    } else {
+        a > 1 && (req.offset % a != 0 || u64::from(req.len) % a != 0)
+    };
+    if misaligned {
+        return Err(misaligned_error(path, req, align));
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn misaligned_error(path: &Path, req: &IoReq, align: usize) -> EngineError {
+    EngineError::Misaligned {
+        path: path.to_path_buf(),
+        offset: req.offset,
+        len: req.len,
+        align,
+    }
 }
 
 /// Buffer alignment for an engine: at least a page, so buffers never share
@@ -255,4 +269,53 @@ pub(crate) fn human_bytes(n: u64) -> String {
 /// `fsync(file)`, with the path in the error.
 pub(crate) fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
     rustix::fs::fsync(file).map_err(|e| EngineError::os("fsync", path, e.into()))
+}
+
+#[cfg(test)]
+mod align_tests {
+    use super::*;
+    use crate::Op;
+
+    /// The mask for power-of-two alignments refuses exactly what the
+    /// division refused, and other alignments are still divided.
+    #[test]
+    fn aligned_check_refuses_exactly_what_division_refuses() {
+        let path = Path::new("/x");
+        for align in [0usize, 1, 2, 512, 1536, 4096, 65536] {
+            for offset in [
+                0u64,
+                1,
+                511,
+                512,
+                1536,
+                3072,
+                4096,
+                4097,
+                1 << 40,
+                (1 << 40) + 512,
+            ] {
+                for len in [1u32, 512, 1536, 4096, 4608, 65536] {
+                    let req = IoReq {
+                        op: Op::Read,
+                        offset,
+                        len,
+                        slot: 0,
+                    };
+                    let a = align as u64;
+                    let want = a > 1 && (offset % a != 0 || u64::from(len) % a != 0);
+                    let got = check_aligned(path, &req, align);
+                    assert_eq!(
+                        got.is_err(),
+                        want,
+                        "align {align} offset {offset} len {len}"
+                    );
+                    if let Err(e) = got {
+                        assert!(
+                            matches!(e, EngineError::Misaligned { offset: o, len: l, align: al, .. } if o == offset && l == len && al == align)
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

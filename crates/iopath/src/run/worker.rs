@@ -17,8 +17,9 @@
 //! Hot-loop rules: no allocation (every Vec is sized before the start
 //! barrier), no lock, two clock reads per loop turn (one before a submit,
 //! one after a reap), latencies into a per-thread histogram merged after
-//! the run. With the progress display shown, the
-//! running totals are also published for the live line (`super::live`):
+//! the run (recorded a batch at a time: `books::Latencies`). With the
+//! progress display shown, the running totals are also published for the
+//! live line (`super::live`):
 //! two `Relaxed` stores into the worker's own cache line, at most every
 //! 5 ms of the clock the loop reads anyway; when it is hidden, a compare
 //! against a deadline that never comes.
@@ -462,6 +463,9 @@ impl Loop {
                 }
             }
         }
+        // The last latencies are recorded inside the timed interval, as
+        // the others were.
+        self.books.lat.flush();
         Ok(ended)
     }
 
@@ -756,6 +760,8 @@ const REDRAWS: usize = 8;
 
 #[cfg(test)]
 mod clash_tests;
+#[cfg(test)]
+mod lat_tests;
 #[cfg(test)]
 mod stall_tests;
 #[cfg(test)]

@@ -79,7 +79,7 @@ pub(super) fn unregister(ring: &IoUring, index: u32) {
 /// `index` was returned by [`register`] on the calling thread and not yet
 /// unregistered, and every SQE in the SQ points at memory that stays valid
 /// until its completion is reaped.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn submit_and_wait(
     ring: &mut IoUring,
     index: u32,
@@ -94,11 +94,75 @@ pub(super) unsafe fn submit_and_wait(
     // SAFETY: the caller vouches for the index (this thread's registration
     // of this ring) and for the memory of the SQEs submitted; no argument
     // pointer is passed (NULL, size 0).
+    unsafe { enter_raw(index, len as u32, want as u32, flags) }
+}
+
+/// `io_uring_enter(fd, to_submit, min_complete, flags, NULL, 0)`, the
+/// `syscall` instruction inline (as t/io_uring issues it) rather than
+/// libc's `syscall()`, whose return after a wait mispredicted.
+///
+/// # Safety
+///
+/// As for the system call: `fd` names this thread's ring (registered
+/// index with `ENTER_REGISTERED_RING`), and the SQEs submitted point at
+/// memory that stays valid until their completions are reaped.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn enter_raw(
+    fd: u32,
+    to_submit: u32,
+    want: u32,
+    flags: u32,
+) -> std::io::Result<usize> {
+    let r: isize;
+    // SAFETY: the Linux x86_64 system call convention: number in rax,
+    // arguments in rdi, rsi, rdx, r10, r8, r9; the kernel returns in rax
+    // and clobbers rcx and r11, nothing else, and touches no user stack.
+    // The arguments are plain integers and a NULL pointer with size 0;
+    // what the kernel reads through the ring the caller vouches for.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_io_uring_enter as isize => r,
+            in("rdi") fd as usize,
+            in("rsi") to_submit as usize,
+            in("rdx") want as usize,
+            in("r10") flags as usize,
+            in("r8") 0usize,
+            in("r9") 0usize,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    // -4095..=-1 is an errno; anything else the call's result.
+    if (-4095..0).contains(&r) {
+        Err(std::io::Error::from_raw_os_error(-r as i32))
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// Elsewhere, libc's `syscall()`.
+///
+/// # Safety
+///
+/// As for the x86_64 version.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) unsafe fn enter_raw(
+    fd: u32,
+    to_submit: u32,
+    want: u32,
+    flags: u32,
+) -> std::io::Result<usize> {
+    // SAFETY: the caller vouches for the descriptor and the SQEs' memory;
+    // no argument pointer is passed (NULL, size 0).
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
-            index as libc::c_long,
-            len as libc::c_long,
+            fd as libc::c_long,
+            to_submit as libc::c_long,
             want as libc::c_long,
             flags as libc::c_long,
             std::ptr::null::<libc::c_void>(),
