@@ -240,20 +240,7 @@ impl Runner<'_> {
             return changed::after(target, None, &job::progress_name(case), sees, rep);
         }
         let plan = self.plan;
-        // Streams run for the group's one time limit.
-        let limit = plan.case_time_limit(case);
-        // The case timeout's rest, when it ends the repetition sooner.
-        let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
-        // A length iopath chose runs on for the requests every slot is
-        // given, as far as its job's stretch allows, never past the case
-        // timeout.
-        let at_least = plan
-            .chosen_length(case)
-            .filter(|_| cut_at.is_none() && stretch > 1.0)
-            .map(|t| AtLeast {
-                per_slot: crate::plan::MIN_REQUESTS_PER_SLOT,
-                until: cap.map_or(t.mul_f64(stretch), |c| c.min(t.mul_f64(stretch))),
-            });
+        let (limit, cut_at, at_least) = self.lengths(case, cap, stretch);
         let (parts, jobs) = self.parts(case, target, (cut_at.or(limit), at_least), pass);
         let specs = specs_of(&parts);
         // Rings of earlier cases may still be torn down in the background:
@@ -309,6 +296,30 @@ impl Runner<'_> {
             stream_hists,
             verified,
         })
+    }
+
+    /// A repetition's lengths: the case's time limit (streams run for the
+    /// group's one), the case timeout's rest when it ends the repetition
+    /// sooner, and how far a length iopath chose runs on for the requests
+    /// every slot is given, as far as its job's stretch allows, never past
+    /// the case timeout.
+    fn lengths(
+        &self,
+        case: &Case,
+        cap: Option<Duration>,
+        stretch: f64,
+    ) -> (Option<Duration>, Option<Duration>, Option<AtLeast>) {
+        let plan = self.plan;
+        let limit = plan.case_time_limit(case);
+        let cut_at = cap.filter(|c| limit.is_none_or(|t| *c < t));
+        let at_least = plan
+            .chosen_length(case)
+            .filter(|_| cut_at.is_none() && stretch > 1.0)
+            .map(|t| AtLeast {
+                per_slot: crate::plan::MIN_REQUESTS_PER_SLOT,
+                until: cap.map_or(t.mul_f64(stretch), |c| c.min(t.mul_f64(stretch))),
+            });
+        (limit, cut_at, at_least)
     }
 
     /// The workloads of a repetition (the case's streams, or the case

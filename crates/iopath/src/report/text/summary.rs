@@ -106,22 +106,7 @@ impl Answer {
         } else if tied.is_empty() {
             Decision::Fastest
         } else {
-            // Why the verdict picked it (its fact); a result saved before
-            // facts: CPU per I/O where no tied method spends less.
-            let said = v.facts.iter().find_map(|f| match f {
-                VerdictFact::UseCheaper { by, .. } => Some(*by),
-                _ => None,
-            });
-            let by = said.unwrap_or_else(|| {
-                let cpu = tied_ranked
-                    .iter()
-                    .all(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io);
-                if cpu {
-                    CheaperBy::CpuPerIo
-                } else {
-                    CheaperBy::Memory
-                }
-            });
+            let by = cheaper_by(v, pick, &tied_ranked);
             Decision::Cheaper { with: tied, by }
         };
         // Without a call, every other method is apart from the leader;
@@ -165,6 +150,22 @@ impl Answer {
                 .is_some_and(|b| b.methods.contains(&pick.method)),
         })
     }
+}
+
+/// Why the verdict picked a method tied with the fastest (its fact); for a
+/// result saved before facts: CPU per I/O where no tied method spends less.
+fn cheaper_by(v: &Verdict, pick: &Ranked, tied: &[&Ranked]) -> CheaperBy {
+    let said = v.facts.iter().find_map(|f| match f {
+        VerdictFact::UseCheaper { by, .. } => Some(*by),
+        _ => None,
+    });
+    said.unwrap_or_else(|| {
+        if tied.iter().all(|m| m.cpu_ns_per_io >= pick.cpu_ns_per_io) {
+            CheaperBy::CpuPerIo
+        } else {
+            CheaperBy::Memory
+        }
+    })
 }
 
 /// For a verdict whose methods are too close to call, the budget it

@@ -230,22 +230,7 @@ impl Runner<'_> {
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
         sched.budget_ns = sh.budget.share(cases).filter(|_| sched.rule.is_some());
-        // The rounds its verdict needs first, then a stretch of what is
-        // left; rank 0's on every rank, which run the same repetitions.
-        let stretch = sched.budget_ns.map_or(1.0, |b| {
-            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
-                t.size()
-            });
-            super::estimate::stretch(self.plan, cases, size, b as f64 / 1e9)
-        });
-        let stretch = self.ranks.agree_f64(stretch);
-        for a in &mut arms {
-            a.budget_ns = sched.budget_ns;
-            a.stretch = stretch;
-            a.stretch_until_ns = (self.plan.chosen_length(a.case))
-                .filter(|_| stretch > 1.0)
-                .map(|t| t.mul_f64(stretch).as_nanos() as u64);
-        }
+        self.stretch_arms(cases, target, sched.budget_ns, &mut arms);
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
@@ -305,6 +290,32 @@ impl Runner<'_> {
         self.ranks.agree(on_case(result))?;
         self.job_done(cases, sh, result, bar);
         Ok(interrupted)
+    }
+
+    /// The rounds a job's verdict needs first, then a stretch of what is
+    /// left of its budget (`budget_ns`) for its arms' repetitions; rank
+    /// 0's on every rank, which run the same repetitions.
+    fn stretch_arms(
+        &self,
+        cases: &[&Case],
+        target: Option<&Target>,
+        budget_ns: Option<u64>,
+        arms: &mut [Arm<'_>],
+    ) {
+        let stretch = budget_ns.map_or(1.0, |b| {
+            let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
+                t.size()
+            });
+            super::estimate::stretch(self.plan, cases, size, b as f64 / 1e9)
+        });
+        let stretch = self.ranks.agree_f64(stretch);
+        for a in arms {
+            a.budget_ns = budget_ns;
+            a.stretch = stretch;
+            a.stretch_until_ns = (self.plan.chosen_length(a.case))
+                .filter(|_| stretch > 1.0)
+                .map(|t| t.mul_f64(stretch).as_nanos() as u64);
+        }
     }
 
     /// The job's cases into `result`, prepared; the arms of those that run.
