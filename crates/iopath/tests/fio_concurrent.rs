@@ -143,5 +143,16 @@ fn a_group_that_cannot_run_together_says_why() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--verify checks one workload"));
+    // `--concurrency` matches methods at one number of requests in flight;
+    // a group's streams keep their own: the flag is named, not the jobs.
+    std::fs::write(&job, two_jobs("")).unwrap();
+    iopath()
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--concurrency", "1", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("leave out --concurrency"));
     assert!(leftovers(dir.path()).is_empty());
 }

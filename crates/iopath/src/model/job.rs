@@ -372,14 +372,15 @@ impl CaseSpec {
             rwmix: pick(&self.rwmix, &over.rwmix),
             span: pick(&self.span, &over.span),
             buffers: pick(&self.buffers, &over.buffers),
-            // Each stream takes the workload flags; the methods are the
-            // group's.
+            // Each stream takes the workload flags; the methods and the
+            // concurrency are the group's (which refuses the latter).
             streams: self
                 .streams
                 .iter()
                 .map(|s| {
                     s.overridden_by(&CaseSpec {
                         method: None,
+                        concurrency: None,
                         ..over.clone()
                     })
                 })

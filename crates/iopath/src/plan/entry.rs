@@ -139,6 +139,11 @@ impl Crossing<'_> {
     /// crossed alone with the entry's methods and placements, then one
     /// case per method (and pair) holding every stream's case of it.
     fn group_cases(&self, pc: &CaseSpec, what: &str) -> Result<Vec<Case>, UsageError> {
+        if pc.concurrency.is_some() {
+            return Err(UsageError(format!(
+                "{what}: its streams run at the same time, each at its own depth and threads: leave out --concurrency (or the entry's `concurrency`), or give each stream its own `qd`/`threads` (fio: iodepth, numjobs)"
+            )));
+        }
         let mut per_stream: Vec<Vec<Case>> = Vec::with_capacity(pc.streams.len());
         for s in &pc.streams {
             let name = s.label.as_deref().unwrap_or("a stream");

@@ -329,7 +329,9 @@ impl Plan {
     /// (as far as its job's stretch allows). A user's time is kept as given.
     pub fn chosen_length(&self, case: &Case) -> Option<Duration> {
         let given = self.time.is_some() || self.whole_pass || self.replay.is_some();
-        if given || case.io_size.or(self.io_size).is_some() {
+        // Streams run for the group's one time limit, together: none runs
+        // on alone for its requests.
+        if given || case.io_size.or(self.io_size).is_some() || !case.streams.is_empty() {
             return None;
         }
         self.case_time_limit(case)

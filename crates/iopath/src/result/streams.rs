@@ -56,8 +56,11 @@ pub struct StreamResult {
 }
 
 /// A stream's figures over the measured repetitions: requests and bytes
-/// summed, rates the medians of the repetitions', latency from its
-/// requests' merged histogram.
+/// summed, rates those of the repetition whose streams together had the
+/// median rate (so the streams' rows add up to the case's where they ran
+/// the whole interval; a stream that ended sooner shows its own rate over
+/// its own time, as fio's per-job figures do), latency from its requests'
+/// merged histogram.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StreamSummary {
     /// Measured repetitions behind the figures.
@@ -67,7 +70,7 @@ pub struct StreamSummary {
     pub io_bytes: u64,
     pub read_ios: u64,
     pub write_ios: u64,
-    /// Medians over the repetitions.
+    /// In the repetition whose streams together had the median rate.
     pub bw_bytes_per_s: f64,
     pub iops: f64,
     pub lat_ns: Latency,
@@ -88,7 +91,12 @@ impl StreamSummary {
         if mine.is_empty() {
             return None;
         }
-        let med = |f: &dyn Fn(&StreamRep) -> f64| median(mine.iter().map(|s| f(s)).collect());
+        // The repetition whose streams together had the median rate (the
+        // lower middle of an even count), as the case's row is a median.
+        let mut by_rate: Vec<&&super::Measurement> =
+            reps.iter().filter(|m| m.streams.get(i).is_some()).collect();
+        by_rate.sort_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s));
+        let mid = &by_rate[(by_rate.len() - 1) / 2].streams[i];
         let io_bytes: u64 = mine.iter().map(|s| s.io_bytes).sum();
         let all: u64 = reps.iter().map(|m| m.io_bytes).sum();
         let lat_ns = merged.unwrap_or_else(|| {
@@ -102,8 +110,8 @@ impl StreamSummary {
             io_bytes,
             read_ios: mine.iter().map(|s| s.read_ios).sum(),
             write_ios: mine.iter().map(|s| s.write_ios).sum(),
-            bw_bytes_per_s: med(&|s| s.bw_bytes_per_s),
-            iops: med(&|s| s.iops),
+            bw_bytes_per_s: mid.bw_bytes_per_s,
+            iops: mid.iops,
             lat_ns,
             share_of_bytes: if all > 0 {
                 io_bytes as f64 / all as f64
@@ -114,7 +122,37 @@ impl StreamSummary {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    crate::stats::median_sorted(&v)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Measurement;
+
+    fn rep(a: f64, b: f64) -> Measurement {
+        let s = |bw: f64| StreamRep {
+            io_bytes: bw as u64,
+            bw_bytes_per_s: bw,
+            iops: bw / 4096.0,
+            ..StreamRep::default()
+        };
+        Measurement {
+            io_bytes: (a + b) as u64,
+            bw_bytes_per_s: a + b,
+            streams: vec![s(a), s(b)],
+            ..Measurement::default()
+        }
+    }
+
+    /// Each stream's median alone came from different repetitions and
+    /// could exceed the whole case's row; the rows now come from the
+    /// repetition with the median total, so they add up to it.
+    #[test]
+    fn the_streams_rows_are_the_median_repetitions_and_add_up_to_it() {
+        // Alone, a's median is 200 and b's 150: 350 beside a case of 650.
+        let reps = [rep(100.0, 900.0), rep(500.0, 150.0), rep(200.0, 100.0)];
+        let refs: Vec<&Measurement> = reps.iter().collect();
+        let a = StreamSummary::of(&refs, 0, None).unwrap();
+        let b = StreamSummary::of(&refs, 1, None).unwrap();
+        assert_eq!((a.bw_bytes_per_s, b.bw_bytes_per_s), (500.0, 150.0));
+        assert_eq!(a.io_bytes + b.io_bytes, 1950);
+    }
 }
