@@ -149,11 +149,11 @@ impl Words<'_> {
                 methods,
                 tied,
             } => format!(
-                "Not ranked: {} {} behind {leader} but not shown behind {}, which {} with it; {} place is not settled.",
+                "Not ranked: {} {} behind {leader} but not shown behind {}, which {} not told apart from it; {} place is not settled.",
                 list(methods),
                 if methods.len() == 1 { "is" } else { "are" },
                 list(tied),
-                if tied.len() == 1 { "ties" } else { "tie" },
+                if tied.len() == 1 { "is" } else { "are" },
                 if methods.len() == 1 { "its" } else { "their" }
             ),
             VerdictFact::Why { .. } => super::why::fact(f).unwrap_or_default(),
@@ -266,7 +266,7 @@ impl Words<'_> {
                 why,
                 slowest_ratio,
             } => format!(
-                "{label}: {} tie ({}; the fastest measured {} the slowest): no measurable difference in throughput at this precision.",
+                "{label}: {} are not told apart ({}; the fastest measured {} the slowest): no measurable difference in throughput at this precision.",
                 if methods.len() == 2 {
                     list(methods)
                 } else {
@@ -293,7 +293,7 @@ impl Words<'_> {
                     format!("; {leader} is {}", self.versus_list(slower))
                 };
                 format!(
-                    "{label}: {} tie for fastest ({}){ahead}.",
+                    "{label}: {} share the lead, not told apart ({}){ahead}.",
                     list(methods),
                     self.overlap(*why)
                 )
@@ -317,7 +317,7 @@ impl Words<'_> {
             return String::new();
         };
         let near = if near.len() >= 2 {
-            format!("{} tie for fastest; ", list(near))
+            format!("{} share the lead; ", list(near))
         } else {
             String::new()
         };
