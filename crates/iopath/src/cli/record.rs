@@ -224,9 +224,16 @@ fn import_fio(log: &Path, output: &Path) -> Result<()> {
 fn filter(trace: &Path, output: &Path, paths: &[PathBuf]) -> Result<()> {
     refuse_existing(output)?;
     let mut r = codec::open_file(trace).map_err(|e| bad_trace(trace, e))?;
+    // As given, made absolute, and resolved (`..`, symbolic links) where
+    // it exists: a recording names the paths the program opened.
     let absolute: Vec<PathBuf> = paths
         .iter()
-        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .flat_map(|p| {
+            [
+                lexical(&std::path::absolute(p).unwrap_or_else(|_| p.clone())),
+                std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+            ]
+        })
         .collect();
     let keep: Vec<&Path> = absolute
         .iter()
@@ -250,8 +257,11 @@ fn filter(trace: &Path, output: &Path, paths: &[PathBuf]) -> Result<()> {
     let mut header = f.header(r.header());
     let mut spool = crate::trace::spool::Spool::create(output)
         .with_context(|| format!("cannot write beside {}", output.display()))?;
+    let (mut seen, mut kept) = (0u64, 0u64);
     for e in r.by_ref() {
+        seen += 1;
         if let Some(e) = f.event(&e.map_err(|e| bad_trace(trace, e))?) {
+            kept += 1;
             spool
                 .push(&e)
                 .with_context(|| format!("cannot write beside {}", output.display()))?;
@@ -260,7 +270,30 @@ fn filter(trace: &Path, output: &Path, paths: &[PathBuf]) -> Result<()> {
     spool
         .finish(output, &mut header)
         .with_context(|| format!("cannot write {}", output.display()))?;
+    eprintln!(
+        "{}: kept {} of {} files and {kept} of {seen} events",
+        output.display(),
+        f.files().len(),
+        r.header().files.len()
+    );
     Ok(())
+}
+
+/// `p` with its `.` and `..` components resolved as names, without
+/// asking the file system (a recorded path need not exist here).
+fn lexical(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn export_fio(trace: &Path, output: &Path, version: u8) -> Result<()> {
