@@ -521,6 +521,13 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
     if f.max_time.is_some() {
         r.budget = None;
     }
+    // A job's own time (a fio job's `runtime`) yields to the time the
+    // command line gives the run, whichever way it gives it.
+    if f.budget.is_some() || f.max_time.is_some() || f.repeat.is_some() {
+        for c in cases.iter_mut() {
+            c.budget = None;
+        }
+    }
     macro_rules! take {
         ($($k:ident),*) => {$(if f.$k.is_some() { r.$k = f.$k.clone(); })*};
     }
@@ -612,6 +619,34 @@ mod tests {
         );
         let e = base.overridden_by(&flags, true, &|_| false).unwrap_err();
         assert!(e.0.contains("--qd cannot change them"), "{e}");
+    }
+
+    /// A fio job's `runtime` (the case's `budget`) overrode `--budget`
+    /// without a word: the run's time given on the command line wins.
+    #[test]
+    fn a_budget_flag_replaces_the_jobs_own_time() {
+        let base = job("[[case]]\npattern = \"randread\"\nbudget = \"2s\"\n[[case]]\npattern = \"read\"\nbudget = \"2s\"\n");
+        assert!(base.cases.iter().all(|c| c.budget.is_some()));
+        let flags = JobSpec {
+            run: RunSpec {
+                budget: Some(Dur(std::time::Duration::from_secs(10))),
+                ..RunSpec::default()
+            },
+            ..JobSpec::default()
+        };
+        let j = base.overridden_by(&flags, false, &|_| false).unwrap();
+        assert!(j.cases.iter().all(|c| c.budget.is_none()));
+        assert_eq!(j.run.budget, Some(Dur(std::time::Duration::from_secs(10))));
+        // A run setting that says nothing of time keeps the job's.
+        let sized = JobSpec {
+            run: RunSpec {
+                size: Some(Bytes(1 << 30)),
+                ..RunSpec::default()
+            },
+            ..JobSpec::default()
+        };
+        let j = base.overridden_by(&sized, false, &|_| false).unwrap();
+        assert!(j.cases.iter().all(|c| c.budget.is_some()));
     }
 
     #[test]
