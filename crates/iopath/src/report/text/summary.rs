@@ -293,7 +293,7 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
         }
         Decision::Fastest => format!("use {}", a.pick),
         Decision::Cheaper { with, by } => format!(
-            "use {}: as fast as {}, with less {}",
+            "use {}: not shown slower than {}, with less {}",
             a.pick,
             list(with),
             match by {
