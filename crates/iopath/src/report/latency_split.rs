@@ -47,22 +47,28 @@ fn split_of(c: &CaseResult) -> Option<(f64, LatencySplit)> {
     Some((s.lat_ns.mean, s.latency_split?))
 }
 
-/// The row of a case with a split; `None` for one without. A withheld
-/// split shows no part, only why (its source column).
+/// The row of a case with a split; `None` for one without. Each part is
+/// its share of the mean I/O, weighed as the stacked bar weighs it
+/// ([`LatencySplit::weights`]), so that the row adds up to the mean (a
+/// part per unmatched call beside the mean read as twice the latency). A
+/// withheld split shows no part, only why (its source column).
 pub fn row(c: &CaseResult) -> Option<[String; 12]> {
     let (mean, s) = split_of(c)?;
-    let shown = |v: Option<f64>| or_dash(v.filter(|_| s.withheld.is_none()));
+    let w = s.weights();
+    let shown = |v: Option<f64>, weight: f64| {
+        or_dash(v.filter(|_| s.withheld.is_none()).map(|v| v * weight))
+    };
     Some([
         c.name(),
         super::table::job(c),
         ns(mean),
-        shown(s.submission_ns),
-        shown(s.queue_ns),
-        shown(Some(s.device_ns)),
-        shown(s.completion_ns),
-        shown(s.cached_ns),
-        shown(s.unmatched_ns),
-        shown(s.runnable_ns()),
+        shown(s.submission_ns, w.parts),
+        shown(s.queue_ns, w.parts),
+        shown(Some(s.device_ns), w.parts),
+        shown(s.completion_ns, w.parts),
+        shown(s.cached_ns, w.cached),
+        shown(s.unmatched_ns, w.unmatched),
+        shown(s.runnable_ns(), 1.0),
         or_dash(s.unaccounted_ns(mean)),
         why::shown_source(&s),
     ])
@@ -300,6 +306,43 @@ mod tests {
         let total: f64 = seg.iter().map(|x| x.1).sum();
         assert!((total - 5000.0).abs() < 1e-6, "{total}");
         assert_eq!(seg[5].1, 250.0);
+    }
+
+    /// Two unmatched calls of 10,989 at 63 us each were shown as 63 us
+    /// beside a mean of 82 us: a row's parts are their shares of the
+    /// mean I/O, and with what is unaccounted they add up to the mean.
+    #[test]
+    fn a_rows_parts_are_shares_of_the_mean_and_add_up_to_it() {
+        let s = LatencySplit {
+            submission_ns: Some(2000.0),
+            queue_ns: Some(1000.0),
+            device_ns: 70_000.0,
+            completion_ns: Some(3000.0),
+            cached_ns: None,
+            unmatched_ns: Some(63_000.0),
+            calls: 10_987,
+            calls_without_request: 0,
+            calls_unmatched: 2,
+            ..every_part()
+        };
+        let r = row(&case("direct", 81_800.0, s)).unwrap();
+        assert_eq!(r[8], fmt_ns((63_000.0 * 2.0 / 10_989.0_f64).round() as u64));
+        let parsed: Vec<f64> = r[3..11]
+            .iter()
+            .filter(|v| *v != "-")
+            .map(|v| {
+                let (n, unit) = v.split_once(' ').unwrap();
+                let scale = match unit {
+                    "ns" => 1.0,
+                    "us" => 1e3,
+                    "ms" => 1e6,
+                    _ => 1e9,
+                };
+                n.parse::<f64>().unwrap() * scale
+            })
+            .collect();
+        let total: f64 = parsed.iter().sum();
+        assert!((total / 81_800.0 - 1.0).abs() < 0.01, "{r:?} {total}");
     }
 
     /// A withheld split (others' traffic in the averages) shows no part

@@ -205,15 +205,17 @@ fn next_step(f: SplitFallback) -> &'static str {
 }
 
 /// What the split's columns hold, said once under its tables.
-pub const LEGEND: &str = "per call that made a request (without calls, per request): submit = \
+pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds up to its mean: \
+    submit, queue, device and complete weighed by the calls that made a request (without calls, \
+    by requests per I/O), cached and unmatched by their own calls. submit = \
     a read/write call's entry to its first \
     block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return; cached = a \
-    call that made no block request (the page cache served it), whole; unmatched = a call \
-    whose request the tracer could not tie to it, or an O_DIRECT call that made none, whole \
+    call that made no block request (the page cache served it); unmatched = a call \
+    whose request the tracer could not tie to it, or an O_DIRECT call that made none \
     (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
-    (most often on its return), per I/O; unaccounted = the measured mean less the parts weighed \
-    into the mean I/O by the calls (or requests per I/O) behind them (the program's own loop; with /sys/block averages, everything outside the block layer). \
+    (most often on its return), per I/O; unaccounted = the measured mean less the parts \
+    (the program's own loop; with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
     average of queue and device together, shown only where the disk's requests were the \
     case's own (withheld where others used the disk, or where the parts exceed the mean). \
