@@ -476,6 +476,29 @@ struct MergeContext<'a> {
 /// The flags' run settings `f` over a job's `r`, with the rules of
 /// [`JobSpec::overridden_by`] (a `--file`/`--dir` pair, `--io-size` and
 /// `touch`, a scaled cache limit, fixed or adaptive repetition).
+/// How the run repeats, from the flags over the job's: fixed and adaptive
+/// repetition exclude each other (the flag's kind replaces the job's), and
+/// a job's own time (a fio job's `runtime`) yields to the time the command
+/// line gives the run, whichever way it gives it.
+fn merge_repetition(r: &mut RunSpec, f: &RunSpec, cases: &mut [CaseSpec]) {
+    if f.ci_target.is_some() || f.max_time.is_some() || f.budget.is_some() {
+        r.repeat = None;
+    }
+    if f.repeat.is_some() {
+        r.ci_target = None;
+        r.max_time = None;
+        r.budget = None;
+    }
+    if f.max_time.is_some() {
+        r.budget = None;
+    }
+    if f.budget.is_some() || f.max_time.is_some() || f.repeat.is_some() {
+        for c in cases.iter_mut() {
+            c.budget = None;
+        }
+    }
+}
+
 fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [CaseSpec]) {
     let MergeContext {
         base_size,
@@ -508,26 +531,7 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
         let scaled = (limit.0 as u128 * size.0 as u128 / base.0.max(1) as u128) as u64;
         r.cache_limit = Some(Bytes(scaled.max(32 << 20)));
     }
-    // Fixed and adaptive repetition exclude each other: the flag's kind
-    // replaces the job's.
-    if f.ci_target.is_some() || f.max_time.is_some() || f.budget.is_some() {
-        r.repeat = None;
-    }
-    if f.repeat.is_some() {
-        r.ci_target = None;
-        r.max_time = None;
-        r.budget = None;
-    }
-    if f.max_time.is_some() {
-        r.budget = None;
-    }
-    // A job's own time (a fio job's `runtime`) yields to the time the
-    // command line gives the run, whichever way it gives it.
-    if f.budget.is_some() || f.max_time.is_some() || f.repeat.is_some() {
-        for c in cases.iter_mut() {
-            c.budget = None;
-        }
-    }
+    merge_repetition(r, f, cases);
     macro_rules! take {
         ($($k:ident),*) => {$(if f.$k.is_some() { r.$k = f.$k.clone(); })*};
     }

@@ -202,6 +202,17 @@ pub(super) fn passes_note(
     })
 }
 
+/// `--sqpoll-cpu` with a method that has no SQPOLL thread: a note.
+pub(super) fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
+    let mut facts = Vec::new();
+    if case.placement.sqpoll_cpu.is_some() && case.method != iopath_io::Method::UringSqpoll {
+        facts.push(CaseNote::SqpollCpuUnused {
+            method: case.method.name().into(),
+        });
+    }
+    facts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

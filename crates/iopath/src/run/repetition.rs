@@ -201,17 +201,6 @@ fn sum_io(each: impl Iterator<Item = Option<ProcessIo>>) -> Option<ProcessIo> {
         .map(|all| all.iter().fold(ProcessIo::default(), |a, b| a.plus(b)))
 }
 
-/// `--sqpoll-cpu` with a method that has no SQPOLL thread: a note.
-fn sqpoll_facts(case: &Case) -> Vec<CaseNote> {
-    let mut facts = Vec::new();
-    if case.placement.sqpoll_cpu.is_some() && case.method != Method::UringSqpoll {
-        facts.push(CaseNote::SqpollCpuUnused {
-            method: case.method.name().into(),
-        });
-    }
-    facts
-}
-
 /// A worker's figures and its thread's whole life (to tell its CPU from
 /// that of io_uring's kernel threads).
 /// (Its I/O accounting likewise, to tell its read and write calls from
@@ -265,7 +254,7 @@ impl Runner<'_> {
             first_err.map_or(Ok(()), Err),
         )?;
         let caps = gate.caps.into_inner().ok().flatten().unwrap_or_default();
-        let facts = sqpoll_facts(case);
+        let facts = super::case_notes::sqpoll_facts(case);
         let locked = gate.locked.into_inner().unwrap_or(0);
         let buffers = buffers_bytes(case, &parts, caps.queue_depth);
         let cost = self.worker_cost(case, buffers, &ok, &usage0, locked);
