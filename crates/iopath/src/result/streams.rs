@@ -87,16 +87,19 @@ impl StreamSummary {
         i: usize,
         merged: Option<Latency>,
     ) -> Option<StreamSummary> {
-        let mine: Vec<&StreamRep> = reps.iter().filter_map(|m| m.streams.get(i)).collect();
-        if mine.is_empty() {
+        // Its repetitions, by the rate of all streams together: the one in
+        // the middle (the lower of an even count) gives the rates, as the
+        // case's row is a median.
+        let mut by_rate: Vec<(f64, &StreamRep)> = reps
+            .iter()
+            .filter_map(|m| Some((m.bw_bytes_per_s, m.streams.get(i)?)))
+            .collect();
+        if by_rate.is_empty() {
             return None;
         }
-        // The repetition whose streams together had the median rate (the
-        // lower middle of an even count), as the case's row is a median.
-        let mut by_rate: Vec<&&super::Measurement> =
-            reps.iter().filter(|m| m.streams.get(i).is_some()).collect();
-        by_rate.sort_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s));
-        let mid = &by_rate[(by_rate.len() - 1) / 2].streams[i];
+        by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mid = by_rate[(by_rate.len() - 1) / 2].1;
+        let mine: Vec<&StreamRep> = by_rate.iter().map(|(_, s)| *s).collect();
         let io_bytes: u64 = mine.iter().map(|s| s.io_bytes).sum();
         let all: u64 = reps.iter().map(|m| m.io_bytes).sum();
         let lat_ns = merged.unwrap_or_else(|| {
