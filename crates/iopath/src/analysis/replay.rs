@@ -1,12 +1,14 @@
 //! `--replay`: what the replay says of the program, as a fact
 //! ([`crate::result::replay::ReplayAnswer`]): the verdict's pick against
-//! `buffered` (what a program does unless told otherwise), or against the
-//! slowest method ranked, each by the median time of a whole replay, and
-//! their CPU per op. No words: `report::text::replay` says it.
+//! `buffered` (what a program does unless told otherwise), or where the
+//! pick is buffered against the runner-up, each by the median time of a
+//! whole replay, and their CPU per op. No words: `report::text::replay`
+//! says it.
 
 use crate::model::Pattern;
 use crate::result::names::Entrant;
-use crate::result::replay::ReplayAnswer;
+use crate::result::records::Ranked;
+use crate::result::replay::{Against, ReplayAnswer};
 use crate::result::{CaseResult, RunResult};
 
 /// Fills `r.replay`'s answer from the replay's verdict (none without one).
@@ -29,28 +31,43 @@ fn of_run(r: &RunResult) -> Option<ReplayAnswer> {
             .find(|c| c.pattern == Pattern::Replay && c.entrant() == *e && c.summary.is_some())
     };
     let pick = case(&v.pick)?;
-    let buffered = v
-        .ranking
-        .iter()
-        .find(|k| k.method == iopath_io::Method::Buffered && k.method != v.pick);
-    let against = buffered.or_else(|| {
-        v.ranking
-            .iter()
-            .rev()
-            .find(|k| k.method != v.pick && !k.reference)
-    })?;
+    let (against, against_is) = against(v)?;
     let other = case(&against.method)?;
     Some(ReplayAnswer {
         pick: v.pick.clone(),
         pick_ns: duration(pick)?,
         against: against.method.clone(),
         against_ns: duration(other)?,
+        against_is: Some(against_is),
         cpu_ratio: cpu_per_op(pick)
             .zip(cpu_per_op(other))
             .filter(|(_, b)| *b > 0.0)
             .map(|(a, b)| a / b),
         called: v.called,
     })
+}
+
+/// The method the pick is set against, and why: `buffered` where it ran
+/// and is not the pick; else the runner-up (the method ranked after the
+/// pick), or the fastest where the pick is not first (tied with it,
+/// cheaper). Never the slowest: a far slower path says little of the
+/// choice.
+fn against(v: &crate::result::records::Verdict) -> Option<(&Ranked, Against)> {
+    let others = || {
+        v.ranking
+            .iter()
+            .filter(|k| k.method != v.pick && !k.reference)
+    };
+    if let Some(b) = others().find(|k| k.method == iopath_io::Method::Buffered) {
+        return Some((b, Against::DefaultPath));
+    }
+    let at = v.ranking.iter().position(|k| k.method == v.pick);
+    let before =
+        |k: &&Ranked| at.is_some_and(|at| v.ranking[..at].iter().any(|b| std::ptr::eq(b, *k)));
+    match others().find(before) {
+        Some(first) => Some((first, Against::Fastest)),
+        None => others().next().map(|k| (k, Against::RunnerUp)),
+    }
 }
 
 /// The median time of a whole replay.
@@ -64,4 +81,69 @@ fn cpu_per_op(c: &CaseResult) -> Option<f64> {
         .as_ref()
         .map(|s| s.cpu.ns_per_io)
         .filter(|n| n.is_finite() && *n > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::replay::Replay;
+
+    /// The report fixture's write job as a replay's: its cases (uring,
+    /// direct, buffered, mmap, aio, fastest first) and its verdict.
+    fn replayed() -> RunResult {
+        let mut r: RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
+        r.verdicts.retain(|v| v.job.pattern == Pattern::Write);
+        r.cases.retain(|c| c.pattern == Pattern::Write);
+        for c in &mut r.cases {
+            c.pattern = Pattern::Replay;
+        }
+        r.verdicts[0].job.pattern = Pattern::Replay;
+        r.replay = Some(Replay {
+            trace: "app.trace".into(),
+            ops: 10,
+            bytes: 4096,
+            threads: 1,
+            timing: "fast".into(),
+            left_out: 0,
+            depth: None,
+            answer: None,
+        });
+        r
+    }
+
+    fn against_of(r: &RunResult) -> (String, Option<Against>) {
+        let a = of_run(r).unwrap();
+        (a.against.to_string(), a.against_is)
+    }
+
+    /// Without buffered in the ranking the answer set the pick against
+    /// the slowest method (aio, far behind), not the one a user weighs it
+    /// against: buffered as the default path, else the runner-up, and it
+    /// says which.
+    #[test]
+    fn a_replays_answer_is_against_buffered_or_the_runner_up_never_the_slowest() {
+        let mut r = replayed();
+        let order: Vec<String> = r.verdicts[0]
+            .ranking
+            .iter()
+            .map(|k| k.method.to_string())
+            .collect();
+        assert_eq!(order, ["uring", "direct", "buffered", "mmap", "aio"]);
+        assert_eq!(
+            against_of(&r),
+            ("buffered".into(), Some(Against::DefaultPath))
+        );
+        r.verdicts[0].ranking.retain(|k| k.method != "buffered");
+        assert_eq!(against_of(&r), ("direct".into(), Some(Against::RunnerUp)));
+        // The pick buffered, ranked after uring (tied, cheaper): uring.
+        let mut r = replayed();
+        r.verdicts[0].pick = "buffered".into();
+        assert_eq!(against_of(&r), ("uring".into(), Some(Against::Fastest)));
+        // The pick buffered and first: the runner-up.
+        let mut r = replayed();
+        r.verdicts[0].ranking.swap(0, 2);
+        r.verdicts[0].pick = "buffered".into();
+        assert_eq!(against_of(&r), ("direct".into(), Some(Against::RunnerUp)));
+    }
 }

@@ -389,7 +389,16 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
             },
         )?;
         origin.ignored = mapped.ignored;
-        let job = mapped.job.overridden_by(&flags, false, &exists)?;
+        let sized = mapped.job.run.size.map(|b| b.0);
+        let mut job = mapped.job.overridden_by(&flags, false, &exists)?;
+        // An existing file: the job's first size= bytes, as fio; refused
+        // when smaller (fio would rewrite it).
+        if flags.run.size.is_none() {
+            let file = job.run.file.as_deref();
+            if let Some(s) = crate::import::fio::existing::size_of_existing(path, sized, file)? {
+                job.run.size = Some(crate::model::words::Bytes(s));
+            }
+        }
         // fio needs a size for a file it makes; so does iopath here, rather
         // than its own default of 1 GiB.
         if job.run.size.is_none() && !job.run.file.as_deref().is_some_and(exists) {

@@ -60,7 +60,8 @@ pub fn row(c: &CaseResult) -> Option<[String; 12]> {
     };
     Some([
         c.name(),
-        super::table::job(c),
+        // Its pattern too: a method's rows of two patterns read alike.
+        format!("{} {}", c.pattern.name(), super::table::job(c)),
         ns(mean),
         shown(s.submission_ns, w.parts),
         shown(s.queue_ns, w.parts),
@@ -79,28 +80,118 @@ pub fn any(r: &RunResult) -> bool {
     r.cases.iter().any(|c| split_of(c).is_some())
 }
 
-/// The terminal's section: one table, the legend under it, in `width`
+/// The terminal's section: the table, the legend under it, in `width`
 /// columns; empty when no case has a split.
 pub fn text(r: &RunResult, width: usize) -> String {
     if !any(r) {
         return String::new();
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width as u16)
-        .set_header(HEADERS);
-    for row in r.cases.iter().filter_map(row) {
-        t.add_row(row);
-    }
-    for i in 2..HEADERS.len() - 1 {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut out = format!("\nwhere the time goes:\n{t}\n");
+    let rows: Vec<Vec<String>> = r.cases.iter().filter_map(row).map(|r| r.to_vec()).collect();
+    let mut out = String::from("\nwhere the time goes:\n");
+    out.push_str(&layout(&rows, width));
     out.push_str(&super::prose::wrap(why::LEGEND, width, "", ""));
     out
+}
+
+/// The rows in `width` columns, never breaking a word (a header cut in
+/// two, `complet`/`e`, read as two words): the table with its headers
+/// whole, else with them shortened (and their key under it), else the
+/// same with its cells wrapped at spaces, else a paragraph per row.
+fn layout(rows: &[Vec<String>], width: usize) -> String {
+    let short: Vec<&str> = HEADERS.iter().map(|h| why::short_header(h)).collect();
+    let key = || super::prose::wrap(&why::short_headers_key(&HEADERS), width, "", "");
+    if let Some(t) = table(&HEADERS, rows, width, false) {
+        return t + "\n";
+    }
+    if let Some(t) = table(&short, rows, width, false).or_else(|| table(&short, rows, width, true))
+    {
+        return format!("{t}\n{}", key());
+    }
+    rows.iter()
+        .map(|r| super::prose::wrap(&why::row_line(&HEADERS, r), width, "", "  "))
+        .collect()
+}
+
+/// A cell's lines wrapped at spaces in `w` columns (a figure and its
+/// unit kept together, a longer word whole).
+fn wrapped(cell: &str, w: usize) -> String {
+    let s = super::prose::wrap(cell, w.max(1), "", "");
+    s.trim_end_matches('\n').to_string()
+}
+
+fn width_of(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// The table of `rows` under `headers` in `width` columns, or `None`
+/// where it does not fit: each cell on one line, or with `wrap`, the
+/// widest columns narrowed (never below their longest word) and their
+/// cells wrapped at spaces.
+fn table(headers: &[&str], rows: &[Vec<String>], width: usize, wrap: bool) -> Option<String> {
+    let cells = |i: usize| {
+        std::iter::once(headers[i]).chain(
+            rows.iter()
+                .filter_map(move |r| r.get(i).map(String::as_str)),
+        )
+    };
+    let n = headers.len();
+    let whole: Vec<usize> = (0..n)
+        .map(|i| cells(i).map(width_of).max().unwrap_or(1))
+        .collect();
+    let least: Vec<usize> = (0..n)
+        .map(|i| {
+            cells(i)
+                .map(|c| width_of(&wrapped(c, 1)))
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
+    // The figures right-aligned with a space before them only, the rest
+    // with one either side, and a border between columns.
+    let figures = |i: usize| (2..n - 1).contains(&i);
+    let chrome = n
+        + 1
+        + (0..n)
+            .map(|i| if figures(i) { 1 } else { 2 })
+            .sum::<usize>();
+    let room = width.checked_sub(chrome)?;
+    let mut w = whole.clone();
+    let mut total: usize = w.iter().sum();
+    while total > room {
+        // The widest column that can narrow, by one.
+        let i = (0..n)
+            .filter(|&i| w[i] > least[i])
+            .max_by_key(|&i| (w[i], n - i))?;
+        if !wrap {
+            return None;
+        }
+        w[i] -= 1;
+        total -= 1;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(
+            (0..n)
+                .map(|i| wrapped(headers[i], w[i]))
+                .collect::<Vec<_>>(),
+        );
+    for row in rows {
+        t.add_row(
+            (0..n)
+                .map(|i| wrapped(row.get(i).map_or("", String::as_str), w[i]))
+                .collect::<Vec<_>>(),
+        );
+    }
+    for i in 0..n {
+        if let Some(col) = t.column_mut(i) {
+            if figures(i) {
+                col.set_padding((1, 0))
+                    .set_cell_alignment(CellAlignment::Right);
+            }
+        }
+    }
+    Some(t.to_string())
 }
 
 /// The segments of a case's stacked bar: (part's name, ns of the mean
@@ -393,5 +484,64 @@ mod tests {
         assert!(h.contains(">direct</text>") && h.contains(">uring</text>"));
         let none = CaseResult::default();
         assert_eq!(svg(&[&none]), None);
+    }
+
+    /// The words of `s`, without the punctuation around them nor the
+    /// table's borders.
+    fn words_of(s: &str) -> Vec<String> {
+        s.split(|c: char| c.is_whitespace() || "│┆┌┐└┘├┤┬┴┼─═╞╡╪╧╤┄".contains(c))
+            .map(|w| w.trim_matches(|c: char| ",.;:()".contains(c)).to_string())
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    /// Run as `iopath run --latency-split ... | cat`, the table's
+    /// headers broke mid-word (`complet`/`e`, `unaccou`/`nted`), and so
+    /// did `tracepo`/`ints`: at any width, every word the section prints
+    /// is whole, and its lines keep to the width.
+    #[test]
+    fn the_split_table_never_breaks_a_word_at_any_width() {
+        use crate::result::latency_split::SplitWithheld;
+        let withheld = LatencySplit {
+            withheld: Some(SplitWithheld::OwnTrafficUnknown),
+            ..LatencySplit::from_disk_stat(3, 100, None).unwrap()
+        };
+        let mut r = crate::report::testdata::fixture();
+        r.cases = vec![
+            case("direct", 109_600.0, traced(Some(100.0), 3)),
+            case("uring-sqpoll", 202_400.0, every_part()),
+            case("buffered", 21_300.0, withheld),
+        ];
+        let rows: Vec<Vec<String>> = r.cases.iter().filter_map(row).map(|r| r.to_vec()).collect();
+        // Every word the section may print whole: the cells', the headers'
+        // whole and short, the key's, each row's line, the legend's.
+        let mut whole: Vec<String> = rows.iter().flat_map(|r| words_of(&r.join(" "))).collect();
+        for h in HEADERS {
+            whole.extend(words_of(h));
+            whole.extend(words_of(why::short_header(h)));
+        }
+        whole.extend(words_of(&why::short_headers_key(&HEADERS)));
+        whole.extend(words_of(why::LEGEND));
+        for r in &rows {
+            whole.extend(words_of(&why::row_line(&HEADERS, r)));
+        }
+        whole.extend(words_of("where the time goes"));
+        for width in 20..=200 {
+            let out = text(&r, width);
+            for w in words_of(&out) {
+                assert!(
+                    whole.contains(&w),
+                    "{w:?} is part of a word at {width}:\n{out}"
+                );
+            }
+            for l in out.lines() {
+                let one_word = words_of(l).len() == 1;
+                assert!(l.chars().count() <= width || one_word, "{width}:\n{out}");
+            }
+        }
+        // Where the whole headers fit, they are the table's.
+        assert!(text(&r, 200).contains("unaccounted┆"), "{}", text(&r, 200));
+        // Shortened with their key at 120 (--explain), a line a row at 80.
+        insta::assert_snapshot!(format!("{}\n{}", layout(&rows, 120), layout(&rows, 80)));
     }
 }

@@ -8,12 +8,16 @@
 use super::text::summary;
 use crate::model::units::fmt_count;
 use crate::result::served::is_set_apart;
-use crate::result::{CaseResult, Job, RunResult};
+use crate::result::{CaseResult, Entrant, Job, RunResult};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// The mark of a column's highest median.
 const BEST: &str = "*";
+
+/// The mark of a column's pick where it is not the highest median: tied
+/// with it and chosen for its cost, as the summary says.
+const PICKED: &str = "+";
 
 /// The grid of `r` if its jobs are matched ones and it fits in `width`
 /// columns; `None` otherwise (the caller shows a table per pattern).
@@ -52,19 +56,24 @@ pub fn grid(r: &RunResult, width: usize) -> Option<String> {
             .chain(jobs.iter().map(|(j, _)| format!("{} ", short(j))))
             .collect(),
     ];
+    let picks: Vec<Option<Entrant>> = jobs.iter().map(|(j, _)| cheaper_pick(r, j)).collect();
     for m in &methods {
         let mut row = vec![m.clone()];
-        for (j, cases) in &jobs {
+        for ((j, cases), pick) in jobs.iter().zip(&picks) {
             let best = best_of(cases);
             row.push(match cases.iter().find(|c| c.name() == *m) {
-                Some(c) => cell(c, j.pattern.is_random(), best),
+                Some(c) => {
+                    let picked = pick.as_ref().is_some_and(|p| *p == c.entrant());
+                    cell(c, j.pattern.is_random(), best, picked)
+                }
                 None => String::new(),
             });
         }
         rows.push(row);
     }
     let text = align(&rows);
-    let key = summary::grid_key(BEST, r.cases.iter().any(is_set_apart));
+    let picked = picks.iter().any(Option::is_some).then_some(PICKED);
+    let key = summary::grid_key(BEST, r.cases.iter().any(is_set_apart), picked);
     let fits = text
         .lines()
         .chain(key.lines())
@@ -89,6 +98,15 @@ fn short(j: &Job) -> String {
     }
 }
 
+/// The pick of the verdict on `job` where it is not the highest median
+/// but tied with it and cheaper: marked apart, so that the mark of the
+/// best never reads as the answer the summary contradicts.
+fn cheaper_pick(r: &RunResult, job: &Job) -> Option<Entrant> {
+    let v = r.verdicts.iter().find(|v| v.job == *job)?;
+    let a = summary::Answer::of(v)?;
+    a.fastest.is_some().then_some(a.pick)
+}
+
 /// The highest median throughput of the real methods of a job that the
 /// device served (a case set apart as served from memory is never best).
 fn best_of(cases: &[&CaseResult]) -> f64 {
@@ -100,10 +118,11 @@ fn best_of(cases: &[&CaseResult]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// A case's cell: IOPS or MiB/s, marked when it is the column's best, in
-/// parentheses when memory served it (set apart, never ranked); a case
-/// with no figures says why in a word.
-fn cell(c: &CaseResult, iops: bool, best: f64) -> String {
+/// A case's cell: IOPS or MiB/s, marked when it is the column's best or
+/// (`picked`) the cheaper pick tied with it, in parentheses when memory
+/// served it (set apart, never ranked); a case with no figures says why in
+/// a word.
+fn cell(c: &CaseResult, iops: bool, best: f64, picked: bool) -> String {
     let Some(s) = &c.summary else {
         return summary::grid_gap(c.not_reached(), c.error.is_some()).to_string();
     };
@@ -119,6 +138,8 @@ fn cell(c: &CaseResult, iops: bool, best: f64) -> String {
         format!("({figure})")
     } else if top {
         format!("{figure}{BEST}")
+    } else if picked {
+        format!("{figure}{PICKED}")
     } else {
         format!("{figure} ")
     }
@@ -203,5 +224,61 @@ mod tests {
         assert!(grid(&matched(), 40).is_none());
         // Not matched: no grid.
         assert!(grid(&fixture(), 200).is_none());
+    }
+
+    /// The grid starred aio, the fastest median, while the summary said
+    /// "use uring" (tied with it, less CPU) without a word why: the pick
+    /// gets its own mark, the answer names the fastest it is tied with.
+    #[test]
+    fn a_cheaper_pick_tied_with_the_fastest_is_marked_and_named_beside_it() {
+        use crate::result::verdict_facts::{CheaperBy, VerdictFact};
+        let mut r = matched();
+        let v = r
+            .verdicts
+            .iter_mut()
+            .find(|v| v.job.pattern == crate::model::Pattern::Read)
+            .unwrap();
+        // The verdict as it is when uring ties with aio for less CPU.
+        v.called = true;
+        v.pick = "uring".into();
+        v.equally_good.clear();
+        v.facts
+            .retain(|f| !matches!(f, VerdictFact::TooCloseToCall { .. }));
+        for m in &mut v.ranking {
+            m.tied_with_fastest = m.method == "aio" || m.method == "uring";
+            m.too_few_repetitions = false;
+        }
+        let a = summary::Answer::of(v).unwrap();
+        assert_eq!(
+            a.decision,
+            summary::Decision::Cheaper {
+                with: vec!["aio".into()],
+                by: CheaperBy::CpuPerIo
+            }
+        );
+        assert_eq!(a.fastest.as_deref(), Some("aio"));
+        let job = v.job.clone();
+        assert_eq!(cheaper_pick(&r, &job), Some("uring".into()));
+        let text = grid(&r, 80).unwrap();
+        let row = |m: &str| text.lines().find(|l| l.starts_with(m)).unwrap().to_string();
+        // read is the first column.
+        assert!(
+            row("aio ")
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .ends_with(BEST),
+            "{text}"
+        );
+        assert!(
+            row("uring ")
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .ends_with(PICKED),
+            "{text}"
+        );
+        // A pick that is the fastest gets no other mark.
+        assert_eq!(cheaper_pick(&matched(), &job), None);
     }
 }

@@ -45,16 +45,33 @@ pub enum ReplayDepth {
     Asked { qd: u32, program: u32 },
 }
 
+/// Why a replay's answer sets its pick against the method it names.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Against {
+    /// `buffered`: the path a program takes unless told otherwise.
+    DefaultPath,
+    /// The method ranked next after the pick (the pick is buffered).
+    RunnerUp,
+    /// The method ranked first, where the pick is another one tied with
+    /// it and cheaper (the pick is buffered).
+    Fastest,
+}
+
 /// The program's I/O through the verdict's pick against another path: how
 /// long a whole replay took through each (medians), and the CPU per op.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReplayAnswer {
     pub pick: Entrant,
     pub pick_ns: u64,
-    /// `buffered` where it ran (what a program does unless told), else
-    /// the slowest method ranked.
+    /// `buffered` where it ran and is not the pick (what a program does
+    /// unless told), else the runner-up ([`Against`] says which).
     pub against: Entrant,
     pub against_ns: u64,
+    /// Why `against` is the one compared (absent in results from before
+    /// it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against_is: Option<Against>,
     /// The pick's CPU per op over `against`'s; absent when either lacks
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

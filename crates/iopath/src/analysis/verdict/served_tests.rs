@@ -246,20 +246,39 @@ fn timed_flush_writes_the_device_moved_are_the_devices_under_the_dirty_limit() {
     assert_eq!(ranked, ["buffered", "dontcache", "direct"]);
 }
 
-/// `--sync none` under the dirty limit: buffered and dontcache, both
-/// page-cache writers, are absorbed alike.
+/// `--sync none` under the dirty limit: buffered's pages stay dirty, so
+/// its speed is a burst the page cache absorbed. dontcache starts
+/// write-back as it writes: where the device moved its bytes in the timed
+/// interval (measured: all of a 1 GiB write, at 1.4 GiB/s beside direct's
+/// 1.6) it served them, and it is ranked with direct; where it moved
+/// little, absorbed.
 #[test]
-fn untimed_flush_writes_under_the_limit_are_absorbed_alike_buffered_or_dontcache() {
+fn untimed_flush_dontcache_writes_the_device_moved_are_the_devices_under_the_limit() {
     let mut cases = vec![
         case("buffered", Pattern::Write, 120 * MIB, 100_000_000, 1.0),
         case("dontcache", Pattern::Write, 120 * MIB, 150_000_000, 1.0),
         case("direct", Pattern::Write, 120 * MIB, 200_000_000, 1.0),
+        case(
+            "uring-dontcache",
+            Pattern::Write,
+            120 * MIB,
+            150_000_000,
+            0.1,
+        ),
     ];
     cases.iter_mut().for_each(|c| c.sync = SyncPolicy::None);
     let mut r = run(cases, Some(4 << 30));
     mark(&mut r);
     let codes: Vec<Option<&str>> = served_codes(&r).into_iter().map(|(_, c)| c).collect();
-    assert_eq!(codes, [Some("absorbed"), Some("absorbed"), Some("device")]);
+    assert_eq!(
+        codes,
+        [
+            Some("absorbed"),
+            Some("device"),
+            Some("device"),
+            Some("absorbed")
+        ]
+    );
 }
 
 /// `--sync none` and no dirty limit known: the device moved nothing of

@@ -69,6 +69,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod error;
+pub mod existing;
 mod expr;
 pub mod ini;
 mod job;

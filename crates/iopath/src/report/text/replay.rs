@@ -4,7 +4,7 @@
 //! the CPU per op".
 
 use crate::model::units::{fmt_bytes, fmt_count, fmt_ns, n_of};
-use crate::result::replay::{Replay, ReplayAnswer, ReplayDepth};
+use crate::result::replay::{Against, Replay, ReplayAnswer, ReplayDepth};
 use crate::result::RunResult;
 
 /// The line, when the run replayed a trace and its verdict ranked two
@@ -30,10 +30,11 @@ pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
         t.depth.map(depth).unwrap_or_default()
     );
     let times = format!(
-        "in {} against {}'s {}",
+        "in {} against {}'s {}{}",
         fmt_ns(a.pick_ns),
         a.against,
-        fmt_ns(a.against_ns)
+        fmt_ns(a.against_ns),
+        a.against_is.map(against_words).unwrap_or_default()
     );
     let cpu = a
         .cpu_ratio
@@ -46,6 +47,15 @@ pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
             "{what}: {} leads (no call yet), finishing {times}{cpu}",
             a.pick
         )
+    }
+}
+
+/// Why the answer names the method it sets the pick against.
+fn against_words(a: Against) -> &'static str {
+    match a {
+        Against::DefaultPath => " (the default path)",
+        Against::RunnerUp => " (the runner-up)",
+        Against::Fastest => " (the fastest)",
     }
 }
 
@@ -94,6 +104,7 @@ mod tests {
             pick_ns: 41_000_000_000,
             against: "buffered".into(),
             against_ns: 77_000_000_000,
+            against_is: Some(Against::DefaultPath),
             cpu_ratio: cpu,
             called,
         }
@@ -105,6 +116,38 @@ mod tests {
             words(&trace("fast"), &answer(true, Some(0.4))),
             words(&trace("recorded"), &answer(false, None)),
             words(&trace("0.5"), &answer(true, Some(1.25))),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// What the pick is set against, and why it is that method.
+    #[test]
+    fn replay_against_words() {
+        let with = |against: &str, is: Option<Against>| {
+            let pick = if is == Some(Against::DefaultPath) {
+                "uring"
+            } else {
+                "buffered"
+            };
+            let a = ReplayAnswer {
+                pick: pick.into(),
+                against: against.into(),
+                against_is: is,
+                // The fastest, where the pick is tied with it, cheaper.
+                against_ns: if is == Some(Against::Fastest) {
+                    40_000_000_000
+                } else {
+                    77_000_000_000
+                },
+                ..answer(true, Some(0.4))
+            };
+            words(&trace("fast"), &a)
+        };
+        let lines = [
+            with("buffered", Some(Against::DefaultPath)),
+            with("direct", Some(Against::RunnerUp)),
+            with("uring", Some(Against::Fastest)),
+            with("aio", None),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }

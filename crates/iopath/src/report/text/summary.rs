@@ -76,6 +76,9 @@ pub struct Answer {
     pub habit: Option<Versus>,
     /// The pick's writes were a burst under the dirty limit.
     pub burst: bool,
+    /// The method with the highest median, when the pick is another one
+    /// tied with it and chosen for its cost ([`Decision::Cheaper`]).
+    pub fastest: Option<String>,
 }
 
 impl Answer {
@@ -139,8 +142,14 @@ impl Answer {
             .find(|m| m.method == iopath_io::Method::Buffered)
             .map(|m| versus(m))
             .or_else(|| next.clone());
+        let fastest = real
+            .iter()
+            .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
+            .filter(|f| f.method != pick.method && matches!(decision, Decision::Cheaper { .. }))
+            .map(|f| f.method.to_string());
         Some(Answer {
             pick: pick.method.clone(),
+            fastest,
             decision,
             next,
             habit,
@@ -296,11 +305,7 @@ pub fn verdict_line(a: &Answer, pick_device: Option<f64>, job: Option<&str>) -> 
             "use {}: not shown slower than {}, with less {}",
             a.pick,
             list(with),
-            match by {
-                CheaperBy::CpuPerIo => "CPU per I/O",
-                CheaperBy::CpuPerMib => "CPU per MiB",
-                CheaperBy::Memory => "memory",
-            }
+            cost_words(*by)
         ),
         Decision::Equal(m) => format!(
             "{}: equally good in speed, CPU and memory{}",
@@ -366,6 +371,13 @@ pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String 
                 None => format!("{what}: {call}; {} leads on these numbers", a.pick),
             }
         }
+        // A pick beside a faster median says why it is the pick.
+        Decision::Cheaper { by, .. } if a.fastest.is_some() => format!(
+            "{what}: use {} for its lower {} (not shown slower than {}, the fastest){habit}",
+            a.pick,
+            cost_words(*by),
+            a.fastest.as_deref().unwrap_or_default()
+        ),
         Decision::Fastest | Decision::Cheaper { .. } => format!("{what}: use {}{habit}", a.pick),
         Decision::Equal(m) => format!("{what}: {} (equally good){habit}", or_list(m)),
         Decision::TooClose { methods, budget_ns } => format!(
@@ -378,6 +390,15 @@ pub fn summary_line(what: &str, a: &Answer, pick_device: Option<f64>) -> String 
         ),
     };
     format!("{said}{}", short_caveats(a, pick_device))
+}
+
+/// What a pick tied with the fastest spends less of.
+fn cost_words(by: CheaperBy) -> &'static str {
+    match by {
+        CheaperBy::CpuPerIo => "CPU per I/O",
+        CheaperBy::CpuPerMib => "CPU per MiB",
+        CheaperBy::Memory => "memory",
+    }
 }
 
 /// `a, b or c`.
@@ -459,10 +480,16 @@ pub fn failed_line(case: &str, error: &str) -> String {
 /// The heading of the closing summary.
 pub const SUMMARY: &str = "summary:";
 
-/// The line under the one-screen grid: its units and its mark.
-pub fn grid_key(best: &str, apart: bool) -> String {
-    let key =
+/// The line under the one-screen grid: its units and its marks (`picked`:
+/// the mark of a pick tied with the best and cheaper, where one is).
+pub fn grid_key(best: &str, apart: bool, picked: Option<&str>) -> String {
+    let mut key =
         format!("MiB/s sequential, IOPS random; N = requests in flight; {best} best in its column");
+    if let Some(p) = picked {
+        key.push_str(&format!(
+            "\n{p} the pick: not shown slower than the {best}, and cheaper (see the summary)"
+        ));
+    }
     if apart {
         // A line of its own: the first is already near 80 columns.
         format!("{key}\n(figure): served from memory or absorbed by the page cache, not ranked")

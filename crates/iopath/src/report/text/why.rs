@@ -204,6 +204,56 @@ fn next_step(f: SplitFallback) -> &'static str {
     }
 }
 
+/// A column of the split's table in a few letters, for a table whose
+/// whole headers do not fit ([`short_headers_key`] says them).
+pub fn short_header(h: &str) -> &str {
+    match h {
+        "submit" => "sub",
+        "device" => "dev",
+        "complete" => "compl",
+        "unmatched" => "unmat",
+        "runnable" => "run",
+        "unaccounted" => "unacc",
+        "source" => "src",
+        other => other,
+    }
+}
+
+/// The key of the shortened headers: `sub = submit, dev = device, ...`.
+pub fn short_headers_key(headers: &[&str]) -> String {
+    let pairs: Vec<String> = headers
+        .iter()
+        .filter(|h| short_header(h) != **h)
+        .map(|h| format!("{} = {h}", short_header(h)))
+        .collect();
+    format!("{}.", pairs.join(", "))
+}
+
+/// A row of the split's table as a line, where no table fits: `direct
+/// 4k N1: mean 110 us; submit 3.5 us, queue 2.8 us, ... (tracepoints)`.
+/// `headers`: the table's (method, job and mean first, the source last);
+/// a part not measured (`-`) is left out.
+pub fn row_line(headers: &[&str], row: &[String]) -> String {
+    let cell = |i: usize| row.get(i).map_or("", String::as_str);
+    let last = headers.len().saturating_sub(1);
+    let parts: Vec<String> = (3..last)
+        .filter(|&i| cell(i) != "-" && !cell(i).is_empty())
+        .map(|i| format!("{} {}", headers[i], cell(i)))
+        .collect();
+    let parts = if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", parts.join(", "))
+    };
+    format!(
+        "{} {}: mean {}{parts} ({})",
+        cell(0),
+        cell(1),
+        cell(2),
+        cell(last)
+    )
+}
+
 /// What the split's columns hold, said once under its tables.
 pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds up to its mean: \
     submit, queue, device and complete weighed by the calls that made a request (without calls, \
