@@ -270,12 +270,8 @@ pub struct RunArgs {
     #[arg(help_heading = METHODS, hide_short_help = true)]
     pub buffers: Vec<iopath_io::BufferBacking>,
 
-    /// Open the target with O_NOATIME: reads do not update its access time,
-    /// and the kernel skips the check on every read (t/io_uring always
-    /// does; fio on block and character devices, never on files). Only the
-    /// file's owner or root may [default: off, as a program's plain open].
-    #[arg(long)]
-    #[arg(help_heading = METHODS, hide_short_help = true)]
+    /// Open with O_NOATIME, as t/io_uring and fio on a device: reads skip the access time [default: off]
+    #[arg(long, help_heading = METHODS, hide_short_help = true)]
     pub noatime: bool,
 
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
