@@ -56,3 +56,44 @@ fn noatime_is_a_recorded_condition_of_the_run() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the test's own file is left: {left:?}");
 }
+
+/// A job file's `[run] noatime = true` is the flag's setting, and the
+/// flag given with a job file that does not set it still applies.
+#[test]
+fn noatime_from_a_job_file_or_beside_one() {
+    let dir = common::scratch();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    let job = |noatime: bool| {
+        let p = dir.path().join(format!("job-{noatime}.toml"));
+        let run = if noatime {
+            "[run]\nnoatime = true\n"
+        } else {
+            ""
+        };
+        let case = "[[case]]\nmethod = [\"buffered\"]\npattern = \"randread\"\nbs = \"4k\"\n";
+        std::fs::write(&p, format!("{run}{case}")).unwrap();
+        p
+    };
+    let conditions = |job: &Path, extra: &[&str]| {
+        let out = common::iopath()
+            .arg("run")
+            .arg(job)
+            .arg("--file")
+            .arg(&path)
+            .args(["--time", "100ms", "--repeat", "1", "--cache", "as-is"])
+            .args(["--json", "-", "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::json_of(&out.stdout)["config"]["conditions"]["noatime"].clone()
+    };
+    assert_eq!(conditions(&job(true), &[]), true);
+    assert_eq!(conditions(&job(false), &[]), false);
+    assert_eq!(conditions(&job(false), &["--noatime"]), true);
+}
