@@ -13,11 +13,23 @@
 #   tio-s1    t/io_uring -dD -s1 -c1: one request per submit (as iopath's uring)
 #   tio-sB    t/io_uring -dD -sB -cB, B = max(1, D/4): batches (as uring-batch)
 #   fio       fio io_uring, fixedbufs, registerfiles (per-request submission)
-#   uring     iopath --methods uring
-#   batch     iopath --methods uring-batch
-# t/io_uring runs with fixed buffers, registered files, registered ring
-# (-X1, its default), no polling, and -t TIO_LAT (default 1: it stamps
-# requests to track latency, as iopath always does).
+#   uring     iopath --methods uring --noatime
+#   batch     iopath --methods uring-batch --noatime
+#   uring-at  iopath --methods uring, a plain open (reads update the
+#             device node's access time: what --noatime saves)
+# What makes the jobs the same (docs/methodology.md, rule 9):
+#   buffers and file registered   t/io_uring -B1 -F1 (its defaults), fio
+#                                 fixedbufs=1 registerfiles=1, iopath always
+#   ring descriptor registered    t/io_uring -X1, iopath always, fio no
+#   no polling                    t/io_uring -p0, fio hipri=0
+#                                 sqthread_poll=0, iopath uring
+#   O_NOATIME                     t/io_uring always, fio on a block device
+#                                 always (no option), iopath --noatime
+#   a clock read per request      t/io_uring -t TIO_LAT (default 1; its
+#                                 clock is rdtsc), iopath always (two
+#                                 clock_gettime per request), fio always
+#   not pinned                    t/io_uring -P0 (its default), fio and
+#                                 iopath without cpus_allowed / --cpus
 # Per round and depth the script prints each arm's IOPS and CPU ns per I/O;
 # at the end the medians, and the per-round ratios iopath/t/io_uring at
 # the same batching and iopath/fio (median, min, max).
@@ -38,7 +50,7 @@
 # Environment: TIO, QDS (default "32"), ROUNDS (default 5), RUNTIME seconds
 #   per run (default 3), SIZE MiB of the file in /dev/shm (default 1024),
 #   TIO_LAT (default 1), IOPATH (default target/release/iopath, built first).
-# About 5 x RUNTIME + 2 s per round and depth: the defaults take 1.5 minutes.
+# About 6 x RUNTIME + 3 s per round and depth: the defaults take 2 minutes.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -94,7 +106,7 @@ fi
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# t/io_uring: $TIO (sha256 $(sha256sum "$TIO" | cut -c1-12)), -t$TIO_LAT -X1 -p0 -B1 -F1"
-echo "# iopath: $IOPATH ($("$IOPATH" --version), sha256 $(sha256sum "$IOPATH" | cut -c1-12))"
+echo "# iopath: $IOPATH ($("$IOPATH" --version), sha256 $(sha256sum "$IOPATH" | cut -c1-12)), --noatime except uring-at"
 echo "# $LOOP: direct-io loop over $FILE (${SIZE} MiB of random data in /dev/shm)"
 echo "# 4 KiB randread O_DIRECT, depths $QDS, $ROUNDS rounds x ${RUNTIME}s per run, order reversed every other round"
 
@@ -123,29 +135,31 @@ import json, sys
 j = json.load(sys.stdin)["jobs"][0]
 print(j["read"]["iops"], (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e6 / j["read"]["total_ios"])'
 }
+# iopath_run D METHOD [FLAGS...]
 iopath_run() {
     "$IOPATH" run --file "$LOOP" --methods "$2" --patterns randread --bs 4k --qd "$1" \
-        --time "${RUNTIME}s" --repeat 1 --cache as-is --json - --quiet | python3 -c '
+        --time "${RUNTIME}s" --repeat 1 --cache as-is --json - --quiet "${@:3}" | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["cases"][0]["summary"]
 print(s["iops"], s["cpu"]["ns_per_io"])'
 }
 
-ARMS=(tio-s1 tio-sB fio uring batch)
+ARMS=(tio-s1 tio-sB fio uring batch uring-at)
 printf 'round\tqd\tarm\tiops\tns_per_io\n' >"$RESULTS"
 for r in $(seq "$ROUNDS"); do
     for qd in $QDS; do
         b=$((qd / 4)); [ "$b" -ge 1 ] || b=1
         order=("${ARMS[@]}")
-        if [ $((r % 2)) = 0 ]; then order=(batch uring fio tio-sB tio-s1); fi
+        if [ $((r % 2)) = 0 ]; then order=(uring-at batch uring fio tio-sB tio-s1); fi
         line="r$r QD$qd"
         for arm in "${order[@]}"; do
             case $arm in
                 tio-s1) m=$(tio "$qd" 1) ;;
                 tio-sB) m=$(tio "$qd" "$b") ;;
                 fio) m=$(fio_run "$qd") ;;
-                uring) m=$(iopath_run "$qd" uring) ;;
-                batch) m=$(iopath_run "$qd" uring-batch) ;;
+                uring) m=$(iopath_run "$qd" uring --noatime) ;;
+                batch) m=$(iopath_run "$qd" uring-batch --noatime) ;;
+                uring-at) m=$(iopath_run "$qd" uring) ;;
             esac
             read -r iops ns <<<"$m"
             printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$qd" "$arm" "$iops" "$ns" >>"$RESULTS"
@@ -163,7 +177,7 @@ val = {(r["round"], r["qd"], r["arm"]): (float(r["iops"]), float(r["ns_per_io"])
 rounds = sorted({r["round"] for r in rows}, key=int)
 def spread(xs):
     return f"{st.median(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
-ARMS = ["tio-s1", "tio-sB", "fio", "uring", "batch"]
+ARMS = ["tio-s1", "tio-sB", "fio", "uring", "batch", "uring-at"]
 # CPU per I/O falls as IOPS rise (more completions per wait), and on a
 # shared machine the loop device's speed swings from run to run: fit
 # log(ns/IO) = arm + k log(IOPS), one slope k for all arms, and compare
@@ -177,10 +191,10 @@ def adjusted(qd, rounds):
     return {a: mean[a][1] - k * mean[a][0] for a in ARMS}, k
 for qd in sorted({r["qd"] for r in rows}, key=int):
     print(f"QD{qd}: medians over {len(rounds)} rounds")
-    print(f"  {'arm':<7} {'IOPS':>9} {'ns/IO':>7}")
+    print(f"  {'arm':<8} {'IOPS':>9} {'ns/IO':>7}")
     for arm in ARMS:
         xs = [val[(r, qd, arm)] for r in rounds]
-        print(f"  {arm:<7} {st.median(x[0] for x in xs):>9.0f} {st.median(x[1] for x in xs):>7.0f}")
+        print(f"  {arm:<8} {st.median(x[0] for x in xs):>9.0f} {st.median(x[1] for x in xs):>7.0f}")
     fit = adjusted(qd, rounds)
     boot = []
     rng = random.Random(1)
@@ -189,7 +203,7 @@ for qd in sorted({r["qd"] for r in rows}, key=int):
         boot.append(adjusted(qd, pick))
     print(f"  CPU per I/O slope over IOPS (log-log, all arms): {fit[1]:.2f}")
     print(f"  {'ratio':<14} {'CPU per I/O, per round':>26} {'at equal IOPS (95% CI)':>24} {'IOPS, per round':>22}")
-    for a, b in [("uring", "tio-s1"), ("batch", "tio-sB"), ("uring", "fio"), ("batch", "fio"), ("batch", "uring")]:
+    for a, b in [("uring", "tio-s1"), ("batch", "tio-sB"), ("uring", "fio"), ("batch", "fio"), ("batch", "uring"), ("uring-at", "uring")]:
         cpu = [val[(r, qd, a)][1] / val[(r, qd, b)][1] for r in rounds]
         iops = [val[(r, qd, a)][0] / val[(r, qd, b)][0] for r in rounds]
         adj = math.exp(fit[0][a] - fit[0][b])

@@ -27,6 +27,14 @@ impl MethodStatus {
 /// `len` bytes at offset 0. `len` should be a multiple of the O_DIRECT
 /// alignment. Never writes.
 pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
+    probe_method_with(method, path, len, false)
+}
+
+/// [`probe_method`], opening as the run will: with `O_NOATIME` when
+/// `noatime` ([`OpenSpec::noatime`]), so that a file the caller may not
+/// open so is found unusable here, and the probe's read leaves the access
+/// time alone.
+pub fn probe_method_with(method: Method, path: &Path, len: usize, noatime: bool) -> MethodStatus {
     let mut st = MethodStatus {
         method,
         unusable: None,
@@ -50,6 +58,7 @@ pub fn probe_method(method: Method, path: &Path, len: usize) -> MethodStatus {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime,
     };
     let mut eng = match open(method, &spec) {
         Ok(e) => e,

@@ -54,6 +54,7 @@ impl Target {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         }
     }
 
@@ -556,6 +557,7 @@ fn copy_only_methods_open_no_engine() {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         };
         match iopath_io::open(m, &spec) {
             Err(EngineError::Unsupported { reason, .. }) => {
@@ -626,6 +628,7 @@ fn mmap_dax_in(dir: &std::path::Path) -> Option<String> {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     };
     match open(Method::MmapDax, &spec) {
         Err(EngineError::Unsupported { method, reason }) => {

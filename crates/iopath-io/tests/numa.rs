@@ -193,6 +193,7 @@ fn spec(t: &Target, qd: usize, mem_policy: Option<MemPolicy>) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

@@ -34,6 +34,7 @@ fn spec(path: &Path, write: bool) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

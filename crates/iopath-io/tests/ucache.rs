@@ -52,6 +52,7 @@ fn spec(path: &Path, write: bool, block_size: usize, sync: SyncPolicy) -> OpenSp
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

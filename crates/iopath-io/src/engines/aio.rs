@@ -96,7 +96,14 @@ impl AioEngine {
                 _ => EngineError::os("io_setup", &spec.path, e),
             });
         }
-        let file = match super::open_target(Method::Aio, &spec.path, spec.write, true, spec.sync) {
+        let file = match super::open_target(
+            Method::Aio,
+            &spec.path,
+            spec.write,
+            true,
+            spec.sync,
+            spec.noatime,
+        ) {
             Ok(f) => f,
             Err(e) => {
                 // SAFETY: ctx came from a successful io_setup and has no
@@ -568,6 +575,7 @@ mod tests {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         };
         let mut eng = match AioEngine::open(&spec) {
             Ok(e) => e,

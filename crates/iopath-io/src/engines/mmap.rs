@@ -281,7 +281,14 @@ impl MmapEngine {
                 ),
             });
         }
-        let file = super::open_target(method, &spec.path, spec.write, false, SyncPolicy::None)?;
+        let file = super::open_target(
+            method,
+            &spec.path,
+            spec.write,
+            false,
+            SyncPolicy::None,
+            spec.noatime,
+        )?;
         // Map no further than the file ends. Touching a mapped page wholly
         // past end of file raises SIGBUS, so a span longer than the file let
         // safe code kill the process with a read past EOF. Requests past the

@@ -25,17 +25,23 @@ pub(crate) const RWF_DONTCACHE: i32 = 0x80;
 
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
 /// [`EngineError::Unsupported`] for `method`), `sync` adds `O_DSYNC` or
-/// `O_SYNC` ([`SyncPolicy::open_flags`]).
+/// `O_SYNC` ([`SyncPolicy::open_flags`]), `noatime` adds `O_NOATIME`
+/// ([`OpenSpec::noatime`]; EPERM, not the file's owner, becomes
+/// [`EngineError::Unsupported`]: the condition is never dropped quietly).
 pub(crate) fn open_target(
     method: Method,
     path: &Path,
     write: bool,
     direct: bool,
     sync: SyncPolicy,
+    noatime: bool,
 ) -> Result<File, EngineError> {
     let mut flags = sync.open_flags();
     if direct {
         flags |= libc::O_DIRECT;
+    }
+    if noatime {
+        flags |= libc::O_NOATIME;
     }
     let res = std::fs::OpenOptions::new()
         .read(true)
@@ -48,6 +54,13 @@ pub(crate) fn open_target(
             method,
             reason: format!(
                 "the file system of {} refuses O_DIRECT (EINVAL); use --methods buffered,mmap,uring-buffered or a directory on ext4/xfs",
+                path.display()
+            ),
+        }),
+        Err(e) if noatime && e.raw_os_error() == Some(libc::EPERM) => Err(EngineError::Unsupported {
+            method,
+            reason: format!(
+                "opening {} with O_NOATIME (--noatime) was refused (EPERM): only the file's owner or root may; run as its owner or drop --noatime",
                 path.display()
             ),
         }),

@@ -79,7 +79,12 @@ impl ThreadPoolEngine {
             )));
         }
         let file = Arc::new(super::open_target(
-            method, &spec.path, spec.write, false, spec.sync,
+            method,
+            &spec.path,
+            spec.write,
+            false,
+            spec.sync,
+            spec.noatime,
         )?);
         let qd = spec.queue_depth.clamp(1, 4096);
         let (pool, buffer_nodes) = super::slot_pool(method, spec, qd, 4096)?;
@@ -341,6 +346,7 @@ mod tests {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         }
     }
 

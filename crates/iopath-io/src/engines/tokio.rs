@@ -117,6 +117,8 @@ pub struct TokioEngine {
     path: PathBuf,
     write: bool,
     sync: SyncPolicy,
+    /// Open each file with `O_NOATIME` ([`OpenSpec::noatime`]).
+    noatime: bool,
     pool: SlotPool,
     caps: Caps,
     span: u64,
@@ -169,8 +171,13 @@ async fn run(file: &mut File, job: Job, fsync_each: bool) -> Result<u32, i32> {
     }
 }
 
-fn open_file(spec_path: &Path, write: bool, sync: SyncPolicy) -> Result<File, EngineError> {
-    match super::open_target(Method::Tokio, spec_path, write, false, sync) {
+fn open_file(
+    spec_path: &Path,
+    write: bool,
+    sync: SyncPolicy,
+    noatime: bool,
+) -> Result<File, EngineError> {
+    match super::open_target(Method::Tokio, spec_path, write, false, sync, noatime) {
         Ok(f) => Ok(File::from_std(f)),
         Err(EngineError::Os { source, .. }) if source.raw_os_error() == Some(libc::EMFILE) => {
             Err(EngineError::Unsupported {
@@ -205,11 +212,18 @@ impl TokioEngine {
                 "--pool-threads {n}: give 1 to 1024 threads"
             )));
         }
-        let file = super::open_target(method, &spec.path, spec.write, false, spec.sync)?;
+        let file = super::open_target(
+            method,
+            &spec.path,
+            spec.write,
+            false,
+            spec.sync,
+            spec.noatime,
+        )?;
         let qd = spec.queue_depth.clamp(1, 4096);
         let (pool, buffer_nodes) = super::slot_pool(method, spec, qd, 4096)?;
         let files = (0..qd)
-            .map(|_| open_file(&spec.path, spec.write, spec.sync).map(Some))
+            .map(|_| open_file(&spec.path, spec.write, spec.sync, spec.noatime).map(Some))
             .collect::<Result<Vec<_>, _>>()?;
         let mut builder = ::tokio::runtime::Builder::new_current_thread();
         builder.thread_name("iopath-tokio-blocking");
@@ -235,6 +249,7 @@ impl TokioEngine {
             path: spec.path.clone(),
             write: spec.write,
             sync: spec.sync,
+            noatime: spec.noatime,
             pool,
             caps: Caps {
                 is_async: true,
@@ -297,7 +312,7 @@ impl Engine for TokioEngine {
             let file = match self.files[r.slot as usize].take() {
                 Some(f) => f,
                 // The slot's last task was dropped unfinished.
-                None => match open_file(&self.path, self.write, self.sync) {
+                None => match open_file(&self.path, self.write, self.sync, self.noatime) {
                     Ok(f) => f,
                     Err(e) => {
                         // The requests before it stay in flight (the
@@ -403,6 +418,7 @@ mod tests {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         }
     }
 

@@ -58,6 +58,7 @@ impl Target {
             sqpoll_cpu: None,
             mem_policy: None,
             buffers: Default::default(),
+            noatime: false,
         }
     }
 

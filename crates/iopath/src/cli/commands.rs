@@ -65,7 +65,7 @@ pub fn probe_dir(dir: &Path, stop: &AtomicBool) -> Result<ProbeReport> {
     let methods = Method::ALL
         .iter()
         .map(|&m| {
-            let st = crate::run::probe(m, &target, len);
+            let st = crate::run::probe(m, &target, len, false);
             ProbeEntry {
                 method: m.name().into(),
                 usable: st.usable(),

@@ -39,6 +39,7 @@ impl RunArgs {
             pool_threads: self.pool_threads,
             neighbour: self.neighbour.then_some(true),
             latency_split: self.latency_split.then_some(true),
+            noatime: self.noatime.then_some(true),
             cpus: self.cpus.clone(),
             numa_node: self.numa_node,
             mem_node: self.mem_node,

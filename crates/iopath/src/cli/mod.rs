@@ -270,6 +270,10 @@ pub struct RunArgs {
     #[arg(help_heading = METHODS, hide_short_help = true)]
     pub buffers: Vec<iopath_io::BufferBacking>,
 
+    /// Open with O_NOATIME, as t/io_uring and fio on a device: reads skip the access time [default: off]
+    #[arg(long, help_heading = METHODS, hide_short_help = true)]
+    pub noatime: bool,
+
     /// Run a latency-sensitive neighbour beside every case: random 4 KiB
     /// buffered reads over a hot set that fits in the cache (a quarter of
     /// --cache-limit, at most 64 MiB), measured alone before each case and

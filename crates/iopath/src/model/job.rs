@@ -146,6 +146,10 @@ pub struct RunSpec {
     /// Take each request's time apart through block tracepoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<bool>,
+    /// Open the target with `O_NOATIME` (`--noatime`): reads leave its
+    /// access time alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noatime: Option<bool>,
     /// CPUs the workers run on, round-robin (`0-3,8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
@@ -558,6 +562,7 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
         ucache_page,
         pool_threads,
         neighbour,
+        noatime,
         cpus,
         numa_node,
         mem_node,

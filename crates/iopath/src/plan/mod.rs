@@ -121,6 +121,8 @@ pub struct Plan {
     /// `--latency-split`: each request's time taken apart through block
     /// tracepoints (bpftrace, as root).
     pub latency_split: bool,
+    /// `--noatime`: every engine opens the target with `O_NOATIME`.
+    pub noatime: bool,
     /// `--replay`: the trace the cases replay ([`replay::apply`]).
     pub replay: Option<std::sync::Arc<replay::ReplaySource>>,
 }
@@ -253,6 +255,7 @@ impl Plan {
             pool_threads: r.pool_threads,
             neighbour: r.neighbour.unwrap_or(false),
             latency_split: r.latency_split.unwrap_or(false),
+            noatime: r.noatime.unwrap_or(false),
             replay: None,
         }
     }

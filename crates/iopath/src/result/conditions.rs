@@ -28,6 +28,12 @@ pub struct Conditions {
     /// none did. Each as `--sync-every` spells it (`16:fdatasync`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sync_every: Vec<String>,
+    /// The target was opened with `O_NOATIME` (`--noatime`): reads did
+    /// not update its access time, nor did the kernel check whether they
+    /// should. False (and absent in older results): a plain open, whose
+    /// reads do.
+    #[serde(default)]
+    pub noatime: bool,
 }
 
 /// What a caching method's sequential case does at the end of the file

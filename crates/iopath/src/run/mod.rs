@@ -428,7 +428,7 @@ impl Runner<'_> {
                             notes: Vec::new(),
                         };
                     }
-                    probe(m, t, len as usize)
+                    probe(m, t, len as usize, self.plan.noatime)
                 }
             })
             .collect()
@@ -523,6 +523,7 @@ fn conditions(plan: &Plan) -> crate::result::conditions::Conditions {
         cached_passes,
         random_offsets: RandomOffsets::WithReplacement,
         sync_every,
+        noatime: plan.noatime,
     }
 }
 

@@ -363,9 +363,9 @@ pub(super) fn check_alignment(plan: &Plan, probes: &[Probed], t: &Target) -> Res
 /// run names the file (`DIR/(unnamed O_TMPFILE)`, and `/proc/<pid>/fd`
 /// as its directory), and mmap's note of the probe's mapping (its file
 /// descriptor and addresses) is left out. A case's own mapping note is
-/// kept: daxbench's grid reads it.
-pub fn probe(method: Method, t: &Target, len: usize) -> Probed {
-    let st = iopath_io::probe_method(method, t.path(), len);
+/// kept: daxbench's grid reads it. `noatime`: open as `--noatime` runs do.
+pub fn probe(method: Method, t: &Target, len: usize, noatime: bool) -> Probed {
+    let st = iopath_io::probe_method_with(method, t.path(), len, noatime);
     let opened = t.path().display().to_string();
     let shown = t.info.path.display().to_string();
     let dir = t.dir().display().to_string();

@@ -335,7 +335,7 @@ impl Runner<'_> {
                 Part {
                     case: w,
                     range,
-                    spec: open_spec(w, target, range),
+                    spec: open_spec(w, target, range, self.plan.noatime),
                     workers: first..jobs.len(),
                 }
             })
@@ -753,8 +753,8 @@ impl Gate {
     }
 }
 
-/// The engine's open spec for a case.
-fn open_spec(case: &Case, target: Option<&Target>, r: Range) -> OpenSpec {
+/// The engine's open spec for a case; `noatime`: the plan's `--noatime`.
+fn open_spec(case: &Case, target: Option<&Target>, r: Range, noatime: bool) -> OpenSpec {
     OpenSpec {
         path: target.map(|t| t.path().to_path_buf()).unwrap_or_default(),
         write: case.pattern.writes(),
@@ -767,6 +767,7 @@ fn open_spec(case: &Case, target: Option<&Target>, r: Range) -> OpenSpec {
         sqpoll_cpu: case.placement.sqpoll_cpu,
         mem_policy: case.placement.mem.clone(),
         buffers: case.buffers,
+        noatime,
     }
 }
 

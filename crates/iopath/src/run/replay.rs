@@ -417,6 +417,7 @@ impl Runner<'_> {
                 sqpoll_cpu: case.placement.sqpoll_cpu,
                 mem_policy: case.placement.mem.clone(),
                 buffers: case.buffers,
+                noatime: self.plan.noatime,
             };
             let mut eng = iopath_io::open_with(case.method, &spec, &opts).map_err(|e| match e {
                 iopath_io::EngineError::Unsupported { reason, .. } => {

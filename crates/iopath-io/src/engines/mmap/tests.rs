@@ -83,6 +83,7 @@ fn dax_engine_round_trips_without_map_sync() {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     };
     let policies = [
         SyncPolicy::None,
@@ -167,6 +168,7 @@ fn paged_file(dir: &Path, pages: usize, write: bool) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

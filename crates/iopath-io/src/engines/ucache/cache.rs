@@ -108,16 +108,18 @@ pub fn shared(
     page_size: usize,
 ) -> Result<Arc<UcacheShared>, EngineError> {
     let cfg = UcacheConfig::new(budget, page_size);
-    shared_with(path, cfg, false, None).map(|(c, _)| c)
+    shared_with(path, cfg, false, false, None).map(|(c, _)| c)
 }
 
 /// As [`shared`], with the full geometry; `write` requires a writable
-/// cache, and `policy` places the frames of a new cache. Also says whether
-/// the cache is new.
+/// cache, `noatime` opens a new cache's file with `O_NOATIME`
+/// ([`crate::OpenSpec::noatime`]), and `policy` places the frames of a new
+/// cache. Also says whether the cache is new.
 pub(super) fn shared_with(
     path: &Path,
     cfg: UcacheConfig,
     write: bool,
+    noatime: bool,
     policy: Option<&MemPolicy>,
 ) -> Result<(Arc<UcacheShared>, bool), EngineError> {
     let canon = key_path(path).map_err(|e| EngineError::os("open", path, e))?;
@@ -146,7 +148,7 @@ pub(super) fn shared_with(
         }
         return Ok((cache, false));
     }
-    let cache = UcacheShared::create(key.clone(), path, write, policy)?;
+    let cache = UcacheShared::create(key.clone(), path, write, noatime, policy)?;
     reg.insert(key, Arc::downgrade(&cache));
     Ok((cache, true))
 }
@@ -156,10 +158,11 @@ impl UcacheShared {
         key: Key,
         path: &Path,
         write: bool,
+        noatime: bool,
         policy: Option<&MemPolicy>,
     ) -> Result<Arc<UcacheShared>, EngineError> {
         let cfg = key.1;
-        let (file, writable) = open_direct(path, write)?;
+        let (file, writable) = open_direct(path, write, noatime)?;
         let dio = crate::sys::dio_alignment(path);
         if let Some(why) = cfg.check(path, &dio) {
             return Err(EngineError::Invalid(why));
@@ -552,9 +555,9 @@ fn key_path(path: &Path) -> std::io::Result<PathBuf> {
 /// device the user did not let iopath write (no `--allow-write`) is not
 /// opened read-write behind the write guard's back (nor a read-only
 /// device or mount taken for writable). Returns the file and whether it
-/// is writable.
-fn open_direct(path: &Path, write: bool) -> Result<(File, bool), EngineError> {
-    let f = engines::open_target(Method::Ucache, path, write, true, SyncPolicy::None)?;
+/// is writable. `noatime` adds `O_NOATIME`.
+fn open_direct(path: &Path, write: bool, noatime: bool) -> Result<(File, bool), EngineError> {
+    let f = engines::open_target(Method::Ucache, path, write, true, SyncPolicy::None, noatime)?;
     Ok((f, write))
 }
 

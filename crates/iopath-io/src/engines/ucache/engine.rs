@@ -37,7 +37,13 @@ impl UcacheEngine {
     /// geometry if there is one, else a new one.
     pub fn open_with(spec: &OpenSpec, cfg: UcacheConfig) -> Result<UcacheEngine, EngineError> {
         let method = Method::Ucache;
-        let (cache, created) = shared_with(&spec.path, cfg, spec.write, spec.mem_policy.as_ref())?;
+        let (cache, created) = shared_with(
+            &spec.path,
+            cfg,
+            spec.write,
+            spec.noatime,
+            spec.mem_policy.as_ref(),
+        )?;
         let (pool, slot_nodes) = engines::slot_pool(method, spec, 1, 4096)?;
         let mut notes = Vec::new();
         if spec.queue_depth > 1 {

@@ -153,7 +153,7 @@ fn cache_of(data: &[u8], pages: u64) -> (tempfile::TempDir, std::sync::Arc<Ucach
     let path = dir.path().join("c.dat");
     std::fs::write(&path, data).unwrap();
     let cfg = UcacheConfig::new(pages * PAGE as u64, PAGE).with_shards(1);
-    let (cache, _) = shared_with(&path, cfg, true, None).unwrap();
+    let (cache, _) = shared_with(&path, cfg, true, false, None).unwrap();
     (dir, cache)
 }
 
@@ -291,7 +291,7 @@ fn an_eviction_never_grows_the_file_after_a_failed_write_rolled_back() {
     let path = dir.path().join("c.dat");
     std::fs::write(&path, &old).unwrap();
     let cfg = UcacheConfig::new(2 * PAGE as u64, PAGE).with_shards(2);
-    let (cache, _) = shared_with(&path, cfg, true, None).unwrap();
+    let (cache, _) = shared_with(&path, cfg, true, false, None).unwrap();
     let zero = bytes(9, PAGE);
     assert_eq!(cache.write(0, &zero, WriteMode::Back), Ok(PAGE));
     let (go, go_rx) = mpsc::channel::<()>();

@@ -64,7 +64,14 @@ impl UffdEngine {
         // that is not there), and nothing else is made yet.
         let (pool, buffer_nodes) = engines::slot_pool(method, spec, 1, 4096)?;
         let page = rustix::param::page_size();
-        let file = engines::open_target(method, &spec.path, spec.write, true, SyncPolicy::None)?;
+        let file = engines::open_target(
+            method,
+            &spec.path,
+            spec.write,
+            true,
+            SyncPolicy::None,
+            spec.noatime,
+        )?;
         let dio = crate::sys::dio_alignment(&spec.path);
         if dio.offset > page || page % dio.offset != 0 || dio.mem > page {
             return Err(EngineError::Unsupported {

@@ -49,6 +49,7 @@ fn the_books_and_the_page_tables_agree() {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     };
     let mut eng = match UffdEngine::open_with(Method::Uffd, &spec, 4 * PAGE as u64) {
         Err(EngineError::Unsupported { reason, .. }) => {
@@ -334,6 +335,7 @@ fn spec_of(path: &Path, write: bool, len: usize, sync: SyncPolicy) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

@@ -18,6 +18,7 @@ fn spec(dir: &tempfile::TempDir, qd: usize) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 

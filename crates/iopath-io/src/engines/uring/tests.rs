@@ -18,6 +18,7 @@ fn spec(dir: &tempfile::TempDir) -> OpenSpec {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     }
 }
 
@@ -191,4 +192,45 @@ fn raw_enter_reports_errno_and_count() {
     // for: the call returns at once with 0 submitted.
     let r = unsafe { super::ring_fd::enter_raw(ring.as_raw_fd() as u32, 0, 0, 0) };
     assert_eq!(r.unwrap(), 0);
+}
+
+/// The file's access time, whole seconds.
+fn atime_secs(path: &std::path::Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().atime()
+}
+
+/// A read through an engine opened with `noatime` leaves the file's
+/// access time as it was; the same read without it updates it (the
+/// kernel's `touch_atime`, which t/io_uring and fio on devices skip with
+/// `O_NOATIME`). The access time is set two days back first, so that
+/// `relatime` updates it on the next read.
+#[test]
+fn noatime_reads_leave_the_access_time_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    let mut spec = spec(&dir);
+    let age_it = |path: &std::path::Path| {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_times(std::fs::FileTimes::new().set_accessed(old))
+            .unwrap();
+        atime_secs(path)
+    };
+    let atime_after = |noatime: bool, spec: &mut OpenSpec| {
+        spec.noatime = noatime;
+        let before = age_it(&spec.path);
+        let mut e = open_or_skip(spec)?;
+        read_one(&mut e, 0).unwrap();
+        drop(e);
+        Some((before, atime_secs(&spec.path)))
+    };
+    let Some((before, after)) = atime_after(false, &mut spec) else {
+        return;
+    };
+    if before == after {
+        eprintln!("skipped: reads do not update access times here (a noatime mount)");
+        return;
+    }
+    let (before, after) = atime_after(true, &mut spec).unwrap();
+    assert_eq!(before, after, "O_NOATIME read changed the access time");
 }

@@ -29,10 +29,16 @@ pub fn lines(c: &Conditions) -> Vec<String> {
             "uniform, with replacement (fio: norandommap=1; fio's default reads each block once a pass)"
         }
     };
+    let atime = if c.noatime {
+        "opened O_NOATIME, reads leave it alone (--noatime; fio does so on block and character devices, t/io_uring always)"
+    } else {
+        "a plain open, reads update it (fio on a regular file; fio opens block and character devices O_NOATIME)"
+    };
     let mut lines = vec![
         "conditions (the same job in fio: docs/methodology.md, rule 9):".to_string(),
         format!("  I/O buffers: {buffers}"),
         format!("  io_uring: {uring}"),
+        format!("  the target's access time: {atime}"),
         format!("  caching methods' sequential cases under a time limit: {passes}"),
         format!("  random offsets: {offsets}"),
     ];
@@ -63,6 +69,7 @@ mod tests {
             cached_passes,
             random_offsets: RandomOffsets::WithReplacement,
             sync_every: Vec::new(),
+            noatime: false,
         }
     }
 
@@ -71,7 +78,10 @@ mod tests {
     #[test]
     fn explain_names_each_condition_and_its_fio_option() {
         let default = lines(&conditions(&["pages"], CachedPasses::One));
-        let both = lines(&conditions(&["pages", "huge"], CachedPasses::Repeated));
+        let both = lines(&Conditions {
+            noatime: true,
+            ..conditions(&["pages", "huge"], CachedPasses::Repeated)
+        });
         insta::assert_snapshot!(format!("{}\n--\n{}", default.join("\n"), both.join("\n")));
     }
 }

@@ -188,6 +188,7 @@ fn a_worker_asked_for_no_sync_counts_none() {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     };
     let eng = iopath_io::open(iopath_io::Method::Null, &spec).unwrap();
     let (barrier, stop) = (Barrier::new(1), AtomicBool::new(false));

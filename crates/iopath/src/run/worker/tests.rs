@@ -61,6 +61,7 @@ fn the_live_slot_ends_with_the_workers_totals() {
         sqpoll_cpu: None,
         mem_policy: None,
         buffers: Default::default(),
+        noatime: false,
     };
     let live = super::super::live::Live::new(
         1,

@@ -1,0 +1,99 @@
+//! `--noatime` (issue 31): every engine opens the target with O_NOATIME,
+//! the result records it in `config.conditions.noatime`, and `--explain`
+//! says it. (That an engine's reads then leave the access time alone is
+//! `noatime_reads_leave_the_access_time_alone` in iopath-io: a whole run
+//! also looks at the page cache between repetitions through an mmap of
+//! the file, which may update it once, outside the timed interval.)
+
+mod common;
+
+use std::path::Path;
+
+/// A read-only run of `methods` on `path`, with `extra` flags: its JSON.
+fn read_run(path: &Path, methods: &str, extra: &[&str]) -> serde_json::Value {
+    let out = common::iopath()
+        .args(["run", "--file"])
+        .arg(path)
+        .args(["--methods", methods, "--patterns", "randread", "--bs", "4k"])
+        .args(["--time", "100ms", "--concurrency", "1", "--repeat", "1"])
+        .args(["--cache", "as-is", "--json", "-", "--quiet"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::json_of(&out.stdout)
+}
+
+/// The methods whose case ran (no error, not skipped).
+fn ran(v: &serde_json::Value) -> Vec<String> {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["error"].is_null() && c["skipped"].is_null())
+        .map(|c| c["method"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn noatime_is_a_recorded_condition_of_the_run() {
+    let dir = common::scratch();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    let methods = "buffered,uring-buffered,mmap";
+
+    let plain = read_run(&path, methods, &[]);
+    assert_eq!(plain["config"]["conditions"]["noatime"], false);
+    let v = read_run(&path, methods, &["--noatime"]);
+    assert_eq!(v["config"]["conditions"]["noatime"], true);
+    // The flag takes no method away: what ran plainly runs with it.
+    assert_eq!(ran(&v), ran(&plain));
+    assert!(!ran(&v).is_empty());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the test's own file is left: {left:?}");
+}
+
+/// A job file's `[run] noatime = true` is the flag's setting, and the
+/// flag given with a job file that does not set it still applies.
+#[test]
+fn noatime_from_a_job_file_or_beside_one() {
+    let dir = common::scratch();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    let job = |noatime: bool| {
+        let p = dir.path().join(format!("job-{noatime}.toml"));
+        let run = if noatime {
+            "[run]\nnoatime = true\n"
+        } else {
+            ""
+        };
+        let case = "[[case]]\nmethod = [\"buffered\"]\npattern = \"randread\"\nbs = \"4k\"\n";
+        std::fs::write(&p, format!("{run}{case}")).unwrap();
+        p
+    };
+    let conditions = |job: &Path, extra: &[&str]| {
+        let out = common::iopath()
+            .arg("run")
+            .arg(job)
+            .arg("--file")
+            .arg(&path)
+            .args(["--time", "100ms", "--repeat", "1", "--cache", "as-is"])
+            .args(["--json", "-", "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::json_of(&out.stdout)["config"]["conditions"]["noatime"].clone()
+    };
+    assert_eq!(conditions(&job(true), &[]), true);
+    assert_eq!(conditions(&job(false), &[]), false);
+    assert_eq!(conditions(&job(false), &["--noatime"]), true);
+}
