@@ -130,13 +130,13 @@ pub struct LatencySplit {
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
-    /// Traced: the block layer's time per read request, over every read
-    /// on the disks that the tracer saw allocated, the case's and others'
-    /// alike (those split off a larger bio included), from the start the
-    /// block layer stamps on it (`rq->start_time_ns`: its allocation, or
-    /// under a plug the time the plug cached at its first request) to its
-    /// completion: like for like with what the `/sys/block` read ticks
-    /// average ([`Self::disk_stat_ns`]). `None` for `DiskStat` or without
+    /// Traced: the block layer's time per read request, from its bio
+    /// queued (a request split off a larger bio, which queues none of its
+    /// own: from its allocation) to its completion, over every read on
+    /// the disks the tracer paired, the case's and others' alike: what
+    /// the `/sys/block` read ticks average ([`Self::disk_stat_ns`]), which
+    /// count from the request's allocation (under a plug, the time the
+    /// plug cached at its first use). `None` for `DiskStat` or without
     /// reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_ns: Option<f64>,

@@ -11,9 +11,8 @@
 //! queued the request (0 for another process's): the queueing time (bio
 //! queued to request issued; a request split off a larger bio, which
 //! queues no bio of its own, from its allocation), the service time
-//! (issued to completed) and the requests; the reads' block time from the
-//! start the block layer stamps (`block_ns`, to check against
-//! `/sys/block`); per thread that made a call: the submission (call entry
+//! (issued to completed) and the requests; the reads' block time (queued
+//! to completed: `block_ns`, to check against `/sys/block`); per thread that made a call: the submission (call entry
 //! to its first bio queued) and the completion (its thread's last request
 //! completed to the call's return), over the calls that made a request,
 //! and the calls that made none. iopath asks for the sums at the end of
@@ -417,9 +416,9 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> 
     // The calls' own queue and device parts where there are calls (a
     // buffered read's read-ahead requests overlap inside them), else the
     // requests'.
-    // Every read request seen allocated, the case's and others': the
-    // block layer's time per read from the start it stamps, as
-    // /sys/block's read ticks over reads average it.
+    // Every read request paired, the case's and others': the block
+    // layer's time per read, as /sys/block's read ticks over reads
+    // average it.
     let both = |name: &str| total(name, true) + total(name, false);
     let block_ns = per(both("rblock"), both("reads"));
     let (queue, device, n) = if calls > 0 {
