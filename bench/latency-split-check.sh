@@ -10,10 +10,12 @@
 #   uring    randread 4k QD32 (one thread at depth 32)
 # and prints per case: the mean latency, what the parts say of the mean I/O
 # (`mean_ns()`: the parts weighed by the calls, cached and unmatched calls
-# whole; without calls, queue + device per request times requests per I/O;
-# and the wait for a CPU outside the calls, `runnable`, per I/O),
-# their ratio, the device part, the traced block time per request
-# (`block_ns`: bio queued to completed, every request on the disk) and the
+# whole, for io_uring the ring's requests in the same buckets; without
+# calls, queue + device per request times requests per I/O; and the wait
+# for a CPU outside the calls, `runnable`, per I/O, but for a ring split,
+# whose parts hold it), their ratio, the ring's waits (SQ, CQ), the device
+# part, the traced block time per read (`block_ns`: from the start the
+# block layer stamps to completed, every read on the disk) and the
 # /sys/block average over the same repetitions (`disk_stat_ns`), and the
 # ratios. docs/methodology.md 6c holds the table measured here.
 #
@@ -61,8 +63,8 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$WORK"/*.json <<'EOF'
 import json, sys
-print("| target | case | mean | parts | parts/mean | runnable | device | block (traced) | /sys/block | block/sys | device/sys | calls: request, cached, unmatched | requests (own, others) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| target | case | mean | parts | parts/mean | runnable | ring: SQ, CQ | device | block (traced) | /sys/block | block/sys | device/sys | calls: request, cached, unmatched | requests (own, others) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 us = lambda v: "-" if v is None else f"{v/1000:.1f} us"
 ratio = lambda a, b: "-" if a is None or not b else f"{a/b:.2f}"
 for path in sys.argv[1:]:
@@ -82,10 +84,12 @@ for path in sys.argv[1:]:
                      + x.get("calls_unmatched", 0) * part("unmatched_ns")) / calls
         else:
             parts = four * (x["requests"] / x["ios"] if x.get("ios") else 1.0)
-        runnable = x["runnable_total_ns"] / x["ios"] if x.get("runnable_total_ns") is not None and x.get("ios") else None
+        ring = x.get("ring")
+        runnable = x["runnable_total_ns"] / x["ios"] if x.get("runnable_total_ns") is not None and x.get("ios") and not ring else None
+        waits = f'{us(ring["sq_ns"])}, {us(ring["cq_ns"])}' if ring else "-"
         parts += runnable or 0.0
         case = f'{c["method"]} {c["pattern"]} QD{c["queue_depth"]}T{c["threads"]}'
-        print(f'| {target} | {case} | {us(mean)} | {us(parts)} | {ratio(parts, mean)} | {us(runnable)} | '
+        print(f'| {target} | {case} | {us(mean)} | {us(parts)} | {ratio(parts, mean)} | {us(runnable)} | {waits} | '
               f'{us(x["device_ns"])} | {us(x.get("block_ns"))} | {us(x.get("disk_stat_ns"))} | '
               f'{ratio(x.get("block_ns"), x.get("disk_stat_ns"))} | {ratio(x["device_ns"], x.get("disk_stat_ns"))} | '
               f'{x.get("calls", 0)}, {x.get("calls_without_request", 0)}, {x.get("calls_unmatched", 0)} | '

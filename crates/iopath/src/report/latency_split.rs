@@ -347,6 +347,7 @@ mod tests {
             cached_ns: Some(1.0),
             unmatched_ns: None,
             withheld: None,
+            ring: None,
             runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,

@@ -77,9 +77,11 @@ pub struct LatencySplit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<SplitFallback>,
     /// From a `read`/`write`-family call's entry to its first block
-    /// request being queued, per call that made one. `None` without
-    /// tracepoints or where the method makes no such call per request
-    /// (io_uring, AIO, mmap).
+    /// request being queued, per call that made one; for io_uring
+    /// requests timed in the ring ([`Self::ring`]), from iopath handing
+    /// the request over to the first bio the kernel queued issuing it.
+    /// `None` without tracepoints or where the method makes no such call
+    /// per request (AIO, mmap; io_uring without its tracepoints).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission_ns: Option<f64>,
     /// Queueing in the block layer (plugging, the scheduler, waiting for
@@ -96,7 +98,9 @@ pub struct LatencySplit {
     /// device's time together (the ticks over the requests, everyone's).
     pub device_ns: f64,
     /// From the call's last request's completion to the call's return, per
-    /// call that made one. `None` as `submission_ns`.
+    /// call that made one; for io_uring requests timed in the ring, from
+    /// the block request's completion to iopath reaping the request's
+    /// CQE. `None` as `submission_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_ns: Option<f64>,
     /// A traced call that made no request (the page cache served it),
@@ -110,6 +114,12 @@ pub struct LatencySplit {
     /// a cache hit. `None` where there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmatched_ns: Option<f64>,
+    /// Traced io_uring requests: their time in the ring, set against
+    /// iopath's own submit and reap stamps ([`RingWait`]); the calls
+    /// above are then the ring's requests. `None` for other methods, and
+    /// where the kernel's and iopath's requests did not match one for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingWait>,
     /// Traced: the time the case's threads waited for a CPU after being
     /// preempted outside a traced call (most often on a call's return,
     /// after its exit tracepoint: a CPU-bound page-cache read on a busy
@@ -120,11 +130,14 @@ pub struct LatencySplit {
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
-    /// Traced: the block layer's time per read request, bio queued to
-    /// request completed, over every read on the disks that the tracer
-    /// paired with its bio, the case's and others' alike: what the
-    /// `/sys/block` read ticks average ([`Self::disk_stat_ns`]). `None`
-    /// for `DiskStat` or without reads.
+    /// Traced: the block layer's time per read request, from its bio
+    /// queued (a request split off a larger bio, which queues none of its
+    /// own: from its allocation) to its completion, over every read on
+    /// the disks the tracer paired, the case's and others' alike: what
+    /// the `/sys/block` read ticks average ([`Self::disk_stat_ns`]), which
+    /// count from the request's allocation (under a plug, the time the
+    /// plug cached at its first use). `None` for `DiskStat` or without
+    /// reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_ns: Option<f64>,
     /// Traced: the `/sys/block/*/stat` read ticks over reads completed in
@@ -137,7 +150,9 @@ pub struct LatencySplit {
     pub requests: u64,
     /// The traced calls that made a request (behind `submission_ns`,
     /// `completion_ns`), and those that made none (served by the page
-    /// cache).
+    /// cache); for io_uring requests timed in the ring, the ring's
+    /// requests tied to their block request, and those that queued no
+    /// bio. The other buckets' parts include the ring's waits.
     #[serde(default)]
     pub calls: u64,
     #[serde(default)]
@@ -201,8 +216,13 @@ impl LatencySplit {
 
     /// The wait for a CPU outside the calls per I/O
     /// ([`Self::runnable_total_ns`]); `None` where not traced or the I/Os
-    /// are not known.
+    /// are not known, and for io_uring requests timed in the ring
+    /// ([`Self::ring`]): their threads' waits for a CPU are inside their
+    /// parts already (a request waits in the ring meanwhile).
     pub fn runnable_ns(&self) -> Option<f64> {
+        if self.ring.is_some() {
+            return None;
+        }
         let total = self.runnable_total_ns?;
         (self.ios > 0).then(|| total / self.ios as f64)
     }
@@ -293,6 +313,7 @@ impl LatencySplit {
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
             withheld: reps.iter().find_map(|r| r.withheld),
+            ring: RingWait::pooled(reps.iter().filter_map(|r| r.ring)),
             runnable_total_ns: reps
                 .iter()
                 .filter_map(|r| r.runnable_total_ns)
@@ -327,6 +348,7 @@ impl LatencySplit {
             cached_ns: None,
             unmatched_ns: None,
             withheld: None,
+            ring: None,
             runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,
@@ -336,6 +358,42 @@ impl LatencySplit {
             calls_unmatched: 0,
             other_requests: 0,
             ios: 0,
+        })
+    }
+}
+
+/// An io_uring request's time in the ring, per request (the means over
+/// the ring's requests of the repetition): the part of
+/// [`LatencySplit::submission_ns`] before the kernel took the SQE, and
+/// the part of [`LatencySplit::completion_ns`] after it posted the CQE.
+/// From the kernel's `io_uring_submit_req` and `io_uring_complete` times
+/// set against iopath's own stamps (the clock read right before the call
+/// that hands the request over, right after the one that reaps it), as
+/// sums over the same requests: known per request on average, not one by
+/// one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RingWait {
+    /// iopath's stamp before handing the request over to the kernel
+    /// taking its SQE, ns.
+    pub sq_ns: f64,
+    /// The kernel posting its CQE to iopath's stamp after reaping it, ns.
+    pub cq_ns: f64,
+    /// The requests behind them: every request the case's rings
+    /// completed, as many as iopath reaped.
+    pub requests: u64,
+}
+
+impl RingWait {
+    /// The waits of `reps` weighed by their requests; `None` for none.
+    pub fn pooled(reps: impl Iterator<Item = RingWait>) -> Option<RingWait> {
+        let (sq, cq, n) = reps.fold((0.0, 0.0, 0u64), |(sq, cq, n), r| {
+            let w = r.requests as f64;
+            (sq + r.sq_ns * w, cq + r.cq_ns * w, n + r.requests)
+        });
+        (n > 0).then(|| RingWait {
+            sq_ns: sq / n as f64,
+            cq_ns: cq / n as f64,
+            requests: n,
         })
     }
 }
@@ -424,6 +482,7 @@ mod tests {
             cached_ns: None,
             unmatched_ns: Some(20_000.0),
             withheld: None,
+            ring: None,
             runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,
@@ -438,6 +497,54 @@ mod tests {
         assert_eq!((w.parts, w.cached, w.unmatched), (0.75, 0.0, 0.25));
         assert_eq!(s.mean_ns(), 12_500.0);
         assert_eq!(s.unaccounted_ns(13_000.0), Some(500.0));
+    }
+
+    /// io_uring requests timed in the ring: their thread's waits for a
+    /// CPU are inside their parts (the requests wait in the ring
+    /// meanwhile), so they are not added again; pooled, the ring's waits
+    /// are weighed by their requests.
+    #[test]
+    fn a_ring_requests_waits_for_a_cpu_are_inside_its_parts_not_added_again() {
+        let ring = RingWait {
+            sq_ns: 1_000.0,
+            cq_ns: 3_000.0,
+            requests: 10,
+        };
+        let s = LatencySplit {
+            source: SplitSource::Tracepoints,
+            submission_ns: Some(2_000.0),
+            queue_ns: Some(0.0),
+            device_ns: 10_000.0,
+            completion_ns: Some(4_000.0),
+            calls: 10,
+            ring: Some(ring),
+            runnable_total_ns: Some(50_000.0),
+            ios: 10,
+            ..LatencySplit::from_disk_stat(1, 10, None).unwrap()
+        };
+        assert_eq!(s.runnable_ns(), None);
+        assert_eq!(s.mean_ns(), 16_000.0);
+        let other = RingWait {
+            sq_ns: 3_000.0,
+            requests: 30,
+            ..ring
+        };
+        let p = LatencySplit::pooled(&[
+            s,
+            LatencySplit {
+                ring: Some(other),
+                ..s
+            },
+        ])
+        .unwrap();
+        assert_eq!(
+            p.ring.map(|r| (r.sq_ns, r.cq_ns, r.requests)),
+            Some((2_500.0, 3_000.0, 40))
+        );
+        assert_eq!(
+            LatencySplit { ring: None, ..s }.runnable_ns(),
+            Some(5_000.0)
+        );
     }
 
     /// A page-cache read on a busy machine: preempted on the call's

@@ -32,7 +32,7 @@ pub use crate::system::metrics::procfs::ProcessIo;
 use crate::system::sysinfo::System;
 pub use costs::{Costs, Deferred};
 pub use latency::{Latency, LatencyBins};
-pub use latency_split::LatencySplit;
+pub use latency_split::{LatencySplit, RingWait};
 pub use names::{Entrant, MethodName, TargetKind};
 pub use records::{TargetInfo, Warning};
 pub use series::Series;

@@ -106,6 +106,7 @@ pub fn run(
             write_ios: 0,
             read_bytes: out.bytes,
             write_bytes: 0,
+            stamps: Default::default(),
             start,
             end,
             interrupted: false,

@@ -5,12 +5,14 @@
 //! it.
 //!
 //! The program (`latency_split.bt`) attaches the block tracepoints of the
-//! target's disks (`block_bio_queue`, `block_rq_issue`,
+//! target's disks (`block_bio_queue`, `block_getrq`, `block_rq_issue`,
 //! `block_rq_complete`) and the `pread`/`pwrite`-family system call
 //! tracepoints of iopath's threads. In the kernel it sums, per thread that
 //! queued the request (0 for another process's): the queueing time (bio
-//! queued to request issued), the service time (issued to completed) and
-//! the requests; per thread that made a call: the submission (call entry
+//! queued to request issued; a request split off a larger bio, which
+//! queues no bio of its own, from its allocation), the service time
+//! (issued to completed) and the requests; the reads' block time (queued
+//! to completed: `block_ns`, to check against `/sys/block`); per thread that made a call: the submission (call entry
 //! to its first bio queued) and the completion (its thread's last request
 //! completed to the call's return), over the calls that made a request,
 //! and the calls that made none. iopath asks for the sums at the end of
@@ -18,6 +20,16 @@
 //! program prints and clears them, then a numbered end line. The case's
 //! own threads are all of iopath's but the main thread and the
 //! bystanders (`--neighbour`'s reader): workers, pool threads, io-wq.
+//!
+//! Where the kernel has the io_uring tracepoints the program has a second
+//! part (`latency_split_ring.bt`): each request of iopath's rings from the
+//! kernel taking its SQE to its CQE posted, tied to the block request of
+//! the bio its thread queued issuing it. The kernel's times are summed
+//! from the last flush (the base line the program prints with the sums);
+//! iopath's workers sum their own submit and reap stamps ([`Stamps`]) on
+//! the same clock, and where both count the same requests, the
+//! differences of the sums are the requests' mean time in the ring before
+//! the kernel took them and after it posted them ([`RingWait`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,14 +38,72 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::record::bpftrace::{self, Bpftrace, BpftraceError, Message};
-use crate::result::latency_split::{LatencySplit, SplitFallback, SplitSource};
+use crate::result::latency_split::{LatencySplit, RingWait, SplitFallback, SplitSource};
 use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
 
 /// The program, its filters to be filled in ([`program`]).
 const PROGRAM: &str = include_str!("latency_split.bt");
 
+/// The program's io_uring part: its probes, then (after `// @@ flush`
+/// and `// @@ end` lines) what the flush and the end add ([`program`]).
+const RING_PROGRAM: &str = include_str!("latency_split_ring.bt");
+
+/// Where the kernel's io_uring tracepoints are listed when it has them.
+const RING_EVENTS: &str = "/sys/kernel/tracing/events/io_uring/io_uring_complete";
+
 /// The printf line that ends a repetition's sums.
 const END_LINE: &str = "iopath-split-end ";
+
+/// The printf line with the time the io_uring sums count from.
+const BASE_LINE: &str = "iopath-split-base ";
+
+/// The map the base line is kept in, under thread 0.
+const BASE_MAP: &str = "rbase";
+
+/// iopath's own stamps of the requests its workers completed in a
+/// repetition: how many, and the sums of the clock read right before the
+/// call that handed each over and right after the one that reaped it, on
+/// CLOCK_MONOTONIC (bpftrace's `nsecs`), ns. The sums wrap: only their
+/// differences from the kernel's count.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stamps {
+    pub requests: u64,
+    pub submit_sum: u64,
+    pub reap_sum: u64,
+}
+
+impl Stamps {
+    /// A worker's `requests`, with their submit and reap stamps summed in
+    /// ns since its `start`.
+    pub fn since(start: Instant, requests: u64, submit: u64, reap: u64) -> Stamps {
+        let shift = requests.wrapping_mul(mono_ns(start));
+        Stamps {
+            requests,
+            submit_sum: submit.wrapping_add(shift),
+            reap_sum: reap.wrapping_add(shift),
+        }
+    }
+
+    /// Another worker's stamps added.
+    pub fn add(&mut self, o: &Stamps) {
+        self.requests += o.requests;
+        self.submit_sum = self.submit_sum.wrapping_add(o.submit_sum);
+        self.reap_sum = self.reap_sum.wrapping_add(o.reap_sum);
+    }
+}
+
+/// `at` on CLOCK_MONOTONIC, ns (`Instant` reads that clock on Linux):
+/// to within half the time between two reads of the clock.
+fn mono_ns(at: Instant) -> u64 {
+    let before = Instant::now();
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let now = (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64);
+    let after = Instant::now();
+    let ago = (before.duration_since(at) + after.duration_since(at)) / 2;
+    now.saturating_sub(ago.as_nanos() as u64)
+}
 
 /// How long the sums of a repetition may take to come back.
 const FLUSH_DEADLINE: Duration = Duration::from_secs(10);
@@ -127,8 +197,8 @@ impl Split {
     /// The split of the repetition since [`Split::before`] (`m`'s requests
     /// and the sums); `None` without a request-based disk or requests.
     /// `direct`: the method bypasses the page cache (a call of its that
-    /// made no request was no cache hit).
-    pub fn of(&self, direct: bool) -> Option<LatencySplit> {
+    /// made no request was no cache hit); `stamps`: the workers' own.
+    pub fn of(&self, direct: bool, stamps: &Stamps) -> Option<LatencySplit> {
         let averages = |fallback| {
             let before = (*self.before.lock().ok()?)?;
             let d = self.disks.snapshot(Path::new("/sys"))?.delta(&before);
@@ -144,10 +214,12 @@ impl Split {
             Mode::Fallback(why) => averages(Some(*why)),
             Mode::Tracing(t) => match t.flush() {
                 // The averages kept beside, to check the traced against.
-                Some(sums) => of_sums(&sums, &own_filter(t.pid), direct).map(|s| LatencySplit {
-                    disk_stat_ns: self.read_average(),
-                    ..s
-                }),
+                Some(sums) => {
+                    of_sums(&sums, &own_filter(t.pid), direct, stamps).map(|s| LatencySplit {
+                        disk_stat_ns: self.read_average(),
+                        ..s
+                    })
+                }
                 None => averages(Some(SplitFallback::TracerSilent)),
             },
         }
@@ -180,7 +252,8 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
     let pid = std::process::id();
     // Map keys: one per request in flight and per thread.
     let env = [("BPFTRACE_MAP_KEYS_MAX", "65536")];
-    match Bpftrace::start(&program(&bio, &rq), &[pid.to_string()], &env) {
+    let ring = Path::new(RING_EVENTS).exists();
+    match Bpftrace::start(&program(&bio, &rq, ring), &[pid.to_string()], &env) {
         Ok(bt) => Mode::Tracing(Tracer {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
@@ -246,6 +319,11 @@ impl Tracer {
             let left = deadline.checked_duration_since(Instant::now())?;
             match bt.messages.recv_timeout(left).ok()? {
                 Message::Printf(line) => {
+                    if let Some(base) = line.strip_prefix(BASE_LINE) {
+                        let base = base.trim().parse::<u64>().ok()?;
+                        sums.entry(BASE_MAP.into()).or_default().insert(0, base);
+                        continue;
+                    }
                     let Some(n) = line.strip_prefix(END_LINE) else {
                         continue;
                     };
@@ -297,16 +375,32 @@ fn add_map(sums: &mut Sums, v: &serde_json::Value) {
 /// as other traffic; `None` when the case's threads made no request. A
 /// call whose request was not tied to it is `unmatched`; one that queued
 /// none is `cached`, but for a method that bypasses the page cache
-/// (`direct`), where it is `unmatched` too.
-pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> {
-    let total = |name: &str, own: bool| -> u64 {
-        sums.get(name).map_or(0, |m| {
-            m.iter()
-                .filter(|(tid, _)| not_own.contains(tid) != own)
-                .map(|(_, n)| n)
-                .sum()
-        })
-    };
+/// (`direct`), where it is `unmatched` too. Where the case's io_uring
+/// requests were traced and match `stamps`, their ring's parts
+/// ([`with_ring`]).
+pub fn of_sums(
+    sums: &Sums,
+    not_own: &[i64],
+    direct: bool,
+    stamps: &Stamps,
+) -> Option<LatencySplit> {
+    let split = of_calls(sums, not_own, direct)?;
+    Some(with_ring(split, sums, not_own, direct, stamps).unwrap_or(split))
+}
+
+/// The sum of map `name` over the case's threads (`own`) or the others'.
+fn total(sums: &Sums, name: &str, not_own: &[i64], own: bool) -> u64 {
+    sums.get(name).map_or(0, |m| {
+        m.iter()
+            .filter(|(tid, _)| not_own.contains(tid) != own)
+            .map(|(_, n)| n)
+            .sum()
+    })
+}
+
+/// [`of_sums`] from the block requests and the traced calls alone.
+fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> {
+    let total = |name: &str, own: bool| total(sums, name, not_own, own);
     let requests = total("requests", true);
     if requests == 0 {
         return None;
@@ -322,9 +416,9 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
     // The calls' own queue and device parts where there are calls (a
     // buffered read's read-ahead requests overlap inside them), else the
     // requests'.
-    // Every read request paired with its bio, the case's and others':
-    // the block layer's time per read, as /sys/block's read ticks over
-    // reads average it.
+    // Every read request paired, the case's and others': the block
+    // layer's time per read, as /sys/block's read ticks over reads
+    // average it.
     let both = |name: &str| total(name, true) + total(name, false);
     let block_ns = per(both("rblock"), both("reads"));
     let (queue, device, n) = if calls > 0 {
@@ -342,6 +436,7 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
         withheld: None,
+        ring: None,
         runnable_total_ns: Some(total("runnable", true) as f64),
         block_ns,
         disk_stat_ns: None,
@@ -354,16 +449,83 @@ pub fn of_sums(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySpli
     })
 }
 
+/// `split` with its io_uring requests' parts: each request from iopath
+/// handing it over to its CQE reaped, in the buckets of the calls (tied
+/// to its block request, no bio queued, or not tied); `None` where the
+/// kernel's requests of the case's threads are not iopath's (another
+/// number, or a sum that puts a stamp of iopath's after the kernel's).
+/// iopath's stamps are sums, so the waits before the kernel took a
+/// request and after it posted one are the same mean in every bucket.
+fn with_ring(
+    split: LatencySplit,
+    sums: &Sums,
+    not_own: &[i64],
+    direct: bool,
+    stamps: &Stamps,
+) -> Option<LatencySplit> {
+    let total = |name: &str| total(sums, name, not_own, true);
+    let n = total("rreqs");
+    if n == 0 || n != stamps.requests {
+        return None;
+    }
+    // iopath's sums from the kernel's base, as the kernel's are.
+    let base = *sums.get(BASE_MAP)?.get(&0)?;
+    let from_base = |sum: u64| sum.wrapping_sub(n.wrapping_mul(base));
+    let sq = total("rsub").wrapping_sub(from_base(stamps.submit_sum)) as i64;
+    let cq = from_base(stamps.reap_sum).wrapping_sub(total("rcqe")) as i64;
+    if sq < 0 || cq < 0 {
+        return None;
+    }
+    let ring = RingWait {
+        sq_ns: sq as f64 / n as f64,
+        cq_ns: cq as f64 / n as f64,
+        requests: n,
+    };
+    let waits = ring.sq_ns + ring.cq_ns;
+    let per = |sum: u64, k: u64| (k > 0).then(|| sum as f64 / k as f64);
+    let tied = total("rtied");
+    let (mut bare, mut bare_ns) = (total("rbare"), total("rbare_ns"));
+    let (mut lost, mut lost_ns) = (total("rlost"), total("rlost_ns"));
+    if direct {
+        (lost, lost_ns) = (lost + bare, lost_ns + bare_ns);
+        (bare, bare_ns) = (0, 0);
+    }
+    Some(LatencySplit {
+        submission_ns: per(total("rtoblock"), tied).map(|x| x + ring.sq_ns),
+        queue_ns: per(total("rqueue"), tied),
+        device_ns: per(total("rdevice"), tied).unwrap_or(0.0),
+        completion_ns: per(total("rpost"), tied).map(|x| x + ring.cq_ns),
+        cached_ns: per(bare_ns, bare).map(|x| x + waits),
+        unmatched_ns: per(lost_ns, lost).map(|x| x + waits),
+        calls: tied,
+        calls_without_request: bare,
+        calls_unmatched: lost,
+        ring: Some(ring),
+        ..split
+    })
+}
+
 /// The program with its filters: bios on `bio`'s devices, requests on
-/// `rq`'s (kernel device numbers).
-fn program(bio: &[u64], rq: &[u64]) -> String {
+/// `rq`'s (kernel device numbers); with its io_uring part where `ring`.
+fn program(bio: &[u64], rq: &[u64], ring: bool) -> String {
     let filter = |devs: &[u64]| {
         devs.iter()
             .map(|d| format!("args->dev == {d}"))
             .collect::<Vec<_>>()
             .join(" || ")
     };
-    PROGRAM
+    let (probes, flush, end) = if ring {
+        let (probes, rest) = RING_PROGRAM
+            .split_once("// @@ flush\n")
+            .unwrap_or((RING_PROGRAM, ""));
+        let (flush, end) = rest.split_once("// @@ end\n").unwrap_or((rest, ""));
+        (probes, flush, end)
+    } else {
+        ("", "", "")
+    };
+    format!("{PROGRAM}\n{probes}")
+        .replace("RING_FLUSH\n", flush)
+        .replace("RING_END\n", end)
         .replace("BIO_FILTER", &filter(bio))
         .replace("RQ_FILTER", &filter(rq))
 }
@@ -433,7 +595,7 @@ mod tests {
             r#"{"type": "map", "data": {"@reads": {"3356": 40, "0": 2}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
-        let split = of_sums(&s, &[0, 10], false).unwrap();
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default()).unwrap();
         assert_eq!(split.source, SplitSource::Tracepoints);
         // Per call (the calls' own queue and device times).
         assert_eq!(split.queue_ns, Some(200.0));
@@ -456,10 +618,10 @@ mod tests {
             r#"{"type": "map", "data": {"@service": {"5": 400}}}"#,
             r#"{"type": "map", "data": {"@queue": {"5": 40}}}"#,
         ]);
-        let split = of_sums(&s, &[0], false).unwrap();
+        let split = of_sums(&s, &[0], false, &Stamps::default()).unwrap();
         assert_eq!((split.submission_ns, split.completion_ns), (None, None));
         assert_eq!((split.queue_ns, split.device_ns), (Some(10.0), 100.0));
-        assert_eq!(of_sums(&Sums::new(), &[0], false), None);
+        assert_eq!(of_sums(&Sums::new(), &[0], false, &Stamps::default()), None);
     }
 
     /// An O_DIRECT call that the tracer did not tie to a request, or
@@ -476,11 +638,11 @@ mod tests {
             r#"{"type": "map", "data": {"@unmatched": {"7": 8}}}"#,
             r#"{"type": "map", "data": {"@unmatched_ns": {"7": 96000}}}"#,
         ]);
-        let direct = of_sums(&s, &[0], true).unwrap();
+        let direct = of_sums(&s, &[0], true, &Stamps::default()).unwrap();
         assert_eq!((direct.cached_ns, direct.calls_without_request), (None, 0));
         assert_eq!(direct.calls_unmatched, 10);
         assert_eq!(direct.unmatched_ns, Some(10_000.0));
-        let buffered = of_sums(&s, &[0], false).unwrap();
+        let buffered = of_sums(&s, &[0], false, &Stamps::default()).unwrap();
         assert_eq!(buffered.cached_ns, Some(2000.0));
         assert_eq!(buffered.unmatched_ns, Some(12_000.0));
         for x in [direct, buffered] {
@@ -491,9 +653,110 @@ mod tests {
         assert!(PROGRAM.contains("@unmatched[tid] = count()"));
     }
 
+    /// io_uring at depth N: the kernel's times of each ring request
+    /// (taken from the base it prints) against iopath's own stamps of the
+    /// same requests: the wait before the kernel took the SQE joins the
+    /// submission, the CQE's wait to be reaped the completion, and the
+    /// parts add up to the mean iopath measured.
+    #[test]
+    fn io_uring_requests_are_timed_through_the_ring_against_iopaths_stamps() {
+        // 4 requests of thread 7: the kernel took them at base + 10, 20,
+        // 30, 40 us and posted them at base + 500, 510, 520, 530 us; 3
+        // tied to their block request, 1 not (merged).
+        let base: u64 = 9_000_000_000_000;
+        let mut s = sums(&[
+            r#"{"type": "map", "data": {"@requests": {"7": 3}}}"#,
+            r#"{"type": "map", "data": {"@rreqs": {"7": 4}}}"#,
+            r#"{"type": "map", "data": {"@rsub": {"7": 100000}}}"#,
+            r#"{"type": "map", "data": {"@rcqe": {"7": 2060000}}}"#,
+            r#"{"type": "map", "data": {"@rtied": {"7": 3}}}"#,
+            r#"{"type": "map", "data": {"@rtoblock": {"7": 6000}}}"#,
+            r#"{"type": "map", "data": {"@rqueue": {"7": 3000}}}"#,
+            r#"{"type": "map", "data": {"@rdevice": {"7": 900000}}}"#,
+            r#"{"type": "map", "data": {"@rpost": {"7": 561000}}}"#,
+            r#"{"type": "map", "data": {"@rlost": {"7": 1}}}"#,
+            r#"{"type": "map", "data": {"@rlost_ns": {"7": 490000}}}"#,
+            r#"{"type": "map", "data": {"@runnable": {"7": 50000}}}"#,
+        ]);
+        s.entry(BASE_MAP.into()).or_default().insert(0, base);
+        // iopath stamped them 4 us before the kernel took each, on
+        // average, and reaped them 20 us after each was posted.
+        let stamps = Stamps {
+            requests: 4,
+            submit_sum: 4 * base + 100_000 - 16_000,
+            reap_sum: 4 * base + 2_060_000 + 80_000,
+        };
+        let split = of_sums(&s, &[0], true, &stamps).unwrap();
+        let ring = split.ring.unwrap();
+        assert_eq!(
+            (ring.sq_ns, ring.cq_ns, ring.requests),
+            (4_000.0, 20_000.0, 4)
+        );
+        assert_eq!(split.submission_ns, Some(2_000.0 + 4_000.0));
+        assert_eq!(split.queue_ns, Some(1_000.0));
+        assert_eq!(split.device_ns, 300_000.0);
+        assert_eq!(split.completion_ns, Some(187_000.0 + 20_000.0));
+        assert_eq!((split.calls, split.calls_unmatched), (3, 1));
+        assert_eq!(split.unmatched_ns, Some(490_000.0 + 24_000.0));
+        // Every request in one bucket; the mean is iopath's own.
+        let mean = (2_060_000.0 + 80_000.0 - 100_000.0 + 16_000.0) / 4.0;
+        let split = LatencySplit { ios: 4, ..split };
+        assert!((split.mean_ns() - mean).abs() < 1e-6, "{split:?}");
+        // Not the same requests (a fsync linked behind each write, a
+        // request of another ring): no ring, the requests' parts alone.
+        let other = Stamps {
+            requests: 5,
+            ..stamps
+        };
+        let alone = of_sums(&s, &[0], true, &other).unwrap();
+        assert_eq!(
+            (alone.ring, alone.submission_ns, alone.calls),
+            (None, None, 0)
+        );
+        // A stamp of iopath's after the kernel's: not these requests.
+        let late = Stamps {
+            submit_sum: stamps.submit_sum + 20_000,
+            ..stamps
+        };
+        assert_eq!(of_sums(&s, &[0], true, &late).unwrap().ring, None);
+    }
+
+    /// A worker's stamps since its start, on the kernel's clock: the
+    /// start's CLOCK_MONOTONIC time for each request, added.
+    #[test]
+    fn a_workers_stamps_are_moved_onto_the_kernels_clock() {
+        let start = Instant::now();
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let mono = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+        let s = Stamps::since(start, 2, 10, 30);
+        let at = (s.submit_sum - 10) / 2;
+        assert_eq!(s.submit_sum - 10, s.reap_sum - 30);
+        assert!(at <= mono && mono - at < 1_000_000, "{at} vs {mono}");
+        let mut sum = s;
+        sum.add(&s);
+        assert_eq!(sum.requests, 4);
+        assert_eq!(sum.submit_sum, 2 * s.submit_sum);
+    }
+
+    /// The io_uring part is added where the kernel has its tracepoints:
+    /// its probes, and its sums printed and cleared at each flush, before
+    /// the end line.
+    #[test]
+    fn the_ring_part_is_added_with_its_flush_before_the_end_line() {
+        let p = program(&[7 << 20], &[7 << 20], true);
+        assert!(p.contains("tracepoint:io_uring:io_uring_complete"));
+        let flush = p.find("print(@rsub);").unwrap();
+        assert!(flush < p.find("printf(\"iopath-split-end").unwrap());
+        assert!(p.find("printf(\"iopath-split-base").unwrap() < flush);
+        assert!(!p.contains("RING_FLUSH") && !p.contains("RING_END"));
+        assert!(!p.contains("// @@"));
+        let plain = program(&[7 << 20], &[7 << 20], false);
+        assert!(!plain.contains("io_uring") && !plain.contains("RING_"));
+    }
+
     #[test]
     fn the_program_filters_bios_and_requests_on_the_targets_devices() {
-        let p = program(&[7 << 20, (254 << 20) | 1], &[7 << 20]);
+        let p = program(&[7 << 20, (254 << 20) | 1], &[7 << 20], false);
         assert!(p.contains("/args->dev == 7340032 || args->dev == 266338305/"));
         assert!(p.contains("/args->dev == 7340032/"));
         assert!(!p.contains("BIO_FILTER") && !p.contains("RQ_FILTER"));

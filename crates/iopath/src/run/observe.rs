@@ -87,6 +87,8 @@ pub struct WorkerCost {
     /// their threads' whole lives; `None` where the kernel keeps none.
     pub workers_io: Option<ProcessIo>,
     pub workers_life_io: Option<ProcessIo>,
+    /// The workers' submit and reap stamps of their requests, summed.
+    pub stamps: super::latency_split::Stamps,
 }
 
 impl Observer {
@@ -200,7 +202,7 @@ impl Observer {
         m.device_fraction = m.device.and_then(|d| device_fraction(case.pattern, m, &d));
         m.latency_split = self
             .split
-            .of(case.method.is_direct())
+            .of(case.method.is_direct(), &cost.stamps)
             .map(|s| LatencySplit { ios: m.ios, ..s });
         m.deferred = self.deferred(case, cost);
         m.cpu = cpu(m, cost);

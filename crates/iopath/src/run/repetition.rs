@@ -595,6 +595,7 @@ impl Runner<'_> {
         cost.workers_life_io = sum_io(ok.iter().map(|(_, _, life)| *life));
         for (w, ..) in ok {
             cost.cpu.add(&w.cpu);
+            cost.stamps.add(&w.stamps);
         }
         cost
     }

@@ -137,6 +137,9 @@ pub struct WorkerOut {
     pub write_ios: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Every completed request's submit and reap stamps, summed (for
+    /// `--latency-split`'s time in an io_uring ring).
+    pub stamps: super::latency_split::Stamps,
     pub start: Instant,
     pub end: Instant,
     pub interrupted: bool,

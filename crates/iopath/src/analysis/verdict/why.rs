@@ -200,6 +200,7 @@ mod tests {
             cached_ns: None,
             unmatched_ns: None,
             withheld: None,
+            ring: None,
             runnable_total_ns: None,
             block_ns: None,
             disk_stat_ns: None,

@@ -258,9 +258,10 @@ pub fn row_line(headers: &[&str], row: &[String]) -> String {
 pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds up to its mean: \
     submit, queue, device and complete weighed by the calls that made a request (without calls, \
     by requests per I/O), cached and unmatched by their own calls. submit = \
-    a read/write call's entry to its first \
+    a read/write call's entry (io_uring: the request handed to the ring) to its first \
     block request queued; queue = queued in the block layer to issued to the driver; device = \
-    issued to the last completion; complete = completion back to the call's return; cached = a \
+    issued to the last completion; complete = completion back to the call's return (io_uring: \
+    to the request reaped from the ring); cached = a \
     call that made no block request (the page cache served it); unmatched = a call \
     whose request the tracer could not tie to it, or an O_DIRECT call that made none \
     (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
@@ -269,7 +270,8 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
     average of queue and device together, shown only where the disk's requests were the \
     case's own (withheld where others used the disk, or where the parts exceed the mean). \
-    - = not measured for the method (io_uring, aio and mmap make no call per request). docs/methodology.md says what \
+    - = not measured for the method (aio and mmap make no call per request; io_uring's ring \
+    needs its tracepoints). docs/methodology.md says what \
     each part holds at depth 1 and at depth N.";
 
 #[cfg(test)]

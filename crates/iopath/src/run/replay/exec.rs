@@ -364,6 +364,7 @@ fn out_of(
         write_ios: b.write_ios,
         read_bytes: b.read_bytes,
         write_bytes: b.write_bytes,
+        stamps: Default::default(),
         start,
         end,
         interrupted,

@@ -6,13 +6,17 @@
 
 use super::*;
 
-/// Requests and bytes completed so far.
+/// Requests and bytes completed so far, and the sums of their submit and
+/// reap stamps (ns of the worker's clock, wrapping: `--latency-split`
+/// sets them against the kernel's times of the same requests).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Totals {
     pub(super) read_ios: u64,
     pub(super) write_ios: u64,
     pub(super) read_bytes: u64,
     pub(super) write_bytes: u64,
+    pub(super) submit_sum: u64,
+    pub(super) reap_sum: u64,
 }
 
 impl Totals {
@@ -321,6 +325,8 @@ impl Books {
         }
         self.lat
             .add(now_ns.saturating_sub(slots.submit_ns[s]).max(1));
+        self.totals.submit_sum = self.totals.submit_sum.wrapping_add(slots.submit_ns[s]);
+        self.totals.reap_sum = self.totals.reap_sum.wrapping_add(now_ns);
         self.series.add(n);
         if let Some(v) = job.verify {
             slots.busy[s] = false;
@@ -362,6 +368,12 @@ impl Books {
             write_ios: self.totals.write_ios,
             read_bytes: self.totals.read_bytes,
             write_bytes: self.totals.write_bytes,
+            stamps: crate::run::latency_split::Stamps::since(
+                start,
+                self.totals.ios(),
+                self.totals.submit_sum,
+                self.totals.reap_sum,
+            ),
             start,
             end: end.at,
             interrupted: ended.interrupted,
