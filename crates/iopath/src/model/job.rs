@@ -562,6 +562,7 @@ fn merge_run(r: &mut RunSpec, f: &RunSpec, cx: MergeContext<'_>, cases: &mut [Ca
         ucache_page,
         pool_threads,
         neighbour,
+        latency_split,
         noatime,
         cpus,
         numa_node,
@@ -578,6 +579,24 @@ mod tests {
 
     fn job(toml_text: &str) -> JobSpec {
         toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn every_run_setting_a_flag_gives_reaches_a_job_file() {
+        // `--latency-split` beside a job file was dropped: it was missing
+        // from the settings the flags hand over.
+        let base = job("[[case]]\nmethod = \"direct\"\npattern = \"randread\"\n");
+        let flags = JobSpec {
+            run: RunSpec {
+                latency_split: Some(true),
+                noatime: Some(true),
+                ..RunSpec::default()
+            },
+            ..JobSpec::default()
+        };
+        let j = base.overridden_by(&flags, false, &|_| false).unwrap();
+        assert_eq!(j.run.latency_split, Some(true));
+        assert_eq!(j.run.noatime, Some(true));
     }
 
     #[test]
