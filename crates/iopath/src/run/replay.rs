@@ -237,12 +237,15 @@ type ThreadOut = Result<(WorkerOut, u64, Option<iopath_io::Caps>, u64), RepError
 
 impl Runner<'_> {
     /// One repetition of a replay case: every thread of the trace at
-    /// once, timed from their common start to the last one's end.
+    /// once, timed from their common start to the last one's end; with a
+    /// `limit` ([`crate::plan::replay::repetition_limit`]), no op starts
+    /// past it.
     pub(super) fn run_replay_repetition(
         &self,
         case: &Case,
         scratch: Option<&Scratch>,
         obs: &Observer,
+        limit: Option<std::time::Duration>,
     ) -> Result<RepOk, RepError> {
         let scratch = scratch.ok_or_else(|| RepError::Fail("no replay files".into()))?;
         let survey = &scratch.source.survey;
@@ -265,7 +268,7 @@ impl Runner<'_> {
             let handles: Vec<_> = survey
                 .threads
                 .iter()
-                .map(|t| s.spawn(|| self.replay_one(case, scratch, t, &gate)))
+                .map(|t| s.spawn(|| self.replay_one(case, scratch, t, &gate, limit)))
                 .collect();
             handles
                 .into_iter()
@@ -347,6 +350,7 @@ impl Runner<'_> {
         scratch: &Scratch,
         t: &SurveyThread,
         gate: &Gate,
+        limit: Option<std::time::Duration>,
     ) -> ThreadOut {
         let opened = self.open_lanes(case, scratch, t);
         let ops = OpReader::open(&stream_path(&scratch.streams, t.tid));
@@ -372,6 +376,7 @@ impl Runner<'_> {
             timing: scratch.source.timing,
             interval_ns: self.plan.interval.as_nanos() as u64,
             stop: self.ranks.cut(self.stop),
+            limit,
         };
         let (out, flushes) = replay_thread(run, &gate.start)
             .map_err(|(path, e)| RepError::Fail(e.message(&path)))?;
