@@ -83,6 +83,19 @@ fn a_budget_cuts_a_replay_longer_than_its_share() {
         assert!((1..41).contains(&reads), "{rep}");
     }
     assert_eq!(r["replay"]["ops"], 41);
+    // Each case says its repetitions were cut, and at what limit.
+    for c in cases
+        .iter()
+        .filter(|c| c["repetitions"].as_array().is_some_and(|a| !a.is_empty()))
+    {
+        let cut = c["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "replay_cut")
+            .unwrap_or_else(|| panic!("no replay_cut fact: {}", c["facts"]));
+        assert!(cut["limit_ns"].as_u64().unwrap() > 0, "{cut}");
+    }
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

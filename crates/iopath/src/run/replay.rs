@@ -17,6 +17,7 @@ use iopath_io::{OpenSpec, SyncPolicy};
 
 use crate::plan::replay::ReplaySource;
 use crate::plan::{CacheState, Case, UsageError};
+use crate::result::facts::CaseNote;
 use crate::result::replay::ReplayDepth;
 use crate::result::skip::Skip;
 use crate::trace::replay::{split, stream_path, OpReader, SurveyThread};
@@ -278,7 +279,7 @@ impl Runner<'_> {
                 })
                 .collect()
         });
-        self.replay_result(case, outs, obs, &before, &usage0)
+        self.replay_result(case, outs, obs, (&before, &usage0), limit)
     }
 
     /// The threads' outcomes as one repetition.
@@ -287,8 +288,8 @@ impl Runner<'_> {
         case: &Case,
         outs: Vec<ThreadOut>,
         obs: &Observer,
-        before: &super::observe::Before,
-        usage0: &Usage,
+        (before, usage0): (&super::observe::Before, &Usage),
+        limit: Option<std::time::Duration>,
     ) -> Result<RepOk, RepError> {
         let mut ok = Vec::with_capacity(outs.len());
         let mut first_err = None;
@@ -308,6 +309,7 @@ impl Runner<'_> {
         if let Some(e) = first_err {
             return Err(e);
         }
+        let cut = ok.iter().any(|(w, ..)| w.timed_out);
         let caps = ok.iter().find_map(|(_, _, c, _)| c.clone());
         let lives: u64 = ok.iter().map(|(.., life)| life).sum();
         let mut cost = WorkerCost {
@@ -333,7 +335,13 @@ impl Runner<'_> {
         Ok(RepOk {
             measurement: m,
             engine_notes: caps.notes,
-            facts: Vec::new(),
+            facts: limit
+                .filter(|_| cut)
+                .map(|l| CaseNote::ReplayCut {
+                    limit_ns: l.as_nanos() as u64,
+                })
+                .into_iter()
+                .collect(),
             queue_depth: caps.queue_depth as u32,
             placement: self.placement_result(case, affinity, Vec::new()),
             hist,

@@ -221,6 +221,8 @@ fn orders(op: &ReplayOp, written: &[(u32, u64, u64)]) -> bool {
 fn wait_turn(timing: ReplayTiming, t0: Instant, op: &ReplayOp, limit: Option<Duration>) -> bool {
     let due = match timing {
         ReplayTiming::Recorded { scale } => Duration::from_nanos((op.ts_ns as f64 * scale) as u64),
+        // No clock read where nothing waits.
+        ReplayTiming::Fast if limit.is_none() => return true,
         ReplayTiming::Fast => Duration::ZERO,
     };
     let now = t0.elapsed();
