@@ -18,6 +18,14 @@
 # its fsync, fio's and the replay's alike), with min and max. docs/replay.md
 # has a run.
 #
+# The same cache state on both sides, dropped outside the timing: a replay
+# repetition starts with its files' pages written back and dropped
+# (`--cache cold`, the default, before the timed span); fio's `invalidate`
+# (on by default) drops its file's pages when it opens the file, inside
+# its timed run (30-60 ms for the writer's 512 MiB here, 3-20% of its run).
+# So fio runs with `--invalidate=0` after the script drops its file's pages
+# (fsync, then POSIX_FADV_DONTNEED), as iopath does.
+#
 # The io_uring job registers its buffers (fixedbufs), as iopath's uring
 # engine does (bench/vs-fio.sh too): the per-request work is then closer, and
 # the comparison is of the replay more than of the engines. It does not
@@ -79,7 +87,15 @@ RESULTS=$OUT/results.tsv
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load"
 
 fio --name=prep --filename="$MNT/read.dat" --size="$SIZE" --rw=write --bs=1M --output=/dev/null
-common=(--size="$SIZE" --output-format=json)
+common=(--size="$SIZE" --output-format=json --invalidate=0)
+# A file's pages written back and dropped, as iopath's --cache cold does.
+drop_cache() { # file
+    python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
+}
+data_file() { case $1 in seqwrite) echo "$MNT/write.dat" ;; *) echo "$MNT/read.dat" ;; esac; }
 job_args() { # job -> fio arguments; method; the figure compared
     case $1 in
     randread) echo "--name=randread --filename=$MNT/read.dat --rw=randread --bs=4k --direct=1 --ioengine=psync --runtime=$RUNTIME --time_based" ;;
@@ -132,6 +148,7 @@ for job in randread seqwrite uring; do
         if [ $((r % 2)) = 1 ]; then order="fio replay"; else order="replay fio"; fi
         for mode in $order; do
             if [ "$mode" = fio ]; then
+                drop_cache "$(data_file $job)"
                 v=$(fio_figure <(fio "${args[@]}" "${common[@]}") $job)
             else
                 "$IOPATH" run --replay "$OUT/$job.data.trace" --dir "$MNT" --methods "$(method $job)" \

@@ -6,6 +6,7 @@
 //! says it.
 
 use crate::model::Pattern;
+use crate::result::facts::CaseNote;
 use crate::result::names::Entrant;
 use crate::result::records::Ranked;
 use crate::result::replay::{Against, ReplayAnswer};
@@ -33,12 +34,16 @@ fn of_run(r: &RunResult) -> Option<ReplayAnswer> {
     let pick = case(&v.pick)?;
     let (against, against_is) = against(v)?;
     let other = case(&against.method)?;
+    let bytes = r.replay.as_ref().map_or(0, |t| t.bytes);
+    let (pick_ns, pick_cut) = duration(pick, bytes)?;
+    let (against_ns, against_cut) = duration(other, bytes)?;
     Some(ReplayAnswer {
         pick: v.pick.clone(),
-        pick_ns: duration(pick)?,
+        pick_ns,
         against: against.method.clone(),
-        against_ns: duration(other)?,
+        against_ns,
         against_is: Some(against_is),
+        estimated: pick_cut || against_cut,
         cpu_ratio: cpu_per_op(pick)
             .zip(cpu_per_op(other))
             .filter(|(_, b)| *b > 0.0)
@@ -70,9 +75,21 @@ fn against(v: &crate::result::records::Verdict) -> Option<(&Ranked, Against)> {
     }
 }
 
-/// The median time of a whole replay.
-fn duration(c: &CaseResult) -> Option<u64> {
-    c.summary.as_ref().map(|s| s.duration_ns).filter(|&n| n > 0)
+/// The median time of a whole replay, and whether it is an estimate: a
+/// case whose repetitions stopped at their share of the budget
+/// ([`CaseNote::ReplayCut`]) moved part of the trace's `bytes`; the whole
+/// trace at the pace it reached is its time scaled by what was left.
+fn duration(c: &CaseResult, bytes: u64) -> Option<(u64, bool)> {
+    let s = c.summary.as_ref().filter(|s| s.duration_ns > 0)?;
+    let cut = c
+        .facts
+        .iter()
+        .any(|f| matches!(f, CaseNote::ReplayCut { .. }));
+    if !cut || s.io_bytes == 0 || s.io_bytes >= bytes {
+        return Some((s.duration_ns, false));
+    }
+    let whole = s.duration_ns as f64 * bytes as f64 / s.io_bytes as f64;
+    Some((whole.round() as u64, true))
 }
 
 /// CPU per op (ns), the verdicts' figure.
@@ -87,6 +104,7 @@ fn cpu_per_op(c: &CaseResult) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::result::replay::Replay;
+    use crate::result::Measurement;
 
     /// The report fixture's write job as a replay's: its cases (uring,
     /// direct, buffered, mmap, aio, fastest first) and its verdict.
@@ -145,5 +163,39 @@ mod tests {
         r.verdicts[0].ranking.swap(0, 2);
         r.verdicts[0].pick = "buffered".into();
         assert_eq!(against_of(&r), ("direct".into(), Some(Against::RunnerUp)));
+    }
+
+    fn case(duration_ns: u64, io_bytes: u64, cut: bool) -> CaseResult {
+        CaseResult {
+            summary: Some(Measurement {
+                duration_ns,
+                io_bytes,
+                ..Measurement::default()
+            }),
+            facts: if cut {
+                vec![CaseNote::ReplayCut {
+                    limit_ns: duration_ns,
+                }]
+            } else {
+                Vec::new()
+            },
+            ..CaseResult::default()
+        }
+    }
+
+    /// A replay cut at its share of the budget moved part of the trace:
+    /// the answer's time is the whole trace's at the pace reached, marked
+    /// an estimate; a whole replay's is its own.
+    #[test]
+    fn a_cut_replays_time_is_the_whole_traces_estimated() {
+        // A quarter of 400 MiB in 0.5 s: the whole in about 2 s.
+        assert_eq!(
+            duration(&case(500_000_000, 100 << 20, true), 400 << 20),
+            Some((2_000_000_000, true))
+        );
+        assert_eq!(
+            duration(&case(500_000_000, 400 << 20, false), 400 << 20),
+            Some((500_000_000, false))
+        );
     }
 }

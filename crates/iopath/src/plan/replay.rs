@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use iopath_io::SyncPolicy;
 
@@ -153,6 +154,29 @@ fn check_engines(source: &ReplaySource, bs: u64, qd: u32) -> Result<(), UsageErr
     Ok(())
 }
 
+/// Under a budget (`--budget`, the default run's included; none with
+/// `--repeat`), how long one repetition of a replay case may run: the
+/// job's budget (`job_budget_ns`, what was left of it when the job
+/// started) shared as [`Plan::budget_time`] shares it among the floor of
+/// rounds of every case, but not held to the default 150 ms: a replay that
+/// fits runs whole, a longer one is replayed up to this limit (as far as
+/// it gets, the same ops from the start for every method). `None`
+/// without a budget.
+pub fn repetition_limit(plan: &Plan, job_budget_ns: Option<u64>) -> Option<Duration> {
+    let budget = Duration::from_nanos(job_budget_ns?);
+    let arms = plan
+        .cases
+        .iter()
+        .filter(|c| c.pattern == Pattern::Replay)
+        .count()
+        .max(1);
+    let reps = arms as f64 * (crate::stats::verdict_rounds() as f64 + f64::from(plan.warmup));
+    let t = budget.as_secs_f64() * super::FLOOR_SHARE / reps - super::REP_SETUP.as_secs_f64();
+    Some(Duration::from_secs_f64(
+        t.max(super::MIN_BUDGET_TIME.as_secs_f64()),
+    ))
+}
+
 /// Makes `plan` a replay of `source`: one case per method (`methods`, else
 /// the default run's); the asynchronous ones at depth `qd` where given,
 /// else at the program's own (the depth each thread kept in flight).
@@ -245,6 +269,37 @@ mod tests {
         let r = plan.replay.as_ref().unwrap();
         assert_eq!(r.qd, Some(32));
         assert_eq!(r.thread_depth(&r.survey.threads[0]), 32);
+    }
+
+    /// `--budget` bounds a replay: each repetition of each method gets a
+    /// share of the job's budget (the floor of rounds of every case), not
+    /// the default 150 ms, never below the shortest limit; no budget
+    /// (`--repeat`), no limit.
+    #[test]
+    fn a_budget_limits_each_replay_repetition_to_its_share() {
+        let mut plan = Plan::from_spec(
+            &super::super::JobSpec::default(),
+            &super::super::Origin::default(),
+        )
+        .unwrap();
+        let methods: Vec<MethodChoice> = [iopath_io::Method::Buffered, iopath_io::Method::Direct]
+            .into_iter()
+            .map(MethodChoice::from)
+            .collect();
+        apply(&mut plan, source(1, 1, 4096), &methods, None).unwrap();
+        plan.warmup = 0;
+        assert_eq!(repetition_limit(&plan, None), None);
+        let rounds = crate::stats::verdict_rounds() as f64;
+        let budget = 20e9;
+        let limit = repetition_limit(&plan, Some(budget as u64)).unwrap();
+        let share = budget / 1e9 * super::super::FLOOR_SHARE / (2.0 * rounds)
+            - super::super::REP_SETUP.as_secs_f64();
+        assert!((limit.as_secs_f64() - share).abs() < 1e-6, "{limit:?}");
+        assert!(limit > super::super::DEFAULT_TIME, "{limit:?}");
+        assert_eq!(
+            repetition_limit(&plan, Some(1)),
+            Some(super::super::MIN_BUDGET_TIME)
+        );
     }
 
     #[test]

@@ -52,6 +52,14 @@ pub struct Resolver {
     held: HashMap<u64, Raw>,
     last_fault: HashMap<u32, u64>,
     rings: HashMap<u64, u64>,
+    /// io_uring completions not yet given to their submission, by request:
+    /// (instant, result). The recorder's CPUs deliver events out of order,
+    /// a completion often before its submission; each submission takes
+    /// the earliest completion of its request at or after it when it is
+    /// released ([`Resolver::complete`]).
+    completions: HashMap<u64, Vec<(u64, i64)>>,
+    /// Completions held in `completions`.
+    completions_held: usize,
     paths: HashMap<(u32, u64), (String, Option<String>)>,
     fds: HashMap<u32, HashMap<i64, Fd>>,
     pub files: Vec<FileSeen>,
@@ -148,11 +156,17 @@ impl Resolver {
                 return Ok(());
             }
             Raw::UringComplete { req, res, ts_ns } => {
-                if let Some(seq) = self.rings.remove(&req) {
-                    if let Some(Raw::UringSubmit { done, .. }) = self.held.get_mut(&seq) {
-                        *done = Some((res, ts_ns));
-                    }
+                if self.completions_held >= MAX_HELD {
+                    // Bounded: the oldest requests' completions go first.
+                    let keep = ts_ns.saturating_sub(WINDOW_NS);
+                    self.completions.retain(|_, v| {
+                        v.retain(|&(t, _)| t >= keep);
+                        !v.is_empty()
+                    });
+                    self.completions_held = self.completions.values().map(Vec::len).sum();
                 }
+                self.completions.entry(req).or_default().push((ts_ns, res));
+                self.completions_held += 1;
                 return Ok(());
             }
             _ => {}
@@ -203,6 +217,7 @@ impl Resolver {
                     }
                     _ => {}
                 }
+                let raw = self.complete(raw);
                 if let Some(e) = self.resolve(raw) {
                     out(&e)?;
                 }
@@ -217,6 +232,40 @@ impl Resolver {
         out: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         self.release(u64::MAX, out)
+    }
+
+    /// A submission as it is released, given its completion: the earliest
+    /// of its request at or after it, and before the request's next
+    /// submission (a request whose completion was lost stays without one,
+    /// rather than take the next request's).
+    fn complete(&mut self, mut raw: Raw) -> Raw {
+        let Raw::UringSubmit {
+            req, ts_ns, done, ..
+        } = &mut raw
+        else {
+            return raw;
+        };
+        let next = self
+            .rings
+            .get(req)
+            .and_then(|seq| self.held.get(seq))
+            .map_or(u64::MAX, Raw::ts_ns);
+        let Some(list) = self.completions.get_mut(req) else {
+            return raw;
+        };
+        // Those before it belong to earlier requests: gone.
+        let before = list.len();
+        list.retain(|&(t, _)| t >= *ts_ns);
+        let first = (0..list.len()).min_by_key(|&i| list[i].0);
+        if let Some(i) = first.filter(|&i| list[i].0 <= next) {
+            let (t, res) = list.swap_remove(i);
+            *done = Some((res, t));
+        }
+        self.completions_held -= before - list.len();
+        if list.is_empty() {
+            self.completions.remove(req);
+        }
+        raw
     }
 
     fn resolve(&mut self, raw: Raw) -> Option<Event> {
@@ -635,5 +684,63 @@ mod tests {
         assert_eq!((out[0].offset, out[0].flags), (3 * 4096, FAULT_MAJOR));
         let ring = out.iter().find(|e| e.op() == Op::UringRead).unwrap();
         assert_eq!((ring.result, ring.dur_ns, ring.offset), (4096, 50, 4096));
+    }
+    /// Regression: the recorder's CPUs deliver a completion before its
+    /// submission (the loop device completes on another CPU). It was
+    /// dropped, and the request reusing the slot gave its completion to
+    /// the old submission: durations spanning several requests, and a
+    /// program at depth 16 surveyed at 227. A completion now waits for its
+    /// submission; one that was lost leaves its submission without one.
+    #[test]
+    fn a_completion_delivered_before_its_submission_is_its_own() {
+        let mut r = Resolver::new(0);
+        let mut out = Vec::new();
+        let mut sink = |e: &Event| {
+            out.push(*e);
+            Ok(())
+        };
+        let opened = open(&mut r, 1, 1, "/d/u", 5, 0);
+        r.push(opened, &mut sink).unwrap();
+        let submit = |ts_ns: u64, offset: u64| Raw::UringSubmit {
+            pid: 1,
+            tid: 1,
+            ts_ns,
+            req: 0xabc,
+            code: Op::UringRead as u8,
+            fd: 5,
+            fixed_file: false,
+            offset,
+            len: 4096,
+            vectored: false,
+            done: None,
+        };
+        let complete = |ts_ns: u64| Raw::UringComplete {
+            ts_ns,
+            req: 0xabc,
+            res: 4096,
+        };
+        // Delivered out of order: each of the first two requests' completion
+        // (40, 130) before its submission (20, 100); the third (200) loses
+        // its completion, and the fourth (300) reuses its request and
+        // completes at 360.
+        for raw in [
+            complete(40),
+            submit(20, 0),
+            complete(130),
+            submit(100, 4096),
+            submit(200, 8192),
+            submit(300, 12288),
+            complete(360),
+        ] {
+            r.push(raw, &mut sink).unwrap();
+        }
+        r.finish(&mut sink).unwrap();
+        let durs: Vec<(u64, u64)> = out
+            .iter()
+            .filter(|e| e.op() == Op::UringRead)
+            .map(|e| (e.offset, e.dur_ns))
+            .collect();
+        assert_eq!(durs, [(0, 20), (4096, 30), (8192, 0), (12288, 60)]);
+        assert!(r.completions.is_empty() && r.completions_held == 0);
     }
 }

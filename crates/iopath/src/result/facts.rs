@@ -75,6 +75,10 @@ pub enum CaseNote {
     CopyUnplaced,
     /// An engine's or the probe's own note, in its words.
     Engine { text: String },
+    /// A replay's repetitions ran for at most `limit_ns` (their share of
+    /// the budget) and one or more stopped there, short of the trace's end:
+    /// its figures are of the ops reached.
+    ReplayCut { limit_ns: u64 },
 }
 
 /// Which way a sequential case used its time limit.

@@ -78,4 +78,9 @@ pub struct ReplayAnswer {
     pub cpu_ratio: Option<f64>,
     /// The verdict made its call (false: the pick only leads).
     pub called: bool,
+    /// A repetition of either stopped at its share of the budget
+    /// (`cases[].facts` `replay_cut`): the times are of the whole trace at
+    /// the pace reached, estimates.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }

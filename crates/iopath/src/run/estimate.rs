@@ -150,8 +150,13 @@ fn rep_time(
         .as_ref()
         .filter(|_| case.pattern == Pattern::Replay)
     {
+        // Under a budget, no longer than a repetition's share of it.
+        let budget = plan.budget.filter(|_| plan.repeat.is_none());
+        let limit =
+            crate::plan::replay::repetition_limit(plan, budget.map(|b| b.as_nanos() as u64));
         return (
-            replay_time(source, case, speed) + SETUP_S,
+            replay_time(source, case, speed).min(limit.map_or(f64::INFINITY, |l| l.as_secs_f64()))
+                + SETUP_S,
             speed.is_none(),
             false,
         );

@@ -17,6 +17,7 @@ use iopath_io::{OpenSpec, SyncPolicy};
 
 use crate::plan::replay::ReplaySource;
 use crate::plan::{CacheState, Case, UsageError};
+use crate::result::facts::CaseNote;
 use crate::result::replay::ReplayDepth;
 use crate::result::skip::Skip;
 use crate::trace::replay::{split, stream_path, OpReader, SurveyThread};
@@ -237,12 +238,15 @@ type ThreadOut = Result<(WorkerOut, u64, Option<iopath_io::Caps>, u64), RepError
 
 impl Runner<'_> {
     /// One repetition of a replay case: every thread of the trace at
-    /// once, timed from their common start to the last one's end.
+    /// once, timed from their common start to the last one's end; with a
+    /// `limit` ([`crate::plan::replay::repetition_limit`]), no op starts
+    /// past it.
     pub(super) fn run_replay_repetition(
         &self,
         case: &Case,
         scratch: Option<&Scratch>,
         obs: &Observer,
+        limit: Option<std::time::Duration>,
     ) -> Result<RepOk, RepError> {
         let scratch = scratch.ok_or_else(|| RepError::Fail("no replay files".into()))?;
         let survey = &scratch.source.survey;
@@ -265,7 +269,7 @@ impl Runner<'_> {
             let handles: Vec<_> = survey
                 .threads
                 .iter()
-                .map(|t| s.spawn(|| self.replay_one(case, scratch, t, &gate)))
+                .map(|t| s.spawn(|| self.replay_one(case, scratch, t, &gate, limit)))
                 .collect();
             handles
                 .into_iter()
@@ -275,7 +279,7 @@ impl Runner<'_> {
                 })
                 .collect()
         });
-        self.replay_result(case, outs, obs, &before, &usage0)
+        self.replay_result(case, outs, obs, (&before, &usage0), limit)
     }
 
     /// The threads' outcomes as one repetition.
@@ -284,8 +288,8 @@ impl Runner<'_> {
         case: &Case,
         outs: Vec<ThreadOut>,
         obs: &Observer,
-        before: &super::observe::Before,
-        usage0: &Usage,
+        (before, usage0): (&super::observe::Before, &Usage),
+        limit: Option<std::time::Duration>,
     ) -> Result<RepOk, RepError> {
         let mut ok = Vec::with_capacity(outs.len());
         let mut first_err = None;
@@ -305,6 +309,7 @@ impl Runner<'_> {
         if let Some(e) = first_err {
             return Err(e);
         }
+        let cut = ok.iter().any(|(w, ..)| w.timed_out);
         let caps = ok.iter().find_map(|(_, _, c, _)| c.clone());
         let lives: u64 = ok.iter().map(|(.., life)| life).sum();
         let mut cost = WorkerCost {
@@ -330,7 +335,13 @@ impl Runner<'_> {
         Ok(RepOk {
             measurement: m,
             engine_notes: caps.notes,
-            facts: Vec::new(),
+            facts: limit
+                .filter(|_| cut)
+                .map(|l| CaseNote::ReplayCut {
+                    limit_ns: l.as_nanos() as u64,
+                })
+                .into_iter()
+                .collect(),
             queue_depth: caps.queue_depth as u32,
             placement: self.placement_result(case, affinity, Vec::new()),
             hist,
@@ -347,6 +358,7 @@ impl Runner<'_> {
         scratch: &Scratch,
         t: &SurveyThread,
         gate: &Gate,
+        limit: Option<std::time::Duration>,
     ) -> ThreadOut {
         let opened = self.open_lanes(case, scratch, t);
         let ops = OpReader::open(&stream_path(&scratch.streams, t.tid));
@@ -372,6 +384,7 @@ impl Runner<'_> {
             timing: scratch.source.timing,
             interval_ns: self.plan.interval.as_nanos() as u64,
             stop: self.ranks.cut(self.stop),
+            limit,
         };
         let (out, flushes) = replay_thread(run, &gate.start)
             .map_err(|(path, e)| RepError::Fail(e.message(&path)))?;

@@ -349,6 +349,10 @@ pub fn note(n: &CaseNote) -> String {
         ),
         CaseNote::CopyUnplaced => "placement (--cpus, --numa-node, --mem-node, --sqpoll-cpu) does not apply to the copy pattern: one unpinned thread copies with the copy method's own buffers".into(),
         CaseNote::Engine { text } => text.clone(),
+        CaseNote::ReplayCut { limit_ns } => format!(
+            "each repetition replayed for at most {:.2} s (its share of --budget), short of the trace's end: its figures are of the ops it reached",
+            secs(*limit_ns)
+        ),
     }
 }
 
@@ -672,6 +676,9 @@ mod tests {
             CaseNote::CopyUnplaced,
             CaseNote::Engine {
                 text: "tmpfs accepts O_DIRECT".into(),
+            },
+            CaseNote::ReplayCut {
+                limit_ns: 520_000_000,
             },
         ];
         let words: Vec<String> = notes.iter().map(note).collect();

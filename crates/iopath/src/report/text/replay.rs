@@ -29,8 +29,10 @@ pub fn words(t: &Replay, a: &ReplayAnswer) -> String {
         },
         t.depth.map(depth).unwrap_or_default()
     );
+    // Cut by the budget: the whole trace's times at the pace reached.
+    let about = if a.estimated { "about " } else { "" };
     let times = format!(
-        "in {} against {}'s {}{}",
+        "in {about}{} against {}'s {about}{}{}",
         fmt_ns(a.pick_ns),
         a.against,
         fmt_ns(a.against_ns),
@@ -107,6 +109,7 @@ mod tests {
             against_is: Some(Against::DefaultPath),
             cpu_ratio: cpu,
             called,
+            estimated: false,
         }
     }
 
@@ -116,6 +119,13 @@ mod tests {
             words(&trace("fast"), &answer(true, Some(0.4))),
             words(&trace("recorded"), &answer(false, None)),
             words(&trace("0.5"), &answer(true, Some(1.25))),
+            words(
+                &trace("fast"),
+                &ReplayAnswer {
+                    estimated: true,
+                    ..answer(true, Some(0.4))
+                },
+            ),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }

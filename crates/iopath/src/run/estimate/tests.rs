@@ -572,6 +572,18 @@ fn a_replays_estimate_is_its_ops_not_the_time_limit() {
     assert!(!measured.cases[0].assumed);
     let recorded = estimate(ReplayTiming::Recorded { scale: 0.5 }, Some(400e6));
     assert!((recorded.cases[0].rep_s - (300.0 + SETUP_S)).abs() < 1e-6);
+    // Under --budget a repetition runs no longer than its share of it.
+    let mut p = plan(&["--budget", "20s"]);
+    let methods = [Method::Buffered.into(), Method::Uring.into()];
+    apply(&mut p, source(ReplayTiming::Fast), &methods, None).unwrap();
+    let budgeted = Estimate::of(&p, 1 << 30, false, &arms(&p), &|_| None);
+    let limit = crate::plan::replay::repetition_limit(&p, Some(20_000_000_000)).unwrap();
+    for c in &budgeted.cases {
+        assert!(
+            (c.rep_s - (limit.as_secs_f64() + SETUP_S)).abs() < 1e-6,
+            "{c:?}"
+        );
+    }
 }
 
 /// Regression (issue 28, item d): repetitions run on to 8 times their

@@ -277,8 +277,10 @@ impl Runner<'_> {
             });
             let rep = live::with_ticker(arm.live.as_ref(), || {
                 if case.pattern == crate::plan::Pattern::Replay {
-                    // A whole replay each time: not cut by the case timeout.
-                    return self.run_replay_repetition(case, sh.replay, sh.obs);
+                    // A whole replay, or under a budget as much of it as a
+                    // repetition's share allows; not cut by the case timeout.
+                    let limit = crate::plan::replay::repetition_limit(self.plan, arm.budget_ns);
+                    return self.run_replay_repetition(case, sh.replay, sh.obs, limit);
                 }
                 let limits = (cap, arm.stretch);
                 self.run_repetition(case, target, sh.obs, arm.live.as_ref(), sh.seq, limits)

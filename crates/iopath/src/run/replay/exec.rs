@@ -116,6 +116,11 @@ pub struct ThreadRun<'a> {
     pub timing: ReplayTiming,
     pub interval_ns: u64,
     pub stop: &'a std::sync::atomic::AtomicBool,
+    /// How long the thread may replay (`--budget`'s share of a
+    /// repetition): past it, no further op starts (the first always does),
+    /// what is in flight completes, and the thread's figures are of the
+    /// ops it reached, marked `timed_out`. `None`: the whole stream.
+    pub limit: Option<Duration>,
 }
 
 /// The thread's replay, timed from `start`'s release to its last
@@ -131,7 +136,7 @@ pub fn replay_thread(
     let t0 = Instant::now();
     let mut written: Vec<(u32, u64, u64)> = Vec::new();
     let mut done = Vec::new();
-    let mut interrupted = false;
+    let (mut interrupted, mut timed_out, mut started) = (false, false, false);
     loop {
         let op = match run.ops.next_op() {
             Ok(Some(op)) => op,
@@ -142,7 +147,12 @@ pub fn replay_thread(
             interrupted = true;
             break;
         }
-        wait_turn(run.timing, t0, &op);
+        // The first op always starts, whatever the limit.
+        if !wait_turn(run.timing, t0, &op, run.limit.filter(|_| started)) {
+            timed_out = true;
+            break;
+        }
+        started = true;
         let Some(li) = run.lanes.iter().position(|l| l.file == op.file) else {
             continue;
         };
@@ -186,7 +196,9 @@ pub fn replay_thread(
     books.series_ios.push(books.cur.1);
     let io = io0.and_then(|a| ProcessIo::read_thread().map(|b| b.since(&a)));
     let flushes = books.flushes;
-    Ok((out_of(books, t0, end, cpu0, io, interrupted), flushes))
+    let mut out = out_of(books, t0, end, cpu0, io, interrupted);
+    out.timed_out = timed_out;
+    Ok((out, flushes))
 }
 
 /// `op` must wait for everything in flight: an ordering op, or a read of
@@ -203,15 +215,24 @@ fn orders(op: &ReplayOp, written: &[(u32, u64, u64)]) -> bool {
     }
 }
 
-/// `--replay-timing recorded`: sleeps until `op`'s recorded time (scaled)
-/// since the start; an op already late goes at once.
-fn wait_turn(timing: ReplayTiming, t0: Instant, op: &ReplayOp) {
-    if let ReplayTiming::Recorded { scale } = timing {
-        let due = Duration::from_nanos((op.ts_ns as f64 * scale) as u64);
-        if let Some(left) = due.checked_sub(t0.elapsed()) {
-            std::thread::sleep(left);
-        }
+/// Waits for `op`'s turn: under `--replay-timing recorded`, its recorded
+/// time (scaled) since the start (an op already late goes at once). False,
+/// without waiting, when its turn comes at or past `limit`.
+fn wait_turn(timing: ReplayTiming, t0: Instant, op: &ReplayOp, limit: Option<Duration>) -> bool {
+    let due = match timing {
+        ReplayTiming::Recorded { scale } => Duration::from_nanos((op.ts_ns as f64 * scale) as u64),
+        // No clock read where nothing waits.
+        ReplayTiming::Fast if limit.is_none() => return true,
+        ReplayTiming::Fast => Duration::ZERO,
+    };
+    let now = t0.elapsed();
+    if limit.is_some_and(|l| due.max(now) >= l) {
+        return false;
     }
+    if let Some(left) = due.checked_sub(now) {
+        std::thread::sleep(left);
+    }
+    true
 }
 
 /// Submits `op` on `lane` in pieces of at most the engine's buffer,

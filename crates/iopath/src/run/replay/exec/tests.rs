@@ -147,6 +147,7 @@ fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
         timing: ReplayTiming::Fast,
         interval_ns: 1_000_000,
         stop: &stop,
+        limit: None,
     };
     let (out, flushes) = replay_thread(run, &std::sync::Barrier::new(1)).unwrap();
     assert_eq!((out.read_ios, out.write_ios, flushes), (7, 3, 2));
@@ -162,4 +163,41 @@ fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
     );
     // The six reads after them overlap up to the depth.
     assert_eq!(before[4..].iter().max(), Some(&3));
+}
+
+/// A replay thread with a time limit (`--budget`'s share of a repetition)
+/// starts no op past it: with a limit already spent, only the first op
+/// (always issued) runs, and the thread says it was cut; without one, the
+/// whole stream runs.
+#[test]
+fn a_replay_thread_stops_at_its_limit_and_says_it_was_cut() {
+    let run_with = |limit: Option<Duration>| {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = Fake {
+            caps: iopath_io::Caps {
+                is_async: true,
+                queue_depth: 4,
+                offset_align: 1,
+                mem_align: 1,
+                notes: Vec::new(),
+                buffer_nodes: Vec::new(),
+            },
+            bufs: vec![vec![0; 4096]; 4],
+            flight: Default::default(),
+            log: Arc::new(Mutex::new(Log::default())),
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let run = ThreadRun {
+            ops: stream(dir.path()),
+            lanes: vec![Lane::new(0, "/x".into(), 1 << 20, 4096, Box::new(fake))],
+            timing: ReplayTiming::Fast,
+            interval_ns: 1_000_000,
+            stop: &stop,
+            limit,
+        };
+        let (out, _) = replay_thread(run, &std::sync::Barrier::new(1)).unwrap();
+        (out.read_ios, out.write_ios, out.timed_out)
+    };
+    assert_eq!(run_with(Some(Duration::ZERO)), (0, 1, true));
+    assert_eq!(run_with(None), (7, 3, false));
 }
