@@ -37,8 +37,13 @@
 #   disk: a directory on the file system under target/ (the shared disk: noisy)
 # Environment: ROUNDS (default 5), RUNTIME seconds per fio run (default 4),
 #   REC_RUNTIME seconds of the recorded runs (default 3 x RUNTIME),
-#   SIZE of each data file (default 512M), IOPATH (default target/release/iopath).
-# Needs root (eBPF recording, the loop device), fio, bpftrace, python3.
+#   SIZE of each data file (default 512M), IOPATH (default target/release/iopath),
+#   TRACES a directory of an earlier run's recordings (its $job.data.trace,
+#   $job.show and $job-recorded.json, which every run leaves in
+#   target/replay-fidelity-WHERE/): replay those instead of recording, on a
+#   machine without bpftrace (the quiet machine of docs/replay.md).
+# Needs root (eBPF recording, the loop device), fio, bpftrace (unless TRACES),
+# python3.
 set -euo pipefail
 
 WHERE=${1:-shm}
@@ -49,7 +54,9 @@ SIZE=${SIZE:-512M}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 IOPATH=${IOPATH:-$ROOT/target/release/iopath}
 WORK=$ROOT/target/bench-replay-fidelity-$WHERE
-for t in fio bpftrace python3 "$IOPATH"; do
+TRACES=${TRACES:-}
+[ -n "$TRACES" ] && TRACES=$(cd "$TRACES" && pwd)
+for t in fio $([ -z "$TRACES" ] && echo bpftrace) python3 "$IOPATH"; do
     command -v "$t" >/dev/null || { echo "missing $t (cargo build --release; apt-get install fio bpftrace)" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "needs root (eBPF recording, a loop device)" >&2; exit 2; }
@@ -61,7 +68,7 @@ LOOP=
 cleanup() {
     if [ -d "$WORK/out" ]; then
         mkdir -p "$ROOT/target/replay-fidelity-$WHERE"
-        cp "$WORK"/out/*.tsv "$WORK"/out/*.show "$WORK"/out/*.data.trace "$WORK"/out/load "$ROOT/target/replay-fidelity-$WHERE/" 2>/dev/null || true
+        cp "$WORK"/out/*.tsv "$WORK"/out/*.show "$WORK"/out/*.data.trace "$WORK"/out/*-recorded.json "$WORK"/out/load "$ROOT/target/replay-fidelity-$WHERE/" 2>/dev/null || true
     fi
     if mountpoint -q "$WORK/mnt"; then umount "$WORK/mnt"; fi
     if [ -n "$LOOP" ]; then losetup -d "$LOOP"; fi
@@ -136,10 +143,14 @@ for job in randread seqwrite uring; do
     read -r -a args <<<"$(job_args $job)"
     # Recorded for REC_RUNTIME: fio runs slower under the recorder, and a
     # replay about as long as a bare fio run is measured as steadily.
-    "$IOPATH" record -o "$OUT/$job.trace" -- fio "${args[@]/--runtime=$RUNTIME/--runtime=$REC_RUNTIME}" "${common[@]}" \
-        --output="$OUT/$job-recorded.json" 2>"$OUT/$job-record.err"
-    "$IOPATH" trace filter "$OUT/$job.trace" -o "$OUT/$job.data.trace" --path "$MNT"
-    "$IOPATH" trace show "$OUT/$job.data.trace" >"$OUT/$job.show"
+    if [ -n "$TRACES" ]; then
+        cp "$TRACES/$job.data.trace" "$TRACES/$job.show" "$TRACES/$job-recorded.json" "$OUT/"
+    else
+        "$IOPATH" record -o "$OUT/$job.trace" -- fio "${args[@]/--runtime=$RUNTIME/--runtime=$REC_RUNTIME}" "${common[@]}" \
+            --output="$OUT/$job-recorded.json" 2>"$OUT/$job-record.err"
+        "$IOPATH" trace filter "$OUT/$job.trace" -o "$OUT/$job.data.trace" --path "$MNT"
+        "$IOPATH" trace show "$OUT/$job.data.trace" >"$OUT/$job.show"
+    fi
     read -r _ fio_ops _ <<<"$(fio_figure "$OUT/$job-recorded.json" $job)"
     trace_ops=$(awk '$1 ~ /^(pread|pwrite|write|read|uring_read|uring_write)$/ {n += $2} END {print n+0}' "$OUT/$job.show")
     trace_syncs=$(awk '$1 ~ /^(fsync|fdatasync)$/ {n += $2} END {print n+0}' "$OUT/$job.show")
