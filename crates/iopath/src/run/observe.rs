@@ -7,8 +7,8 @@
 //!   main thread's and the bystander threads'), which other processes'
 //!   traffic does not enter.
 //! - Page cache: the target's residency (cachestat, else mincore) before
-//!   and after, the
-//!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
+//!   and after, the system's `Cached`/`Dirty`/`Writeback`, the memory
+//!   cgroup's file pages.
 //! - Process memory: peak RSS (reset before each repetition), locked and
 //!   pinned memory while the engines are open.
 //! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
