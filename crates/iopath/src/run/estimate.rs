@@ -26,8 +26,12 @@ use crate::plan::replay::{ReplaySource, ReplayTiming};
 use crate::plan::{Case, Pattern, Plan};
 
 /// Set-up per repetition that the time limit does not count (cache state,
-/// engines opened, workers started): a guess, small beside a repetition.
-const SETUP_S: f64 = 0.02;
+/// engines opened, workers started and joined, the figures read), assumed
+/// until the run has measured its own ([`Eta::set_up`]): the default run's
+/// median here was 34 ms at a load average of 7 (2026-11-27), once the
+/// residency and the kernel threads were read without scanning the file's
+/// pages and every process.
+pub const SETUP_S: f64 = 0.04;
 
 /// A write that the page cache takes for `t` seconds (buffered, mmap,
 /// uring-buffered: dirty pages kept, flushed at the end of the repetition,
@@ -141,7 +145,7 @@ pub fn rep_bytes(plan: &Plan, case: &Case, file_size: u64) -> Option<u64> {
 fn rep_time(
     plan: &Plan,
     case: &Case,
-    file_size: u64,
+    (file_size, setup_s): (u64, f64),
     speed: Option<f64>,
     stretch: Stretch,
 ) -> (f64, bool, bool) {
@@ -151,7 +155,7 @@ fn rep_time(
         .filter(|_| case.pattern == Pattern::Replay)
     {
         return (
-            replay_time(source, case, speed) + SETUP_S,
+            replay_time(source, case, speed) + setup_s,
             speed.is_none(),
             false,
         );
@@ -180,7 +184,7 @@ fn rep_time(
         Some(l) if flushes_after_limit(case) => work + FLUSH_PER_CACHED_WRITE * work.min(l),
         _ => work,
     };
-    (work + SETUP_S, assumed, bytes.is_some() && limit.is_none())
+    (work + setup_s, assumed, bytes.is_some() && limit.is_none())
 }
 
 /// One whole replay of `source` through `case`, seconds: a replay is
@@ -260,13 +264,6 @@ fn slots(case: &Case) -> u64 {
 /// misses and goes to the methods still close to their leader.
 const STRETCH_SHARE: f64 = 0.75;
 
-/// Set-up of one repetition beside its length, as the stretch counts it:
-/// the cache state made, engines opened, workers started and joined. The
-/// default run's repetitions of 39 ms took 85-147 ms more than their timed
-/// work here (medians per job, 2026-11-27), far above the estimate's
-/// [`SETUP_S`]: a stretch counted with that would spend the rounds.
-const STRETCH_SETUP_S: f64 = 0.12;
-
 /// How many times its chosen length ([`Plan::chosen_length`]) a
 /// repetition of the job of `cases` may run on, under a job budget of
 /// `budget_s` seconds, to give every slot its requests
@@ -274,22 +271,27 @@ const STRETCH_SETUP_S: f64 = 0.12;
 /// needs come first, at the chosen length; the stretch takes only what is
 /// left of [`STRETCH_SHARE`] of the budget once they are paid for, counted
 /// as though every arm ran its whole stretched length (the speeds are not
-/// known before the job runs) after a set-up of [`STRETCH_SETUP_S`], and
+/// known before the job runs) after a set-up of `setup_s` (the run's
+/// measured set-up per repetition, [`SETUP_S`] before it has one), and
 /// is at most
 /// [`crate::plan::MAX_STRETCH`]. 1 when those rounds take it all, with
 /// `--repeat`, or when a length was given. The runner gives each job this
 /// stretch from its share of the budget; the estimate, from the share it
 /// expects the job to get.
-pub fn stretch(plan: &Plan, cases: &[&Case], file_size: u64, budget_s: f64) -> f64 {
+pub fn stretch(
+    plan: &Plan,
+    cases: &[&Case],
+    (file_size, setup_s): (u64, f64),
+    budget_s: f64,
+) -> f64 {
     if plan.repeat.is_some() || cases.iter().any(|c| plan.chosen_length(c).is_none()) {
         return 1.0;
     }
     let rounds = wanted_rounds(plan, cases.len()).unwrap_or(crate::plan::MIN_ADAPTIVE_REPS) as f64
         + f64::from(plan.warmup);
     let cost = |s: f64| -> f64 {
-        let rep = |c: &&Case| rep_time(plan, c, file_size, None, Stretch::Whole(s)).0;
-        let setup = STRETCH_SETUP_S - SETUP_S;
-        rounds * cases.iter().map(|c| rep(c) + setup).sum::<f64>()
+        let rep = |c: &&Case| rep_time(plan, c, (file_size, setup_s), None, Stretch::Whole(s)).0;
+        rounds * cases.iter().map(rep).sum::<f64>()
     };
     let room = STRETCH_SHARE * budget_s;
     let most = crate::plan::MAX_STRETCH;
@@ -334,15 +336,16 @@ fn expected_share(plan: &Plan, cases: &[&Case], prefill_s: f64) -> Option<f64> {
 pub fn job_times(
     plan: &Plan,
     cases: &[&Case],
-    file_size: u64,
+    (file_size, setup_s): (u64, f64),
     speeds: &[Option<f64>],
     share_s: Option<f64>,
 ) -> Vec<CaseTime> {
-    let stretch = share_s.map_or(1.0, |b| self::stretch(plan, cases, file_size, b));
+    let size = (file_size, setup_s);
+    let stretch = share_s.map_or(1.0, |b| self::stretch(plan, cases, size, b));
     let reps: Vec<(f64, bool, bool)> = cases
         .iter()
         .zip(speeds)
-        .map(|(c, &s)| rep_time(plan, c, file_size, s, Stretch::AsNeeded(stretch)))
+        .map(|(c, &s)| rep_time(plan, c, size, s, Stretch::AsNeeded(stretch)))
         .collect();
     let round_s: f64 = reps.iter().map(|r| r.0).sum();
     let k = cases.len().max(1);
@@ -388,7 +391,7 @@ pub fn job_times(
     reps.into_iter()
         .map(|(rep_s, assumed, bytes_only)| {
             let reps = measured + warmup;
-            let total_s = cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + SETUP_S));
+            let total_s = cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + setup_s));
             CaseTime {
                 rep_s,
                 reps,
@@ -422,6 +425,8 @@ pub struct Estimate {
     pub cases: Vec<CaseTime>,
     /// Filling the test file first (none when it exists or is sparse).
     pub prefill_s: f64,
+    /// The set-up per repetition counted (seconds).
+    pub setup_s: f64,
 }
 
 impl Estimate {
@@ -435,6 +440,17 @@ impl Estimate {
         jobs: &[Vec<usize>],
         speed: &dyn Fn(&Case) -> Option<f64>,
     ) -> Estimate {
+        Self::with_set_up(plan, (file_size, SETUP_S), prefill, jobs, speed)
+    }
+
+    /// [`Estimate::of`] with a set-up of `setup_s` seconds per repetition.
+    pub fn with_set_up(
+        plan: &Plan,
+        (file_size, setup_s): (u64, f64),
+        prefill: bool,
+        jobs: &[Vec<usize>],
+        speed: &dyn Fn(&Case) -> Option<f64>,
+    ) -> Estimate {
         let prefill_s = if prefill && plan.needs_file() {
             file_size as f64 / 500e6
         } else {
@@ -444,7 +460,7 @@ impl Estimate {
         let times = |members: &[&Case]| {
             let speeds: Vec<Option<f64>> = members.iter().map(|c| speed(c)).collect();
             let share = expected_share(plan, members, prefill_s).filter(|_| plan.repeat.is_none());
-            job_times(plan, members, file_size, &speeds, share)
+            job_times(plan, members, (file_size, setup_s), &speeds, share)
         };
         for job in jobs {
             let members: Vec<&Case> = job.iter().map(|&i| &plan.cases[i]).collect();
@@ -459,6 +475,7 @@ impl Estimate {
                 .map(|(t, c)| t.unwrap_or_else(|| times(&[c])[0]))
                 .collect(),
             prefill_s,
+            setup_s,
         }
     }
 
@@ -534,7 +551,7 @@ impl Estimate {
         let c = plan.case_timeout?;
         let n = self.cases.len() as f64;
         Some(Duration::from_secs_f64(
-            self.prefill_s + n * (c.as_secs_f64() + SETUP_S),
+            self.prefill_s + n * (c.as_secs_f64() + self.setup_s),
         ))
     }
 
@@ -636,7 +653,15 @@ pub struct Eta {
     known: usize,
     /// The methods and patterns with a speed known.
     kinds: std::collections::HashSet<(iopath_io::Method, Pattern)>,
+    /// The set-up of the latest repetitions (seconds, at most
+    /// [`SET_UPS_KEPT`]), and how many were seen in all.
+    set_ups: std::collections::VecDeque<f64>,
+    set_ups_seen: usize,
 }
+
+/// The repetitions whose set-up the estimate's median is taken over: the
+/// latest, as the load and the cases change.
+const SET_UPS_KEPT: usize = 64;
 
 impl Eta {
     pub fn new(plan: &Plan, file_size: u64, prefill: bool, jobs: Vec<Vec<usize>>) -> Eta {
@@ -651,7 +676,52 @@ impl Eta {
             speed: vec![None; n],
             known: 0,
             kinds: Default::default(),
+            set_ups: Default::default(),
+            set_ups_seen: 0,
         }
+    }
+
+    /// A repetition took `secs` besides its timed interval (its set-up:
+    /// the cache state made, engines opened, workers started and joined,
+    /// the figures read). The cases not done are estimated again with the
+    /// mean of the latest ones ([`SET_UPS_KEPT`]) at the 1st, 2nd, 4th,
+    /// 8th, ... and then every [`SET_UPS_KEPT`]th.
+    pub fn set_up(&mut self, plan: &Plan, secs: f64) {
+        if !secs.is_finite() || secs < 0.0 {
+            return;
+        }
+        if self.set_ups.len() == SET_UPS_KEPT {
+            self.set_ups.pop_front();
+        }
+        self.set_ups.push_back(secs);
+        self.set_ups_seen += 1;
+        let n = self.set_ups_seen;
+        if n.is_power_of_two() || n % SET_UPS_KEPT == 0 {
+            self.estimate_again(plan);
+        }
+    }
+
+    /// The set-up per repetition counted: the mean of the latest measured
+    /// (the run's time is their sum: a median would leave out the slow
+    /// ones), else [`SETUP_S`].
+    pub fn setup_s(&self) -> f64 {
+        if self.set_ups.is_empty() {
+            return SETUP_S;
+        }
+        self.set_ups.iter().sum::<f64>() / self.set_ups.len() as f64
+    }
+
+    /// The least the cases not done take, less those of `except` (the
+    /// job about to run): the rounds every arm runs whatever they cost
+    /// ([`CaseTime::floor_s`]), seconds.
+    pub fn floor_left(&self, except: &[usize]) -> f64 {
+        self.est
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.done[*i] && !except.contains(i))
+            .map(|(_, c)| c.floor_s)
+            .sum()
     }
 
     pub fn estimate(&self) -> &Estimate {
@@ -713,12 +783,14 @@ impl Eta {
                 .or_else(|| by_pattern.get(&c.pattern))
                 .copied()
         };
-        let fresh = Estimate::of(plan, self.file_size, self.prefill, &self.jobs, &known);
+        let size = (self.file_size, self.setup_s());
+        let fresh = Estimate::with_set_up(plan, size, self.prefill, &self.jobs, &known);
         for (j, c) in fresh.cases.into_iter().enumerate() {
             if !self.done[j] {
                 self.est.cases[j] = c;
             }
         }
+        self.est.setup_s = fresh.setup_s;
     }
 
     /// Time left: the cases not done, less what the running ones spent.
