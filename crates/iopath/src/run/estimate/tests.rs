@@ -1,5 +1,6 @@
 //! Tests of [`super`].
 
+use super::eta::SET_UPS_KEPT;
 use super::*;
 use iopath_io::Method;
 
