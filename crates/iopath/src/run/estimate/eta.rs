@@ -28,6 +28,9 @@ pub struct Eta {
     /// [`SET_UPS_KEPT`]), and how many were seen in all.
     pub(super) set_ups: std::collections::VecDeque<f64>,
     pub(super) set_ups_seen: usize,
+    /// Under a budget: the run's, seconds, from when the estimate was
+    /// made (the run's start).
+    pub(super) budget: Option<(f64, std::time::Instant)>,
 }
 
 /// The repetitions whose set-up the estimate's mean is taken over: the
@@ -49,6 +52,9 @@ impl Eta {
             kinds: Default::default(),
             set_ups: Default::default(),
             set_ups_seen: 0,
+            budget: Estimate::budget(plan)
+                .filter(|_| plan.repeat.is_none())
+                .map(|b| (b.as_secs_f64(), std::time::Instant::now())),
         }
     }
 
@@ -164,9 +170,19 @@ impl Eta {
         self.est.setup_s = fresh.setup_s;
     }
 
-    /// Time left: the cases not done, less what the running ones spent.
+    /// Time left: the cases not done, less what the running ones spent;
+    /// under a budget, no more than what is left of it (the jobs stop at
+    /// their shares), but no less than the floor of rounds the cases not
+    /// done run whatever they cost.
     pub fn left(&self) -> Duration {
-        self.est.left(&self.done, &self.spent)
+        let rounds = self.est.left(&self.done, &self.spent);
+        match self.budget {
+            Some((b, t0)) => {
+                let within = (b - t0.elapsed().as_secs_f64()).max(self.floor_left(&[]));
+                rounds.min(Duration::from_secs_f64(within.max(0.0)))
+            }
+            None => rounds,
+        }
     }
 
     /// The time left as it runs down while case `i` runs a repetition:

@@ -732,3 +732,31 @@ fn the_floor_of_rounds_is_counted_at_the_measured_set_up() {
     let n = p.cases.len() as f64;
     assert!((more - n * rounds * 0.1).abs() < 1e-6, "{more}");
 }
+
+/// Issue 28: under a budget the time left was the rounds' (the verdicts'
+/// 6 rounds at the set-up measured): "about 59 s left (21 s so far)" in a
+/// run that ended at 50 s, its jobs stopping at their shares. It is now
+/// no more than the budget left, and no less than the floor of rounds.
+#[test]
+fn the_time_left_under_a_budget_is_the_budget_left_or_the_floor() {
+    let p = plan(&[
+        "--methods",
+        "direct,uring",
+        "--patterns",
+        "randread",
+        "--time",
+        "100ms",
+        "--budget",
+        "2s",
+    ]);
+    let mut eta = Eta::new(&p, 1 << 30, false, arms(&p));
+    let rounds = eta.estimate().total().as_secs_f64();
+    assert!(rounds > 2.0, "{rounds}");
+    let left = eta.left().as_secs_f64();
+    assert!(left <= 2.0 && left > 1.0, "{left}");
+    // A set-up that makes the floor of rounds longer than the budget.
+    eta.set_up(&p, 0.5);
+    let floor = eta.floor_left(&[]);
+    assert!(floor > 2.0, "{floor}");
+    assert!((eta.left().as_secs_f64() - floor).abs() < 1e-6);
+}
