@@ -241,9 +241,12 @@ impl Runner<'_> {
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
         let members: Vec<usize> = arms.iter().map(|a| a.at).collect();
         let later_floor_s = sh.eta.floor_left(&members);
+        // Rank 0's share on every rank: each derived it from its own clock
+        // and its own set-ups, and the ranks run the same rounds.
         sched.budget_ns = (sh.budget)
             .share(cases, later_floor_s)
-            .filter(|_| sched.rule.is_some());
+            .filter(|_| sched.rule.is_some())
+            .map(|b| self.ranks.agree_f64(b as f64) as u64);
         let setup_s = sh.eta.setup_s();
         self.stretch_arms(cases, (target, setup_s), sched.budget_ns, &mut arms);
         let mut fatal: Option<anyhow::Error> = None;
