@@ -6,6 +6,9 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
+mod residency;
+pub use residency::{cachestat_pages, residency, residency_mincore, Residency};
+
 /// CPU affinity of the calling thread; they live with the NUMA helpers.
 pub use crate::numa::{current_affinity, current_cpu, pin_current_thread};
 
@@ -431,81 +434,6 @@ fn rusage(who: libc::c_int, clock: rustix::time::ClockId) -> ThreadUsage {
     }
 }
 
-/// How much of a file the page cache holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Residency {
-    /// Bytes of the sampled pages found in the page cache.
-    pub resident_bytes: u64,
-    /// Bytes examined (the whole file, or evenly spread samples of it).
-    pub sampled_bytes: u64,
-    /// Size of the file.
-    pub file_bytes: u64,
-}
-
-impl Residency {
-    /// Estimated bytes of the file held in the page cache.
-    pub fn estimated_bytes(&self) -> u64 {
-        if self.sampled_bytes == 0 {
-            return 0;
-        }
-        (self.resident_bytes as u128 * self.file_bytes as u128 / self.sampled_bytes as u128) as u64
-    }
-}
-
-/// Page-cache residency of `file` with `mincore(2)` over a read-only shared
-/// mapping (no page is touched, so none is brought in). Files larger than
-/// `max_sample` bytes are sampled in 64 evenly spread windows.
-pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
-    let len = file_len(file)?;
-    let mut r = Residency {
-        file_bytes: len,
-        ..Residency::default()
-    };
-    if len == 0 {
-        return Ok(r);
-    }
-    let page = rustix::param::page_size() as u64;
-    let windows: Vec<(u64, u64)> = if len <= max_sample {
-        vec![(0, len)]
-    } else {
-        let n = 64u64;
-        let w = (max_sample / n).max(page) / page * page;
-        (0..n)
-            .map(|i| ((len - w) / (n - 1) * i / page * page, w))
-            .collect()
-    };
-    let mut vec = Vec::new();
-    for (off, wlen) in windows {
-        // SAFETY: a read-only shared mapping of a file we hold open; it is
-        // only passed to mincore, never read, so no page is faulted in and a
-        // concurrent truncation cannot raise SIGBUS here.
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(off)
-                .len(wlen as usize)
-                .map(file)?
-        };
-        let pages = (wlen as usize).div_ceil(page as usize);
-        vec.resize(pages, 0u8);
-        // SAFETY: map.as_ptr() is page-aligned (offset is a multiple of the
-        // page size) and valid for wlen bytes; vec holds one byte per page.
-        let rc = unsafe {
-            libc::mincore(
-                map.as_ptr() as *mut libc::c_void,
-                wlen as usize,
-                vec.as_mut_ptr(),
-            )
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let resident = vec.iter().filter(|&&b| b & 1 != 0).count() as u64;
-        r.resident_bytes += (resident * page).min(wlen);
-        r.sampled_bytes += wlen;
-    }
-    Ok(r)
-}
-
 /// The mount that holds a path: one line of `/proc/self/mountinfo`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountEntry {
@@ -718,32 +646,6 @@ mod tests {
         assert!(x != 1);
         let d = thread_usage().since(&a);
         assert!(d.cpu_ns > 0, "{d:?}");
-    }
-
-    #[test]
-    fn residency_sees_cached_and_dropped_pages() {
-        use std::io::Write;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.dat");
-        let mut f = File::create(&path).unwrap();
-        f.write_all(&vec![7u8; 1 << 20]).unwrap();
-        drop(f);
-        let f = File::open(&path).unwrap();
-        let full = residency(&f, 1 << 30).unwrap();
-        assert_eq!(full.file_bytes, 1 << 20);
-        assert_eq!(full.sampled_bytes, 1 << 20);
-        evict_file(&f).unwrap();
-        let cold = residency(&f, 1 << 30).unwrap();
-        if fs_type_of(dir.path()).unwrap() == "tmpfs" {
-            // tmpfs pages are the file itself: they cannot be dropped.
-            assert_eq!(cold.resident_bytes, 1 << 20);
-        } else {
-            assert_eq!(full.resident_bytes, 1 << 20, "just written, so cached");
-            assert_eq!(cold.resident_bytes, 0, "written back and dropped");
-        }
-        let sampled = residency(&f, 64 * 4096).unwrap();
-        assert!(sampled.sampled_bytes < 1 << 20);
-        assert!(sampled.estimated_bytes() <= 1 << 20);
     }
 
     #[test]

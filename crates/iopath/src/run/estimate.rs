@@ -26,8 +26,12 @@ use crate::plan::replay::{ReplaySource, ReplayTiming};
 use crate::plan::{Case, Pattern, Plan};
 
 /// Set-up per repetition that the time limit does not count (cache state,
-/// engines opened, workers started): a guess, small beside a repetition.
-const SETUP_S: f64 = 0.02;
+/// engines opened, workers started and joined, the figures read), assumed
+/// until the run has measured its own ([`Eta::set_up`]): the default run's
+/// median here was 34 ms at a load average of 7 (2026-11-27), once the
+/// residency and the kernel threads were read without scanning the file's
+/// pages and every process.
+pub const SETUP_S: f64 = 0.04;
 
 /// A write that the page cache takes for `t` seconds (buffered, mmap,
 /// uring-buffered: dirty pages kept, flushed at the end of the repetition,
@@ -141,7 +145,7 @@ pub fn rep_bytes(plan: &Plan, case: &Case, file_size: u64) -> Option<u64> {
 fn rep_time(
     plan: &Plan,
     case: &Case,
-    file_size: u64,
+    (file_size, setup_s): (u64, f64),
     speed: Option<f64>,
     stretch: Stretch,
 ) -> (f64, bool, bool) {
@@ -156,7 +160,7 @@ fn rep_time(
             crate::plan::replay::repetition_limit(plan, budget.map(|b| b.as_nanos() as u64));
         return (
             replay_time(source, case, speed).min(limit.map_or(f64::INFINITY, |l| l.as_secs_f64()))
-                + SETUP_S,
+                + setup_s,
             speed.is_none(),
             false,
         );
@@ -185,7 +189,7 @@ fn rep_time(
         Some(l) if flushes_after_limit(case) => work + FLUSH_PER_CACHED_WRITE * work.min(l),
         _ => work,
     };
-    (work + SETUP_S, assumed, bytes.is_some() && limit.is_none())
+    (work + setup_s, assumed, bytes.is_some() && limit.is_none())
 }
 
 /// One whole replay of `source` through `case`, seconds: a replay is
@@ -265,13 +269,6 @@ fn slots(case: &Case) -> u64 {
 /// misses and goes to the methods still close to their leader.
 const STRETCH_SHARE: f64 = 0.75;
 
-/// Set-up of one repetition beside its length, as the stretch counts it:
-/// the cache state made, engines opened, workers started and joined. The
-/// default run's repetitions of 39 ms took 85-147 ms more than their timed
-/// work here (medians per job, 2026-11-27), far above the estimate's
-/// [`SETUP_S`]: a stretch counted with that would spend the rounds.
-const STRETCH_SETUP_S: f64 = 0.12;
-
 /// How many times its chosen length ([`Plan::chosen_length`]) a
 /// repetition of the job of `cases` may run on, under a job budget of
 /// `budget_s` seconds, to give every slot its requests
@@ -279,22 +276,27 @@ const STRETCH_SETUP_S: f64 = 0.12;
 /// needs come first, at the chosen length; the stretch takes only what is
 /// left of [`STRETCH_SHARE`] of the budget once they are paid for, counted
 /// as though every arm ran its whole stretched length (the speeds are not
-/// known before the job runs) after a set-up of [`STRETCH_SETUP_S`], and
+/// known before the job runs) after a set-up of `setup_s` (the run's
+/// measured set-up per repetition, [`SETUP_S`] before it has one), and
 /// is at most
 /// [`crate::plan::MAX_STRETCH`]. 1 when those rounds take it all, with
 /// `--repeat`, or when a length was given. The runner gives each job this
 /// stretch from its share of the budget; the estimate, from the share it
 /// expects the job to get.
-pub fn stretch(plan: &Plan, cases: &[&Case], file_size: u64, budget_s: f64) -> f64 {
+pub fn stretch(
+    plan: &Plan,
+    cases: &[&Case],
+    (file_size, setup_s): (u64, f64),
+    budget_s: f64,
+) -> f64 {
     if plan.repeat.is_some() || cases.iter().any(|c| plan.chosen_length(c).is_none()) {
         return 1.0;
     }
     let rounds = wanted_rounds(plan, cases.len()).unwrap_or(crate::plan::MIN_ADAPTIVE_REPS) as f64
         + f64::from(plan.warmup);
     let cost = |s: f64| -> f64 {
-        let rep = |c: &&Case| rep_time(plan, c, file_size, None, Stretch::Whole(s)).0;
-        let setup = STRETCH_SETUP_S - SETUP_S;
-        rounds * cases.iter().map(|c| rep(c) + setup).sum::<f64>()
+        let rep = |c: &&Case| rep_time(plan, c, (file_size, setup_s), None, Stretch::Whole(s)).0;
+        rounds * cases.iter().map(rep).sum::<f64>()
     };
     let room = STRETCH_SHARE * budget_s;
     let most = crate::plan::MAX_STRETCH;
@@ -339,15 +341,16 @@ fn expected_share(plan: &Plan, cases: &[&Case], prefill_s: f64) -> Option<f64> {
 pub fn job_times(
     plan: &Plan,
     cases: &[&Case],
-    file_size: u64,
+    (file_size, setup_s): (u64, f64),
     speeds: &[Option<f64>],
     share_s: Option<f64>,
 ) -> Vec<CaseTime> {
-    let stretch = share_s.map_or(1.0, |b| self::stretch(plan, cases, file_size, b));
+    let size = (file_size, setup_s);
+    let stretch = share_s.map_or(1.0, |b| self::stretch(plan, cases, size, b));
     let reps: Vec<(f64, bool, bool)> = cases
         .iter()
         .zip(speeds)
-        .map(|(c, &s)| rep_time(plan, c, file_size, s, Stretch::AsNeeded(stretch)))
+        .map(|(c, &s)| rep_time(plan, c, size, s, Stretch::AsNeeded(stretch)))
         .collect();
     let round_s: f64 = reps.iter().map(|r| r.0).sum();
     let k = cases.len().max(1);
@@ -393,7 +396,7 @@ pub fn job_times(
     reps.into_iter()
         .map(|(rep_s, assumed, bytes_only)| {
             let reps = measured + warmup;
-            let total_s = cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + SETUP_S));
+            let total_s = cap.map_or(rep_s * reps, |c| (rep_s * reps).min(c + setup_s));
             CaseTime {
                 rep_s,
                 reps,
@@ -427,6 +430,8 @@ pub struct Estimate {
     pub cases: Vec<CaseTime>,
     /// Filling the test file first (none when it exists or is sparse).
     pub prefill_s: f64,
+    /// The set-up per repetition counted (seconds).
+    pub setup_s: f64,
 }
 
 impl Estimate {
@@ -440,6 +445,17 @@ impl Estimate {
         jobs: &[Vec<usize>],
         speed: &dyn Fn(&Case) -> Option<f64>,
     ) -> Estimate {
+        Self::with_set_up(plan, (file_size, SETUP_S), prefill, jobs, speed)
+    }
+
+    /// [`Estimate::of`] with a set-up of `setup_s` seconds per repetition.
+    pub fn with_set_up(
+        plan: &Plan,
+        (file_size, setup_s): (u64, f64),
+        prefill: bool,
+        jobs: &[Vec<usize>],
+        speed: &dyn Fn(&Case) -> Option<f64>,
+    ) -> Estimate {
         let prefill_s = if prefill && plan.needs_file() {
             file_size as f64 / 500e6
         } else {
@@ -449,7 +465,7 @@ impl Estimate {
         let times = |members: &[&Case]| {
             let speeds: Vec<Option<f64>> = members.iter().map(|c| speed(c)).collect();
             let share = expected_share(plan, members, prefill_s).filter(|_| plan.repeat.is_none());
-            job_times(plan, members, file_size, &speeds, share)
+            job_times(plan, members, (file_size, setup_s), &speeds, share)
         };
         for job in jobs {
             let members: Vec<&Case> = job.iter().map(|&i| &plan.cases[i]).collect();
@@ -464,6 +480,7 @@ impl Estimate {
                 .map(|(t, c)| t.unwrap_or_else(|| times(&[c])[0]))
                 .collect(),
             prefill_s,
+            setup_s,
         }
     }
 
@@ -539,7 +556,7 @@ impl Estimate {
         let c = plan.case_timeout?;
         let n = self.cases.len() as f64;
         Some(Duration::from_secs_f64(
-            self.prefill_s + n * (c.as_secs_f64() + SETUP_S),
+            self.prefill_s + n * (c.as_secs_f64() + self.setup_s),
         ))
     }
 
@@ -624,148 +641,6 @@ pub fn flushes_past_cap(plan: &Plan) -> bool {
         .any(|c| c.pattern.writes() && c.sync == iopath_io::SyncPolicy::End)
 }
 
-/// The time left while a run goes: the estimate, refined as cases finish
-/// (their speeds stand in for the assumed ones of cases like them) and as
-/// the running ones spend their time.
-#[derive(Debug, Clone)]
-pub struct Eta {
-    est: Estimate,
-    file_size: u64,
-    prefill: bool,
-    jobs: Vec<Vec<usize>>,
-    done: Vec<bool>,
-    spent: Vec<f64>,
-    /// Measured speed of each finished case, bytes per second.
-    speed: Vec<Option<f64>>,
-    /// How many of them are known.
-    known: usize,
-    /// The methods and patterns with a speed known.
-    kinds: std::collections::HashSet<(iopath_io::Method, Pattern)>,
-}
-
-impl Eta {
-    pub fn new(plan: &Plan, file_size: u64, prefill: bool, jobs: Vec<Vec<usize>>) -> Eta {
-        let n = plan.cases.len();
-        Eta {
-            est: Estimate::of(plan, file_size, prefill, &jobs, &|_| None),
-            file_size,
-            prefill,
-            jobs,
-            done: vec![false; n],
-            spent: vec![0.0; n],
-            speed: vec![None; n],
-            known: 0,
-            kinds: Default::default(),
-        }
-    }
-
-    pub fn estimate(&self) -> &Estimate {
-        &self.est
-    }
-
-    /// Case `i` has run for `secs` so far.
-    pub fn spent(&mut self, i: usize, secs: f64) {
-        if let Some(s) = self.spent.get_mut(i) {
-            *s = secs;
-        }
-    }
-
-    /// Case `i` is done, at `bw` bytes per second when it measured any;
-    /// the cases not run yet are estimated again when that speed says
-    /// something new: the first of its method and pattern, or the count of
-    /// speeds known doubled. Each estimate is one pass over the plan, so a
-    /// run of n cases makes O(n log n) work of them, not O(n^2) or worse.
-    pub fn finished(&mut self, plan: &Plan, i: usize, bw: Option<f64>) {
-        if i >= self.done.len() {
-            return;
-        }
-        self.done[i] = true;
-        let bw = bw.filter(|b| *b > 0.0);
-        self.speed[i] = bw;
-        let Some(case) = plan.cases.get(i).filter(|_| bw.is_some()) else {
-            return;
-        };
-        self.known += 1;
-        let new_kind = self.kinds.insert((case.method, case.pattern));
-        if new_kind || self.known.is_power_of_two() {
-            self.estimate_again(plan);
-        }
-    }
-
-    /// The cases not done, estimated with the median speed measured for
-    /// their method and pattern, else for their pattern.
-    fn estimate_again(&mut self, plan: &Plan) {
-        use std::collections::HashMap;
-        let mut by_kind: HashMap<(iopath_io::Method, Pattern), Vec<f64>> = HashMap::new();
-        let mut by_pattern: HashMap<Pattern, Vec<f64>> = HashMap::new();
-        for (c, s) in plan.cases.iter().zip(&self.speed) {
-            if let Some(s) = *s {
-                by_kind.entry((c.method, c.pattern)).or_default().push(s);
-                by_pattern.entry(c.pattern).or_default().push(s);
-            }
-        }
-        let by_kind: HashMap<_, f64> = by_kind
-            .into_iter()
-            .map(|(k, mut v)| (k, crate::result::median(&mut v)))
-            .collect();
-        let by_pattern: HashMap<_, f64> = by_pattern
-            .into_iter()
-            .map(|(k, mut v)| (k, crate::result::median(&mut v)))
-            .collect();
-        let known = |c: &Case| {
-            by_kind
-                .get(&(c.method, c.pattern))
-                .or_else(|| by_pattern.get(&c.pattern))
-                .copied()
-        };
-        let fresh = Estimate::of(plan, self.file_size, self.prefill, &self.jobs, &known);
-        for (j, c) in fresh.cases.into_iter().enumerate() {
-            if !self.done[j] {
-                self.est.cases[j] = c;
-            }
-        }
-    }
-
-    /// Time left: the cases not done, less what the running ones spent.
-    pub fn left(&self) -> Duration {
-        self.est.left(&self.done, &self.spent)
-    }
-
-    /// The time left as it runs down while case `i` runs a repetition:
-    /// [`LeftClock::at`] the time into it.
-    pub fn clock(&self, i: usize) -> LeftClock {
-        let left = self.left().as_secs_f64();
-        let case_s = match (self.est.cases.get(i), self.done.get(i)) {
-            (Some(c), Some(false)) => (c.total_s - self.spent[i]).max(0.0),
-            _ => 0.0,
-        };
-        LeftClock {
-            others_s: (left - case_s).max(0.0),
-            case_s,
-        }
-    }
-}
-
-/// The time left during one repetition, taken when it starts: the other
-/// cases' share stands, the running case's runs down with the time into
-/// the repetition and stops at 0 (a case that runs over its estimate does
-/// not make the rest longer, nor shorter). Never increases as time passes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LeftClock {
-    /// What the cases other than the running one have left, seconds.
-    pub others_s: f64,
-    /// What the running case had left when the repetition started.
-    pub case_s: f64,
-}
-
-impl LeftClock {
-    /// The time left `into_s` seconds into the repetition.
-    pub fn at(&self, into_s: f64) -> Duration {
-        let case = (self.case_s - into_s.max(0.0)).max(0.0);
-        Duration::from_secs_f64(self.others_s + case)
-    }
-}
-
 /// The plan of `iopath run ARGS`, for the tests (which may reach up to the
 /// command line for it: this item is test code).
 #[cfg(test)]
@@ -777,6 +652,9 @@ pub(crate) fn plan_of_args(args: &[&str]) -> Plan {
     };
     crate::cli::commands::plan_of(&r).unwrap()
 }
+
+mod eta;
+pub use eta::{Eta, LeftClock};
 
 #[cfg(test)]
 mod tests;

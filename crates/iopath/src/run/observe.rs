@@ -6,8 +6,9 @@
 //!   Beside them the case's own I/O accounting (`/proc/self/io` less the
 //!   main thread's and the bystander threads'), which other processes'
 //!   traffic does not enter.
-//! - Page cache: the target's residency (mincore) before and after, the
-//!   system's `Cached`/`Dirty`/`Writeback`, the memory cgroup's file pages.
+//! - Page cache: the target's residency (cachestat, else mincore) before
+//!   and after, the system's `Cached`/`Dirty`/`Writeback`, the memory
+//!   cgroup's file pages.
 //! - Process memory: peak RSS (reset before each repetition), locked and
 //!   pinned memory while the engines are open.
 //! - CPU: the workers' own `RUSAGE_THREAD` deltas (summed by the caller)
@@ -38,8 +39,8 @@ use crate::system::metrics::procfs::{self, MemCgroup, PageCache, ProcMem, Proces
 const BASELINE_WINDOWS: usize = 5;
 const BASELINE_WINDOW: Duration = Duration::from_millis(50);
 
-/// Files up to this size have every page's residency checked; larger ones
-/// are sampled.
+/// Where the kernel has no cachestat, files up to this size have every
+/// page's residency checked with mincore; larger ones are sampled.
 const RESIDENCY_FULL_SCAN: u64 = 4 << 30;
 
 /// Where the snapshots come from, found once per run.

@@ -125,17 +125,27 @@ impl RunBudget {
         }
     }
 
-    /// The budget of the job of `cases`, ns, now.
-    fn share(&mut self, cases: &[&Case]) -> Option<u64> {
+    /// The budget of the job of `cases`, ns, now; `later_floor_s`: what
+    /// the jobs after it take whatever their budgets (the rounds every arm
+    /// runs, [`super::estimate::Eta::floor_left`]), which its share leaves
+    /// them.
+    fn share(&mut self, cases: &[&Case], later_floor_s: f64) -> Option<u64> {
         if let Some(own) = cases.iter().find_map(|c| c.budget) {
             return Some(own.as_nanos() as u64);
         }
         let budget = self.budget?;
-        let w: f64 = cases.iter().map(|c| weight(c)).sum();
         let left = budget.saturating_sub(self.started.elapsed()).as_secs_f64();
-        let share = left * (w / self.weight_left.max(w).max(1e-9)).min(1.0);
+        Some((self.share_of(cases, left, later_floor_s) * 1e9) as u64)
+    }
+
+    /// The share of `left` seconds of the job of `cases`: its cases' weight
+    /// among those still to run, no more than what the later jobs' floor
+    /// (`later_floor_s`) leaves.
+    fn share_of(&mut self, cases: &[&Case], left: f64, later_floor_s: f64) -> f64 {
+        let w: f64 = cases.iter().map(|c| weight(c)).sum();
+        let fair = left * (w / self.weight_left.max(w).max(1e-9)).min(1.0);
         self.weight_left = (self.weight_left - w).max(0.0);
-        Some((share * 1e9) as u64)
+        fair.min(left - later_floor_s.max(0.0)).max(0.0)
     }
 }
 
@@ -229,8 +239,16 @@ impl Runner<'_> {
         let mut arms = self.arms(cases, sh, result, bar);
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
-        sched.budget_ns = sh.budget.share(cases).filter(|_| sched.rule.is_some());
-        self.stretch_arms(cases, target, sched.budget_ns, &mut arms);
+        let members: Vec<usize> = arms.iter().map(|a| a.at).collect();
+        let later_floor_s = sh.eta.floor_left(&members);
+        // Rank 0's share on every rank: each derived it from its own clock
+        // and its own set-ups, and the ranks run the same rounds.
+        sched.budget_ns = (sh.budget)
+            .share(cases, later_floor_s)
+            .filter(|_| sched.rule.is_some())
+            .map(|b| self.ranks.agree_f64(b as f64) as u64);
+        let setup_s = sh.eta.setup_s();
+        self.stretch_arms(cases, (target, setup_s), sched.budget_ns, &mut arms);
         let mut fatal: Option<anyhow::Error> = None;
         let mut last_round = 0;
         let end = repeat::run_job(arms.len(), &sched, |call| {
@@ -298,7 +316,7 @@ impl Runner<'_> {
     fn stretch_arms(
         &self,
         cases: &[&Case],
-        target: Option<&Target>,
+        (target, setup_s): (Option<&Target>, f64),
         budget_ns: Option<u64>,
         arms: &mut [Arm<'_>],
     ) {
@@ -306,7 +324,7 @@ impl Runner<'_> {
             let size = target.map_or(self.plan.size.unwrap_or(crate::plan::DEFAULT_SIZE), |t| {
                 t.size()
             });
-            super::estimate::stretch(self.plan, cases, size, b as f64 / 1e9)
+            super::estimate::stretch(self.plan, cases, (size, setup_s), b as f64 / 1e9)
         });
         let stretch = self.ranks.agree_f64(stretch);
         for a in arms {
@@ -606,5 +624,27 @@ mod tests {
             jobs(&cases, Schedule::Sequential),
             vec![vec![0], vec![1], vec![2], vec![3]]
         );
+    }
+
+    /// Issue 28: the first jobs took their share of the budget as though
+    /// the later ones could run in what was left, but each arm runs 3
+    /// rounds whatever they cost: under load the run passed its budget by
+    /// the later jobs' floors. A job's share now leaves them their floor.
+    #[test]
+    fn a_jobs_share_leaves_the_later_jobs_their_floor_of_rounds() {
+        let c = Case::new(Method::Direct, Pattern::RandRead, 4096, 1, 1);
+        let mut b = RunBudget {
+            budget: Some(std::time::Duration::from_secs(30)),
+            started: Instant::now(),
+            weight_left: 3.0,
+        };
+        // 30 s for 3 jobs, the two after this one needing 24 s whatever.
+        let share = b.share_of(&[&c], 30.0, 24.0);
+        assert!((share - 6.0).abs() < 1e-9, "{share}");
+        // Floors that fit leave the even share.
+        let share = b.share_of(&[&c], 24.0, 2.0);
+        assert!((share - 12.0).abs() < 1e-9, "{share}");
+        // Floors past what is left: nothing beyond the job's own floor.
+        assert_eq!(b.share_of(&[&c], 12.0, 20.0), 0.0);
     }
 }

@@ -85,11 +85,18 @@ impl Runner<'_> {
                 cr.facts.push(n);
             }
         }
+        let timed_ns = rep.as_ref().ok().map(|ok| ok.measurement.duration_ns);
         let outcome = match rep {
             Ok(ok) => self.book_ok(arm, cr, ok, warmup, book, bar, t0),
             Err(e) => book_err(cr, e),
         };
-        arm.elapsed_ns += t0.elapsed().as_nanos() as u64;
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        arm.elapsed_ns += wall_ns;
+        if let Some(timed) = timed_ns {
+            // Its set-up: what the estimate counts besides the work.
+            sh.eta
+                .set_up(plan, wall_ns.saturating_sub(timed) as f64 / 1e9);
+        }
         if outcome == RepOutcome::Stop && self.stop.load(Ordering::Relaxed) {
             return Ok(RepOutcome::Abort);
         }
