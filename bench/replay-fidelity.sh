@@ -94,6 +94,8 @@ RESULTS=$OUT/results.tsv
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load"
 
 fio --name=prep --filename="$MNT/read.dat" --size="$SIZE" --rw=write --bs=1M --output=/dev/null
+# Without recording, the writer's file is laid out as its recorded run left it.
+[ -n "$TRACES" ] && fio --name=prep --filename="$MNT/write.dat" --size="$SIZE" --rw=write --bs=1M --output=/dev/null
 common=(--size="$SIZE" --output-format=json --invalidate=0)
 # A file's pages written back and dropped, as iopath's --cache cold does.
 drop_cache() { # file
