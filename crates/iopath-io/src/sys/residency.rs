@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io;
 
-use super::file_len;
+use super::{file_len, fs_type_name};
 
 /// How much of a file the page cache holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl Residency {
 /// `max_sample` bytes).
 pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
     let len = file_len(file)?;
-    match cachestat_pages(file) {
+    match cachestat_pages(file).filter(|_| !pages_are_elsewhere(file)) {
         Some(pages) => {
             let page = rustix::param::page_size() as u64;
             Ok(Residency {
@@ -45,6 +45,19 @@ pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
         }
         None => residency_mincore(file, max_sample),
     }
+}
+
+/// Whether `file`'s cached pages belong to another file: overlayfs hands
+/// reads and mappings to the upper or lower file, and FUSE passthrough to
+/// its backing file, so `cachestat` of the stacked file counts its own
+/// cache, always empty, where `mincore` follows the mapping to the real
+/// file's pages. Where the file system cannot be told, as if they were.
+fn pages_are_elsewhere(file: &File) -> bool {
+    rustix::fs::fstatfs(file).map_or(true, |st| {
+        #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+        let magic = st.f_type as u64;
+        matches!(fs_type_name(magic), "overlayfs" | "fuse")
+    })
 }
 
 /// `struct cachestat_range` of `include/uapi/linux/mman.h`.
@@ -213,5 +226,55 @@ mod tests {
         assert_eq!(r.sampled_bytes, 4 << 20);
         assert_eq!(r.resident_bytes, every.resident_bytes);
         assert_eq!(r.estimated_bytes(), every.resident_bytes);
+    }
+
+    /// The review's overlayfs finding: cachestat of a file on an overlay
+    /// mount succeeds and counts nothing (the pages are the upper file's),
+    /// so a cached file read as cold. Root only (it mounts an overlay).
+    #[test]
+    fn residency_on_overlayfs_counts_the_real_files_pages() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let (lower, upper, work, merged) = (
+            dir.path().join("lower"),
+            dir.path().join("upper"),
+            dir.path().join("work"),
+            dir.path().join("merged"),
+        );
+        for d in [&lower, &upper, &work, &merged] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let data = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            lower.display(),
+            upper.display(),
+            work.display()
+        );
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "overlay", "overlay", "-o", &data])
+            .arg(&merged)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount an overlay here (needs root)");
+            return;
+        }
+        struct Unmount<'a>(&'a std::path::Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(self.0).status();
+            }
+        }
+        let _guard = Unmount(&merged);
+        let path = merged.join("o.dat");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(&vec![7u8; 4 << 20]).unwrap();
+        drop(f);
+        let f = File::open(&path).unwrap();
+        let every = residency_mincore(&f, u64::MAX).unwrap();
+        assert_eq!(every.resident_bytes, 4 << 20, "just written, so cached");
+        let r = residency(&f, u64::MAX).unwrap();
+        assert_eq!(r.resident_bytes, every.resident_bytes);
+        drop(f);
     }
 }

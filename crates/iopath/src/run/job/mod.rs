@@ -239,14 +239,7 @@ impl Runner<'_> {
         let mut arms = self.arms(cases, sh, result, bar);
         let interleaved = self.plan.schedule == Schedule::Interleaved;
         let mut sched = self.schedule(job_no, &arms, sh.rounds);
-        let members: Vec<usize> = arms.iter().map(|a| a.at).collect();
-        let later_floor_s = sh.eta.floor_left(&members);
-        // Rank 0's share on every rank: each derived it from its own clock
-        // and its own set-ups, and the ranks run the same rounds.
-        sched.budget_ns = (sh.budget)
-            .share(cases, later_floor_s)
-            .filter(|_| sched.rule.is_some())
-            .map(|b| self.ranks.agree_f64(b as f64) as u64);
+        sched.budget_ns = self.job_budget(cases, &arms, sh, sched.rule.is_some());
         let setup_s = sh.eta.setup_s();
         self.stretch_arms(cases, (target, setup_s), sched.budget_ns, &mut arms);
         let mut fatal: Option<anyhow::Error> = None;
@@ -308,6 +301,24 @@ impl Runner<'_> {
         self.ranks.agree(on_case(result))?;
         self.job_done(cases, sh, result, bar);
         Ok(interrupted)
+    }
+
+    /// The job's share of the run's budget, leaving the later jobs their
+    /// floor of rounds; rank 0's on every rank: each derived it from its
+    /// own clock and its own set-ups, and the ranks run the same rounds.
+    fn job_budget(
+        &self,
+        cases: &[&Case],
+        arms: &[Arm<'_>],
+        sh: &mut Shared<'_>,
+        adaptive: bool,
+    ) -> Option<u64> {
+        let members: Vec<usize> = arms.iter().map(|a| a.at).collect();
+        let later_floor_s = sh.eta.floor_left(&members);
+        (sh.budget)
+            .share(cases, later_floor_s)
+            .filter(|_| adaptive)
+            .map(|b| self.ranks.agree_f64(b as f64) as u64)
     }
 
     /// The rounds a job's verdict needs first, then a stretch of what is

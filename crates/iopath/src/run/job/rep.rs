@@ -69,16 +69,7 @@ impl Runner<'_> {
         if rep.is_ok() {
             result.cases[arm.idx].neighbour.extend(beside);
         }
-        if let Some(l) = sh.limit.as_mut() {
-            // Left in the cgroup, later cases would run capped unseen.
-            self.ranks.agree(l.leave().with_context(|| {
-                format!(
-                    "--cache-limit: cannot move iopath back out of {}",
-                    l.dir.display()
-                )
-            }))?;
-            result.config.cache_limit = Some(limit_info(l));
-        }
+        self.leave_cache_limit(sh, result)?;
         let cr = &mut result.cases[arm.idx];
         for n in prep_notes {
             if !cr.facts.contains(&n) {
@@ -101,6 +92,21 @@ impl Runner<'_> {
             return Ok(RepOutcome::Abort);
         }
         Ok(self.ranks.agree_outcome(outcome))
+    }
+
+    /// Out of the `--cache-limit` cgroup after a repetition, its figures
+    /// in the run's config. Left in it, later cases would run capped unseen.
+    fn leave_cache_limit(&self, sh: &mut Shared<'_>, result: &mut RunResult) -> Result<()> {
+        if let Some(l) = sh.limit.as_mut() {
+            self.ranks.agree(l.leave().with_context(|| {
+                format!(
+                    "--cache-limit: cannot move iopath back out of {}",
+                    l.dir.display()
+                )
+            }))?;
+            result.config.cache_limit = Some(limit_info(l));
+        }
+        Ok(())
     }
 
     /// A repetition that ran, booked into its case: its figures, notes,
