@@ -93,6 +93,9 @@ pub struct Plan {
     /// `--budget` (or the default one): the whole run's time, set-up
     /// included; `None` with `--repeat` or `--max-time`.
     pub budget: Option<Duration>,
+    /// Whether `budget` is the user's (`--budget`, a job file's) rather
+    /// than the default run's: only the user's cuts a replay.
+    pub budget_given: bool,
     /// `--case-timeout`: the wall-clock cap of one case, all its
     /// repetitions together; `None`: no cap.
     pub case_timeout: Option<Duration>,
@@ -231,6 +234,7 @@ impl Plan {
             repeat: r.repeat,
             ci_target: r.ci_target.map_or(DEFAULT_CI_TARGET, |p| p.0),
             max_time: r.max_time.map_or(DEFAULT_MAX_TIME, |d| d.0),
+            budget_given: r.budget.is_some(),
             budget: r.budget.map(|d| d.0).or_else(|| {
                 (r.max_time.is_none() && origin.preset.is_none()).then_some(DEFAULT_BUDGET)
             }),

@@ -154,16 +154,19 @@ fn check_engines(source: &ReplaySource, bs: u64, qd: u32) -> Result<(), UsageErr
     Ok(())
 }
 
-/// Under a budget (`--budget`, the default run's included; none with
-/// `--repeat`), how long one repetition of a replay case may run: the
+/// Under a budget the user gave (`--budget`, a job file's; not the
+/// default run's, which would cut the user's program without being asked:
+/// a replay runs whole unless told; none with `--repeat`), how long one
+/// repetition of a replay case may run: the
 /// job's budget (`job_budget_ns`, what was left of it when the job
 /// started) shared as [`Plan::budget_time`] shares it among the floor of
 /// rounds of every case, but not held to the default 150 ms: a replay that
-/// fits runs whole, a longer one is replayed up to this limit (as far as
-/// it gets, the same ops from the start for every method). `None`
-/// without a budget.
+/// fits runs whole, a longer one is replayed from its start up to this
+/// limit (each method as far as it gets: a prefix of the trace that
+/// differs between methods, so their rates compare only as far as the
+/// trace is alike along its length). `None` without a budget the user gave.
 pub fn repetition_limit(plan: &Plan, job_budget_ns: Option<u64>) -> Option<Duration> {
-    let budget = Duration::from_nanos(job_budget_ns?);
+    let budget = Duration::from_nanos(job_budget_ns.filter(|_| plan.budget_given)?);
     let arms = plan
         .cases
         .iter()
@@ -289,6 +292,10 @@ mod tests {
         apply(&mut plan, source(1, 1, 4096), &methods, None).unwrap();
         plan.warmup = 0;
         assert_eq!(repetition_limit(&plan, None), None);
+        // The default run's budget does not cut the user's program.
+        assert!(plan.budget.is_some() && !plan.budget_given);
+        assert_eq!(repetition_limit(&plan, Some(20_000_000_000)), None);
+        plan.budget_given = true;
         let rounds = crate::stats::verdict_rounds() as f64;
         let budget = 20e9;
         let limit = repetition_limit(&plan, Some(budget as u64)).unwrap();
