@@ -97,3 +97,61 @@ fn noatime_from_a_job_file_or_beside_one() {
     assert_eq!(conditions(&job(false), &[]), false);
     assert_eq!(conditions(&job(false), &["--noatime"]), true);
 }
+
+/// `--noatime` on a file the user does not own (O_NOATIME is the owner's):
+/// one line naming the file and what to do, exit 2, before any estimate or
+/// run; every method used to fail on EPERM in turn, and the run exit 1.
+#[test]
+fn noatime_on_a_file_of_another_user_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() {
+        common::skip("switching to the user nobody needs root");
+        return;
+    }
+    if std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::skip("setpriv is not installed (apt-get install util-linux)");
+        return;
+    }
+    let dir = common::scratch();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let path = dir.path().join("roots.bin");
+    std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // A copy nobody can run (the build directory may be closed to it).
+    let bin = dir.path().join("iopath");
+    std::fs::copy(env!("CARGO_BIN_EXE_iopath"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid",
+            "nobody",
+            "--regid",
+            "nogroup",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(&bin)
+        .args(["run", "--file"])
+        .arg(&path)
+        .args([
+            "--noatime",
+            "--methods",
+            "buffered,direct",
+            "--patterns",
+            "randread",
+        ])
+        .args(["--time", "100ms", "--concurrency", "1", "--repeat", "1"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.matches("O_NOATIME").count(), 1, "{stderr}");
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("estimated duration"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}

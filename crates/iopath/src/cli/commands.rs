@@ -412,12 +412,34 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
         flags
     };
     let mut plan = Plan::from_spec(&job, &origin)?;
+    if plan.noatime {
+        noatime_allowed(&plan.target)?;
+    }
     if let Some(trace) = &args.replay {
         let source =
             crate::plan::replay::ReplaySource::read(trace, args.replay_timing.unwrap_or_default())?;
         crate::plan::replay::apply(&mut plan, source, &args.methods, args.qd)?;
     }
     Ok(plan)
+}
+
+/// `--noatime` on a file the user may not open so: `O_NOATIME` is the
+/// owner's (or `CAP_FOWNER`'s), and every method would fail on `EPERM`.
+/// Said once, before the run, as the bad input it is.
+fn noatime_allowed(target: &crate::model::TargetSpec) -> Result<(), UsageError> {
+    use std::os::unix::fs::MetadataExt;
+    let crate::model::TargetSpec::File { path, .. } = target else {
+        return Ok(());
+    };
+    let euid = rustix::process::geteuid();
+    match std::fs::metadata(path) {
+        Ok(m) if !euid.is_root() && m.uid() != euid.as_raw() => Err(UsageError(format!(
+            "--noatime: {} belongs to uid {}, and O_NOATIME is only the owner's (or root's): run as its owner, or leave out --noatime",
+            path.display(),
+            m.uid()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A fio job file mapped to a job; a mistake in it is a usage error.
