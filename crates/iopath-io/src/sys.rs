@@ -159,6 +159,26 @@ pub fn fs_type_name(magic: u64) -> &'static str {
     }
 }
 
+/// Open `path` read-only as a run's engines do: with `O_NOATIME` where
+/// `noatime` (`--noatime`), so that iopath's own looks at the file (its
+/// page-cache residency through a mapping, a warm read) leave the access
+/// time alone as the engines' reads do. `EPERM` where the caller is not
+/// the file's owner and lacks `CAP_FOWNER`.
+pub fn open_read(path: &Path, noatime: bool) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(if noatime { libc::O_NOATIME } else { 0 })
+        .open(path)
+}
+
+/// Whether the kernel refuses to open `path` with `O_NOATIME` for this
+/// process (`EPERM`: neither its owner nor `CAP_FOWNER`). Any other
+/// outcome (opened, missing, no read permission) is not this refusal.
+pub fn noatime_refused(path: &Path) -> bool {
+    matches!(open_read(path, true), Err(e) if e.raw_os_error() == Some(libc::EPERM))
+}
+
 /// File-system type of the file or directory at `path`.
 pub fn fs_type_of(path: &Path) -> io::Result<&'static str> {
     let st = rustix::fs::statfs(path)?;

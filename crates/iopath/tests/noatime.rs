@@ -116,12 +116,13 @@ fn noatime_on_a_file_of_another_user_is_refused_before_the_run() {
         common::skip("setpriv is not installed (apt-get install util-linux)");
         return;
     }
-    let dir = common::scratch();
+    // Outside the build directory, which may be closed to nobody.
+    let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let path = dir.path().join("roots.bin");
     std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    // A copy nobody can run (the build directory may be closed to it).
+    // A copy nobody can run.
     let bin = dir.path().join("iopath");
     std::fs::copy(env!("CARGO_BIN_EXE_iopath"), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();

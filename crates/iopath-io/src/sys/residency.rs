@@ -48,15 +48,16 @@ pub fn residency(file: &File, max_sample: u64) -> io::Result<Residency> {
 }
 
 /// Whether `file`'s cached pages belong to another file: overlayfs hands
-/// reads and mappings to the upper or lower file, and FUSE passthrough to
-/// its backing file, so `cachestat` of the stacked file counts its own
-/// cache, always empty, where `mincore` follows the mapping to the real
-/// file's pages. Where the file system cannot be told, as if they were.
+/// reads and mappings to the upper or lower file, so `cachestat` of the
+/// stacked file counts its own cache, always empty, where `mincore`
+/// follows the mapping to the real file's pages. (FUSE has its own page
+/// cache, except in passthrough mode, which cannot be told from here.)
+/// Where the file system cannot be told, as if they were.
 fn pages_are_elsewhere(file: &File) -> bool {
     rustix::fs::fstatfs(file).map_or(true, |st| {
         #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
         let magic = st.f_type as u64;
-        matches!(fs_type_name(magic), "overlayfs" | "fuse")
+        fs_type_name(magic) == "overlayfs"
     })
 }
 
@@ -234,7 +235,9 @@ mod tests {
     #[test]
     fn residency_on_overlayfs_counts_the_real_files_pages() {
         use std::io::Write;
-        let dir = tempfile::tempdir().unwrap();
+        // Not under /tmp, which is often an overlay itself in a container
+        // (an upper directory cannot be on one).
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
         let (lower, upper, work, merged) = (
             dir.path().join("lower"),
             dir.path().join("upper"),
@@ -262,7 +265,11 @@ mod tests {
         struct Unmount<'a>(&'a std::path::Path);
         impl Drop for Unmount<'_> {
             fn drop(&mut self) {
-                let _ = std::process::Command::new("umount").arg(self.0).status();
+                // Lazily: a busy mount must not stay behind the tempdir.
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(self.0)
+                    .status();
             }
         }
         let _guard = Unmount(&merged);

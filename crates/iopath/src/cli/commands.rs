@@ -427,19 +427,17 @@ pub fn plan_of(args: &RunArgs) -> Result<Plan, UsageError> {
 /// owner's (or `CAP_FOWNER`'s), and every method would fail on `EPERM`.
 /// Said once, before the run, as the bad input it is.
 fn noatime_allowed(target: &crate::model::TargetSpec) -> Result<(), UsageError> {
-    use std::os::unix::fs::MetadataExt;
     let crate::model::TargetSpec::File { path, .. } = target else {
         return Ok(());
     };
-    let euid = rustix::process::geteuid();
-    match std::fs::metadata(path) {
-        Ok(m) if !euid.is_root() && m.uid() != euid.as_raw() => Err(UsageError(format!(
-            "--noatime: {} belongs to uid {}, and O_NOATIME is only the owner's (or root's): run as its owner, or leave out --noatime",
-            path.display(),
-            m.uid()
-        ))),
-        _ => Ok(()),
+    // The kernel's rule is the owner or CAP_FOWNER: asked of the kernel.
+    if iopath_io::sys::noatime_refused(path) {
+        return Err(UsageError(format!(
+            "--noatime: opening {} with O_NOATIME is refused (EPERM): only its owner (or a process with CAP_FOWNER) may; run as its owner, or leave out --noatime",
+            path.display()
+        )));
     }
+    Ok(())
 }
 
 /// A fio job file mapped to a job; a mistake in it is a usage error.

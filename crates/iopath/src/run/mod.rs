@@ -223,6 +223,7 @@ impl Runner<'_> {
         // The disks to count: the walk `collect` made.
         let stack = system.device_stack.clone().unwrap_or_default();
         let mut obs = Observer::new(target, stack);
+        obs.open_noatime(plan.noatime);
         // The split's disks: the walk's top too, which a loop device over
         // tmpfs has without a leaf to count.
         let walked = target.map(|_| {

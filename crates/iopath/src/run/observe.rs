@@ -47,6 +47,8 @@ const RESIDENCY_FULL_SCAN: u64 = 4 << 30;
 #[derive(Debug)]
 pub struct Observer {
     target: Option<PathBuf>,
+    /// `--noatime`: the target is opened with `O_NOATIME`.
+    noatime: bool,
     pub stack: DeviceStack,
     cgroup: Option<MemCgroup>,
     sys: PathBuf,
@@ -98,6 +100,7 @@ impl Observer {
     pub fn new(target: Option<&Target>, stack: DeviceStack) -> Observer {
         let sys = PathBuf::from("/sys");
         Observer {
+            noatime: false,
             target: target.map(|t| t.path().to_path_buf()),
             stack,
             cgroup: MemCgroup::current(),
@@ -113,9 +116,16 @@ impl Observer {
         self.cgroup = Some(cg);
     }
 
+    /// Look at the target as the engines open it: with `O_NOATIME` under
+    /// `--noatime` (residency maps the file where `cachestat` cannot
+    /// count it, and a mapping updates the access time).
+    pub fn open_noatime(&mut self, on: bool) {
+        self.noatime = on;
+    }
+
     fn residency(&self) -> u64 {
         let Some(p) = &self.target else { return 0 };
-        std::fs::File::open(p)
+        iopath_io::sys::open_read(p, self.noatime)
             .and_then(|f| iopath_io::sys::residency(&f, RESIDENCY_FULL_SCAN))
             .map_or(0, |r| r.estimated_bytes())
     }

@@ -12,10 +12,18 @@ use crate::result::skip::Skip;
 use crate::run::target::Target;
 use crate::system::metrics::procfs::{CgroupRoom, MemCgroup};
 
-/// Put the target's pages in the page-cache state the plan asks for.
-pub(super) fn set_cache_state(t: &Target, state: CacheState, drop_all: bool) -> Result<()> {
-    let open =
-        || std::fs::File::open(t.path()).with_context(|| format!("open {}", t.path().display()));
+/// Put the target's pages in the page-cache state the plan asks for,
+/// opening it as the engines do (`noatime`: `--noatime`'s `O_NOATIME`).
+pub(super) fn set_cache_state(
+    t: &Target,
+    state: CacheState,
+    drop_all: bool,
+    noatime: bool,
+) -> Result<()> {
+    let open = || {
+        iopath_io::sys::open_read(t.path(), noatime)
+            .with_context(|| format!("open {}", t.path().display()))
+    };
     match state {
         CacheState::AsIs => Ok(()),
         CacheState::Cold => {

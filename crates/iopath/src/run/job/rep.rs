@@ -237,7 +237,7 @@ impl Runner<'_> {
         }
         if let Some(t) = target {
             let cache = case.cache.unwrap_or(self.plan.cache);
-            if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches) {
+            if let Err(e) = set_cache_state(t, cache, self.plan.drop_caches, self.plan.noatime) {
                 notes.push(CaseNote::CacheNotMade {
                     cache: cache.name().into(),
                     error: format!("{e:#}"),
