@@ -192,7 +192,7 @@ impl Resolver {
     /// are, so that a burst inside the window does not make every later
     /// completion scan the whole map again.
     fn prune_completions(&mut self, now_ns: u64) {
-        let mut keep = now_ns.saturating_sub(WINDOW_NS);
+        let keep = now_ns.saturating_sub(WINDOW_NS);
         let mut times: Vec<u64> = self
             .completions
             .values()
