@@ -582,7 +582,7 @@ mod tests {
     }
 
     #[test]
-    fn every_run_setting_a_flag_gives_reaches_a_job_file() {
+    fn the_latency_split_and_noatime_flags_reach_a_job_file() {
         // `--latency-split` beside a job file was dropped: it was missing
         // from the settings the flags hand over.
         let base = job("[[case]]\nmethod = \"direct\"\npattern = \"randread\"\n");
