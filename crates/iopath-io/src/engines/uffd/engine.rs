@@ -72,20 +72,7 @@ impl UffdEngine {
             SyncPolicy::None,
             spec.noatime,
         )?;
-        let dio = crate::sys::dio_alignment(&spec.path);
-        if dio.offset > page || page % dio.offset != 0 || dio.mem > page {
-            return Err(EngineError::Unsupported {
-                method,
-                reason: format!(
-                    "{} needs O_DIRECT in {page}-byte pages, but {} requires {}-byte offsets and {}-byte aligned buffers ({})",
-                    method,
-                    spec.path.display(),
-                    dio.offset,
-                    dio.mem,
-                    dio.source
-                ),
-            });
-        }
+        check_pages(method, spec, page)?;
         let file_len =
             crate::sys::file_len(&file).map_err(|e| EngineError::os("fstat", &spec.path, e))?;
         let span = spec.span_bytes.min(file_len);
@@ -116,36 +103,19 @@ impl UffdEngine {
             (Some(region), None)
         };
 
-        let name = method.name();
-        let mut notes = vec![format!(
-            "{name}: region of {}, at most {budget} resident pages ({}), write-protect: {}",
-            engines::human_bytes(len as u64),
-            engines::human_bytes(budget as u64 * page as u64),
-            if wp { "on" } else { "off" }
-        )];
-        if let Some(r) = &region {
-            notes.push(format!(
-                "one region per file, shared by the engines of the file; one fault-handling thread per engine fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
-                match (wp, spec.write) {
-                    (_, false) => "opened read-only, this engine writes nothing",
-                    (true, true) => "only pages stored to are written back (write-protect faults)",
-                    (false, true) => "only pages written through the engines are written back",
-                },
-                r.source.describe()
-            ));
-        }
-        if span < spec.span_bytes {
-            notes.push(format!(
-                "{name} maps {span} bytes, the file's length, not the {} asked",
-                spec.span_bytes
-            ));
-        }
-        if spec.queue_depth > 1 {
-            notes.push(format!(
-                "{name} is synchronous: queue depth {} requested, ran at 1 (use --threads for parallel faults)",
-                spec.queue_depth
-            ));
-        }
+        let source = region.as_ref().map(|r| r.source.describe());
+        let notes = open_notes(
+            method,
+            spec,
+            Layout {
+                wp,
+                len,
+                budget,
+                span,
+                page,
+            },
+            source,
+        );
         Ok(UffdEngine {
             method,
             region,
@@ -335,4 +305,76 @@ impl Drop for UffdEngine {
             r.detach_engine();
         }
     }
+}
+
+/// O_DIRECT in whole pages: the file's alignment must divide the page.
+fn check_pages(method: Method, spec: &OpenSpec, page: usize) -> Result<(), EngineError> {
+    let dio = crate::sys::dio_alignment(&spec.path);
+    if dio.offset > page || page % dio.offset != 0 || dio.mem > page {
+        return Err(EngineError::Unsupported {
+            method,
+            reason: format!(
+                "{} needs O_DIRECT in {page}-byte pages, but {} requires {}-byte offsets and {}-byte aligned buffers ({})",
+                method,
+                spec.path.display(),
+                dio.offset,
+                dio.mem,
+                dio.source
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// What [`open_notes`] says of a region.
+struct Layout {
+    wp: bool,
+    len: usize,
+    budget: usize,
+    span: u64,
+    page: usize,
+}
+
+/// The engine's notes: its region, how it is filled, what it maps and
+/// the depth it runs at. `source`: where userfaultfd came from, with a
+/// region.
+fn open_notes(method: Method, spec: &OpenSpec, l: Layout, source: Option<&str>) -> Vec<String> {
+    let Layout {
+        wp,
+        len,
+        budget,
+        span,
+        page,
+    } = l;
+    let name = method.name();
+    let mut notes = vec![format!(
+        "{name}: region of {}, at most {budget} resident pages ({}), write-protect: {}",
+        engines::human_bytes(len as u64),
+        engines::human_bytes(budget as u64 * page as u64),
+        if wp { "on" } else { "off" }
+    )];
+    if let Some(source) = source {
+        notes.push(format!(
+            "one region per file, shared by the engines of the file; one fault-handling thread per engine fills {page}-byte pages with O_DIRECT preads (no read-ahead); {}; userfaultfd from {}",
+            match (wp, spec.write) {
+                (_, false) => "opened read-only, this engine writes nothing",
+                (true, true) => "only pages stored to are written back (write-protect faults)",
+                (false, true) => "only pages written through the engines are written back",
+            },
+            source
+        ));
+    }
+    if span < spec.span_bytes {
+        notes.push(format!(
+            "{name} maps {span} bytes, the file's length, not the {} asked",
+            spec.span_bytes
+        ));
+    }
+    if spec.queue_depth > 1 {
+        notes.push(format!(
+            "{name} is synchronous: queue depth {} requested, ran at 1 (use --threads for parallel faults)",
+            spec.queue_depth
+        ));
+    }
+    notes
 }
