@@ -123,11 +123,9 @@ fn stream(dir: &Path) -> OpReader {
     OpReader::open(&stream_path(dir, 1)).unwrap()
 }
 
-#[test]
-fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(Mutex::new(Log::default()));
-    let fake = Fake {
+/// An asynchronous fake engine at depth 4 logging into `log`.
+fn async_fake(log: Arc<Mutex<Log>>) -> Fake {
+    Fake {
         caps: iopath_io::Caps {
             is_async: true,
             queue_depth: 4,
@@ -138,8 +136,15 @@ fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
         },
         bufs: vec![vec![0; 4096]; 4],
         flight: Default::default(),
-        log: log.clone(),
-    };
+        log,
+    }
+}
+
+#[test]
+fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(Mutex::new(Log::default()));
+    let fake = async_fake(log.clone());
     let stop = std::sync::atomic::AtomicBool::new(false);
     let run = ThreadRun {
         ops: stream(dir.path()),
@@ -173,19 +178,7 @@ fn ordering_points_wait_for_what_is_in_flight_and_syncs_flush() {
 fn a_replay_thread_stops_at_its_limit_and_says_it_was_cut() {
     let run_with = |limit: Option<Duration>| {
         let dir = tempfile::tempdir().unwrap();
-        let fake = Fake {
-            caps: iopath_io::Caps {
-                is_async: true,
-                queue_depth: 4,
-                offset_align: 1,
-                mem_align: 1,
-                notes: Vec::new(),
-                buffer_nodes: Vec::new(),
-            },
-            bufs: vec![vec![0; 4096]; 4],
-            flight: Default::default(),
-            log: Arc::new(Mutex::new(Log::default())),
-        };
+        let fake = async_fake(Arc::new(Mutex::new(Log::default())));
         let stop = std::sync::atomic::AtomicBool::new(false);
         let run = ThreadRun {
             ops: stream(dir.path()),
