@@ -739,6 +739,9 @@ fn build_ring(
     // one which opens, becomes its single issuer (see `bind`). Else
     // COOP_TASKRUN (5.19+), else nothing. Neither is valid with SQPOLL;
     // kernels without them answer EINVAL.
+    // NO_SQARRAY (6.6+) drops the SQ's index array: the kernel takes
+    // SQEs in ring order, one indirection less per request (t/io_uring
+    // sets it; the crate then fills no array).
     let mut deferred = false;
     let built = if !sqpoll {
         let mut defer = builder.clone();
@@ -747,19 +750,23 @@ fn build_ring(
             .setup_single_issuer()
             .setup_defer_taskrun()
             .setup_r_disabled();
+        let mut flat = defer.clone();
+        flat.setup_no_sqarray();
         let mut coop = builder.clone();
         coop.setup_coop_taskrun();
-        match defer.build(entries) {
-            Ok(r) => {
-                deferred = true;
-                Ok(r)
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match coop.build(entries) {
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => builder.build(entries),
-                other => other,
-            },
-            Err(e) => Err(e),
+        let einval = |r: &std::io::Result<IoUring>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::EINVAL));
+        let mut r = flat.build(entries);
+        if einval(&r) {
+            r = defer.build(entries);
         }
+        deferred = r.is_ok();
+        if einval(&r) {
+            r = coop.build(entries);
+        }
+        if einval(&r) {
+            r = builder.build(entries);
+        }
+        r
     } else {
         builder.build(entries)
     };
