@@ -51,6 +51,24 @@ const RING_PROGRAM: &str = include_str!("latency_split_ring.bt");
 /// Where the kernel's io_uring tracepoints are listed when it has them.
 const RING_EVENTS: &str = "/sys/kernel/tracing/events/io_uring/io_uring_complete";
 
+/// The program's block-time part where the kernel has the block layer's
+/// accounting tracepoints (after `// @@ flush` and `// @@ end` lines,
+/// what the flush and the end add, as in [`RING_PROGRAM`]).
+const IO_PROGRAM: &str = include_str!("latency_split_io.bt");
+
+/// Where the kernel's block accounting tracepoints are listed (6.5+).
+const IO_EVENTS: &str = "/sys/kernel/tracing/events/block/block_io_done";
+
+/// Which optional tracepoints the kernel has, so which parts the program
+/// takes ([`program`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Kernel {
+    /// io_uring's (`latency_split_ring.bt`).
+    ring: bool,
+    /// The block layer's accounting (`latency_split_io.bt`).
+    accounting: bool,
+}
+
 /// The printf line that ends a repetition's sums.
 const END_LINE: &str = "iopath-split-end ";
 
@@ -252,8 +270,11 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
     let pid = std::process::id();
     // Map keys: one per request in flight and per thread.
     let env = [("BPFTRACE_MAP_KEYS_MAX", "65536")];
-    let ring = Path::new(RING_EVENTS).exists();
-    match Bpftrace::start(&program(&bio, &rq, ring), &[pid.to_string()], &env) {
+    let kernel = Kernel {
+        ring: Path::new(RING_EVENTS).exists(),
+        accounting: Path::new(IO_EVENTS).exists(),
+    };
+    match Bpftrace::start(&program(&bio, &rq, kernel), &[pid.to_string()], &env) {
         Ok(bt) => Mode::Tracing(Tracer {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
@@ -507,25 +528,27 @@ fn with_ring(
 
 /// The program with its filters: bios on `bio`'s devices, requests on
 /// `rq`'s (kernel device numbers); with its io_uring part where `ring`.
-fn program(bio: &[u64], rq: &[u64], ring: bool) -> String {
+fn program(bio: &[u64], rq: &[u64], kernel: Kernel) -> String {
     let filter = |devs: &[u64]| {
         devs.iter()
             .map(|d| format!("args->dev == {d}"))
             .collect::<Vec<_>>()
             .join(" || ")
     };
-    let (probes, flush, end) = if ring {
-        let (probes, rest) = RING_PROGRAM
-            .split_once("// @@ flush\n")
-            .unwrap_or((RING_PROGRAM, ""));
-        let (flush, end) = rest.split_once("// @@ end\n").unwrap_or((rest, ""));
-        (probes, flush, end)
-    } else {
-        ("", "", "")
-    };
+    let parts = [(kernel.ring, RING_PROGRAM), (kernel.accounting, IO_PROGRAM)];
+    let (mut probes, mut flush, mut end) = (String::new(), String::new(), String::new());
+    for (_, part) in parts.iter().filter(|(has, _)| *has) {
+        let (p, rest) = part.split_once("// @@ flush\n").unwrap_or((part, ""));
+        let (f, e) = rest.split_once("// @@ end\n").unwrap_or((rest, ""));
+        probes.push_str(p);
+        flush.push_str(f);
+        end.push_str(e);
+    }
+    let rq_block_time = if kernel.accounting { "0" } else { "1" };
     format!("{PROGRAM}\n{probes}")
-        .replace("RING_FLUSH\n", flush)
-        .replace("RING_END\n", end)
+        .replace("PARTS_FLUSH\n", &flush)
+        .replace("PARTS_END\n", &end)
+        .replace("RQ_BLOCK_TIME", rq_block_time)
         .replace("BIO_FILTER", &filter(bio))
         .replace("RQ_FILTER", &filter(rq))
 }
@@ -743,20 +766,43 @@ mod tests {
     /// the end line.
     #[test]
     fn the_ring_part_is_added_with_its_flush_before_the_end_line() {
-        let p = program(&[7 << 20], &[7 << 20], true);
+        let ring = Kernel {
+            ring: true,
+            accounting: false,
+        };
+        let p = program(&[7 << 20], &[7 << 20], ring);
         assert!(p.contains("tracepoint:io_uring:io_uring_complete"));
         let flush = p.find("print(@rsub);").unwrap();
         assert!(flush < p.find("printf(\"iopath-split-end").unwrap());
         assert!(p.find("printf(\"iopath-split-base").unwrap() < flush);
-        assert!(!p.contains("RING_FLUSH") && !p.contains("RING_END"));
+        assert!(!p.contains("PARTS_FLUSH") && !p.contains("PARTS_END"));
         assert!(!p.contains("// @@"));
-        let plain = program(&[7 << 20], &[7 << 20], false);
-        assert!(!plain.contains("io_uring") && !plain.contains("RING_"));
+        let plain = program(&[7 << 20], &[7 << 20], Kernel::default());
+        assert!(!plain.contains("io_uring") && !plain.contains("PARTS_"));
+    }
+
+    /// Where the kernel has `block_io_start`/`block_io_done`, reads' block
+    /// time is timed by them (the interval /sys/block sums) and not at the
+    /// request's completion; without them, at the completion.
+    #[test]
+    fn reads_block_time_is_the_accountings_where_the_kernel_has_it() {
+        let both = Kernel {
+            ring: true,
+            accounting: true,
+        };
+        let p = program(&[7 << 20], &[7 << 20], both);
+        assert!(p.contains("tracepoint:block:block_io_done"));
+        assert!(p.contains("if (0 && strncmp(args->rwbs"));
+        assert!(p.contains("clear(@as);") && p.contains("print(@rsub);"));
+        assert!(!p.contains("RQ_BLOCK_TIME") && !p.contains("RQ_FILTER"));
+        let plain = program(&[7 << 20], &[7 << 20], Kernel::default());
+        assert!(plain.contains("if (1 && strncmp(args->rwbs"));
+        assert!(!plain.contains("block_io_done") && !plain.contains("@as["));
     }
 
     #[test]
     fn the_program_filters_bios_and_requests_on_the_targets_devices() {
-        let p = program(&[7 << 20, (254 << 20) | 1], &[7 << 20], false);
+        let p = program(&[7 << 20, (254 << 20) | 1], &[7 << 20], Kernel::default());
         assert!(p.contains("/args->dev == 7340032 || args->dev == 266338305/"));
         assert!(p.contains("/args->dev == 7340032/"));
         assert!(!p.contains("BIO_FILTER") && !p.contains("RQ_FILTER"));
