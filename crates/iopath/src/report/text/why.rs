@@ -266,8 +266,12 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     whose request the tracer could not tie to it, or an O_DIRECT call that made none \
     (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
     (most often on its return), per I/O; unaccounted = the measured mean less the parts \
-    (the program's own loop; with /sys/block averages, everything outside the block layer). \
-    --latency-split traces them (bpftrace, as root); without it device is the /sys/block \
+    (the program's own loop and, traced, the system call's slower path the tracer turns on; \
+    with /sys/block averages, everything outside the block layer). \
+    --latency-split traces them (bpftrace, as root): each request then passes several probes, \
+    so a traced run's rates are slower than an untraced one's (about a third of the IOPS at \
+    300k requests a second): compare methods within it, take rates from a run without it. \
+    Without it device is the /sys/block \
     average of queue and device together, shown only where the disk's requests were the \
     case's own (withheld where others used the disk, or where the parts exceed the mean). \
     - = not measured for the method (aio and mmap make no call per request; io_uring's ring \
