@@ -186,13 +186,14 @@ fn at_depth_32_the_traced_block_time_agrees_with_sys_block() {
 
 /// `direct` at depth 1 on the loop device: the block time per read is
 /// traced over the interval `/sys/block` counts (the block layer's own
-/// accounting tracepoints, Linux 6.5+) and agrees with it within 10%.
-/// Timed from the bio queued to the request completed, as before, a
-/// release build read 0.82-0.88 in `bench/latency-split-check.sh` (the
-/// loop device's completion runs the bio's callbacks, which wake the
-/// caller, before the accounting ends); this debug-build case, slower
-/// around the calls, does not always tell the two timings apart, but
-/// fails if the accounting's requests go unpaired.
+/// accounting tracepoints, Linux 6.5+: `block_timing` says so) and
+/// agrees with it within 10% and the probes' own cost. Timed from the bio
+/// queued to the request completed, as before, it read 0.82-0.88 in some
+/// runs of `bench/latency-split-check.sh` and 0.97-1.01 in others (the
+/// completion's callbacks, which `/sys/block` counts and that timing
+/// does not, vary with load), so this test cannot tell the two timings
+/// apart by the ratio alone: it checks which one was used, and fails if
+/// the accounting's requests go unpaired.
 #[test]
 fn a_direct_reads_block_time_agrees_with_sys_block() {
     if !can_trace() {
@@ -217,8 +218,13 @@ fn a_direct_reads_block_time_agrees_with_sys_block() {
             .as_f64()
             .unwrap_or_else(|| panic!("no {k} in {split}"))
     };
-    let off = (f("block_ns") / f("disk_stat_ns") - 1.0).abs();
-    assert!(off <= 0.10, "{:.1}% apart: {split}", off * 100.0);
+    assert_eq!(split["block_timing"], "accounting", "{split}");
+    // 10%, and 1 us for the probes' own cost per request (about half).
+    let off = (f("block_ns") - f("disk_stat_ns")).abs();
+    assert!(
+        off <= 0.10 * f("disk_stat_ns") + 1000.0,
+        "{off:.0} ns apart: {split}"
+    );
     drop(disk);
 }
 

@@ -350,6 +350,7 @@ mod tests {
             ring: None,
             runnable_total_ns: None,
             block_ns: None,
+            block_timing: None,
             disk_stat_ns: None,
             requests: 1,
             calls: 1,

@@ -23,6 +23,20 @@ pub enum SplitSource {
     DiskStat,
 }
 
+/// How [`LatencySplit::block_ns`] timed a read request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockTiming {
+    /// Between the block layer's accounting tracepoints (`block_io_start`
+    /// to `block_io_done`, Linux 6.5+): the interval `/sys/block` counts,
+    /// plus the probes' own cost (about half a microsecond a request).
+    Accounting,
+    /// From its bio queued (a request split off a larger bio: its
+    /// allocation) to `block_rq_complete`: without the completion's
+    /// callbacks, which `/sys/block` counts.
+    BioQueued,
+}
+
 /// Why the tracepoints were asked for and not used: the figures are the
 /// `/sys/block` averages instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,16 +144,16 @@ pub struct LatencySplit {
     /// Set when the figures are not the case's ([`SplitWithheld`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<SplitWithheld>,
-    /// Traced: the block layer's time per read request, from its bio
-    /// queued (a request split off a larger bio, which queues none of its
-    /// own: from its allocation) to its completion, over every read on
-    /// the disks the tracer paired, the case's and others' alike: what
-    /// the `/sys/block` read ticks average ([`Self::disk_stat_ns`]), which
-    /// count from the request's allocation (under a plug, the time the
-    /// plug cached at its first use). `None` for `DiskStat` or without
+    /// Traced: the block layer's time per read request, over every read
+    /// on the disks the tracer paired, the case's and others' alike, as
+    /// [`Self::block_timing`] says: what the `/sys/block` read ticks
+    /// average ([`Self::disk_stat_ns`]). `None` for `DiskStat` or without
     /// reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_ns: Option<f64>,
+    /// How [`Self::block_ns`] was timed; `None` without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_timing: Option<BlockTiming>,
     /// Traced: the `/sys/block/*/stat` read ticks over reads completed in
     /// the same repetition (everyone's), kept beside [`Self::block_ns`]
     /// to check one against the other.
@@ -319,6 +333,7 @@ impl LatencySplit {
                 .filter_map(|r| r.runnable_total_ns)
                 .reduce(|a, b| a + b),
             block_ns: weighed(|r| r.block_ns, |r| r.requests + r.other_requests),
+            block_timing: reps.iter().find_map(|r| r.block_timing),
             disk_stat_ns: weighed(|r| r.disk_stat_ns, |r| r.requests + r.other_requests),
             requests: total(|r| r.requests),
             calls: total(|r| r.calls),
@@ -351,6 +366,7 @@ impl LatencySplit {
             ring: None,
             runnable_total_ns: None,
             block_ns: None,
+            block_timing: None,
             disk_stat_ns: None,
             requests,
             calls: 0,
@@ -485,6 +501,7 @@ mod tests {
             ring: None,
             runnable_total_ns: None,
             block_ns: None,
+            block_timing: None,
             disk_stat_ns: None,
             requests: 4,
             calls: 3,

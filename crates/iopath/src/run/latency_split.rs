@@ -11,8 +11,10 @@
 //! queued the request (0 for another process's): the queueing time (bio
 //! queued to request issued; a request split off a larger bio, which
 //! queues no bio of its own, from its allocation), the service time
-//! (issued to completed) and the requests; the reads' block time (queued
-//! to completed: `block_ns`, to check against `/sys/block`); per thread that made a call: the submission (call entry
+//! (issued to completed) and the requests; the reads' block time
+//! (`block_ns`, to check against `/sys/block`: where the kernel has the
+//! block accounting tracepoints, `latency_split_io.bt`, between them, else
+//! queued to completed); per thread that made a call: the submission (call entry
 //! to its first bio queued) and the completion (its thread's last request
 //! completed to the call's return), over the calls that made a request,
 //! and the calls that made none. iopath asks for the sums at the end of
@@ -38,7 +40,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::record::bpftrace::{self, Bpftrace, BpftraceError, Message};
-use crate::result::latency_split::{LatencySplit, RingWait, SplitFallback, SplitSource};
+use crate::result::latency_split::{
+    BlockTiming, LatencySplit, RingWait, SplitFallback, SplitSource,
+};
 use crate::system::metrics::blockdev::{DeviceStack, DiskCounters};
 
 /// The program, its filters to be filled in ([`program`]).
@@ -150,6 +154,8 @@ enum Mode {
 pub struct Tracer {
     inner: Mutex<(Bpftrace, u64)>,
     pid: i32,
+    /// How the program times a read's block time (which parts it took).
+    block_timing: BlockTiming,
     /// Set once bpftrace has not answered in time (or has exited): it is
     /// not asked again, so that a hung tracer costs one deadline, not one
     /// per repetition.
@@ -235,6 +241,7 @@ impl Split {
                 Some(sums) => {
                     of_sums(&sums, &own_filter(t.pid), direct, stamps).map(|s| LatencySplit {
                         disk_stat_ns: self.read_average(),
+                        block_timing: s.block_ns.map(|_| t.block_timing),
                         ..s
                     })
                 }
@@ -278,6 +285,11 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
         Ok(bt) => Mode::Tracing(Tracer {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
+            block_timing: if kernel.accounting {
+                BlockTiming::Accounting
+            } else {
+                BlockTiming::BioQueued
+            },
             silent: AtomicBool::new(false),
             _tracefs: tracefs,
         }),
@@ -460,6 +472,7 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> 
         ring: None,
         runnable_total_ns: Some(total("runnable", true) as f64),
         block_ns,
+        block_timing: None,
         disk_stat_ns: None,
         requests,
         calls,
@@ -794,6 +807,9 @@ mod tests {
         assert!(p.contains("tracepoint:block:block_io_done"));
         assert!(p.contains("if (0 && strncmp(args->rwbs"));
         assert!(p.contains("clear(@as);") && p.contains("print(@rsub);"));
+        // A front merge moves the stamp; a request merged away drops it.
+        assert!(p.contains("tracepoint:block:block_rq_merge"));
+        assert!(p.contains("@as[args->sector] = @as[$old];"));
         assert!(!p.contains("RQ_BLOCK_TIME") && !p.contains("RQ_FILTER"));
         let plain = program(&[7 << 20], &[7 << 20], Kernel::default());
         assert!(plain.contains("if (1 && strncmp(args->rwbs"));

@@ -203,6 +203,7 @@ mod tests {
             ring: None,
             runnable_total_ns: None,
             block_ns: None,
+            block_timing: None,
             disk_stat_ns: None,
             requests: 100,
             calls: 100,
