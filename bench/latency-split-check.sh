@@ -14,8 +14,9 @@
 # calls, queue + device per request times requests per I/O; and the wait
 # for a CPU outside the calls, `runnable`, per I/O, but for a ring split,
 # whose parts hold it), their ratio, the ring's waits (SQ, CQ), the device
-# part, the traced block time per read (`block_ns`: from the start the
-# block layer stamps to completed, every read on the disk) and the
+# part, the traced block time per read (`block_ns`, every read on the
+# disk: between block_io_start and block_io_done on Linux 6.5+, else from
+# the bio queued to block_rq_complete; `block_timing` says which) and the
 # /sys/block average over the same repetitions (`disk_stat_ns`), and the
 # ratios. docs/methodology.md 6c holds the table measured here.
 #
