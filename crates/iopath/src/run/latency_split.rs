@@ -267,7 +267,7 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
     if !rustix::process::geteuid().is_root() {
         return Mode::Fallback(SplitFallback::NotRoot);
     }
-    let Some((bio, rq)) = devices(disks, sys) else {
+    let Some(devs) = devices(disks, sys) else {
         return Mode::Fallback(SplitFallback::NoBlockDevice);
     };
     // Unmounted with the tracer (or now, if bpftrace does not start).
@@ -281,7 +281,7 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
         ring: Path::new(RING_EVENTS).exists(),
         accounting: Path::new(IO_EVENTS).exists(),
     };
-    match Bpftrace::start(&program(&bio, &rq, kernel), &[pid.to_string()], &env) {
+    match Bpftrace::start(&program(&devs, kernel), &[pid.to_string()], &env) {
         Ok(bt) => Mode::Tracing(Tracer {
             inner: Mutex::new((bt, 0)),
             pid: pid as i32,
@@ -539,15 +539,29 @@ fn with_ring(
     })
 }
 
-/// The program with its filters: bios on `bio`'s devices, requests on
-/// `rq`'s (kernel device numbers); with its io_uring part where `ring`.
-fn program(bio: &[u64], rq: &[u64], kernel: Kernel) -> String {
-    let filter = |devs: &[u64]| {
-        devs.iter()
-            .map(|d| format!("args->dev == {d}"))
+/// The program with its filters: bios on `disks` and their partitions,
+/// requests on `disks`, each keyed by its disk and sector; with the
+/// optional parts the kernel has tracepoints for.
+fn program(disks: &[Disk], kernel: Kernel) -> String {
+    let any = |devs: &mut dyn Iterator<Item = u64>| {
+        devs.map(|d| format!("args->dev == {d}"))
             .collect::<Vec<_>>()
             .join(" || ")
     };
+    let bio_filter = any(&mut disks
+        .iter()
+        .flat_map(|d| std::iter::once(d.dev).chain(d.partitions.iter().copied())));
+    let rq_filter = any(&mut disks.iter().map(|d| d.dev));
+    // A bio's disk: a partition's bio is keyed as its disk's requests are
+    // (its sector is the disk's already).
+    let bio_disk = disks
+        .iter()
+        .filter(|d| !d.partitions.is_empty())
+        .rev()
+        .fold("args->dev".to_string(), |rest, d| {
+            let parts = any(&mut d.partitions.iter().copied());
+            format!("(({parts}) ? {} : {rest})", d.dev)
+        });
     let parts = [(kernel.ring, RING_PROGRAM), (kernel.accounting, IO_PROGRAM)];
     let (mut probes, mut flush, mut end) = (String::new(), String::new(), String::new());
     for (_, part) in parts.iter().filter(|(has, _)| *has) {
@@ -562,15 +576,23 @@ fn program(bio: &[u64], rq: &[u64], kernel: Kernel) -> String {
         .replace("PARTS_FLUSH\n", &flush)
         .replace("PARTS_END\n", &end)
         .replace("RQ_BLOCK_TIME", rq_block_time)
-        .replace("BIO_FILTER", &filter(bio))
-        .replace("RQ_FILTER", &filter(rq))
+        .replace("BIO_FILTER", &bio_filter)
+        .replace("RQ_FILTER", &rq_filter)
+        .replace("BIO_DISK", &bio_disk)
 }
 
-/// The kernel device numbers (`major << 20 | minor`) of the disks under
-/// `leaves` (a partition's disk) and, for bios, of their partitions too;
-/// `None` when there is none.
-fn devices(leaves: &[String], sys: &Path) -> Option<(Vec<u64>, Vec<u64>)> {
-    let (mut bio, mut rq) = (Vec::new(), Vec::new());
+/// A disk under the target, as the tracepoints number it (`major << 20 |
+/// minor`): requests carry the disk's number, bios the partition's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Disk {
+    dev: u64,
+    partitions: Vec<u64>,
+}
+
+/// The disks under `leaves` (a partition's disk), each with its
+/// partitions; `None` when there is none.
+fn devices(leaves: &[String], sys: &Path) -> Option<Vec<Disk>> {
+    let mut disks: Vec<Disk> = Vec::new();
     for leaf in leaves {
         let dir = sys.join(leaf).canonicalize().ok()?;
         let disk = if dir.join("partition").exists() {
@@ -578,16 +600,19 @@ fn devices(leaves: &[String], sys: &Path) -> Option<(Vec<u64>, Vec<u64>)> {
         } else {
             dir
         };
-        let d = dev_of(&disk)?;
-        rq.push(d);
-        bio.push(d);
+        let dev = dev_of(&disk)?;
+        if disks.iter().any(|d| d.dev == dev) {
+            continue;
+        }
+        let mut partitions = Vec::new();
         for e in std::fs::read_dir(&disk).ok()?.flatten() {
             if e.path().join("partition").exists() {
-                bio.extend(dev_of(&e.path()));
+                partitions.extend(dev_of(&e.path()));
             }
         }
+        disks.push(Disk { dev, partitions });
     }
-    (!rq.is_empty()).then_some((bio, rq))
+    (!disks.is_empty()).then_some(disks)
 }
 
 /// A block device's `dev` file (`7:0`) as the tracepoints number it.
@@ -783,14 +808,14 @@ mod tests {
             ring: true,
             accounting: false,
         };
-        let p = program(&[7 << 20], &[7 << 20], ring);
+        let p = program(&[loop0()], ring);
         assert!(p.contains("tracepoint:io_uring:io_uring_complete"));
         let flush = p.find("print(@rsub);").unwrap();
         assert!(flush < p.find("printf(\"iopath-split-end").unwrap());
         assert!(p.find("printf(\"iopath-split-base").unwrap() < flush);
         assert!(!p.contains("PARTS_FLUSH") && !p.contains("PARTS_END"));
         assert!(!p.contains("// @@"));
-        let plain = program(&[7 << 20], &[7 << 20], Kernel::default());
+        let plain = program(&[loop0()], Kernel::default());
         assert!(!plain.contains("io_uring") && !plain.contains("PARTS_"));
     }
 
@@ -803,24 +828,48 @@ mod tests {
             ring: true,
             accounting: true,
         };
-        let p = program(&[7 << 20], &[7 << 20], both);
+        let p = program(&[loop0()], both);
         assert!(p.contains("tracepoint:block:block_io_done"));
         assert!(p.contains("if (0 && strncmp(args->rwbs"));
         assert!(p.contains("clear(@as);") && p.contains("print(@rsub);"));
         // A front merge moves the stamp; a request merged away drops it.
         assert!(p.contains("tracepoint:block:block_rq_merge"));
-        assert!(p.contains("@as[args->sector] = @as[$old];"));
+        assert!(p.contains("@as[$d, args->sector] = @as[$d, $old];"));
         assert!(!p.contains("RQ_BLOCK_TIME") && !p.contains("RQ_FILTER"));
-        let plain = program(&[7 << 20], &[7 << 20], Kernel::default());
+        let plain = program(&[loop0()], Kernel::default());
         assert!(plain.contains("if (1 && strncmp(args->rwbs"));
         assert!(!plain.contains("block_io_done") && !plain.contains("@as["));
     }
 
+    /// A disk as the tests number it: loop0, no partitions.
+    fn loop0() -> Disk {
+        Disk {
+            dev: 7 << 20,
+            partitions: vec![],
+        }
+    }
+
     #[test]
     fn the_program_filters_bios_and_requests_on_the_targets_devices() {
-        let p = program(&[7 << 20, (254 << 20) | 1], &[7 << 20], Kernel::default());
-        assert!(p.contains("/args->dev == 7340032 || args->dev == 266338305/"));
-        assert!(p.contains("/args->dev == 7340032/"));
-        assert!(!p.contains("BIO_FILTER") && !p.contains("RQ_FILTER"));
+        let vda = Disk {
+            dev: 254 << 20,
+            partitions: vec![(254 << 20) | 1, (254 << 20) | 2],
+        };
+        let p = program(&[loop0(), vda], Kernel::default());
+        assert!(p.contains(
+            "/args->dev == 7340032 || args->dev == 266338304 || args->dev == 266338305 || args->dev == 266338306/"
+        ));
+        assert!(p.contains("/args->dev == 7340032 || args->dev == 266338304/"));
+        // A partition's bio is keyed by its disk, as the disk's requests.
+        assert!(p.contains(
+            "$d = ((args->dev == 266338305 || args->dev == 266338306) ? 266338304 : args->dev);"
+        ));
+        assert!(p.contains("@qt[$d, args->sector] = nsecs;"));
+        assert!(p.contains("$q = @qt[args->dev, args->sector];"));
+        for token in ["BIO_FILTER", "RQ_FILTER", "BIO_DISK"] {
+            assert!(!p.contains(token), "{token} left in the program");
+        }
+        let plain = program(&[loop0()], Kernel::default());
+        assert!(plain.contains("$d = args->dev;"));
     }
 }
