@@ -132,6 +132,25 @@ fn can_trace() -> bool {
     true
 }
 
+/// Field `k` of a latency split, a number.
+fn num(split: &Value, k: &str) -> f64 {
+    split[k]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {k} in {split}"))
+}
+
+/// The traced block time per read within 10% of the `/sys/block` average,
+/// and `slack_ns` more.
+fn assert_block_agrees(split: &Value, slack_ns: f64) {
+    let (block, sys) = (num(split, "block_ns"), num(split, "disk_stat_ns"));
+    let off = (block - sys).abs();
+    assert!(
+        off <= 0.10 * sys + slack_ns,
+        "{off:.0} ns ({:.1}%) apart: {split}",
+        off / sys * 100.0
+    );
+}
+
 /// One traced case on `disk`: the summary of `method` on `pattern`.
 fn traced(disk: &ShmDisk, method: &str, pattern: &str, qd: &str) -> Value {
     let v = common::run_json(
@@ -173,13 +192,8 @@ fn at_depth_32_the_traced_block_time_agrees_with_sys_block() {
     let s = traced(&disk, "uring", "randread", "32");
     let split = &s["latency_split"];
     assert_eq!(split["source"], "tracepoints", "{split}");
-    let f = |k: &str| {
-        split[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no {k} in {split}"))
-    };
-    let off = (f("block_ns") / f("disk_stat_ns") - 1.0).abs();
-    assert!(off <= 0.10, "{:.1}% apart: {split}", off * 100.0);
+    let f = |k: &str| num(split, k);
+    assert_block_agrees(split, 0.0);
     assert!(split["withheld"].is_null(), "{split}");
     let mean = s["lat_ns"]["mean"].as_f64().unwrap();
     assert!(f("queue_ns") + f("device_ns") <= mean * 1.1, "{split}");
@@ -214,18 +228,9 @@ fn a_direct_reads_block_time_agrees_with_sys_block() {
     let Some(disk) = ShmDisk::new() else { return };
     let s = traced(&disk, "direct", "randread", "1");
     let split = &s["latency_split"];
-    let f = |k: &str| {
-        split[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no {k} in {split}"))
-    };
     assert_eq!(split["block_timing"], "accounting", "{split}");
     // 10%, and 1 us for the probes' own cost per request (about half).
-    let off = (f("block_ns") - f("disk_stat_ns")).abs();
-    assert!(
-        off <= 0.10 * f("disk_stat_ns") + 1000.0,
-        "{off:.0} ns apart: {split}"
-    );
+    assert_block_agrees(split, 1000.0);
     drop(disk);
 }
 
@@ -243,11 +248,7 @@ fn at_depth_32_the_ring_parts_add_up_to_the_mean() {
     let Some(disk) = ShmDisk::new() else { return };
     let s = traced(&disk, "uring", "randread", "32");
     let split = &s["latency_split"];
-    let f = |k: &str| {
-        split[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no {k} in {split}"))
-    };
+    let f = |k: &str| num(split, k);
     let ring = &split["ring"];
     assert_eq!(ring["requests"], s["lat_ns"]["count"], "{split}");
     assert!(ring["sq_ns"].as_f64().unwrap() >= 0.0, "{split}");
@@ -310,13 +311,7 @@ fn a_cold_sequential_reads_block_time_agrees_with_sys_block() {
     let Some(disk) = ShmDisk::new() else { return };
     let s = traced(&disk, "buffered", "read", "1");
     let split = &s["latency_split"];
-    let f = |k: &str| {
-        split[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no {k} in {split}"))
-    };
-    let off = (f("block_ns") / f("disk_stat_ns") - 1.0).abs();
-    assert!(off <= 0.10, "{:.1}% apart: {split}", off * 100.0);
+    assert_block_agrees(split, 0.0);
     drop(disk);
 }
 

@@ -96,14 +96,7 @@ impl AioEngine {
                 _ => EngineError::os("io_setup", &spec.path, e),
             });
         }
-        let file = match super::open_target(
-            Method::Aio,
-            &spec.path,
-            spec.write,
-            true,
-            spec.sync,
-            spec.noatime,
-        ) {
+        let file = match super::open_spec(Method::Aio, spec, true) {
             Ok(f) => f,
             Err(e) => {
                 // SAFETY: ctx came from a successful io_setup and has no

@@ -23,6 +23,23 @@ use crate::{Caps, Completion, Engine, EngineError, IoReq, Method, OpenSpec, Sync
 /// `RWF_DONTCACHE` (linux/fs.h, Linux 6.14+): uncached buffered I/O.
 pub(crate) const RWF_DONTCACHE: i32 = 0x80;
 
+/// [`open_target`] as `spec` asks (its path, access, sync policy and
+/// `noatime`), with or without `O_DIRECT`.
+pub(crate) fn open_spec(
+    method: Method,
+    spec: &OpenSpec,
+    direct: bool,
+) -> Result<File, EngineError> {
+    open_target(
+        method,
+        &spec.path,
+        spec.write,
+        direct,
+        spec.sync,
+        spec.noatime,
+    )
+}
+
 /// Open the target. `direct` adds `O_DIRECT` (EINVAL becomes
 /// [`EngineError::Unsupported`] for `method`), `sync` adds `O_DSYNC` or
 /// `O_SYNC` ([`SyncPolicy::open_flags`]), `noatime` adds `O_NOATIME`

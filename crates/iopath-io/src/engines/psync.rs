@@ -55,14 +55,7 @@ impl PsyncEngine {
         direct: bool,
         rwf: i32,
     ) -> Result<PsyncEngine, EngineError> {
-        let file = super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            direct,
-            spec.sync,
-            spec.noatime,
-        )?;
+        let file = super::open_spec(method, spec, direct)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let mut notes = Vec::new();
         if spec.queue_depth > 1 {

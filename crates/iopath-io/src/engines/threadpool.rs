@@ -78,14 +78,7 @@ impl ThreadPoolEngine {
                 "--pool-threads {threads}: give 1 to 1024 threads"
             )));
         }
-        let file = Arc::new(super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            false,
-            spec.sync,
-            spec.noatime,
-        )?);
+        let file = Arc::new(super::open_spec(method, spec, false)?);
         let qd = spec.queue_depth.clamp(1, 4096);
         let (pool, buffer_nodes) = super::slot_pool(method, spec, qd, 4096)?;
         let mut notes = Vec::new();

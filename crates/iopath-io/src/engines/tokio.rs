@@ -212,14 +212,7 @@ impl TokioEngine {
                 "--pool-threads {n}: give 1 to 1024 threads"
             )));
         }
-        let file = super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            false,
-            spec.sync,
-            spec.noatime,
-        )?;
+        let file = super::open_spec(method, spec, false)?;
         let qd = spec.queue_depth.clamp(1, 4096);
         let (pool, buffer_nodes) = super::slot_pool(method, spec, qd, 4096)?;
         let files = (0..qd)

@@ -110,14 +110,7 @@ impl UringEngine {
 
         let (ring, deferred) = build_ring(method, spec, entries, sqpoll, iopoll)?;
 
-        let file = super::open_target(
-            method,
-            &spec.path,
-            spec.write,
-            direct,
-            spec.sync,
-            spec.noatime,
-        )?;
+        let file = super::open_spec(method, spec, direct)?;
         let (offset_align, mem_align) = super::layout(&spec.path, direct);
         let (mut pool, buffer_nodes) = super::slot_pool(method, spec, qd, mem_align)?;
         let mut notes = Vec::new();
