@@ -11,21 +11,15 @@ use std::path::Path;
 
 /// A read-only run of `methods` on `path`, with `extra` flags: its JSON.
 fn read_run(path: &Path, methods: &str, extra: &[&str]) -> serde_json::Value {
-    let out = common::iopath()
-        .args(["run", "--file"])
-        .arg(path)
-        .args(["--methods", methods, "--patterns", "randread", "--bs", "4k"])
-        .args(["--time", "100ms", "--concurrency", "1", "--repeat", "1"])
-        .args(["--cache", "as-is", "--json", "-", "--quiet"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    common::json_of(&out.stdout)
+    common::ok_json(
+        common::iopath()
+            .args(["run", "--file"])
+            .arg(path)
+            .args(["--methods", methods, "--patterns", "randread", "--bs", "4k"])
+            .args(["--time", "100ms", "--concurrency", "1", "--repeat", "1"])
+            .args(["--cache", "as-is", "--json", "-", "--quiet"])
+            .args(extra),
+    )
 }
 
 /// The methods whose case ran (no error, not skipped).
@@ -76,22 +70,17 @@ fn noatime_from_a_job_file_or_beside_one() {
         p
     };
     let conditions = |job: &Path, extra: &[&str]| {
-        let out = common::iopath()
-            .arg("run")
-            .arg(job)
-            .arg("--file")
-            .arg(&path)
-            .args(["--time", "100ms", "--repeat", "1", "--cache", "as-is"])
-            .args(["--json", "-", "--quiet"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        common::json_of(&out.stdout)["config"]["conditions"]["noatime"].clone()
+        common::ok_json(
+            common::iopath()
+                .arg("run")
+                .arg(job)
+                .arg("--file")
+                .arg(&path)
+                .args(["--time", "100ms", "--repeat", "1", "--cache", "as-is"])
+                .args(["--json", "-", "--quiet"])
+                .args(extra),
+        )["config"]["conditions"]["noatime"]
+            .clone()
     };
     assert_eq!(conditions(&job(true), &[]), true);
     assert_eq!(conditions(&job(false), &[]), false);

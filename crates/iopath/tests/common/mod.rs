@@ -65,6 +65,18 @@ pub fn json_of(out: &[u8]) -> Value {
     })
 }
 
+/// Run `cmd`, which must succeed (else its stderr is shown); its stdout,
+/// which must be pure JSON.
+pub fn ok_json(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
 /// `iopath run --dir DIR ARGS --json - --quiet`, which must succeed; its JSON.
 /// One repetition per case unless `args` say how to repeat: these tests
 /// check behaviour, not statistics.
@@ -72,24 +84,18 @@ pub fn run_json(dir: &Path, args: &[&str]) -> Value {
     let repeat_given = args
         .iter()
         .any(|a| ["--repeat", "--ci-target", "--max-time"].contains(a));
-    let out = iopath()
-        .args(["run", "--dir"])
-        .arg(dir)
-        .args(args)
-        .args(if repeat_given {
-            &[][..]
-        } else {
-            &["--repeat", "1"][..]
-        })
-        .args(["--json", "-", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json_of(&out.stdout)
+    ok_json(
+        iopath()
+            .args(["run", "--dir"])
+            .arg(dir)
+            .args(args)
+            .args(if repeat_given {
+                &[][..]
+            } else {
+                &["--repeat", "1"][..]
+            })
+            .args(["--json", "-", "--quiet"]),
+    )
 }
 
 /// The case `method`/`pattern` of a result.
