@@ -10,7 +10,9 @@
 #   uring    randread 4k QD32 (one thread at depth 32)
 # and prints per case: the mean latency, what the parts say of the mean I/O
 # (`mean_ns()`: the parts weighed by the calls, cached and unmatched calls
-# whole, for io_uring the ring's requests in the same buckets; without
+# whole, each call's way in and out (`entry`, measured after each
+# repetition by calls that move nothing), for io_uring the ring's requests
+# in the same buckets, without `entry`: iopath's stamps hold it; without
 # calls, queue + device per request times requests per I/O; and the wait
 # for a CPU outside the calls, `runnable`, per I/O, but for a ring split,
 # whose parts hold it), their ratio, the ring's waits (SQ, CQ), the device
@@ -64,8 +66,8 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$WORK"/*.json <<'EOF'
 import json, sys
-print("| target | case | mean | parts | parts/mean | runnable | ring: SQ, CQ | device | block (traced) | /sys/block | block/sys | device/sys | calls: request, cached, unmatched | requests (own, others) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| target | case | mean | parts | parts/mean | entry | runnable | ring: SQ, CQ | device | block (traced) | /sys/block | block/sys | device/sys | calls: request, cached, unmatched | requests (own, others) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 us = lambda v: "-" if v is None else f"{v/1000:.1f} us"
 ratio = lambda a, b: "-" if a is None or not b else f"{a/b:.2f}"
 for path in sys.argv[1:]:
@@ -86,11 +88,13 @@ for path in sys.argv[1:]:
         else:
             parts = four * (x["requests"] / x["ios"] if x.get("ios") else 1.0)
         ring = x.get("ring")
+        entry = x.get("entry_ns") if calls and not ring else None
+        parts += entry or 0.0
         runnable = x["runnable_total_ns"] / x["ios"] if x.get("runnable_total_ns") is not None and x.get("ios") and not ring else None
         waits = f'{us(ring["sq_ns"])}, {us(ring["cq_ns"])}' if ring else "-"
         parts += runnable or 0.0
         case = f'{c["method"]} {c["pattern"]} QD{c["queue_depth"]}T{c["threads"]}'
-        print(f'| {target} | {case} | {us(mean)} | {us(parts)} | {ratio(parts, mean)} | {us(runnable)} | {waits} | '
+        print(f'| {target} | {case} | {us(mean)} | {us(parts)} | {ratio(parts, mean)} | {us(entry)} | {us(runnable)} | {waits} | '
               f'{us(x["device_ns"])} | {us(x.get("block_ns"))} | {us(x.get("disk_stat_ns"))} | '
               f'{ratio(x.get("block_ns"), x.get("disk_stat_ns"))} | {ratio(x["device_ns"], x.get("disk_stat_ns"))} | '
               f'{x.get("calls", 0)}, {x.get("calls_without_request", 0)}, {x.get("calls_unmatched", 0)} | '

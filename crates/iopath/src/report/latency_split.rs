@@ -14,10 +14,11 @@ use crate::report::text::why;
 use crate::result::{CaseResult, LatencySplit, RunResult};
 
 /// The columns, in order.
-pub const HEADERS: [&str; 12] = [
+pub const HEADERS: [&str; 13] = [
     "method",
     "job",
     "mean",
+    "entry",
     "submit",
     "queue",
     "device",
@@ -52,24 +53,25 @@ fn split_of(c: &CaseResult) -> Option<(f64, LatencySplit)> {
 /// ([`LatencySplit::weights`]), so that the row adds up to the mean (a
 /// part per unmatched call beside the mean read as twice the latency). A
 /// withheld split shows no part, only why (its source column).
-pub fn row(c: &CaseResult) -> Option<[String; 12]> {
+pub fn row(c: &CaseResult) -> Option<[String; 13]> {
     let (mean, s) = split_of(c)?;
-    let w = s.weights();
-    let shown = |v: Option<f64>, weight: f64| {
-        or_dash(v.filter(|_| s.withheld.is_none()).map(|v| v * weight))
-    };
+    let parts = s
+        .per_io()
+        .map(|(_, v)| or_dash(v.filter(|_| s.withheld.is_none())));
+    let [entry, submit, queue, device, complete, cached, unmatched, runnable] = parts;
     Some([
         c.name(),
         // Its pattern too: a method's rows of two patterns read alike.
         format!("{} {}", c.pattern.name(), super::table::job(c)),
         ns(mean),
-        shown(s.submission_ns, w.parts),
-        shown(s.queue_ns, w.parts),
-        shown(Some(s.device_ns), w.parts),
-        shown(s.completion_ns, w.parts),
-        shown(s.cached_ns, w.cached),
-        shown(s.unmatched_ns, w.unmatched),
-        shown(s.runnable_ns(), 1.0),
+        entry,
+        submit,
+        queue,
+        device,
+        complete,
+        cached,
+        unmatched,
+        runnable,
         or_dash(s.unaccounted_ns(mean)),
         why::shown_source(&s),
     ])
@@ -89,8 +91,31 @@ pub fn text(r: &RunResult, width: usize) -> String {
     let rows: Vec<Vec<String>> = r.cases.iter().filter_map(row).map(|r| r.to_vec()).collect();
     let mut out = String::from("\nwhere the time goes:\n");
     out.push_str(&layout(&rows, width));
+    let checks = block_checks(r);
+    if !checks.is_empty() {
+        out.push_str(&super::prose::wrap(
+            &why::block_check(&checks),
+            width,
+            "",
+            "",
+        ));
+    }
     out.push_str(&super::prose::wrap(why::LEGEND, width, "", ""));
     out
+}
+
+/// Each traced case's block time per read request against the
+/// `/sys/block` average over the same repetitions ([`LatencySplit::block_ns`],
+/// [`LatencySplit::disk_stat_ns`]): the case, the two, ns.
+pub fn block_checks(r: &RunResult) -> Vec<(String, f64, f64)> {
+    r.cases
+        .iter()
+        .filter_map(|c| {
+            let (_, s) = split_of(c)?;
+            let case = format!("{} {} {}", c.name(), c.pattern.name(), super::table::job(c));
+            Some((case, s.block_ns?, s.disk_stat_ns?))
+        })
+        .collect()
 }
 
 /// The rows in `width` columns, never breaking a word (a header cut in
@@ -203,17 +228,11 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
     if s.withheld.is_some() {
         return Vec::new();
     }
-    let w = s.weights();
-    let values = [
-        s.submission_ns.unwrap_or(0.0) * w.parts,
-        s.queue_ns.unwrap_or(0.0) * w.parts,
-        s.device_ns * w.parts,
-        s.completion_ns.unwrap_or(0.0) * w.parts,
-        s.cached_ns.unwrap_or(0.0) * w.cached,
-        s.unmatched_ns.unwrap_or(0.0) * w.unmatched,
-        s.runnable_ns().unwrap_or(0.0),
-        s.unaccounted_ns(mean).unwrap_or(0.0),
-    ];
+    let values = s
+        .per_io()
+        .map(|(_, v)| v.unwrap_or(0.0))
+        .into_iter()
+        .chain([s.unaccounted_ns(mean).unwrap_or(0.0)]);
     PARTS
         .iter()
         .zip(values)
@@ -222,8 +241,10 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
         .collect()
 }
 
-/// The bar's parts in order, with their colours.
-const PARTS: [(&str, &str); 8] = [
+/// The bar's parts in order ([`LatencySplit::per_io`]'s, then
+/// unaccounted), with their colours.
+const PARTS: [(&str, &str); 9] = [
+    ("entry", "#9c755f"),
     ("submit", "#4e79a7"),
     ("queue", "#f28e2b"),
     ("device", "#e15759"),
@@ -346,6 +367,8 @@ mod tests {
             completion_ns: Some(1.0),
             cached_ns: Some(1.0),
             unmatched_ns: None,
+            entry_ns: Some(1.0),
+            entry_calls: 10,
             withheld: None,
             ring: None,
             runnable_total_ns: None,
@@ -380,14 +403,17 @@ mod tests {
             queue_ns: Some(2000.0),
             device_ns: 10_000.0,
             completion_ns: Some(3000.0),
+            entry_ns: Some(100.0),
             ..traced(Some(1000.0), 300)
         };
-        // 1/4 of the calls at 16 us, 3/4 at 1 us: 4.75 us, 0.25 unaccounted.
+        // 1/4 of the calls at 16 us, 3/4 at 1 us, every call's way in and
+        // out 0.1 us: 4.85 us, 0.15 unaccounted.
         let seg = segments(5000.0, &s);
         let names: Vec<&str> = seg.iter().map(|x| x.0).collect();
         assert_eq!(
             names,
             [
+                "entry",
                 "submit",
                 "queue",
                 "device",
@@ -398,7 +424,8 @@ mod tests {
         );
         let total: f64 = seg.iter().map(|x| x.1).sum();
         assert!((total - 5000.0).abs() < 1e-6, "{total}");
-        assert_eq!(seg[5].1, 250.0);
+        assert_eq!(seg[0].1, 100.0);
+        assert!((seg[6].1 - 150.0).abs() < 1e-9, "{seg:?}");
     }
 
     /// Two unmatched calls of 10,989 at 63 us each were shown as 63 us
@@ -419,8 +446,8 @@ mod tests {
             ..every_part()
         };
         let r = row(&case("direct", 81_800.0, s)).unwrap();
-        assert_eq!(r[8], fmt_ns((63_000.0 * 2.0 / 10_989.0_f64).round() as u64));
-        let parsed: Vec<f64> = r[3..11]
+        assert_eq!(r[9], fmt_ns((63_000.0 * 2.0 / 10_989.0_f64).round() as u64));
+        let parsed: Vec<f64> = r[3..12]
             .iter()
             .filter(|v| *v != "-")
             .map(|v| {
@@ -451,7 +478,7 @@ mod tests {
         assert_eq!(s.withheld, Some(SplitWithheld::OtherTraffic));
         let c = case("direct", 121_900.0, s);
         let r = row(&c).unwrap();
-        assert!(r[3..10].iter().all(|v| v == "-"), "{r:?}");
+        assert!(r[3..12].iter().all(|v| v == "-"), "{r:?}");
         assert!(segments(121_900.0, &s).is_empty());
         // Not withheld yet over the mean: still no negative remainder.
         let over = LatencySplit {
@@ -459,7 +486,7 @@ mod tests {
             ..s
         };
         let r = row(&case("direct", 121_900.0, over)).unwrap();
-        assert_eq!(r[9], "-");
+        assert_eq!(r[11], "-");
         assert!(segments(121_900.0, &over).iter().all(|x| x.1 >= 0.0));
     }
 
@@ -497,6 +524,38 @@ mod tests {
             .collect()
     }
 
+    /// A split with every part, its block time per read `traced` and as
+    /// `/sys/block` averaged it (`counted`).
+    fn checked(traced: f64, counted: f64) -> LatencySplit {
+        LatencySplit {
+            block_ns: Some(traced),
+            disk_stat_ns: Some(counted),
+            ..every_part()
+        }
+    }
+
+    /// The check that the tracer timed what the kernel counts is said
+    /// under the table, for each case with both figures, and not for one
+    /// without.
+    #[test]
+    fn the_traced_block_time_is_set_against_sys_block_under_the_table() {
+        let mut r = crate::report::testdata::fixture();
+        r.cases = vec![
+            case("direct", 60_000.0, checked(55_300.0, 54_300.0)),
+            case("buffered", 40_000.0, every_part()),
+        ];
+        let checks = block_checks(&r);
+        assert_eq!(checks.len(), 1, "{checks:?}");
+        assert!(checks[0].0.starts_with("direct "), "{checks:?}");
+        let out = text(&r, 200);
+        assert!(
+            out.contains("55.3 us traced, 54.3 us counted (1.02)"),
+            "{out}"
+        );
+        r.cases.remove(0);
+        assert!(!text(&r, 200).contains("traced against"), "{}", text(&r, 200));
+    }
+
     /// Run as `iopath run --latency-split ... | cat`, the table's
     /// headers broke mid-word (`complet`/`e`, `unaccou`/`nted`), and so
     /// did `tracepo`/`ints`: at any width, every word the section prints
@@ -511,7 +570,7 @@ mod tests {
         let mut r = crate::report::testdata::fixture();
         r.cases = vec![
             case("direct", 109_600.0, traced(Some(100.0), 3)),
-            case("uring-sqpoll", 202_400.0, every_part()),
+            case("uring-sqpoll", 202_400.0, checked(27_000.0, 26_000.0)),
             case("buffered", 21_300.0, withheld),
         ];
         let rows: Vec<Vec<String>> = r.cases.iter().filter_map(row).map(|r| r.to_vec()).collect();
@@ -524,6 +583,7 @@ mod tests {
         }
         whole.extend(words_of(&why::short_headers_key(&HEADERS)));
         whole.extend(words_of(why::LEGEND));
+        whole.extend(words_of(&why::block_check(&block_checks(&r))));
         for r in &rows {
             whole.extend(words_of(&why::row_line(&HEADERS, r)));
         }

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SplitPart {
+    /// A system call's way into the kernel and back out, outside its
+    /// tracepoints (the switch, the tracer's own work).
+    Entry,
     Submission,
     Queue,
     Device,
@@ -18,6 +21,17 @@ pub enum SplitPart {
     /// A call whose block request the tracer could not tie to it, or an
     /// O_DIRECT call that made none, whole (not a cache hit).
     Unmatched,
+    /// The wait for a CPU outside the calls.
+    Runnable,
+}
+
+impl SplitPart {
+    /// The parts a verdict may name as the cause of a difference: the
+    /// request's own, not the way in and out of a call (mostly the
+    /// tracer's work) nor the wait for a CPU (the machine's).
+    pub fn is_the_requests(self) -> bool {
+        !matches!(self, SplitPart::Entry | SplitPart::Runnable)
+    }
 }
 
 /// The cause, with the slower method's figure and the leader's beside it.

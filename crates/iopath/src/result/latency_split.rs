@@ -15,6 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cause::SplitPart;
+
 /// Where the figures come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +130,20 @@ pub struct LatencySplit {
     /// a cache hit. `None` where there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmatched_ns: Option<f64>,
+    /// Traced calls: the way into the kernel and back out of a call that
+    /// its tracepoints do not see (the switch into the kernel and back,
+    /// and the tracer's own work before its entry clock read and after
+    /// its exit one), per call: measured at the end of the repetition by
+    /// [`Self::entry_calls`] calls that move nothing (a `pread` of 0
+    /// bytes) timed by iopath's clock and by the tracepoints' at once, the
+    /// difference of the two means. Not a remainder of the mean. `None`
+    /// without traced calls, and for io_uring requests timed in the ring
+    /// (iopath's own stamps hold their way in and out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_ns: Option<f64>,
+    /// The calls that measured [`Self::entry_ns`].
+    #[serde(default)]
+    pub entry_calls: u64,
     /// Traced io_uring requests: their time in the ring, set against
     /// iopath's own submit and reap stamps ([`RingWait`]); the calls
     /// above are then the ring's requests. `None` for other methods, and
@@ -241,14 +257,43 @@ impl LatencySplit {
         (self.ios > 0).then(|| total / self.ios as f64)
     }
 
-    /// The mean time per I/O the parts say ([`LatencySplit::weights`]),
-    /// the wait for a CPU outside the calls with them.
-    pub fn mean_ns(&self) -> f64 {
+    /// A traced call's way in and out ([`Self::entry_ns`]) per I/O: every
+    /// traced call's, where the calls are system calls (each I/O one of
+    /// them, [`Self::weights`]); `None` for a ring split, without calls or
+    /// without the calibration.
+    pub fn entry_per_io(&self) -> Option<f64> {
+        let calls = self.calls + self.calls_without_request + self.calls_unmatched;
+        if self.ring.is_some() || calls == 0 {
+            return None;
+        }
+        self.entry_ns
+    }
+
+    /// Each part's time per I/O, in the mean I/O as [`Self::weights`]
+    /// weighs them (a part per call that made a request times the share
+    /// of such calls; without calls, per request times requests per I/O),
+    /// the way in and out of a call first, the wait for a CPU last; `None`
+    /// for a part not measured.
+    pub fn per_io(&self) -> [(SplitPart, Option<f64>); 8] {
         let w = self.weights();
-        w.parts * self.parts_ns()
-            + w.cached * self.cached_ns.unwrap_or(0.0)
-            + w.unmatched * self.unmatched_ns.unwrap_or(0.0)
-            + self.runnable_ns().unwrap_or(0.0)
+        let by = |v: Option<f64>, w: f64| v.map(|v| v * w);
+        [
+            (SplitPart::Entry, self.entry_per_io()),
+            (SplitPart::Submission, by(self.submission_ns, w.parts)),
+            (SplitPart::Queue, by(self.queue_ns, w.parts)),
+            (SplitPart::Device, Some(self.device_ns * w.parts)),
+            (SplitPart::Completion, by(self.completion_ns, w.parts)),
+            (SplitPart::Cached, by(self.cached_ns, w.cached)),
+            (SplitPart::Unmatched, by(self.unmatched_ns, w.unmatched)),
+            (SplitPart::Runnable, self.runnable_ns()),
+        ]
+    }
+
+    /// The mean time per I/O the parts say ([`Self::per_io`]): the calls'
+    /// way in and out, the parts, the page cache's and unmatched calls,
+    /// and the wait for a CPU outside the calls.
+    pub fn mean_ns(&self) -> f64 {
+        self.per_io().iter().filter_map(|(_, v)| *v).sum()
     }
 
     /// The measured mean latency `mean_ns` less the parts: what no part
@@ -326,6 +371,8 @@ impl LatencySplit {
             completion_ns: weighed(|r| r.completion_ns, |r| r.calls),
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
+            entry_ns: weighed(|r| r.entry_ns, |r| r.entry_calls),
+            entry_calls: total(|r| r.entry_calls),
             withheld: reps.iter().find_map(|r| r.withheld),
             ring: RingWait::pooled(reps.iter().filter_map(|r| r.ring)),
             runnable_total_ns: reps
@@ -362,6 +409,8 @@ impl LatencySplit {
             completion_ns: None,
             cached_ns: None,
             unmatched_ns: None,
+            entry_ns: None,
+            entry_calls: 0,
             withheld: None,
             ring: None,
             runnable_total_ns: None,
@@ -497,6 +546,8 @@ mod tests {
             completion_ns: Some(0.0),
             cached_ns: None,
             unmatched_ns: Some(20_000.0),
+            entry_ns: None,
+            entry_calls: 0,
             withheld: None,
             ring: None,
             runnable_total_ns: None,

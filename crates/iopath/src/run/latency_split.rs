@@ -160,6 +160,9 @@ pub struct Tracer {
     /// not asked again, so that a hung tracer costs one deadline, not one
     /// per repetition.
     silent: AtomicBool,
+    /// `/dev/null`, read 0 bytes at a time to measure a traced call's way
+    /// in and out ([`Calibration`]); `None` where it does not open.
+    null: Option<std::fs::File>,
     /// tracefs where this run mounted it: unmounted when dropped, after
     /// `inner`'s bpftrace has stopped.
     _tracefs: Option<bpftrace::TracefsMount>,
@@ -236,16 +239,16 @@ impl Split {
         match &self.mode {
             Mode::Averages => averages(None),
             Mode::Fallback(why) => averages(Some(*why)),
-            Mode::Tracing(t) => match t.flush() {
+            Mode::Tracing(t) => match (t.calibrate(), t.flush()) {
                 // The averages kept beside, to check the traced against.
-                Some(sums) => {
-                    of_sums(&sums, &own_filter(t.pid), direct, stamps).map(|s| LatencySplit {
+                (cal, Some(sums)) => {
+                    of_sums(&sums, &own_filter(t.pid), direct, stamps, cal).map(|s| LatencySplit {
                         disk_stat_ns: self.read_average(),
                         block_timing: s.block_ns.map(|_| t.block_timing),
                         ..s
                     })
                 }
-                None => averages(Some(SplitFallback::TracerSilent)),
+                (_, None) => averages(Some(SplitFallback::TracerSilent)),
             },
         }
     }
@@ -291,6 +294,7 @@ fn trace(disks: &[String], sys: &Path) -> Mode {
                 BlockTiming::BioQueued
             },
             silent: AtomicBool::new(false),
+            null: std::fs::File::open("/dev/null").ok(),
             _tracefs: tracefs,
         }),
         Err(BpftraceError::Missing) => Mode::Fallback(SplitFallback::NoBpftrace),
@@ -325,7 +329,61 @@ fn request_disks(stack: &DeviceStack, sys: &Path) -> Vec<String> {
     out
 }
 
+/// How many calls measure a traced call's way in and out after each
+/// repetition (about 3 us each traced: a few ms).
+const CALIBRATION_CALLS: u64 = 2000;
+
+/// Calls that move nothing (a `pread` of 0 bytes of `/dev/null`), made
+/// after a repetition and timed by iopath's clock as a worker times its
+/// calls, a clock read right before and right after each: the thread that
+/// made them, how many, and the sum of their times, ns. The program times
+/// the same calls between their tracepoints (its `cal` and `cal_ns` sums
+/// under that thread): the difference of the two is the part of a traced
+/// call neither clock pair shares ([`LatencySplit::entry_ns`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Calibration {
+    pub tid: i64,
+    pub calls: u64,
+    pub user_ns: u64,
+}
+
+impl Calibration {
+    /// The way in and out per call: iopath's time less the tracepoints',
+    /// over the same calls; `None` where the program did not see every
+    /// call made (`traced` of them, `traced_ns` in all) or its time
+    /// exceeds iopath's.
+    fn entry_ns(&self, traced: u64, traced_ns: u64) -> Option<f64> {
+        (self.calls > 0 && traced == self.calls && traced_ns <= self.user_ns)
+            .then(|| (self.user_ns - traced_ns) as f64 / self.calls as f64)
+    }
+}
+
 impl Tracer {
+    /// [`CALIBRATION_CALLS`] calls that move nothing, timed
+    /// ([`Calibration`]); none without `/dev/null`.
+    fn calibrate(&self) -> Calibration {
+        let tid = i64::from(rustix::thread::gettid().as_raw_nonzero().get());
+        let Some(null) = &self.null else {
+            return Calibration::default();
+        };
+        let (mut calls, mut user_ns) = (0, 0u64);
+        while calls < CALIBRATION_CALLS {
+            let t0 = Instant::now();
+            let read = rustix::io::pread(null, &mut [0u8; 0][..], 0);
+            let ns = t0.elapsed().as_nanos() as u64;
+            if read.is_err() {
+                break;
+            }
+            calls += 1;
+            user_ns += ns;
+        }
+        Calibration {
+            tid,
+            calls,
+            user_ns,
+        }
+    }
+
     /// Asks the program for its sums and waits for them; `None` (and no
     /// more asking) when they do not come.
     fn flush(&self) -> Option<Sums> {
@@ -416,8 +474,9 @@ pub fn of_sums(
     not_own: &[i64],
     direct: bool,
     stamps: &Stamps,
+    cal: Calibration,
 ) -> Option<LatencySplit> {
-    let split = of_calls(sums, not_own, direct)?;
+    let split = of_calls(sums, not_own, direct, cal)?;
     Some(with_ring(split, sums, not_own, direct, stamps).unwrap_or(split))
 }
 
@@ -432,7 +491,7 @@ fn total(sums: &Sums, name: &str, not_own: &[i64], own: bool) -> u64 {
 }
 
 /// [`of_sums`] from the block requests and the traced calls alone.
-fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> {
+fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: Calibration) -> Option<LatencySplit> {
     let total = |name: &str, own: bool| total(sums, name, not_own, own);
     let requests = total("requests", true);
     if requests == 0 {
@@ -440,7 +499,22 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> 
     }
     let calls = total("calls", true);
     let per = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64);
-    let (mut bare, mut cached) = (total("bare", true), total("cached", true));
+    // The calibration's calls are its thread's `cal` sums; another's
+    // there (a call of the case's that moved nothing and made no request)
+    // is a cache hit.
+    let of_cal = |name: &str| {
+        sums.get(name)
+            .and_then(|m| m.get(&cal.tid))
+            .copied()
+            .unwrap_or(0)
+    };
+    let cal_own = !not_own.contains(&cal.tid);
+    let zero = |name: &str| total(name, true) - if cal_own { of_cal(name) } else { 0 };
+    let (mut bare, mut cached) = (
+        total("bare", true) + zero("cal"),
+        total("cached", true) + zero("cal_ns"),
+    );
+    let entry_ns = cal.entry_ns(of_cal("cal"), of_cal("cal_ns"));
     let (mut lost, mut lost_ns) = (total("unmatched", true), total("unmatched_ns", true));
     if direct {
         (lost, lost_ns) = (lost + bare, lost_ns + cached);
@@ -468,6 +542,8 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool) -> Option<LatencySplit> 
         completion_ns: per(total("completion", true), calls),
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
+        entry_ns: entry_ns.filter(|_| calls + bare + lost > 0),
+        entry_calls: cal.calls,
         withheld: None,
         ring: None,
         runnable_total_ns: Some(total("runnable", true) as f64),
@@ -535,6 +611,8 @@ fn with_ring(
         calls_without_request: bare,
         calls_unmatched: lost,
         ring: Some(ring),
+        // The ring's requests are timed from iopath's own stamps.
+        entry_ns: None,
         ..split
     })
 }
@@ -634,6 +712,46 @@ mod tests {
         s
     }
 
+    /// The calls that move nothing measure a traced call's way in and out:
+    /// iopath's time for them less the program's, per call, from the
+    /// calibrating thread's `cal` sums only; a worker's call that moved
+    /// nothing is a cache hit, and a count the program did not see whole
+    /// measures nothing.
+    #[test]
+    fn the_way_in_and_out_is_iopaths_time_less_the_tracepoints_for_the_same_calls() {
+        let s = sums(&[
+            r#"{"type": "map", "data": {"@requests": {"3356": 5}}}"#,
+            r#"{"type": "map", "data": {"@service": {"3356": 50000}}}"#,
+            r#"{"type": "map", "data": {"@calls": {"3356": 5}}}"#,
+            r#"{"type": "map", "data": {"@bare": {"3356": 4}}}"#,
+            r#"{"type": "map", "data": {"@cached": {"3356": 4000}}}"#,
+            r#"{"type": "map", "data": {"@cal": {"10": 2000, "3356": 1}}}"#,
+            r#"{"type": "map", "data": {"@cal_ns": {"10": 1000000, "3356": 1500}}}"#,
+        ]);
+        let cal = Calibration {
+            tid: 10,
+            calls: 2000,
+            user_ns: 2_300_000,
+        };
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), cal).unwrap();
+        assert_eq!(split.entry_ns, Some(650.0));
+        assert_eq!(split.entry_calls, 2000);
+        assert_eq!(split.calls_without_request, 5);
+        assert_eq!(split.cached_ns, Some(1100.0));
+        // Every call weighs one way in and out into the mean I/O.
+        assert_eq!(split.entry_per_io(), Some(650.0));
+        let missed = Calibration { calls: 2001, ..cal };
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), missed).unwrap();
+        assert_eq!(split.entry_ns, None);
+        // Slower by the tracepoints than by iopath's clock: no part.
+        let under = Calibration {
+            user_ns: 999_999,
+            ..cal
+        };
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), under).unwrap();
+        assert_eq!(split.entry_ns, None);
+    }
+
     /// bpftrace's own lines (from a run on a loop device): the worker's
     /// requests are the case's, another process's (0) and the main
     /// thread's are other traffic.
@@ -656,7 +774,14 @@ mod tests {
             r#"{"type": "map", "data": {"@reads": {"3356": 40, "0": 2}}}"#,
             r#"{"type": "attached_probes", "data": {"probes": 19}}"#,
         ]);
-        let split = of_sums(&s, &[0, 10], false, &Stamps::default()).unwrap();
+        let split = of_sums(
+            &s,
+            &[0, 10],
+            false,
+            &Stamps::default(),
+            Calibration::default(),
+        )
+        .unwrap();
         assert_eq!(split.source, SplitSource::Tracepoints);
         // Per call (the calls' own queue and device times).
         assert_eq!(split.queue_ns, Some(200.0));
@@ -679,10 +804,19 @@ mod tests {
             r#"{"type": "map", "data": {"@service": {"5": 400}}}"#,
             r#"{"type": "map", "data": {"@queue": {"5": 40}}}"#,
         ]);
-        let split = of_sums(&s, &[0], false, &Stamps::default()).unwrap();
+        let split = of_sums(&s, &[0], false, &Stamps::default(), Calibration::default()).unwrap();
         assert_eq!((split.submission_ns, split.completion_ns), (None, None));
         assert_eq!((split.queue_ns, split.device_ns), (Some(10.0), 100.0));
-        assert_eq!(of_sums(&Sums::new(), &[0], false, &Stamps::default()), None);
+        assert_eq!(
+            of_sums(
+                &Sums::new(),
+                &[0],
+                false,
+                &Stamps::default(),
+                Calibration::default()
+            ),
+            None
+        );
     }
 
     /// An O_DIRECT call that the tracer did not tie to a request, or
@@ -699,11 +833,12 @@ mod tests {
             r#"{"type": "map", "data": {"@unmatched": {"7": 8}}}"#,
             r#"{"type": "map", "data": {"@unmatched_ns": {"7": 96000}}}"#,
         ]);
-        let direct = of_sums(&s, &[0], true, &Stamps::default()).unwrap();
+        let direct = of_sums(&s, &[0], true, &Stamps::default(), Calibration::default()).unwrap();
         assert_eq!((direct.cached_ns, direct.calls_without_request), (None, 0));
         assert_eq!(direct.calls_unmatched, 10);
         assert_eq!(direct.unmatched_ns, Some(10_000.0));
-        let buffered = of_sums(&s, &[0], false, &Stamps::default()).unwrap();
+        let buffered =
+            of_sums(&s, &[0], false, &Stamps::default(), Calibration::default()).unwrap();
         assert_eq!(buffered.cached_ns, Some(2000.0));
         assert_eq!(buffered.unmatched_ns, Some(12_000.0));
         for x in [direct, buffered] {
@@ -747,7 +882,7 @@ mod tests {
             submit_sum: 4 * base + 100_000 - 16_000,
             reap_sum: 4 * base + 2_060_000 + 80_000,
         };
-        let split = of_sums(&s, &[0], true, &stamps).unwrap();
+        let split = of_sums(&s, &[0], true, &stamps, Calibration::default()).unwrap();
         let ring = split.ring.unwrap();
         assert_eq!(
             (ring.sq_ns, ring.cq_ns, ring.requests),
@@ -769,7 +904,7 @@ mod tests {
             requests: 5,
             ..stamps
         };
-        let alone = of_sums(&s, &[0], true, &other).unwrap();
+        let alone = of_sums(&s, &[0], true, &other, Calibration::default()).unwrap();
         assert_eq!(
             (alone.ring, alone.submission_ns, alone.calls),
             (None, None, 0)
@@ -779,7 +914,12 @@ mod tests {
             submit_sum: stamps.submit_sum + 20_000,
             ..stamps
         };
-        assert_eq!(of_sums(&s, &[0], true, &late).unwrap().ring, None);
+        assert_eq!(
+            of_sums(&s, &[0], true, &late, Calibration::default())
+                .unwrap()
+                .ring,
+            None
+        );
     }
 
     /// A worker's stamps since its start, on the kernel's clock: the

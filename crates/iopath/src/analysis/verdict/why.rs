@@ -89,24 +89,18 @@ fn part(s: &Measurement, l: &Measurement) -> Option<Cause> {
     if gap <= 0.0 {
         return None;
     }
-    // Each part's time per I/O (a part per call or request, weighed); a
-    // case without cached or unmatched calls spends none in them.
+    // Each part's time per I/O ([`LatencySplit::per_io`]); a case
+    // without cached or unmatched calls spends none in them.
     let parts = |x: &LatencySplit| {
-        let w = x.weights();
-        let by = |v: Option<f64>, w: f64| v.map(|v| v * w);
-        let whole = |v: Option<f64>, w: f64| Some(v.unwrap_or(0.0) * w);
-        [
-            (SplitPart::Submission, by(x.submission_ns, w.parts)),
-            (SplitPart::Queue, by(x.queue_ns, w.parts)),
-            (SplitPart::Device, by(Some(x.device_ns), w.parts)),
-            (SplitPart::Completion, by(x.completion_ns, w.parts)),
-            (SplitPart::Cached, whole(x.cached_ns, w.cached)),
-            (SplitPart::Unmatched, whole(x.unmatched_ns, w.unmatched)),
-        ]
+        x.per_io().map(|(part, v)| match part {
+            SplitPart::Cached | SplitPart::Unmatched => (part, Some(v.unwrap_or(0.0))),
+            _ => (part, v),
+        })
     };
     parts(&a)
         .into_iter()
         .zip(parts(&b))
+        .filter(|((part, _), _)| part.is_the_requests())
         .filter_map(|((part, x), (_, y))| Some((part, x?, y?)))
         .filter(|&(_, x, y)| x - y >= PART_SHARE * gap)
         .max_by(|p, q| (p.1 - p.2).total_cmp(&(q.1 - q.2)))
@@ -199,6 +193,8 @@ mod tests {
             completion_ns: Some(2000.0),
             cached_ns: None,
             unmatched_ns: None,
+            entry_ns: None,
+            entry_calls: 10,
             withheld: None,
             ring: None,
             runnable_total_ns: None,
@@ -265,6 +261,42 @@ mod tests {
                 leader_ns: 0.0
             })
         );
+    }
+
+    /// A call's way in and out (mostly the tracer's) and the wait for a
+    /// CPU (the machine's) are never the cause, though each holds more of
+    /// the gap than the queue, which is named instead.
+    #[test]
+    fn the_tracers_part_and_the_wait_for_a_cpu_are_never_the_cause() {
+        let leader = LatencySplit {
+            entry_ns: Some(500.0),
+            ..split(1_000.0, 8_000.0)
+        };
+        let leader = case(4096, 12_500.0, Some(leader), Costs::default());
+        // Queue 6 us more, device 3 us less, and 6.5 us more in the way in
+        // and out, or in waiting for a CPU: both hold half the 9.5 us gap.
+        let by_entry = LatencySplit {
+            entry_ns: Some(7_000.0),
+            ..split(7_000.0, 5_000.0)
+        };
+        let by_cpu = LatencySplit {
+            entry_ns: Some(500.0),
+            runnable_total_ns: Some(650_000.0),
+            ios: 100,
+            ..split(7_000.0, 5_000.0)
+        };
+        for slower in [by_entry, by_cpu] {
+            assert!((slower.mean_ns() - 22_000.0).abs() < 1e-6);
+            let slower = case(4096, 22_000.0, Some(slower), Costs::default());
+            assert_eq!(
+                of(&slower, &leader),
+                Some(Cause::Part {
+                    part: SplitPart::Queue,
+                    slower_ns: 7_000.0,
+                    leader_ns: 1_000.0
+                })
+            );
+        }
     }
 
     /// A withheld split (the averages over others' traffic) blames no

@@ -52,6 +52,8 @@ pub fn part_where(p: SplitPart) -> &'static str {
         SplitPart::Completion => "in completion (back to the program)",
         SplitPart::Cached => "in calls the page cache served",
         SplitPart::Unmatched => "in calls whose block request the tracer could not tie to them",
+        SplitPart::Entry => "on its calls' way into the kernel and back",
+        SplitPart::Runnable => "waiting for a CPU",
     }
 }
 
@@ -208,6 +210,7 @@ fn next_step(f: SplitFallback) -> &'static str {
 /// whole headers do not fit ([`short_headers_key`] says them).
 pub fn short_header(h: &str) -> &str {
     match h {
+        "entry" => "ent",
         "submit" => "sub",
         "device" => "dev",
         "complete" => "compl",
@@ -254,10 +257,35 @@ pub fn row_line(headers: &[&str], row: &[String]) -> String {
     )
 }
 
+/// The check that the tracer timed what the kernel counts: each case's
+/// block time per read request, traced and as `/sys/block` averages it
+/// ([`crate::report::latency_split::block_checks`]).
+pub fn block_check(checks: &[(String, f64, f64)]) -> String {
+    let each: Vec<String> = checks
+        .iter()
+        .map(|(case, traced, counted)| {
+            format!(
+                "{case} {} traced, {} counted ({:.2})",
+                ns(*traced),
+                ns(*counted),
+                traced / counted
+            )
+        })
+        .collect();
+    format!(
+        "block layer per read request (queue and device, every read on the disk), traced \
+         against /sys/block over the same repetitions: {}.",
+        each.join("; ")
+    )
+}
+
 /// What the split's columns hold, said once under its tables.
 pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds up to its mean: \
     submit, queue, device and complete weighed by the calls that made a request (without calls, \
-    by requests per I/O), cached and unmatched by their own calls. submit = \
+    by requests per I/O), cached and unmatched by their own calls. entry = a read/write \
+    call's way into the kernel and back out that its tracepoints do not see (the switch, and \
+    the tracer's own work: most of it), per I/O, measured after each repetition by calls that \
+    move nothing, timed by iopath's clock and the tracepoints' at once; submit = \
     a read/write call's entry (io_uring: the request handed to the ring) to its first \
     block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return (io_uring: \
@@ -266,8 +294,7 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     whose request the tracer could not tie to it, or an O_DIRECT call that made none \
     (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
     (most often on its return), per I/O; unaccounted = the measured mean less the parts \
-    (the program's own loop and, traced, the system call's slower path the tracer turns on; \
-    with /sys/block averages, everything outside the block layer). \
+    (with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root): each request then passes several probes, \
     so a traced run's rates are slower than an untraced one's (uring at depth 32 on a loop \
     device, 2 CPUs: a third of its 300k IOPS): compare methods within it, take rates from a \
