@@ -105,10 +105,12 @@ fn the_parts_of_a_direct_read_add_up_to_the_mean_at_depth_1() {
     // A call that saw no request of its own (rare for O_DIRECT) is timed
     // whole, apart.
     let (calls, served) = (part("calls"), part("calls_without_request"));
-    let parts = match split["cached_ns"].as_f64() {
-        Some(cached) => (calls * parts + served * cached) / (calls + served),
-        None => parts,
-    };
+    let whole = |ns: &str, n: &str| split[ns].as_f64().unwrap_or(0.0) * part(n);
+    let all = calls + served + part("calls_unmatched");
+    let parts = (calls * parts
+        + whole("cached_ns", "calls_without_request")
+        + whole("unmatched_ns", "calls_unmatched"))
+        / all;
     // Every call's way in and out, measured apart (a few hundred ns).
     let entry = part("entry_ns");
     assert!(entry > 0.0 && entry < parts / 4.0, "{split}");

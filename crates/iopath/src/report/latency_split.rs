@@ -104,16 +104,21 @@ pub fn text(r: &RunResult, width: usize) -> String {
     out
 }
 
-/// Each traced case's block time per read request against the
-/// `/sys/block` average over the same repetitions ([`LatencySplit::block_ns`],
+/// Each traced read case's block time per read request against the
+/// `/sys/block` average over the same repetitions (none where either is
+/// 0: a few reads of less than the ticks' millisecond) ([`LatencySplit::block_ns`],
 /// [`LatencySplit::disk_stat_ns`]): the case, the two, ns.
 pub fn block_checks(r: &RunResult) -> Vec<(String, f64, f64)> {
     r.cases
         .iter()
+        // A write case's reads are others' (metadata, other tenants):
+        // not its check.
+        .filter(|c| !c.pattern.writes())
         .filter_map(|c| {
             let (_, s) = split_of(c)?;
             let case = format!("{} {} {}", c.name(), c.pattern.name(), super::table::job(c));
-            Some((case, s.block_ns?, s.disk_stat_ns?))
+            let (traced, counted) = (s.block_ns?, s.disk_stat_ns?);
+            (traced > 0.0 && counted > 0.0).then_some((case, traced, counted))
         })
         .collect()
 }
@@ -241,6 +246,14 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
         .collect()
 }
 
+/// The width of the SVG, px.
+const SVG_WIDTH: f64 = 1020.0;
+
+/// A legend entry's width: its swatch and gaps, and at most this much a
+/// character of its name (12 px sans-serif), px.
+const LEGEND_GAP: f64 = 24.0;
+const LEGEND_CHAR: f64 = 7.5;
+
 /// The bar's parts in order ([`LatencySplit::per_io`]'s, then
 /// unaccounted), with their colours.
 const PARTS: [(&str, &str); 9] = [
@@ -272,7 +285,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
     let (left, bar_w, row_h) = (150.0, 520.0, 26.0);
     let height = 40.0 + row_h * rows.len() as f64;
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"1020\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"{SVG_WIDTH}\" \
          height=\"{height}\" role=\"img\" font-family=\"sans-serif\">\n"
     );
     let mut x = left;
@@ -283,7 +296,7 @@ pub fn svg(cases: &[&CaseResult]) -> Option<String> {
              <text x=\"{}\" y=\"16\" font-size=\"12\">{name}</text>",
             x + 16.0
         );
-        x += 105.0;
+        x += LEGEND_GAP + LEGEND_CHAR * name.len() as f64;
     }
     for (i, (name, mean, s)) in rows.iter().enumerate() {
         let y = 30.0 + row_h * i as f64;
@@ -510,9 +523,25 @@ mod tests {
             assert!(h.contains(&format!(">{part}</text>")), "{part}: {h}");
         }
         assert!(h.contains("/sys/block"), "{h}");
+        // The legend keeps inside the picture, its last name whole.
+        let last = left_of_last_legend_name(&h);
+        let (name, _) = PARTS[PARTS.len() - 1];
+        assert!(
+            last + LEGEND_CHAR * name.len() as f64 <= SVG_WIDTH,
+            "{last}: {h}"
+        );
         assert!(h.contains(">direct</text>") && h.contains(">uring</text>"));
         let none = CaseResult::default();
         assert_eq!(svg(&[&none]), None);
+    }
+
+    /// Where the legend's last name starts in `svg`, px.
+    fn left_of_last_legend_name(svg: &str) -> f64 {
+        let (name, _) = PARTS[PARTS.len() - 1];
+        let at = svg.find(&format!(">{name}</text>")).unwrap();
+        let start = svg[..at].rfind("<text x=\"").unwrap() + "<text x=\"".len();
+        let end = start + svg[start..].find('"').unwrap();
+        svg[start..end].parse().unwrap()
     }
 
     /// The words of `s`, without the punctuation around them nor the
@@ -540,9 +569,14 @@ mod tests {
     #[test]
     fn the_traced_block_time_is_set_against_sys_block_under_the_table() {
         let mut r = crate::report::testdata::fixture();
+        let mut write = case("direct", 60_000.0, checked(129_700.0, 125_000.0));
+        write.pattern = crate::model::Pattern::RandWrite;
         r.cases = vec![
             case("direct", 60_000.0, checked(55_300.0, 54_300.0)),
             case("buffered", 40_000.0, every_part()),
+            // Others' reads beside a write; reads under the ticks' ms.
+            write,
+            case("dontcache", 9_000.0, checked(8_000.0, 0.0)),
         ];
         let checks = block_checks(&r);
         assert_eq!(checks.len(), 1, "{checks:?}");
@@ -553,7 +587,11 @@ mod tests {
             "{out}"
         );
         r.cases.remove(0);
-        assert!(!text(&r, 200).contains("traced against"), "{}", text(&r, 200));
+        assert!(
+            !text(&r, 200).contains("traced against"),
+            "{}",
+            text(&r, 200)
+        );
     }
 
     /// Run as `iopath run --latency-split ... | cat`, the table's

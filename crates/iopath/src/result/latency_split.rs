@@ -258,15 +258,21 @@ impl LatencySplit {
     }
 
     /// A traced call's way in and out ([`Self::entry_ns`]) per I/O: every
-    /// traced call's, where the calls are system calls (each I/O one of
-    /// them, [`Self::weights`]); `None` for a ring split, without calls or
-    /// without the calibration.
+    /// traced call's, where the calls are system calls, times calls per
+    /// I/O (one for the methods that make a call per request; fewer
+    /// where a cache of iopath's serves some I/Os without a call); `None`
+    /// for a ring split, without calls or without the calibration.
     pub fn entry_per_io(&self) -> Option<f64> {
         let calls = self.calls + self.calls_without_request + self.calls_unmatched;
         if self.ring.is_some() || calls == 0 {
             return None;
         }
-        self.entry_ns
+        let per_io = if self.ios > 0 {
+            calls as f64 / self.ios as f64
+        } else {
+            1.0
+        };
+        self.entry_ns.map(|e| e * per_io)
     }
 
     /// Each part's time per I/O, in the mean I/O as [`Self::weights`]
@@ -592,6 +598,24 @@ mod tests {
         };
         assert_eq!(s.runnable_ns(), None);
         assert_eq!(s.mean_ns(), 16_000.0);
+        // Nor a call's way in and out: iopath's stamps bound the parts.
+        let calibrated = LatencySplit {
+            entry_ns: Some(500.0),
+            ..s
+        };
+        assert_eq!(calibrated.entry_per_io(), None);
+        assert_eq!(calibrated.mean_ns(), 16_000.0);
+        // Without the ring, once per call, calls per I/O (a cache of
+        // iopath's serving half the I/Os without one: half).
+        let calls = LatencySplit {
+            ring: None,
+            ..calibrated
+        };
+        assert_eq!(calls.entry_per_io(), Some(500.0));
+        assert_eq!(
+            LatencySplit { ios: 20, ..calls }.entry_per_io(),
+            Some(250.0)
+        );
         let other = RingWait {
             sq_ns: 3_000.0,
             requests: 30,

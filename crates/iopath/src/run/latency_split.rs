@@ -240,9 +240,10 @@ impl Split {
             Mode::Averages => averages(None),
             Mode::Fallback(why) => averages(Some(*why)),
             Mode::Tracing(t) => match (t.calibrate(), t.flush()) {
+                // (A silent tracer is not calibrated: `calibrate` checks.)
                 // The averages kept beside, to check the traced against.
                 (cal, Some(sums)) => {
-                    of_sums(&sums, &own_filter(t.pid), direct, stamps, cal).map(|s| LatencySplit {
+                    of_sums(&sums, &own_filter(t.pid), direct, stamps, &cal).map(|s| LatencySplit {
                         disk_stat_ns: self.read_average(),
                         block_timing: s.block_ns.map(|_| t.block_timing),
                         ..s
@@ -331,57 +332,73 @@ fn request_disks(stack: &DeviceStack, sys: &Path) -> Vec<String> {
 
 /// How many calls measure a traced call's way in and out after each
 /// repetition (about 3 us each traced: a few ms).
-const CALIBRATION_CALLS: u64 = 2000;
+const CALIBRATION_CALLS: usize = 2000;
 
 /// Calls that move nothing (a `pread` of 0 bytes of `/dev/null`), made
-/// after a repetition and timed by iopath's clock as a worker times its
-/// calls, a clock read right before and right after each: the thread that
-/// made them, how many, and the sum of their times, ns. The program times
-/// the same calls between their tracepoints (its `cal` and `cal_ns` sums
-/// under that thread): the difference of the two is the part of a traced
-/// call neither clock pair shares ([`LatencySplit::entry_ns`]).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+/// on iopath's main thread after a repetition, each timed by iopath's
+/// clock as a worker times its calls (a clock read right before and right
+/// after), ns, in the order made. The program times the same calls
+/// between their tracepoints, each by its number (its `cal` map): the
+/// difference, call by call, is the part of a traced call neither clock
+/// pair shares ([`LatencySplit::entry_ns`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Calibration {
-    pub tid: i64,
-    pub calls: u64,
-    pub user_ns: u64,
+    pub user_ns: Vec<u64>,
 }
 
 impl Calibration {
-    /// The way in and out per call: iopath's time less the tracepoints',
-    /// over the same calls; `None` where the program did not see every
-    /// call made (`traced` of them, `traced_ns` in all) or its time
-    /// exceeds iopath's.
-    fn entry_ns(&self, traced: u64, traced_ns: u64) -> Option<f64> {
-        (self.calls > 0 && traced == self.calls && traced_ns <= self.user_ns)
-            .then(|| (self.user_ns - traced_ns) as f64 / self.calls as f64)
+    /// The way in and out of a call: the median over the calls of
+    /// iopath's time less the program's for the same call (a call
+    /// preempted on its way in or out is no typical call: the median
+    /// leaves it out, where a mean would count one preemption's
+    /// milliseconds into every call). `None` where the program did not
+    /// see each call made (`traced`: its times by call number), or the
+    /// median is below 0.
+    fn entry_ns(&self, traced: Option<&BTreeMap<i64, u64>>) -> Option<f64> {
+        let traced = traced?;
+        let n = self.user_ns.len();
+        if n == 0 || traced.len() != n {
+            return None;
+        }
+        let mut d: Vec<i64> = self
+            .user_ns
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| Some(u as i64 - *traced.get(&(i as i64))? as i64))
+            .collect::<Option<_>>()?;
+        d.sort_unstable();
+        let median = if n % 2 == 1 {
+            d[n / 2] as f64
+        } else {
+            (d[n / 2 - 1] + d[n / 2]) as f64 / 2.0
+        };
+        (median >= 0.0).then_some(median)
     }
 }
 
 impl Tracer {
     /// [`CALIBRATION_CALLS`] calls that move nothing, timed
-    /// ([`Calibration`]); none without `/dev/null`.
+    /// ([`Calibration`]); none without `/dev/null`, once the tracer is
+    /// silent, or where a call fails.
     fn calibrate(&self) -> Calibration {
-        let tid = i64::from(rustix::thread::gettid().as_raw_nonzero().get());
-        let Some(null) = &self.null else {
+        let Some(null) = self
+            .null
+            .as_ref()
+            .filter(|_| !self.silent.load(Ordering::Relaxed))
+        else {
             return Calibration::default();
         };
-        let (mut calls, mut user_ns) = (0, 0u64);
-        while calls < CALIBRATION_CALLS {
+        let mut user_ns = Vec::with_capacity(CALIBRATION_CALLS);
+        for _ in 0..CALIBRATION_CALLS {
             let t0 = Instant::now();
             let read = rustix::io::pread(null, &mut [0u8; 0][..], 0);
             let ns = t0.elapsed().as_nanos() as u64;
             if read.is_err() {
-                break;
+                return Calibration::default();
             }
-            calls += 1;
-            user_ns += ns;
+            user_ns.push(ns);
         }
-        Calibration {
-            tid,
-            calls,
-            user_ns,
-        }
+        Calibration { user_ns }
     }
 
     /// Asks the program for its sums and waits for them; `None` (and no
@@ -468,13 +485,14 @@ fn add_map(sums: &mut Sums, v: &serde_json::Value) {
 /// none is `cached`, but for a method that bypasses the page cache
 /// (`direct`), where it is `unmatched` too. Where the case's io_uring
 /// requests were traced and match `stamps`, their ring's parts
-/// ([`with_ring`]).
+/// ([`with_ring`]). `cal`: the calls that measured a traced call's way in
+/// and out, each the program's `cal` map has by its number.
 pub fn of_sums(
     sums: &Sums,
     not_own: &[i64],
     direct: bool,
     stamps: &Stamps,
-    cal: Calibration,
+    cal: &Calibration,
 ) -> Option<LatencySplit> {
     let split = of_calls(sums, not_own, direct, cal)?;
     Some(with_ring(split, sums, not_own, direct, stamps).unwrap_or(split))
@@ -491,7 +509,7 @@ fn total(sums: &Sums, name: &str, not_own: &[i64], own: bool) -> u64 {
 }
 
 /// [`of_sums`] from the block requests and the traced calls alone.
-fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: Calibration) -> Option<LatencySplit> {
+fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: &Calibration) -> Option<LatencySplit> {
     let total = |name: &str, own: bool| total(sums, name, not_own, own);
     let requests = total("requests", true);
     if requests == 0 {
@@ -499,23 +517,11 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: Calibration) -> Opt
     }
     let calls = total("calls", true);
     let per = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64);
-    // The calibration's calls are its thread's `cal` sums; another's
-    // there (a call of the case's that moved nothing and made no request)
-    // is a cache hit.
-    let of_cal = |name: &str| {
-        sums.get(name)
-            .and_then(|m| m.get(&cal.tid))
-            .copied()
-            .unwrap_or(0)
-    };
-    let cal_own = !not_own.contains(&cal.tid);
-    let zero = |name: &str| total(name, true) - if cal_own { of_cal(name) } else { 0 };
-    let (mut bare, mut cached) = (
-        total("bare", true) + zero("cal"),
-        total("cached", true) + zero("cal_ns"),
-    );
-    let entry_ns = cal.entry_ns(of_cal("cal"), of_cal("cal_ns"));
+    let (mut bare, mut cached) = (total("bare", true), total("cached", true));
     let (mut lost, mut lost_ns) = (total("unmatched", true), total("unmatched_ns", true));
+    let entry_ns = cal
+        .entry_ns(sums.get("cal"))
+        .filter(|_| calls + bare + lost > 0);
     if direct {
         (lost, lost_ns) = (lost + bare, lost_ns + cached);
         (bare, cached) = (0, 0);
@@ -542,8 +548,12 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: Calibration) -> Opt
         completion_ns: per(total("completion", true), calls),
         cached_ns: per(cached, bare),
         unmatched_ns: per(lost_ns, lost),
-        entry_ns: entry_ns.filter(|_| calls + bare + lost > 0),
-        entry_calls: cal.calls,
+        entry_ns,
+        entry_calls: if entry_ns.is_some() {
+            cal.user_ns.len() as u64
+        } else {
+            0
+        },
         withheld: None,
         ring: None,
         runnable_total_ns: Some(total("runnable", true) as f64),
@@ -613,6 +623,7 @@ fn with_ring(
         ring: Some(ring),
         // The ring's requests are timed from iopath's own stamps.
         entry_ns: None,
+        entry_calls: 0,
         ..split
     })
 }
@@ -713,43 +724,48 @@ mod tests {
     }
 
     /// The calls that move nothing measure a traced call's way in and out:
-    /// iopath's time for them less the program's, per call, from the
-    /// calibrating thread's `cal` sums only; a worker's call that moved
-    /// nothing is a cache hit, and a count the program did not see whole
-    /// measures nothing.
+    /// call by call, iopath's time less the program's, the median of
+    /// them (a call preempted on its way is left out, not spread over
+    /// all); where the program did not see each call, nothing.
     #[test]
-    fn the_way_in_and_out_is_iopaths_time_less_the_tracepoints_for_the_same_calls() {
+    fn the_way_in_and_out_is_iopaths_time_less_the_tracepoints_call_by_call() {
+        let cal = Calibration {
+            user_ns: vec![1_100, 1_150, 9_000_000, 1_080, 1_120],
+        };
+        let program = r#"{"type": "map", "data": {"@cal": {"0": 500, "1": 520, "2": 510, "3": 480, "4": 530}}}"#;
         let s = sums(&[
             r#"{"type": "map", "data": {"@requests": {"3356": 5}}}"#,
             r#"{"type": "map", "data": {"@service": {"3356": 50000}}}"#,
             r#"{"type": "map", "data": {"@calls": {"3356": 5}}}"#,
-            r#"{"type": "map", "data": {"@bare": {"3356": 4}}}"#,
-            r#"{"type": "map", "data": {"@cached": {"3356": 4000}}}"#,
-            r#"{"type": "map", "data": {"@cal": {"10": 2000, "3356": 1}}}"#,
-            r#"{"type": "map", "data": {"@cal_ns": {"10": 1000000, "3356": 1500}}}"#,
+            program,
         ]);
-        let cal = Calibration {
-            tid: 10,
-            calls: 2000,
-            user_ns: 2_300_000,
-        };
-        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), cal).unwrap();
-        assert_eq!(split.entry_ns, Some(650.0));
-        assert_eq!(split.entry_calls, 2000);
-        assert_eq!(split.calls_without_request, 5);
-        assert_eq!(split.cached_ns, Some(1100.0));
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &cal).unwrap();
+        // 600, 630, 8,999,490, 600, 590: the median.
+        assert_eq!(split.entry_ns, Some(600.0));
+        assert_eq!(split.entry_calls, 5);
         // Every call weighs one way in and out into the mean I/O.
-        assert_eq!(split.entry_per_io(), Some(650.0));
-        let missed = Calibration { calls: 2001, ..cal };
-        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), missed).unwrap();
+        assert_eq!(split.entry_per_io(), Some(600.0));
+        // One call the program did not see: nothing measured.
+        let more = Calibration {
+            user_ns: [cal.user_ns.clone(), vec![1_000]].concat(),
+        };
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &more).unwrap();
         assert_eq!(split.entry_ns, None);
         // Slower by the tracepoints than by iopath's clock: no part.
         let under = Calibration {
-            user_ns: 999_999,
-            ..cal
+            user_ns: vec![400; 5],
         };
-        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), under).unwrap();
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &under).unwrap();
         assert_eq!(split.entry_ns, None);
+        // Without the calibration, none either.
+        let none = of_sums(
+            &s,
+            &[0, 10],
+            false,
+            &Stamps::default(),
+            &Calibration::default(),
+        );
+        assert_eq!(none.unwrap().entry_ns, None);
     }
 
     /// bpftrace's own lines (from a run on a loop device): the worker's
@@ -779,7 +795,7 @@ mod tests {
             &[0, 10],
             false,
             &Stamps::default(),
-            Calibration::default(),
+            &Calibration::default(),
         )
         .unwrap();
         assert_eq!(split.source, SplitSource::Tracepoints);
@@ -804,7 +820,7 @@ mod tests {
             r#"{"type": "map", "data": {"@service": {"5": 400}}}"#,
             r#"{"type": "map", "data": {"@queue": {"5": 40}}}"#,
         ]);
-        let split = of_sums(&s, &[0], false, &Stamps::default(), Calibration::default()).unwrap();
+        let split = of_sums(&s, &[0], false, &Stamps::default(), &Calibration::default()).unwrap();
         assert_eq!((split.submission_ns, split.completion_ns), (None, None));
         assert_eq!((split.queue_ns, split.device_ns), (Some(10.0), 100.0));
         assert_eq!(
@@ -813,7 +829,7 @@ mod tests {
                 &[0],
                 false,
                 &Stamps::default(),
-                Calibration::default()
+                &Calibration::default()
             ),
             None
         );
@@ -833,12 +849,12 @@ mod tests {
             r#"{"type": "map", "data": {"@unmatched": {"7": 8}}}"#,
             r#"{"type": "map", "data": {"@unmatched_ns": {"7": 96000}}}"#,
         ]);
-        let direct = of_sums(&s, &[0], true, &Stamps::default(), Calibration::default()).unwrap();
+        let direct = of_sums(&s, &[0], true, &Stamps::default(), &Calibration::default()).unwrap();
         assert_eq!((direct.cached_ns, direct.calls_without_request), (None, 0));
         assert_eq!(direct.calls_unmatched, 10);
         assert_eq!(direct.unmatched_ns, Some(10_000.0));
         let buffered =
-            of_sums(&s, &[0], false, &Stamps::default(), Calibration::default()).unwrap();
+            of_sums(&s, &[0], false, &Stamps::default(), &Calibration::default()).unwrap();
         assert_eq!(buffered.cached_ns, Some(2000.0));
         assert_eq!(buffered.unmatched_ns, Some(12_000.0));
         for x in [direct, buffered] {
@@ -882,7 +898,7 @@ mod tests {
             submit_sum: 4 * base + 100_000 - 16_000,
             reap_sum: 4 * base + 2_060_000 + 80_000,
         };
-        let split = of_sums(&s, &[0], true, &stamps, Calibration::default()).unwrap();
+        let split = of_sums(&s, &[0], true, &stamps, &Calibration::default()).unwrap();
         let ring = split.ring.unwrap();
         assert_eq!(
             (ring.sq_ns, ring.cq_ns, ring.requests),
@@ -904,7 +920,7 @@ mod tests {
             requests: 5,
             ..stamps
         };
-        let alone = of_sums(&s, &[0], true, &other, Calibration::default()).unwrap();
+        let alone = of_sums(&s, &[0], true, &other, &Calibration::default()).unwrap();
         assert_eq!(
             (alone.ring, alone.submission_ns, alone.calls),
             (None, None, 0)
@@ -915,7 +931,7 @@ mod tests {
             ..stamps
         };
         assert_eq!(
-            of_sums(&s, &[0], true, &late, Calibration::default())
+            of_sums(&s, &[0], true, &late, &Calibration::default())
                 .unwrap()
                 .ring,
             None

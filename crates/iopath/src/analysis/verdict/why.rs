@@ -270,6 +270,8 @@ mod tests {
     fn the_tracers_part_and_the_wait_for_a_cpu_are_never_the_cause() {
         let leader = LatencySplit {
             entry_ns: Some(500.0),
+            runnable_total_ns: Some(0.0),
+            ios: 100,
             ..split(1_000.0, 8_000.0)
         };
         let leader = case(4096, 12_500.0, Some(leader), Costs::default());

@@ -284,17 +284,19 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     submit, queue, device and complete weighed by the calls that made a request (without calls, \
     by requests per I/O), cached and unmatched by their own calls. entry = a read/write \
     call's way into the kernel and back out that its tracepoints do not see (the switch, and \
-    the tracer's own work: most of it), per I/O, measured after each repetition by calls that \
-    move nothing, timed by iopath's clock and the tracepoints' at once; submit = \
-    a read/write call's entry (io_uring: the request handed to the ring) to its first \
-    block request queued; queue = queued in the block layer to issued to the driver; device = \
+    the tracer's own work there), per call, measured after each repetition by calls that \
+    move nothing, timed by iopath's clock and the tracepoints' at once (the median call: a \
+    lower bound for a workload's calls); submit = \
+    a read/write call's entry tracepoint (io_uring: the request handed to the ring) to its \
+    first block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return (io_uring: \
     to the request reaped from the ring); cached = a \
     call that made no block request (the page cache served it); unmatched = a call \
     whose request the tracer could not tie to it, or an O_DIRECT call that made none \
     (not a cache hit); runnable = waiting for a CPU after being preempted outside a call \
     (most often on its return), per I/O; unaccounted = the measured mean less the parts \
-    (with /sys/block averages, everything outside the block layer). \
+    (the program's own loop, and what the calls' way in and out costs beyond the calibration; \
+    with /sys/block averages, everything outside the block layer). \
     --latency-split traces them (bpftrace, as root): each request then passes several probes, \
     so a traced run's rates are slower than an untraced one's (uring at depth 32 on a loop \
     device, 2 CPUs: a third of its 300k IOPS): compare methods within it, take rates from a \
