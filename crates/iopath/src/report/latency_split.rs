@@ -93,12 +93,11 @@ pub fn text(r: &RunResult, width: usize) -> String {
     out.push_str(&layout(&rows, width));
     let checks = block_checks(r);
     if !checks.is_empty() {
-        out.push_str(&super::prose::wrap(
-            &why::block_check(&checks),
-            width,
-            "",
-            "",
-        ));
+        let lines = why::block_check(&checks);
+        out.push_str(&super::prose::wrap(&lines[0], width, "", ""));
+        for l in &lines[1..] {
+            out.push_str(&super::prose::wrap(l, width, "  ", "    "));
+        }
     }
     out.push_str(&super::prose::wrap(why::LEGEND, width, "", ""));
     out
@@ -583,7 +582,7 @@ mod tests {
         assert!(checks[0].0.starts_with("direct "), "{checks:?}");
         let out = text(&r, 200);
         assert!(
-            out.contains("55.3 us traced, 54.3 us counted (1.02)"),
+            out.contains("\n  direct read 0 Q0T0: 55.3 us traced, 54.3 us counted (1.02)\n"),
             "{out}"
         );
         r.cases.remove(0);
@@ -621,7 +620,7 @@ mod tests {
         }
         whole.extend(words_of(&why::short_headers_key(&HEADERS)));
         whole.extend(words_of(why::LEGEND));
-        whole.extend(words_of(&why::block_check(&block_checks(&r))));
+        whole.extend(words_of(&why::block_check(&block_checks(&r)).join(" ")));
         for r in &rows {
             whole.extend(words_of(&why::row_line(&HEADERS, r)));
         }

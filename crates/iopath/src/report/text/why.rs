@@ -257,26 +257,26 @@ pub fn row_line(headers: &[&str], row: &[String]) -> String {
     )
 }
 
-/// The check that the tracer timed what the kernel counts: each case's
-/// block time per read request, traced and as `/sys/block` averages it
+/// The check that the tracer timed what the kernel counts: a heading,
+/// then a line per case: its block time per read request, traced and as
+/// `/sys/block` averages it
 /// ([`crate::report::latency_split::block_checks`]).
-pub fn block_check(checks: &[(String, f64, f64)]) -> String {
-    let each: Vec<String> = checks
-        .iter()
-        .map(|(case, traced, counted)| {
-            format!(
-                "{case} {} traced, {} counted ({:.2})",
-                ns(*traced),
-                ns(*counted),
-                traced / counted
-            )
-        })
-        .collect();
-    format!(
+pub fn block_check(checks: &[(String, f64, f64)]) -> Vec<String> {
+    let each = checks.iter().map(|(case, traced, counted)| {
+        format!(
+            "{case}: {} traced, {} counted ({:.2})",
+            ns(*traced),
+            ns(*counted),
+            traced / counted
+        )
+    });
+    std::iter::once(
         "block layer per read request (queue and device, every read on the disk), traced \
-         against /sys/block over the same repetitions: {}.",
-        each.join("; ")
+         against /sys/block over the same repetitions:"
+            .to_string(),
     )
+    .chain(each)
+    .collect()
 }
 
 /// What the split's columns hold, said once under its tables.
