@@ -117,6 +117,7 @@ pub fn render(r: &RunResult) -> Result<String> {
     results(&mut h, r)?;
     h.push_str(&super::costs::html(r));
     h.push_str(&super::latency_split::html(r));
+    h.push_str(&super::cpu_kind::html(r));
     not_run(&mut h, r)?;
     system(&mut h, r)?;
     reproduce(&mut h, r)?;

@@ -10,6 +10,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use crate::model::units::fmt_ns;
+use crate::report::stacked;
 use crate::report::text::why;
 use crate::result::{CaseResult, LatencySplit, RunResult};
 
@@ -245,14 +246,6 @@ pub fn segments(mean: f64, s: &LatencySplit) -> Vec<(&'static str, f64, &'static
         .collect()
 }
 
-/// The width of the SVG, px.
-const SVG_WIDTH: f64 = 1020.0;
-
-/// A legend entry's width: its swatch and gaps, and at most this much a
-/// character of its name (12 px sans-serif), px.
-const LEGEND_GAP: f64 = 24.0;
-const LEGEND_CHAR: f64 = 7.5;
-
 /// The bar's parts in order ([`LatencySplit::per_io`]'s, then
 /// unaccounted), with their colours.
 const PARTS: [(&str, &str); 9] = [
@@ -270,64 +263,16 @@ const PARTS: [(&str, &str); 9] = [
 /// A stacked bar per method of `cases` (one job), as inline SVG; `None`
 /// when none has a split.
 pub fn svg(cases: &[&CaseResult]) -> Option<String> {
-    let rows: Vec<(String, f64, LatencySplit)> = cases
+    let rows: Vec<stacked::Row> = cases
         .iter()
         .filter_map(|c| split_of(c).map(|(m, s)| (c.name(), m, s)))
+        .map(|(name, mean, s)| stacked::Row {
+            name,
+            segments: segments(mean, &s),
+            end: format!("{} ({})", ns(mean), why::shown_source(&s)),
+        })
         .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let longest = rows
-        .iter()
-        .map(|(_, m, s)| segments(*m, s).iter().map(|x| x.1).sum::<f64>())
-        .fold(1.0, f64::max);
-    let (left, bar_w, row_h) = (150.0, 520.0, 26.0);
-    let height = 40.0 + row_h * rows.len() as f64;
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"split\" width=\"{SVG_WIDTH}\" \
-         height=\"{height}\" role=\"img\" font-family=\"sans-serif\">\n"
-    );
-    let mut x = left;
-    for (name, colour) in PARTS {
-        let _ = writeln!(
-            out,
-            "<rect x=\"{x}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{colour}\"/>\
-             <text x=\"{}\" y=\"16\" font-size=\"12\">{name}</text>",
-            x + 16.0
-        );
-        x += LEGEND_GAP + LEGEND_CHAR * name.len() as f64;
-    }
-    for (i, (name, mean, s)) in rows.iter().enumerate() {
-        let y = 30.0 + row_h * i as f64;
-        let _ = writeln!(
-            out,
-            "<g class=\"bar\"><text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
-            left - 8.0,
-            y + 15.0,
-            super::html::escape(name)
-        );
-        let mut x = left;
-        for (part, v, colour) in segments(*mean, s) {
-            let w = v / longest * bar_w;
-            let _ = writeln!(
-                out,
-                "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"20\" fill=\"{colour}\">\
-                 <title>{part}: {}</title></rect>",
-                ns(v)
-            );
-            x += w;
-        }
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{}\" font-size=\"12\">{} ({})</text></g>",
-            x + 6.0,
-            y + 15.0,
-            ns(*mean),
-            why::shown_source(s)
-        );
-    }
-    out.push_str("</svg>\n");
-    Some(out)
+    stacked::svg("split", &PARTS, &rows)
 }
 
 /// The HTML section: per job, the stacked bars and the table's legend;
@@ -522,25 +467,9 @@ mod tests {
             assert!(h.contains(&format!(">{part}</text>")), "{part}: {h}");
         }
         assert!(h.contains("/sys/block"), "{h}");
-        // The legend keeps inside the picture, its last name whole.
-        let last = left_of_last_legend_name(&h);
-        let (name, _) = PARTS[PARTS.len() - 1];
-        assert!(
-            last + LEGEND_CHAR * name.len() as f64 <= SVG_WIDTH,
-            "{last}: {h}"
-        );
         assert!(h.contains(">direct</text>") && h.contains(">uring</text>"));
         let none = CaseResult::default();
         assert_eq!(svg(&[&none]), None);
-    }
-
-    /// Where the legend's last name starts in `svg`, px.
-    fn left_of_last_legend_name(svg: &str) -> f64 {
-        let (name, _) = PARTS[PARTS.len() - 1];
-        let at = svg.find(&format!(">{name}</text>")).unwrap();
-        let start = svg[..at].rfind("<text x=\"").unwrap() + "<text x=\"".len();
-        let end = start + svg[start..].find('"').unwrap();
-        svg[start..end].parse().unwrap()
     }
 
     /// The words of `s`, without the punctuation around them nor the

@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod compare;
 pub mod costs;
+pub mod cpu_kind;
 pub mod csv;
 pub mod export;
 pub mod fio_json;
@@ -20,6 +21,7 @@ pub mod mpi;
 pub mod overview;
 pub mod prose;
 pub mod screen;
+pub mod stacked;
 pub mod streams;
 pub mod table;
 pub mod text;

@@ -147,9 +147,89 @@ impl Deferred {
     }
 }
 
+/// A kind of CPU time per I/O ([`cpu_by_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuKind {
+    /// The workers in user space.
+    User,
+    /// The workers in the kernel.
+    System,
+    /// The workers, where `getrusage` split none of their time (its ticks
+    /// are coarse: a short repetition can show 0 of each).
+    Workers,
+    /// io_uring's kernel threads of the process (SQPOLL, io-wq).
+    KernelThreads,
+    /// The kernel's deferred work charged to the case (its write-back:
+    /// [`Deferred::charged`]), an estimate.
+    Deferred,
+}
+
+/// `cpu.ns_per_io` (the tables' CPU per I/O) by kind, in
+/// [`CpuKind`]'s order, adding up to it: the process's own
+/// (`own_ns_per_io`) shared between the workers and io_uring's threads
+/// as their CPU times are, the workers' split between user and system as
+/// `getrusage` splits them, and the deferred work charged beyond it.
+/// `None` without CPU measured.
+pub fn cpu_by_kind(cpu: &super::Cpu) -> Option<[(CpuKind, f64); 5]> {
+    let total = cpu.ns_per_io;
+    if !(total.is_finite() && total > 0.0) {
+        return None;
+    }
+    let own = cpu.own_ns_per_io.unwrap_or(total).clamp(0.0, total);
+    let share = |part: u64, of: u64| if of > 0 { part as f64 / of as f64 } else { 0.0 };
+    let threads = own * share(cpu.sqpoll_ns, cpu.cpu_ns + cpu.sqpoll_ns);
+    let workers = own - threads;
+    let rusage = cpu.user_ns + cpu.sys_ns;
+    let user = workers * share(cpu.user_ns, rusage);
+    let system = workers * share(cpu.sys_ns, rusage);
+    Some([
+        (CpuKind::User, user),
+        (CpuKind::System, system),
+        (CpuKind::Workers, if rusage == 0 { workers } else { 0.0 }),
+        (CpuKind::KernelThreads, threads),
+        (CpuKind::Deferred, total - own),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kinds add up to the tables' CPU per I/O: the process's own
+    /// shared by CPU time between the workers (user and system as
+    /// getrusage split them) and io_uring's threads, the write-back
+    /// charged beyond it; without getrusage's split, the workers whole.
+    #[test]
+    fn cpu_by_kind_adds_up_to_the_tables_cpu_per_io() {
+        let cpu = crate::result::Cpu {
+            cpu_ns: 3_000_000,
+            sqpoll_ns: 1_000_000,
+            user_ns: 1_000_000,
+            sys_ns: 3_000_000,
+            ns_per_io: 5_000.0,
+            own_ns_per_io: Some(4_000.0),
+            ..Default::default()
+        };
+        let k = cpu_by_kind(&cpu).unwrap();
+        let of = |kind| k.iter().find(|(x, _)| *x == kind).unwrap().1;
+        assert_eq!(of(CpuKind::KernelThreads), 1_000.0);
+        assert_eq!(of(CpuKind::User), 750.0);
+        assert_eq!(of(CpuKind::System), 2_250.0);
+        assert_eq!(of(CpuKind::Workers), 0.0);
+        assert_eq!(of(CpuKind::Deferred), 1_000.0);
+        assert_eq!(k.iter().map(|x| x.1).sum::<f64>(), 5_000.0);
+        let unsplit = crate::result::Cpu {
+            user_ns: 0,
+            sys_ns: 0,
+            own_ns_per_io: None,
+            ..cpu.clone()
+        };
+        let k = cpu_by_kind(&unsplit).unwrap();
+        assert_eq!(k[2], (CpuKind::Workers, 3_750.0));
+        assert_eq!(k[4], (CpuKind::Deferred, 0.0));
+        let none = crate::result::Cpu::default();
+        assert_eq!(cpu_by_kind(&none), None);
+    }
 
     #[test]
     fn the_baseline_is_scaled_to_the_window_and_the_estimate_never_negative() {

@@ -136,7 +136,8 @@ pub struct LatencySplit {
     /// its exit one), per call: measured at the end of the repetition by
     /// [`Self::entry_calls`] calls that move nothing (a `pread` of 0
     /// bytes) timed by iopath's clock and by the tracepoints' at once, the
-    /// difference of the two means. Not a remainder of the mean. `None`
+    /// median over the calls of the difference (in a summary, the median
+    /// repetition's). Not a remainder of the mean. `None`
     /// without traced calls, and for io_uring requests timed in the ring
     /// (iopath's own stamps hold their way in and out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -377,7 +378,9 @@ impl LatencySplit {
             completion_ns: weighed(|r| r.completion_ns, |r| r.calls),
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
-            entry_ns: weighed(|r| r.entry_ns, |r| r.entry_calls),
+            // The median repetition's (each is a median call already):
+            // one slow repetition does not move it.
+            entry_ns: median_of(reps.iter().filter_map(|r| r.entry_ns)),
             entry_calls: total(|r| r.entry_calls),
             withheld: reps.iter().find_map(|r| r.withheld),
             ring: RingWait::pooled(reps.iter().filter_map(|r| r.ring)),
@@ -431,6 +434,12 @@ impl LatencySplit {
             ios: 0,
         })
     }
+}
+
+/// The median of `v` (the mean of the middle two); `None` when empty.
+fn median_of(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = v.collect();
+    (!v.is_empty()).then(|| super::median(&mut v))
 }
 
 /// An io_uring request's time in the ring, per request (the means over
@@ -616,6 +625,13 @@ mod tests {
             LatencySplit { ios: 20, ..calls }.entry_per_io(),
             Some(250.0)
         );
+        // Pooled: the median repetition's, one slow repetition aside.
+        let at = |e: f64| LatencySplit {
+            entry_ns: Some(e),
+            ..calls
+        };
+        let p = LatencySplit::pooled(&[at(591.0), at(1103.0), at(771.0)]).unwrap();
+        assert_eq!(p.entry_ns, Some(771.0));
         let other = RingWait {
             sq_ns: 3_000.0,
             requests: 30,

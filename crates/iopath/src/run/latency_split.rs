@@ -378,9 +378,13 @@ impl Calibration {
 
 impl Tracer {
     /// [`CALIBRATION_CALLS`] calls that move nothing, timed
-    /// ([`Calibration`]); none without `/dev/null`, once the tracer is
-    /// silent, or where a call fails.
+    /// ([`Calibration`]); none off the main thread, without `/dev/null`,
+    /// once the tracer is silent, or where a call fails.
     fn calibrate(&self) -> Calibration {
+        // The program takes the main thread's calls alone as these.
+        if rustix::thread::gettid() != rustix::process::getpid() {
+            return Calibration::default();
+        }
         let Some(null) = self
             .null
             .as_ref()

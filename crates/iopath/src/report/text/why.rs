@@ -279,12 +279,21 @@ pub fn block_check(checks: &[(String, f64, f64)]) -> Vec<String> {
     .collect()
 }
 
+/// What the CPU bars hold, said once under them.
+pub const CPU_KIND_LEGEND: &str = "the tables' CPU per I/O by kind: user and system = the \
+    workers' time in user space and in the kernel (split as getrusage splits it, in ticks; \
+    workers where it split none); io_uring threads = the process's SQPOLL and io-wq threads; \
+    write-back (estimate) = the kernel's deferred work charged to a case that writes through \
+    the page cache: the system's kernel threads over the repetition less an idle baseline, \
+    other tenants' kernel work included (docs/methodology.md).";
+
 /// What the split's columns hold, said once under its tables.
 pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds up to its mean: \
     submit, queue, device and complete weighed by the calls that made a request (without calls, \
     by requests per I/O), cached and unmatched by their own calls. entry = a read/write \
     call's way into the kernel and back out that its tracepoints do not see (the switch, and \
-    the tracer's own work there), per call, measured after each repetition by calls that \
+    the tracer's own work there), per I/O (a call's, times calls per I/O), measured after each \
+    repetition by calls that \
     move nothing, timed by iopath's clock and the tracepoints' at once (the median call: a \
     lower bound for a workload's calls); submit = \
     a read/write call's entry tracepoint (io_uring: the request handed to the ring) to its \
