@@ -104,10 +104,10 @@ pub fn text(r: &RunResult, width: usize) -> String {
     out
 }
 
-/// Each traced read case's block time per read request against the
-/// `/sys/block` average over the same repetitions (none where either is
-/// 0: a few reads of less than the ticks' millisecond) ([`LatencySplit::block_ns`],
-/// [`LatencySplit::disk_stat_ns`]): the case, the two, ns.
+/// Each traced read case's block time per read request
+/// ([`LatencySplit::block_ns`]) against the `/sys/block` average over the
+/// same repetitions ([`LatencySplit::disk_stat_ns`]): the case, the two,
+/// ns; none where either is 0 (a few reads under the ticks' millisecond).
 pub fn block_checks(r: &RunResult) -> Vec<(String, f64, f64)> {
     r.cases
         .iter()
