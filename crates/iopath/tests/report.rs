@@ -73,6 +73,7 @@ fn report_writes_every_format_from_a_saved_result() {
         "not-run",
         "system",
         "reproduce",
+        "cpu-kind",
     ] {
         assert!(html.contains(&format!("id=\"{section}\"")), "no {section}");
     }
@@ -86,7 +87,11 @@ fn report_writes_every_format_from_a_saved_result() {
     assert!(html.contains("Content-Security-Policy"));
     assert!(!html.contains("<script"), "readable without JavaScript");
     let svgs = inline_svgs(&html);
-    assert_eq!(svgs.len(), 15, "5 charts for each of 3 groups");
+    assert_eq!(
+        svgs.len(),
+        18,
+        "5 charts and the CPU-by-kind bars for each of 3 groups"
+    );
     for s in svgs {
         roxmltree::Document::parse(s).unwrap_or_else(|e| panic!("inline SVG not well-formed: {e}"));
     }
