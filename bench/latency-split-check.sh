@@ -22,7 +22,9 @@
 # /sys/block average over the same repetitions (`disk_stat_ns`), and the
 # ratios. docs/methodology.md 6c holds the table measured here.
 #
-# Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT)
+# Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT,
+#        CPUS: pin the case's workers, `--cpus CPUS`, e.g. CPUS=1 on a 2-CPU
+#        machine, where a loop device's worker otherwise shares the case's CPU)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +54,7 @@ run() { # target-name dir out-name args...
     local name=$1 dir=$2 out=$3
     shift 3
     "$BIN" run --dir "$dir" --size 128M --cache cold --time "$TIME" --repeat "$REPEAT" \
-        --latency-split --quiet --json "$WORK/$name-$out.json" "$@" >/dev/null
+        --latency-split --quiet --json "$WORK/$name-$out.json" ${CPUS:+--cpus "$CPUS"} "$@" >/dev/null
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
