@@ -23,8 +23,10 @@
 # ratios. docs/methodology.md 6c holds the table measured here.
 #
 # Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT,
-#        CPUS: pin the case's workers, `--cpus CPUS`, e.g. CPUS=1 on a 2-CPU
-#        machine, where a loop device's worker otherwise shares the case's CPU)
+#        CPUS: a CPU list to pin the case's workers to, `--cpus CPUS`, e.g.
+#        CPUS=1 (CPU 1) on a 2-CPU machine, where a loop device's worker
+#        otherwise shares the case's CPU; the calibration's main thread
+#        stays unpinned)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,8 +1,8 @@
 //! CPU per I/O by kind in the HTML report: a stacked bar per method
 //! ([`crate::result::costs::cpu_by_kind`]): the workers in user space and
-//! in the kernel, io_uring's kernel threads, and the kernel's deferred
-//! work charged to the case (an estimate). The words are
-//! `report::text::why`'s.
+//! in the kernel, the process's helper threads (io_uring's, a pool's), and
+//! the kernel's deferred work charged to the case (an estimate), each
+//! share pooled over the repetitions. The words are `report::text::why`'s.
 
 use std::fmt::Write as _;
 
@@ -17,7 +17,7 @@ const PARTS: [(&str, &str); 5] = [
     ("user", "#4e79a7"),
     ("system", "#e15759"),
     ("workers", "#9c755f"),
-    ("io_uring threads", "#f28e2b"),
+    ("helper threads", "#f28e2b"),
     ("write-back (estimate)", "#bab0ac"),
 ];
 
@@ -26,7 +26,7 @@ fn part(k: CpuKind) -> (&'static str, &'static str) {
         CpuKind::User => 0,
         CpuKind::System => 1,
         CpuKind::Workers => 2,
-        CpuKind::KernelThreads => 3,
+        CpuKind::HelperThreads => 3,
         CpuKind::Deferred => 4,
     };
     PARTS[i]
@@ -34,8 +34,9 @@ fn part(k: CpuKind) -> (&'static str, &'static str) {
 
 /// A case's bar; `None` without CPU measured.
 fn row(c: &CaseResult) -> Option<stacked::Row> {
-    let cpu = &c.summary.as_ref()?.cpu;
-    let kinds = cpu_by_kind(cpu)?;
+    let summary = c.summary.as_ref()?;
+    let cpu = &summary.cpu;
+    let kinds = cpu_by_kind(summary, &c.repetitions)?;
     Some(stacked::Row {
         name: c.name(),
         segments: kinds
@@ -57,7 +58,12 @@ pub fn html(r: &RunResult) -> String {
     let mut body = String::new();
     for (job, cases) in super::groups(r) {
         let rows: Vec<stacked::Row> = cases.iter().filter_map(|c| row(c)).collect();
-        if let Some(svg) = stacked::svg("cpu-kind", &PARTS, &rows) {
+        // The legend names the parts some bar has.
+        let parts: Vec<(&str, &str)> = PARTS
+            .into_iter()
+            .filter(|(name, _)| rows.iter().any(|r| r.segments.iter().any(|s| s.0 == *name)))
+            .collect();
+        if let Some(svg) = stacked::svg("cpu-kind", &parts, &rows) {
             let _ = write!(body, "<h3>{}</h3>\n{svg}", esc(&job.label()));
         }
     }
@@ -78,6 +84,7 @@ mod tests {
     fn case(method: &str, cpu: Cpu) -> CaseResult {
         let m = Measurement {
             cpu,
+            ios: 100_000,
             ..Measurement::default()
         };
         CaseResult {
@@ -88,42 +95,51 @@ mod tests {
     }
 
     /// A bar per method with CPU measured, a segment per kind it spent
-    /// (a buffered write's write-back beside its own; io_uring's threads
-    /// beside the workers'), each titled; none without CPU.
+    /// (a buffered write's write-back beside its own; a pool's or
+    /// io_uring's helper threads beside the workers'), each titled in its
+    /// own bar; the legend names only the kinds drawn; none without CPU.
     #[test]
     fn the_html_section_draws_cpu_per_io_by_kind_per_method() {
+        let ms = 1_000_000;
         let buffered = Cpu {
-            cpu_ns: 2_000_000,
-            user_ns: 1_000_000,
-            sys_ns: 3_000_000,
+            cpu_ns: 200 * ms,
+            user_ns: 50 * ms,
+            sys_ns: 150 * ms,
             ns_per_io: 3_000.0,
             own_ns_per_io: Some(2_000.0),
             ..Cpu::default()
         };
-        let sqpoll = Cpu {
-            cpu_ns: 1_000_000,
-            sqpoll_ns: 1_000_000,
-            user_ns: 1_000_000,
-            sys_ns: 1_000_000,
+        let pool = Cpu {
+            cpu_ns: 100 * ms,
+            sqpoll_ns: 100 * ms,
+            user_ns: 50 * ms,
+            sys_ns: 50 * ms,
             ns_per_io: 2_000.0,
             ..Cpu::default()
         };
         let mut r = crate::report::testdata::fixture();
         r.cases = vec![
             case("buffered", buffered),
-            case("uring-sqpoll", sqpoll),
+            case("threadpool", pool),
             case("direct", Cpu::default()),
         ];
         let h = html(&r);
-        assert_eq!(h.matches("<g class=\"bar\">").count(), 2, "{h}");
-        assert!(h.contains("<title>user: 500 ns</title>"), "{h}");
-        assert!(h.contains("<title>system: 1.5 us</title>"), "{h}");
+        let bars: Vec<&str> = h.split("<g class=\"bar\">").skip(1).collect();
+        assert_eq!(bars.len(), 2, "{h}");
+        assert!(bars[0].contains(">buffered</text>"), "{h}");
+        assert!(bars[0].contains("<title>user: 500 ns</title>"), "{h}");
+        assert!(bars[0].contains("<title>system: 1.5 us</title>"), "{h}");
         assert!(
-            h.contains("<title>write-back (estimate): 1.0 us</title>"),
+            bars[0].contains("<title>write-back (estimate): 1.0 us</title>"),
             "{h}"
         );
-        assert!(h.contains("<title>io_uring threads: 1.0 us</title>"), "{h}");
-        assert!(!h.contains("<title>workers:"), "{h}");
+        assert!(bars[1].contains(">threadpool</text>"), "{h}");
+        assert!(
+            bars[1].contains("<title>helper threads: 1.0 us</title>"),
+            "{h}"
+        );
+        assert!(bars[1].contains("<title>user: 500 ns</title>"), "{h}");
+        assert!(!h.contains(">workers</text>"), "a kind no bar has: {h}");
         r.cases.truncate(0);
         assert_eq!(html(&r), "");
     }

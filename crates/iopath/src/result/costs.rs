@@ -154,40 +154,80 @@ pub enum CpuKind {
     User,
     /// The workers in the kernel.
     System,
-    /// The workers, where `getrusage` split none of their time (its ticks
-    /// are coarse: a short repetition can show 0 of each).
+    /// The workers, where `getrusage`'s ticks are too few to split them
+    /// ([`SPLIT_TICKS_NS`]).
     Workers,
-    /// io_uring's kernel threads of the process (SQPOLL, io-wq).
-    KernelThreads,
+    /// The process's helper threads (`cpu.sqpoll_ns`): io_uring's SQPOLL
+    /// and io-wq threads, `threadpool`'s and `tokio`'s pool threads.
+    HelperThreads,
     /// The kernel's deferred work charged to the case (its write-back:
     /// [`Deferred::charged`]), an estimate.
     Deferred,
 }
 
-/// `cpu.ns_per_io` (the tables' CPU per I/O) by kind, in
-/// [`CpuKind`]'s order, adding up to it: the process's own
-/// (`own_ns_per_io`) shared between the workers and io_uring's threads
-/// as their CPU times are, the workers' split between user and system as
-/// `getrusage` splits them, and the deferred work charged beyond it.
-/// `None` without CPU measured.
-pub fn cpu_by_kind(cpu: &super::Cpu) -> Option<[(CpuKind, f64); 5]> {
-    let total = cpu.ns_per_io;
+/// How much of the workers' time `getrusage` must have counted, in all
+/// the repetitions, before its split into user and system is drawn: its
+/// ticks are 4 ms here, so about 25 of them.
+pub const SPLIT_TICKS_NS: u64 = 100_000_000;
+
+/// The case's CPU per I/O (`summary.cpu.ns_per_io`, the tables') by
+/// kind, in [`CpuKind`]'s order, adding up to it. Each share is pooled
+/// over the repetitions (`reps`; the summary itself without them), as
+/// sums: the workers' and helper threads' by their CPU times, user and
+/// system by `getrusage`'s times (the workers whole below
+/// [`SPLIT_TICKS_NS`]), and the deferred work charged by its ns over all
+/// the case's CPU ns. `None` without CPU measured.
+pub fn cpu_by_kind(
+    summary: &super::Measurement,
+    reps: &[super::Measurement],
+) -> Option<[(CpuKind, f64); 5]> {
+    let total = summary.cpu.ns_per_io;
     if !(total.is_finite() && total > 0.0) {
         return None;
     }
-    let own = cpu.own_ns_per_io.unwrap_or(total).clamp(0.0, total);
-    let share = |part: u64, of: u64| if of > 0 { part as f64 / of as f64 } else { 0.0 };
-    let threads = own * share(cpu.sqpoll_ns, cpu.cpu_ns + cpu.sqpoll_ns);
-    let workers = own - threads;
-    let rusage = cpu.user_ns + cpu.sys_ns;
-    let user = workers * share(cpu.user_ns, rusage);
-    let system = workers * share(cpu.sys_ns, rusage);
+    let reps = if reps.is_empty() {
+        std::slice::from_ref(summary)
+    } else {
+        reps
+    };
+    let sum = |f: &dyn Fn(&super::Measurement) -> f64| reps.iter().map(f).sum::<f64>();
+    let share = |part: f64, of: f64| {
+        if of > 0.0 {
+            (part / of).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
+    let all_ns = sum(&|m| m.cpu.ns_per_io * m.ios as f64);
+    let charged_ns = sum(&|m| {
+        let own = m.cpu.own_ns_per_io.unwrap_or(m.cpu.ns_per_io);
+        (m.cpu.ns_per_io - own).max(0.0) * m.ios as f64
+    });
+    let deferred = total * share(charged_ns, all_ns);
+    let own = total - deferred;
+    let helpers = own
+        * share(
+            sum(&|m| m.cpu.sqpoll_ns as f64),
+            sum(&|m| (m.cpu.cpu_ns + m.cpu.sqpoll_ns) as f64),
+        );
+    let workers = own - helpers;
+    let (user, sys) = (
+        sum(&|m| m.cpu.user_ns as f64),
+        sum(&|m| m.cpu.sys_ns as f64),
+    );
+    let split = user + sys >= SPLIT_TICKS_NS as f64;
+    let user = if split {
+        workers * share(user, user + sys)
+    } else {
+        0.0
+    };
+    let system = if split { workers - user } else { 0.0 };
     Some([
         (CpuKind::User, user),
         (CpuKind::System, system),
-        (CpuKind::Workers, if rusage == 0 { workers } else { 0.0 }),
-        (CpuKind::KernelThreads, threads),
-        (CpuKind::Deferred, total - own),
+        (CpuKind::Workers, if split { 0.0 } else { workers }),
+        (CpuKind::HelperThreads, helpers),
+        (CpuKind::Deferred, deferred),
     ])
 }
 
@@ -195,40 +235,60 @@ pub fn cpu_by_kind(cpu: &super::Cpu) -> Option<[(CpuKind, f64); 5]> {
 mod tests {
     use super::*;
 
-    /// The kinds add up to the tables' CPU per I/O: the process's own
-    /// shared by CPU time between the workers (user and system as
-    /// getrusage split them) and io_uring's threads, the write-back
-    /// charged beyond it; without getrusage's split, the workers whole.
+    fn rep(cpu: crate::result::Cpu, ios: u64) -> crate::result::Measurement {
+        crate::result::Measurement {
+            cpu,
+            ios,
+            ..Default::default()
+        }
+    }
+
+    /// The kinds add up to the tables' CPU per I/O, each share pooled over
+    /// the repetitions: a repetition whose few ticks all fell in one of
+    /// user or system (aio's here: 3.2 ms user, then none) does not make
+    /// the summary's median user 0; helper threads by CPU time; the
+    /// write-back charged by its ns; below 25 ticks, the workers whole.
     #[test]
-    fn cpu_by_kind_adds_up_to_the_tables_cpu_per_io() {
-        let cpu = crate::result::Cpu {
-            cpu_ns: 3_000_000,
-            sqpoll_ns: 1_000_000,
-            user_ns: 1_000_000,
-            sys_ns: 3_000_000,
-            ns_per_io: 5_000.0,
-            own_ns_per_io: Some(4_000.0),
+    fn cpu_by_kind_pools_its_shares_over_the_repetitions() {
+        let ms = 1_000_000;
+        let cpu = |user: u64, sys: u64, helpers: u64, total: f64, own: f64| crate::result::Cpu {
+            cpu_ns: user + sys,
+            sqpoll_ns: helpers,
+            user_ns: user,
+            sys_ns: sys,
+            ns_per_io: total,
+            own_ns_per_io: Some(own),
             ..Default::default()
         };
-        let k = cpu_by_kind(&cpu).unwrap();
+        let reps = [
+            rep(cpu(40 * ms, 0, 20 * ms, 900.0, 600.0), 100_000),
+            rep(cpu(0, 60 * ms, 20 * ms, 1_000.0, 800.0), 100_000),
+            rep(cpu(0, 100 * ms, 20 * ms, 1_100.0, 1_100.0), 100_000),
+        ];
+        // The summary's medians: user 0, yet 40 of 200 ms were user.
+        let summary = rep(cpu(0, 60 * ms, 20 * ms, 1_000.0, 800.0), 100_000);
+        let k = cpu_by_kind(&summary, &reps).unwrap();
         let of = |kind| k.iter().find(|(x, _)| *x == kind).unwrap().1;
-        assert_eq!(of(CpuKind::KernelThreads), 1_000.0);
-        assert_eq!(of(CpuKind::User), 750.0);
-        assert_eq!(of(CpuKind::System), 2_250.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        // Charged: 300 + 200 + 0 of 3,000 ns per I/O: a sixth.
+        let own = 1_000.0 * 5.0 / 6.0;
+        assert!(close(of(CpuKind::Deferred), 1_000.0 - own), "{k:?}");
+        // Helpers: 60 of 260 ms.
+        assert!(
+            close(of(CpuKind::HelperThreads), own * 60.0 / 260.0),
+            "{k:?}"
+        );
+        let workers = own * 200.0 / 260.0;
+        assert!(close(of(CpuKind::User), workers * 0.2), "{k:?}");
+        assert!(close(of(CpuKind::System), workers * 0.8), "{k:?}");
         assert_eq!(of(CpuKind::Workers), 0.0);
-        assert_eq!(of(CpuKind::Deferred), 1_000.0);
-        assert_eq!(k.iter().map(|x| x.1).sum::<f64>(), 5_000.0);
-        let unsplit = crate::result::Cpu {
-            user_ns: 0,
-            sys_ns: 0,
-            own_ns_per_io: None,
-            ..cpu.clone()
-        };
-        let k = cpu_by_kind(&unsplit).unwrap();
-        assert_eq!(k[2], (CpuKind::Workers, 3_750.0));
-        assert_eq!(k[4], (CpuKind::Deferred, 0.0));
-        let none = crate::result::Cpu::default();
-        assert_eq!(cpu_by_kind(&none), None);
+        assert!(close(k.iter().map(|x| x.1).sum::<f64>(), 1_000.0));
+        // Too few ticks: the workers whole; no repetitions: the summary's.
+        let short = rep(cpu(4 * ms, 8 * ms, 0, 500.0, 500.0), 1_000);
+        let k = cpu_by_kind(&short, &[]).unwrap();
+        assert_eq!(k[2], (CpuKind::Workers, 500.0));
+        assert_eq!((k[0].1, k[1].1, k[4].1), (0.0, 0.0, 0.0));
+        assert_eq!(cpu_by_kind(&rep(Default::default(), 0), &[]), None);
     }
 
     #[test]

@@ -280,11 +280,13 @@ pub fn block_check(checks: &[(String, f64, f64)]) -> Vec<String> {
 }
 
 /// What the CPU bars hold, said once under them.
-pub const CPU_KIND_LEGEND: &str = "the tables' CPU per I/O by kind: user and system = the \
-    workers' time in user space and in the kernel (split as getrusage splits it, in ticks; \
-    workers where it split none); io_uring threads = the process's SQPOLL and io-wq threads; \
-    write-back (estimate) = the kernel's deferred work charged to a case that writes through \
-    the page cache: the system's kernel threads over the repetition less an idle baseline, \
+pub const CPU_KIND_LEGEND: &str = "the tables' CPU per I/O by kind, each share pooled over the \
+    repetitions: user and system = the workers' time in user space and in the kernel (split as \
+    getrusage splits it, in 4 ms ticks; workers, whole, where fewer than 25 ticks counted it); \
+    helper threads = io_uring's SQPOLL and io-wq threads, threadpool's and tokio's pool threads; \
+    write-back (estimate) = the kernel's deferred work charged to a case that writes through the \
+    page cache, its share of the CPU per I/O (the costs table's kernel~ is the estimate whether \
+    charged or not): the system's kernel threads over the repetition less an idle baseline, \
     other tenants' kernel work included (docs/methodology.md).";
 
 /// What the split's columns hold, said once under its tables.
@@ -295,7 +297,7 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     the tracer's own work there), per I/O (a call's, times calls per I/O), measured after each \
     repetition by calls that \
     move nothing, timed by iopath's clock and the tracepoints' at once (the median call: a \
-    lower bound for a workload's calls); submit = \
+    typical call's cost, not a strict bound on a workload's); submit = \
     a read/write call's entry tracepoint (io_uring: the request handed to the ring) to its \
     first block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return (io_uring: \
