@@ -360,18 +360,13 @@ impl Calibration {
         if n == 0 || traced.len() != n {
             return None;
         }
-        let mut d: Vec<i64> = self
+        let mut d: Vec<f64> = self
             .user_ns
             .iter()
             .enumerate()
-            .map(|(i, &u)| Some(u as i64 - *traced.get(&(i as i64))? as i64))
+            .map(|(i, &u)| Some(u as f64 - *traced.get(&(i as i64))? as f64))
             .collect::<Option<_>>()?;
-        d.sort_unstable();
-        let median = if n % 2 == 1 {
-            d[n / 2] as f64
-        } else {
-            (d[n / 2 - 1] + d[n / 2]) as f64 / 2.0
-        };
+        let median = crate::result::median(&mut d);
         (median >= 0.0).then_some(median)
     }
 }
