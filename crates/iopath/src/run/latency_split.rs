@@ -331,43 +331,81 @@ fn request_disks(stack: &DeviceStack, sys: &Path) -> Vec<String> {
 }
 
 /// How many calls measure a traced call's way in and out after each
-/// repetition (about 3 us each traced: a few ms).
+/// repetition (about 2 us each traced: a few ms), shared out over the
+/// CPUs, [`CALIBRATION_CALLS_PER_CPU`] at least on each.
 const CALIBRATION_CALLS: usize = 2000;
 
+/// The fewest calls measuring the way in and out on one CPU.
+const CALIBRATION_CALLS_PER_CPU: usize = 250;
+
 /// Calls that move nothing (a `pread` of 0 bytes of `/dev/null`), made
-/// on iopath's main thread after a repetition, each timed by iopath's
-/// clock as a worker times its calls (a clock read right before and right
-/// after), ns, in the order made. The program times the same calls
-/// between their tracepoints, each by its number (its `cal` map): the
-/// difference, call by call, is the part of a traced call neither clock
-/// pair shares ([`LatencySplit::entry_ns`]).
+/// on iopath's main thread after a repetition, on each CPU it may run on
+/// in turn, each timed by iopath's clock as a worker times its calls (a
+/// clock read right before and right after), ns, in the order made, with
+/// the CPU each was made on. The program times the same calls between
+/// their tracepoints, each by its number (its `cal` map): the difference,
+/// call by call, is the part of a traced call neither clock pair shares
+/// ([`LatencySplit::entry_ns`]). It is measured per CPU because it
+/// differs between them: on the 2-CPU machine this was built on, a traced
+/// call's way in and out took 0.96-1.41 us on one CPU and 0.78-1.28 us on
+/// the other in the same repetitions (docs/methodology.md 6c).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Calibration {
     pub user_ns: Vec<u64>,
+    /// The CPU of each call in `user_ns`; empty where the calls were made
+    /// wherever the main thread ran.
+    pub cpus: Vec<u32>,
 }
 
 impl Calibration {
-    /// The way in and out of a call: the median over the calls of
-    /// iopath's time less the program's for the same call (a call
-    /// preempted on its way in or out is no typical call: the median
+    /// The way in and out of a call: on each CPU, the median over its
+    /// calls of iopath's time less the program's for the same call (a
+    /// call preempted on its way in or out is no typical call: the median
     /// leaves it out, where a mean would count one preemption's
-    /// milliseconds into every call). `None` where the program did not
-    /// see each call made (`traced`: its times by call number), or the
-    /// median is below 0.
-    fn entry_ns(&self, traced: Option<&BTreeMap<i64, u64>>) -> Option<f64> {
+    /// milliseconds into every call); the CPUs' medians weighed by the
+    /// case's calls on each (`by_cpu`: the CPU a call left the kernel
+    /// on). A CPU with calls but no calibration of its own is weighed at
+    /// the median over all calibration calls, as is every call where the
+    /// calls per CPU are not known. `None` where the program did not see
+    /// each call made (`traced`: its times by call number), or a median
+    /// is below 0.
+    fn entry_ns(
+        &self,
+        traced: Option<&BTreeMap<i64, u64>>,
+        by_cpu: &BTreeMap<u32, u64>,
+    ) -> Option<f64> {
         let traced = traced?;
         let n = self.user_ns.len();
         if n == 0 || traced.len() != n {
             return None;
         }
-        let mut d: Vec<f64> = self
+        let d: Vec<f64> = self
             .user_ns
             .iter()
             .enumerate()
             .map(|(i, &u)| Some(u as f64 - *traced.get(&(i as i64))? as f64))
             .collect::<Option<_>>()?;
-        let median = crate::result::median(&mut d);
-        (median >= 0.0).then_some(median)
+        let median_of = |mut v: Vec<f64>| {
+            let m = crate::result::median(&mut v);
+            (m >= 0.0).then_some(m)
+        };
+        let all = median_of(d.clone())?;
+        let weight: u64 = by_cpu.values().sum();
+        if weight == 0 || self.cpus.len() != n {
+            return Some(all);
+        }
+        let mut sum = 0.0;
+        for (&cpu, &calls) in by_cpu {
+            let on: Vec<f64> = d
+                .iter()
+                .zip(&self.cpus)
+                .filter(|(_, &c)| c == cpu)
+                .map(|(v, _)| *v)
+                .collect();
+            let m = if on.is_empty() { all } else { median_of(on)? };
+            sum += m * calls as f64;
+        }
+        Some(sum / weight as f64)
     }
 }
 
@@ -387,17 +425,43 @@ impl Tracer {
         else {
             return Calibration::default();
         };
-        let mut user_ns = Vec::with_capacity(CALIBRATION_CALLS);
-        for _ in 0..CALIBRATION_CALLS {
-            let t0 = Instant::now();
-            let read = rustix::io::pread(null, &mut [0u8; 0][..], 0);
-            let ns = t0.elapsed().as_nanos() as u64;
-            if read.is_err() {
-                return Calibration::default();
+        // Each CPU the main thread may run on in turn (the workers run on
+        // these or fewer), the thread pinned there and put back after.
+        let allowed = iopath_io::numa::current_affinity().unwrap_or_default();
+        let per_cpu = (CALIBRATION_CALLS / allowed.len().max(1)).max(CALIBRATION_CALLS_PER_CPU);
+        let mut cal = Calibration::default();
+        let timed = |cal: &mut Calibration, cpu: Option<u32>, calls: usize| {
+            for _ in 0..calls {
+                let t0 = Instant::now();
+                let read = rustix::io::pread(null, &mut [0u8; 0][..], 0);
+                let ns = t0.elapsed().as_nanos() as u64;
+                read.ok()?;
+                cal.user_ns.push(ns);
+                cal.cpus.extend(cpu);
             }
-            user_ns.push(ns);
+            Some(())
+        };
+        let mut made = Some(());
+        for &cpu in &allowed {
+            if iopath_io::numa::pin_current_thread(&[cpu]).is_ok() {
+                made = timed(&mut cal, Some(cpu), per_cpu);
+                if made.is_none() {
+                    break;
+                }
+            }
         }
-        Calibration { user_ns }
+        if !allowed.is_empty() {
+            // Back to the CPUs it had.
+            let _ = iopath_io::numa::pin_current_thread(&allowed);
+        }
+        if made.is_some() && cal.user_ns.is_empty() {
+            // No CPU could be pinned: the calls where the thread runs.
+            made = timed(&mut cal, None, CALIBRATION_CALLS);
+        }
+        match made {
+            Some(()) => cal,
+            None => Calibration::default(),
+        }
     }
 
     /// Asks the program for its sums and waits for them; `None` (and no
@@ -470,12 +534,63 @@ fn add_map(sums: &mut Sums, v: &serde_json::Value) {
         let entry = sums
             .entry(name.trim_start_matches('@').to_string())
             .or_default();
+        let mut by_cpu = Vec::new();
         for (k, n) in map.as_object().into_iter().flatten() {
-            if let (Ok(tid), Some(n)) = (k.parse::<i64>(), n.as_u64()) {
-                *entry.entry(tid).or_default() += n;
+            let Some(n) = n.as_u64() else { continue };
+            // A call count's key is its thread and the CPU it left the
+            // kernel on: the thread's sum, and the CPU's apart.
+            let (tid, cpu) = match k.split_once(',') {
+                Some((t, c)) => (t.trim().parse::<i64>(), c.trim().parse::<u32>().ok()),
+                None => (k.parse::<i64>(), None),
+            };
+            let Ok(tid) = tid else { continue };
+            *entry.entry(tid).or_default() += n;
+            if let Some(cpu) = cpu {
+                by_cpu.push((cpu, tid, n));
             }
         }
+        for (cpu, tid, n) in by_cpu {
+            let m = sums
+                .entry(on_cpu(name.trim_start_matches('@'), cpu))
+                .or_default();
+            *m.entry(tid).or_default() += n;
+        }
     }
+}
+
+/// The name under which [`add_map`] keeps a call count's CPU `cpu`:
+/// map `name`'s counts per thread on that CPU.
+fn on_cpu(name: &str, cpu: u32) -> String {
+    format!("{name}{CPU_SEP}{cpu}")
+}
+
+/// What separates a count's name from its CPU in [`on_cpu`].
+const CPU_SEP: &str = "@cpu";
+
+/// The case's traced calls (`calls`, `bare`, `unmatched`) per CPU they
+/// left the kernel on.
+fn own_calls_by_cpu(sums: &Sums, not_own: &[i64]) -> BTreeMap<u32, u64> {
+    let mut by = BTreeMap::new();
+    for (name, m) in sums {
+        let Some((base, cpu)) = name.split_once(CPU_SEP) else {
+            continue;
+        };
+        let Ok(cpu) = cpu.parse::<u32>() else {
+            continue;
+        };
+        if !["calls", "bare", "unmatched"].contains(&base) {
+            continue;
+        }
+        let n: u64 = m
+            .iter()
+            .filter(|(tid, _)| !not_own.contains(tid))
+            .map(|(_, n)| n)
+            .sum();
+        if n > 0 {
+            *by.entry(cpu).or_default() += n;
+        }
+    }
+    by
 }
 
 /// The split from one repetition's sums, the threads in `not_own` counted
@@ -519,7 +634,7 @@ fn of_calls(sums: &Sums, not_own: &[i64], direct: bool, cal: &Calibration) -> Op
     let (mut bare, mut cached) = (total("bare", true), total("cached", true));
     let (mut lost, mut lost_ns) = (total("unmatched", true), total("unmatched_ns", true));
     let entry_ns = cal
-        .entry_ns(sums.get("cal"))
+        .entry_ns(sums.get("cal"), &own_calls_by_cpu(sums, not_own))
         .filter(|_| calls + bare + lost > 0);
     if direct {
         (lost, lost_ns) = (lost + bare, lost_ns + cached);
@@ -730,6 +845,7 @@ mod tests {
     fn the_way_in_and_out_is_iopaths_time_less_the_tracepoints_call_by_call() {
         let cal = Calibration {
             user_ns: vec![1_100, 1_150, 9_000_000, 1_080, 1_120],
+            cpus: Vec::new(),
         };
         let program = r#"{"type": "map", "data": {"@cal": {"0": 500, "1": 520, "2": 510, "3": 480, "4": 530}}}"#;
         let s = sums(&[
@@ -747,12 +863,14 @@ mod tests {
         // One call the program did not see: nothing measured.
         let more = Calibration {
             user_ns: [cal.user_ns.clone(), vec![1_000]].concat(),
+            cpus: Vec::new(),
         };
         let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &more).unwrap();
         assert_eq!(split.entry_ns, None);
         // Slower by the tracepoints than by iopath's clock: no part.
         let under = Calibration {
             user_ns: vec![400; 5],
+            cpus: Vec::new(),
         };
         let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &under).unwrap();
         assert_eq!(split.entry_ns, None);
@@ -767,6 +885,44 @@ mod tests {
         assert_eq!(none.unwrap().entry_ns, None);
     }
 
+    /// The way in and out differs between CPUs: each CPU's median, weighed
+    /// by the case's calls that left the kernel there (the program counts
+    /// them by thread and CPU; another thread's calls weigh nothing); a
+    /// CPU with calls but no calibration weighs the median over all.
+    #[test]
+    fn the_way_in_and_out_is_weighed_by_the_cases_calls_on_each_cpu() {
+        // Less the program's 500 each: CPU 0 400, 500, 600; CPU 1 200, 300,
+        // 8,999,500 (one call preempted).
+        let cal = Calibration {
+            user_ns: vec![900, 1_000, 1_100, 700, 800, 9_000_000],
+            cpus: vec![0, 0, 0, 1, 1, 1],
+        };
+        let program = r#"{"type": "map", "data": {"@cal": {"0": 500, "1": 500, "2": 500, "3": 500, "4": 500, "5": 500}}}"#;
+        let with = |counts: &str| {
+            let s = sums(&[
+                r#"{"type": "map", "data": {"@requests": {"3356": 4}}}"#,
+                r#"{"type": "map", "data": {"@service": {"3356": 40000}}}"#,
+                counts,
+                program,
+            ]);
+            of_sums(&s, &[0, 10], false, &Stamps::default(), &cal).unwrap()
+        };
+        // Medians 500 (CPU 0) and 300 (CPU 1); 1 call on CPU 0, 3 on CPU 1
+        // (thread 10's 50 on CPU 0 are not the case's).
+        let split =
+            with(r#"{"type": "map", "data": {"@calls": {"3356,0": 1, "3356,1": 3, "10,0": 50}}}"#);
+        assert_eq!(split.entry_ns, Some((500.0 + 3.0 * 300.0) / 4.0));
+        // Every call on CPU 0: its median alone.
+        let split = with(r#"{"type": "map", "data": {"@bare": {"3356,0": 4}}}"#);
+        assert_eq!(split.entry_ns, Some(500.0));
+        // Calls on CPU 2, never calibrated: the median over all six (450).
+        let split = with(r#"{"type": "map", "data": {"@unmatched": {"3356,2": 2, "3356,1": 2}}}"#);
+        assert_eq!(split.entry_ns, Some((2.0 * 450.0 + 2.0 * 300.0) / 4.0));
+        // Counts without CPUs: the median over all.
+        let split = with(r#"{"type": "map", "data": {"@calls": {"3356": 4}}}"#);
+        assert_eq!(split.entry_ns, Some(450.0));
+    }
+
     /// bpftrace's own lines (from a run on a loop device): the worker's
     /// requests are the case's, another process's (0) and the main
     /// thread's are other traffic.
@@ -778,8 +934,8 @@ mod tests {
             r#"{"type": "map", "data": {"@requests": {"3356": 50, "0": 7, "10": 1}}}"#,
             r#"{"type": "map", "data": {"@submission": {"3356": 12000}}}"#,
             r#"{"type": "map", "data": {"@completion": {"3356": 40000}}}"#,
-            r#"{"type": "map", "data": {"@calls": {"3356": 40}}}"#,
-            r#"{"type": "map", "data": {"@bare": {"3356": 10}}}"#,
+            r#"{"type": "map", "data": {"@calls": {"3356,0": 30, "3356,1": 10}}}"#,
+            r#"{"type": "map", "data": {"@bare": {"3356,1": 10}}}"#,
             r#"{"type": "map", "data": {"@cached": {"3356": 25000}}}"#,
             r#"{"type": "map", "data": {"@cqueue": {"3356": 8000}}}"#,
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
@@ -861,7 +1017,7 @@ mod tests {
         }
         // The program files a call that queued no bio apart from one whose
         // request it lost.
-        assert!(PROGRAM.contains("@unmatched[tid] = count()"));
+        assert!(PROGRAM.contains("@unmatched[tid, cpu] = count()"));
     }
 
     /// io_uring at depth N: the kernel's times of each ring request
