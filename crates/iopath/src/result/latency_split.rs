@@ -371,10 +371,14 @@ impl LatencySplit {
             (n > 0).then(|| sum / n as f64)
         };
         let total = |w: fn(&LatencySplit) -> u64| reps.iter().map(w).sum::<u64>();
+        // The queue and device parts are per call where calls were traced,
+        // per request where none were (`run::latency_split`): each
+        // repetition's weighs by what it is per.
+        let behind = |r: &LatencySplit| if r.calls > 0 { r.calls } else { r.requests };
         Some(LatencySplit {
             submission_ns: weighed(|r| r.submission_ns, |r| r.calls),
-            queue_ns: weighed(|r| r.queue_ns, |r| r.requests),
-            device_ns: weighed(|r| Some(r.device_ns), |r| r.requests)?,
+            queue_ns: weighed(|r| r.queue_ns, behind),
+            device_ns: weighed(|r| Some(r.device_ns), behind)?,
             completion_ns: weighed(|r| r.completion_ns, |r| r.calls),
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
@@ -653,6 +657,47 @@ mod tests {
             LatencySplit { ring: None, ..s }.runnable_ns(),
             Some(5_000.0)
         );
+    }
+
+    /// A cold sequential read's repetitions differ in how many calls
+    /// waited for a request (22, 3 and 1 of 32,768 in one run here): the
+    /// queue and device parts are per such call, and pooled weighed by
+    /// those calls, so that the pooled split says the pooled mean. (Weighed
+    /// by requests, as they were, the pooled device part read half the
+    /// calls' own, and the summary's parts / mean 0.84-1.00 where each
+    /// repetition's read 0.93-0.98.)
+    #[test]
+    fn per_call_parts_pool_by_the_calls_behind_them() {
+        let rep = |calls: u64, device_ns: f64| LatencySplit {
+            source: SplitSource::Tracepoints,
+            submission_ns: Some(10_000.0),
+            queue_ns: Some(device_ns / 10.0),
+            device_ns,
+            completion_ns: Some(20_000.0),
+            cached_ns: Some(2_000.0),
+            calls,
+            calls_without_request: 32_768 - calls,
+            requests: 114,
+            ios: 32_768,
+            ..LatencySplit::from_disk_stat(1, 1, None).unwrap()
+        };
+        let reps = [rep(22, 3_278_000.0), rep(3, 1_376_000.0), rep(1, 42_000.0)];
+        let p = LatencySplit::pooled(&reps).unwrap();
+        let by_calls = (22.0 * 3_278_000.0 + 3.0 * 1_376_000.0 + 42_000.0) / 26.0;
+        assert!((p.device_ns - by_calls).abs() < 1e-6, "{}", p.device_ns);
+        assert!((p.queue_ns.unwrap() - by_calls / 10.0).abs() < 1e-6);
+        // The pooled parts say the mean over all I/Os of the repetitions'.
+        let mean = reps.iter().map(|r| r.mean_ns()).sum::<f64>() / 3.0;
+        assert!((p.mean_ns() - mean).abs() < 1e-6, "{} {mean}", p.mean_ns());
+        // Without calls the parts are per request and pool by requests.
+        let req = |requests: u64, device_ns: f64| LatencySplit {
+            calls: 0,
+            calls_without_request: 0,
+            requests,
+            ..rep(0, device_ns)
+        };
+        let p = LatencySplit::pooled(&[req(10, 1_000.0), req(30, 3_000.0)]).unwrap();
+        assert_eq!(p.device_ns, 2_500.0);
     }
 
     /// A page-cache read on a busy machine: preempted on the call's
