@@ -25,8 +25,8 @@
 # Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT,
 #        CPUS: a CPU list to pin the case's workers to, `--cpus CPUS`, e.g.
 #        CPUS=1 (CPU 1) on a 2-CPU machine, where a loop device's worker
-#        otherwise shares the case's CPU; the calibration's main thread
-#        stays unpinned)
+#        otherwise shares the case's CPU; KEEP: a directory to keep the
+#        runs' JSON in, each repetition's split beside the summary's)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +42,7 @@ LOOP=
 cleanup() {
     mountpoint -q "$MNT" && umount "$MNT"
     [ -n "$LOOP" ] && losetup -d "$LOOP"
+    [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$WORK"/*.json "$KEEP"/ 2>/dev/null
     rm -rf "$WORK" "$DDIR" "$IMG"
 }
 trap cleanup EXIT
