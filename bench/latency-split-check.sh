@@ -25,8 +25,9 @@
 # Usage: bench/latency-split-check.sh   (as root; BIN, DISKDIR, TIME, REPEAT,
 #        CPUS: a CPU list to pin the case's workers to, `--cpus CPUS`, e.g.
 #        CPUS=1 (CPU 1) on a 2-CPU machine, where a loop device's worker
-#        otherwise shares the case's CPU; KEEP: a directory to keep the
-#        runs' JSON in, each repetition's split beside the summary's)
+#        otherwise shares the case's CPU; KEEP: a directory to keep each
+#        run's JSON in, a folder a run, each repetition's split beside the
+#        summary's)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +43,12 @@ LOOP=
 cleanup() {
     mountpoint -q "$MNT" && umount "$MNT"
     [ -n "$LOOP" ] && losetup -d "$LOOP"
-    [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$WORK"/*.json "$KEEP"/ 2>/dev/null
+    if [ -n "${KEEP:-}" ]; then
+        # One folder a run, so that runs into the same KEEP stay apart.
+        local keep
+        keep="$KEEP/$(date -u +%Y%m%dT%H%M%SZ)-$$"
+        mkdir -p "$keep" && cp "$WORK"/*.json "$keep"/ 2>/dev/null || true
+    fi
     rm -rf "$WORK" "$DDIR" "$IMG"
 }
 trap cleanup EXIT

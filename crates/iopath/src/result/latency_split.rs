@@ -371,20 +371,34 @@ impl LatencySplit {
             (n > 0).then(|| sum / n as f64)
         };
         let total = |w: fn(&LatencySplit) -> u64| reps.iter().map(w).sum::<u64>();
-        // The queue and device parts are per call where calls were traced,
-        // per request where none were (`run::latency_split`): each
-        // repetition's weighs by what it is per.
-        let behind = |r: &LatencySplit| if r.calls > 0 { r.calls } else { r.requests };
+        // The queue and device parts are per call that made a request
+        // where calls were traced, per request where none were
+        // (`run::latency_split`, [`Self::weights`]): each repetition's
+        // weighs by what it is per (a repetition whose traced calls all
+        // hit the page cache weighs its requests' parts by nothing, as its
+        // own mean does).
+        let behind = |r: &LatencySplit| {
+            if r.calls + r.calls_without_request + r.calls_unmatched > 0 {
+                r.calls
+            } else {
+                r.requests
+            }
+        };
+        let traced = |r: &LatencySplit| r.calls + r.calls_without_request + r.calls_unmatched;
         Some(LatencySplit {
             submission_ns: weighed(|r| r.submission_ns, |r| r.calls),
             queue_ns: weighed(|r| r.queue_ns, behind),
-            device_ns: weighed(|r| Some(r.device_ns), behind)?,
+            // (Every traced call a cache hit: the requests' parts weigh
+            // nothing; by requests, as one such repetition's stand.)
+            device_ns: weighed(|r| Some(r.device_ns), behind)
+                .or_else(|| weighed(|r| Some(r.device_ns), |r| r.requests))?,
             completion_ns: weighed(|r| r.completion_ns, |r| r.calls),
             cached_ns: weighed(|r| r.cached_ns, |r| r.calls_without_request),
             unmatched_ns: weighed(|r| r.unmatched_ns, |r| r.calls_unmatched),
-            // The median repetition's (each is a median call already):
-            // one slow repetition does not move it.
-            entry_ns: median_of(reps.iter().filter_map(|r| r.entry_ns)),
+            // Each repetition's (a median call per CPU already, the CPUs
+            // weighed by its calls) weighed by its traced calls, as the
+            // mean I/O pools them.
+            entry_ns: weighed(|r| r.entry_ns, traced),
             entry_calls: total(|r| r.entry_calls),
             withheld: reps.iter().find_map(|r| r.withheld),
             ring: RingWait::pooled(reps.iter().filter_map(|r| r.ring)),
@@ -438,12 +452,6 @@ impl LatencySplit {
             ios: 0,
         })
     }
-}
-
-/// The median of `v` (the mean of the middle two); `None` when empty.
-fn median_of(v: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = v.collect();
-    (!v.is_empty()).then(|| super::median(&mut v))
 }
 
 /// An io_uring request's time in the ring, per request (the means over
@@ -629,13 +637,15 @@ mod tests {
             LatencySplit { ios: 20, ..calls }.entry_per_io(),
             Some(250.0)
         );
-        // Pooled: the median repetition's, one slow repetition aside.
-        let at = |e: f64| LatencySplit {
+        // Pooled: each repetition's weighed by its traced calls (a
+        // repetition of twice the calls counts twice).
+        let at = |e: f64, n: u64| LatencySplit {
             entry_ns: Some(e),
+            calls: n,
             ..calls
         };
-        let p = LatencySplit::pooled(&[at(591.0), at(1103.0), at(771.0)]).unwrap();
-        assert_eq!(p.entry_ns, Some(771.0));
+        let p = LatencySplit::pooled(&[at(600.0, 10), at(900.0, 20), at(1_200.0, 10)]).unwrap();
+        assert_eq!(p.entry_ns, Some(900.0));
         let other = RingWait {
             sq_ns: 3_000.0,
             requests: 30,
@@ -698,6 +708,21 @@ mod tests {
         };
         let p = LatencySplit::pooled(&[req(10, 1_000.0), req(30, 3_000.0)]).unwrap();
         assert_eq!(p.device_ns, 2_500.0);
+        // A repetition whose traced calls all hit the page cache: its
+        // requests' parts weigh nothing in its own mean, and nothing
+        // pooled either (review: weighed by its requests, 114 of them
+        // outweighed the other repetitions' 25 calls).
+        let all_cached = LatencySplit {
+            calls: 0,
+            calls_without_request: 32_768,
+            ..rep(0, 500_000.0)
+        };
+        let mixed = [reps[0], reps[1], all_cached];
+        let p = LatencySplit::pooled(&mixed).unwrap();
+        let by_calls = (22.0 * 3_278_000.0 + 3.0 * 1_376_000.0) / 25.0;
+        assert!((p.device_ns - by_calls).abs() < 1e-6, "{}", p.device_ns);
+        let mean = mixed.iter().map(|r| r.mean_ns()).sum::<f64>() / 3.0;
+        assert!((p.mean_ns() - mean).abs() < 1e-6, "{} {mean}", p.mean_ns());
     }
 
     /// A page-cache read on a busy machine: preempted on the call's

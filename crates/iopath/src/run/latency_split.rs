@@ -422,29 +422,34 @@ fn add_map(sums: &mut Sums, v: &serde_json::Value) {
         let entry = sums
             .entry(name.trim_start_matches('@').to_string())
             .or_default();
-        let mut by_cpu = Vec::new();
+        let name = name.trim_start_matches('@');
+        let by_cpu = BY_CPU.contains(&name);
+        let mut on = Vec::new();
         for (k, n) in map.as_object().into_iter().flatten() {
-            let Some(n) = n.as_u64() else { continue };
+            let (Ok(key), Some(n)) = (k.parse::<i64>(), n.as_u64()) else {
+                continue;
+            };
             // A call count's key is its thread and the CPU it left the
             // kernel on: the thread's sum, and the CPU's apart.
-            let (tid, cpu) = match k.split_once(',') {
-                Some((t, c)) => (t.trim().parse::<i64>(), c.trim().parse::<u32>().ok()),
-                None => (k.parse::<i64>(), None),
-            };
-            let Ok(tid) = tid else { continue };
+            let tid = if by_cpu { key / CPU_KEYS } else { key };
             *entry.entry(tid).or_default() += n;
-            if let Some(cpu) = cpu {
-                by_cpu.push((cpu, tid, n));
+            if by_cpu {
+                on.push(((key % CPU_KEYS) as u32, tid, n));
             }
         }
-        for (cpu, tid, n) in by_cpu {
-            let m = sums
-                .entry(on_cpu(name.trim_start_matches('@'), cpu))
-                .or_default();
+        for (cpu, tid, n) in on {
+            let m = sums.entry(on_cpu(name, cpu)).or_default();
             *m.entry(tid).or_default() += n;
         }
     }
 }
+
+/// The program's call counts, keyed by thread * [`CPU_KEYS`] + the CPU
+/// the call left the kernel on.
+const BY_CPU: [&str; 3] = ["calls", "bare", "unmatched"];
+
+/// The CPUs a count's key has room for ([`BY_CPU`]).
+const CPU_KEYS: i64 = 65536;
 
 /// The name under which [`add_map`] keeps a call count's CPU `cpu`:
 /// map `name`'s counts per thread on that CPU.
@@ -466,7 +471,7 @@ fn own_calls_by_cpu(sums: &Sums, not_own: &[i64]) -> BTreeMap<u32, u64> {
         let Ok(cpu) = cpu.parse::<u32>() else {
             continue;
         };
-        if !["calls", "bare", "unmatched"].contains(&base) {
+        if !BY_CPU.contains(&base) {
             continue;
         }
         let n: u64 = m
@@ -717,6 +722,19 @@ fn dev_of(dir: &Path) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// The program's line for call count `name`: (thread, CPU, calls),
+    /// keyed as the program keys them.
+    fn counts(name: &str, by: &[(i64, i64, u64)]) -> String {
+        let keys: Vec<String> = by
+            .iter()
+            .map(|(tid, cpu, n)| format!("\"{}\": {n}", tid * CPU_KEYS + cpu))
+            .collect();
+        format!(
+            r#"{{"type": "map", "data": {{"@{name}": {{{}}}}}}}"#,
+            keys.join(", ")
+        )
+    }
+
     fn sums(lines: &[&str]) -> Sums {
         let mut s = Sums::new();
         for l in lines {
@@ -739,7 +757,7 @@ mod tests {
         let s = sums(&[
             r#"{"type": "map", "data": {"@requests": {"3356": 5}}}"#,
             r#"{"type": "map", "data": {"@service": {"3356": 50000}}}"#,
-            r#"{"type": "map", "data": {"@calls": {"3356": 5}}}"#,
+            &counts("calls", &[(3356, 0, 5)]),
             program,
         ]);
         let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &cal).unwrap();
@@ -797,18 +815,36 @@ mod tests {
         };
         // Medians 500 (CPU 0) and 300 (CPU 1); 1 call on CPU 0, 3 on CPU 1
         // (thread 10's 50 on CPU 0 are not the case's).
-        let split =
-            with(r#"{"type": "map", "data": {"@calls": {"3356,0": 1, "3356,1": 3, "10,0": 50}}}"#);
+        let split = with(&counts("calls", &[(3356, 0, 1), (3356, 1, 3), (10, 0, 50)]));
         assert_eq!(split.entry_ns, Some((500.0 + 3.0 * 300.0) / 4.0));
         // Every call on CPU 0: its median alone.
-        let split = with(r#"{"type": "map", "data": {"@bare": {"3356,0": 4}}}"#);
+        let split = with(&counts("bare", &[(3356, 0, 4)]));
         assert_eq!(split.entry_ns, Some(500.0));
         // Calls on CPU 2, never calibrated: the median over all six (450).
-        let split = with(r#"{"type": "map", "data": {"@unmatched": {"3356,2": 2, "3356,1": 2}}}"#);
+        let split = with(&counts("unmatched", &[(3356, 2, 2), (3356, 1, 2)]));
         assert_eq!(split.entry_ns, Some((2.0 * 450.0 + 2.0 * 300.0) / 4.0));
-        // Counts without CPUs: the median over all.
-        let split = with(r#"{"type": "map", "data": {"@calls": {"3356": 4}}}"#);
+        // A calibration made where the thread ran (no CPU could be
+        // pinned): the median over all, whatever CPUs the calls were on.
+        let unpinned = Calibration {
+            cpus: Vec::new(),
+            ..cal.clone()
+        };
+        let s = sums(&[
+            r#"{"type": "map", "data": {"@requests": {"3356": 4}}}"#,
+            r#"{"type": "map", "data": {"@service": {"3356": 40000}}}"#,
+            &counts("calls", &[(3356, 0, 1), (3356, 1, 3)]),
+            program,
+        ]);
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &unpinned).unwrap();
         assert_eq!(split.entry_ns, Some(450.0));
+        // A CPU whose median is below 0 (the program's time longer than
+        // iopath's): nothing measured.
+        let under = Calibration {
+            user_ns: vec![900, 1_000, 1_100, 300, 400, 450],
+            ..cal.clone()
+        };
+        let split = of_sums(&s, &[0, 10], false, &Stamps::default(), &under).unwrap();
+        assert_eq!(split.entry_ns, None);
     }
 
     /// bpftrace's own lines (from a run on a loop device): the worker's
@@ -822,8 +858,8 @@ mod tests {
             r#"{"type": "map", "data": {"@requests": {"3356": 50, "0": 7, "10": 1}}}"#,
             r#"{"type": "map", "data": {"@submission": {"3356": 12000}}}"#,
             r#"{"type": "map", "data": {"@completion": {"3356": 40000}}}"#,
-            r#"{"type": "map", "data": {"@calls": {"3356,0": 30, "3356,1": 10}}}"#,
-            r#"{"type": "map", "data": {"@bare": {"3356,1": 10}}}"#,
+            &counts("calls", &[(3356, 0, 30), (3356, 1, 10)]),
+            &counts("bare", &[(3356, 1, 10)]),
             r#"{"type": "map", "data": {"@cached": {"3356": 25000}}}"#,
             r#"{"type": "map", "data": {"@cqueue": {"3356": 8000}}}"#,
             r#"{"type": "map", "data": {"@cdevice": {"3356": 480000}}}"#,
@@ -885,11 +921,11 @@ mod tests {
     fn a_direct_calls_unmatched_request_is_not_a_cache_hit() {
         let s = sums(&[
             r#"{"type": "map", "data": {"@requests": {"7": 50}}}"#,
-            r#"{"type": "map", "data": {"@calls": {"7": 40}}}"#,
+            &counts("calls", &[(7, 0, 40)]),
             r#"{"type": "map", "data": {"@cdevice": {"7": 400000}}}"#,
-            r#"{"type": "map", "data": {"@bare": {"7": 2}}}"#,
+            &counts("bare", &[(7, 1, 2)]),
             r#"{"type": "map", "data": {"@cached": {"7": 4000}}}"#,
-            r#"{"type": "map", "data": {"@unmatched": {"7": 8}}}"#,
+            &counts("unmatched", &[(7, 0, 8)]),
             r#"{"type": "map", "data": {"@unmatched_ns": {"7": 96000}}}"#,
         ]);
         let direct = of_sums(&s, &[0], true, &Stamps::default(), &Calibration::default()).unwrap();
@@ -905,7 +941,7 @@ mod tests {
         }
         // The program files a call that queued no bio apart from one whose
         // request it lost.
-        assert!(PROGRAM.contains("@unmatched[tid, cpu] = count()"));
+        assert!(PROGRAM.contains("@unmatched[tid * 65536 + cpu] = count()"));
     }
 
     /// io_uring at depth N: the kernel's times of each ring request
