@@ -638,14 +638,15 @@ mod tests {
             Some(250.0)
         );
         // Pooled: each repetition's weighed by its traced calls (a
-        // repetition of twice the calls counts twice).
+        // repetition of three times the calls counts three times; neither
+        // the median, 900, nor the plain mean, 900).
         let at = |e: f64, n: u64| LatencySplit {
             entry_ns: Some(e),
             calls: n,
             ..calls
         };
-        let p = LatencySplit::pooled(&[at(600.0, 10), at(900.0, 20), at(1_200.0, 10)]).unwrap();
-        assert_eq!(p.entry_ns, Some(900.0));
+        let p = LatencySplit::pooled(&[at(600.0, 10), at(900.0, 10), at(1_200.0, 30)]).unwrap();
+        assert_eq!(p.entry_ns, Some(1_020.0));
         let other = RingWait {
             sq_ns: 3_000.0,
             requests: 30,
@@ -723,6 +724,19 @@ mod tests {
         assert!((p.device_ns - by_calls).abs() < 1e-6, "{}", p.device_ns);
         let mean = mixed.iter().map(|r| r.mean_ns()).sum::<f64>() / 3.0;
         assert!((p.mean_ns() - mean).abs() < 1e-6, "{} {mean}", p.mean_ns());
+        // Every repetition's traced calls all cache hits: the requests'
+        // parts, weighing nothing in the mean, pool by requests (and the
+        // summary keeps its split).
+        let cached = |requests: u64, device_ns: f64| LatencySplit {
+            requests,
+            ..LatencySplit {
+                device_ns,
+                ..all_cached
+            }
+        };
+        let p = LatencySplit::pooled(&[cached(10, 1_000.0), cached(30, 3_000.0)]).unwrap();
+        assert_eq!(p.device_ns, 2_500.0);
+        assert_eq!(p.mean_ns(), 2_000.0);
     }
 
     /// A page-cache read on a busy machine: preempted on the call's

@@ -941,7 +941,11 @@ mod tests {
         }
         // The program files a call that queued no bio apart from one whose
         // request it lost.
-        assert!(PROGRAM.contains("@unmatched[tid * 65536 + cpu] = count()"));
+        for name in BY_CPU {
+            // Keyed as add_map decodes them, in 64 bits.
+            let line = format!("@{name}[(uint64)tid * {CPU_KEYS} + cpu] = count()");
+            assert!(PROGRAM.contains(&line), "{line}");
+        }
     }
 
     /// io_uring at depth N: the kernel's times of each ring request

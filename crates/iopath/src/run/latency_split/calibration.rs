@@ -33,6 +33,8 @@ fn each_cpu(
     calls: &mut dyn FnMut(Option<u32>, usize) -> Option<()>,
 ) -> Option<()> {
     let n = allowed.len().max(1);
+    // (At least one a CPU: above 16,384 CPUs, more than the cap, but the
+    // kernel has no more than 8,192.)
     let per_cpu = (CALIBRATION_CALLS / n)
         .max(CALIBRATION_CALLS_PER_CPU)
         .min(CALIBRATION_CALLS_MAX / n)
@@ -52,7 +54,9 @@ fn each_cpu(
         return calls(None, CALIBRATION_CALLS);
     }
     if pin(allowed).is_err() {
-        // A CPU went offline meanwhile: the others.
+        // A CPU went offline meanwhile: the others (the mask
+        // sched_getaffinity would now give; none of them online is a
+        // state the kernel does not leave a running thread in).
         let still: Vec<u32> = match online() {
             Some(on) => allowed.iter().copied().filter(|c| on.contains(c)).collect(),
             None => Vec::new(),
