@@ -296,8 +296,9 @@ pub const LEGEND: &str = "each part is its share of the mean I/O, and a row adds
     call's way into the kernel and back out that its tracepoints do not see (the switch, and \
     the tracer's own work there), per I/O (a call's, times calls per I/O), measured after each \
     repetition by calls that \
-    move nothing, timed by iopath's clock and the tracepoints' at once (the median call: a \
-    typical call's cost, not a strict bound on a workload's); submit = \
+    move nothing, timed by iopath's clock and the tracepoints' at once (on each CPU the \
+    median call, the CPUs weighed by the case's calls on each: a typical call's cost, not a \
+    strict bound on a workload's); submit = \
     a read/write call's entry tracepoint (io_uring: the request handed to the ring) to its \
     first block request queued; queue = queued in the block layer to issued to the driver; device = \
     issued to the last completion; complete = completion back to the call's return (io_uring: \
